@@ -1,0 +1,131 @@
+/**
+ * The browser port: one sandbox per worker process, one session (an isolated context and its
+ * page) per execution. Coordinates are CSS pixels of the session's viewport; keys are DOM key
+ * names (`Control`, `Shift`, `Enter`, `a`, `F5`), never xdotool names.
+ */
+
+export interface Size {
+  width: number;
+  height: number;
+}
+
+export interface Rect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export type MouseButton = 'left' | 'right' | 'middle' | 'back' | 'forward';
+
+/** Which layer of confinement refused a request (issue 4). */
+export type BlockLayer = 'navigate-tool' | 'proxy' | 'request-guard' | 'popup' | 'download' | 'service-worker' | 'websocket';
+
+export interface BlockedRequest {
+  url: string;
+  layer: BlockLayer;
+  reason: string;
+}
+
+export interface SessionOptions {
+  executionId: string;
+  viewport: Size;
+  /** The specification's allow-list (contract §3). */
+  allowedDomains: readonly string[];
+  /** Called for each refused request; the session goes on. */
+  onBlocked: (event: BlockedRequest) => void;
+  /** Called once if the browser or the page dies under the session. */
+  onCrash?: (error: Error) => void;
+}
+
+export interface Screenshot {
+  data: Buffer;
+  mediaType: 'image/png' | 'image/jpeg';
+  /** Pixel size of the image (may be smaller than the viewport when scaled). */
+  width: number;
+  height: number;
+}
+
+export interface ScreenshotOptions {
+  /** Region of the viewport to capture (CSS px); the whole viewport when absent. */
+  clip?: Rect;
+  /** Size of the returned image; the captured region is scaled to it. Default: region size. */
+  outputSize?: Size;
+}
+
+export interface ScreencastFrame {
+  /** JPEG bytes. */
+  data: Buffer;
+  /** Wall-clock time the frame was painted, epoch milliseconds. */
+  timestampMs: number;
+  width: number;
+  height: number;
+}
+
+export interface ScreencastOptions {
+  maxWidth: number;
+  maxHeight: number;
+  /** JPEG quality 0–100. */
+  quality: number;
+}
+
+export interface Screencast {
+  /** Stops the stream; no frame is delivered after it resolves. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Receives one frame. The adapter acknowledges the frame to the browser (which then sends the
+ * next one) only when the returned promise settles: that is the consumer's back-pressure.
+ */
+export type FrameHandler = (frame: ScreencastFrame) => void | Promise<void>;
+
+export interface NavigationResult {
+  ok: boolean;
+  /** The URL the page shows after the navigation (or the attempt). */
+  url: string;
+  /** Why it failed, when it did. */
+  error?: string;
+}
+
+export interface BrowserSession {
+  readonly viewport: Size;
+  /** Opens a URL in the current tab. Refused (ok: false) outside the allow-list. */
+  navigate(url: string, signal: AbortSignal): Promise<NavigationResult>;
+  /** URL of the page the agent is acting on. */
+  currentUrl(): string;
+
+  mouseMove(x: number, y: number): Promise<void>;
+  mouseDown(button: MouseButton): Promise<void>;
+  mouseUp(button: MouseButton): Promise<void>;
+  click(x: number, y: number, options: { button: MouseButton; clickCount: number }): Promise<void>;
+  /** Wheel event at (x, y) by (deltaX, deltaY) CSS pixels. */
+  wheel(x: number, y: number, deltaX: number, deltaY: number): Promise<void>;
+  /** Current pointer position (the last position the session moved it to). */
+  pointer(): { x: number; y: number };
+
+  keyDown(key: string): Promise<void>;
+  keyUp(key: string): Promise<void>;
+  /** Types text as keystrokes (characters without a key are inserted). */
+  typeText(text: string): Promise<void>;
+
+  screenshot(options?: ScreenshotOptions): Promise<Screenshot>;
+  /**
+   * Resolves when the page is still enough to capture: navigation settled, network quiet,
+   * no repaint for a short window; bounded by a cap. Never rejects for a busy page.
+   */
+  settle(signal: AbortSignal): Promise<void>;
+  /** Streams frames of the page the agent is acting on, following new tabs. */
+  startScreencast(options: ScreencastOptions, onFrame: FrameHandler): Promise<Screencast>;
+
+  /** Closes the context; safe to call twice and after a crash. */
+  close(): Promise<void>;
+}
+
+export interface BrowserSandbox {
+  openSession(options: SessionOptions, signal: AbortSignal): Promise<BrowserSession>;
+  /** Resolves when a browser is running and able to open a session (for /readyz). */
+  checkReady(signal: AbortSignal): Promise<void>;
+  /** Stops the browser; idempotent. */
+  close(): Promise<void>;
+}

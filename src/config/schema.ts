@@ -1,0 +1,148 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every setting of the worker, read from the environment once at start (contract §7).
+ * Durations are milliseconds and end in `Ms`. Each field: one line of doc, then its default.
+ */
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const int = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const url = (protocols: readonly string[]) =>
+  z
+    .string()
+    .trim()
+    .refine((value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+
+const optionalString = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const optionalUrl = (protocols: readonly string[]) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(url(protocols).optional());
+
+export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+
+export const configSchema = z.object({
+  /** Redis holding the queue. */
+  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  /** BullMQ queue the executions arrive on. */
+  EXECUTION_QUEUE: z.string().trim().min(1).default('executions'),
+  /** BullMQ key prefix. */
+  QUEUE_PREFIX: z.string().trim().min(1).default('bull'),
+  /** Executions run at once by one worker process (they share one Chromium). */
+  WORKER_CONCURRENCY: int(1, 64).default(2),
+  /** The operator's API (`{base_url}` of the service description). */
+  API_BASE_URL: optionalUrl(['http:', 'https:']),
+  /** Sent as `X-Service-Key` on every API call. Secret. */
+  API_KEY: optionalString,
+  /** Claude API key. Secret. */
+  ANTHROPIC_API_KEY: optionalString,
+  /** Claude API endpoint (a replaying server in tests). */
+  ANTHROPIC_BASE_URL: optionalUrl(['http:', 'https:']),
+  /** Model used when the specification names none. */
+  ANTHROPIC_MODEL: z.string().trim().min(1).default(DEFAULT_MODEL),
+  /** Retries of one model call on 429/529/5xx/network errors before `model_error`. */
+  ANTHROPIC_MAX_RETRIES: int(0, 20).default(4),
+  /** Cap on agent steps when the specification sets none. */
+  MAX_STEPS: int(1, 10_000).default(50),
+  /** Cap on a run's wall time when the specification sets none. */
+  EXECUTION_TIMEOUT_MS: int(1_000, 86_400_000).default(900_000),
+  /** On SIGTERM/SIGINT, how long running executions may go on before they are stopped. */
+  SHUTDOWN_GRACE_MS: int(0, 86_400_000).default(30_000),
+  /** S3 bucket for artifacts; empty stores them under ARTIFACTS_DIR. */
+  S3_BUCKET: optionalString,
+  /** S3-compatible endpoint (MinIO, s3rver); empty uses AWS. */
+  S3_ENDPOINT: optionalUrl(['http:', 'https:']),
+  /** S3 region. */
+  S3_REGION: z.string().trim().min(1).default('us-east-1'),
+  /** Path-style S3 addressing (needed by most S3-compatible servers). */
+  S3_FORCE_PATH_STYLE: bool.default(false),
+  /** Prefix of every artifact key, e.g. `prod/`. */
+  S3_PREFIX: z.string().trim().default(''),
+  /** Local artifact folder when S3_BUCKET is empty. */
+  ARTIFACTS_DIR: z.string().trim().min(1).default(path.resolve('artifacts')),
+  /** Public base of artifact urls: reported url = this + key. */
+  ARTIFACT_BASE_URL: optionalUrl(['http:', 'https:']),
+  /** Chromium binary; empty tries Debian's, then Playwright's own download. */
+  CHROMIUM_PATH: optionalString,
+  /** ffmpeg binary; empty tries the system's. */
+  FFMPEG_PATH: optionalString,
+  /** Chromium `--host-resolver-rules` for development and tests (never widens the allow-list). */
+  BROWSER_HOST_RULES: optionalString,
+  /** Port of /healthz, /readyz and /metrics; 0 disables the server. */
+  HEALTH_PORT: int(0, 65_535).default(0),
+  /** pino level. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Viewport width = the display declared to the model. */
+  VIEWPORT_WIDTH: int(320, 3840).default(1280),
+  /** Viewport height. */
+  VIEWPORT_HEIGHT: int(240, 2160).default(800),
+  /** Record `video.mp4` of each execution. */
+  VIDEO_ENABLED: bool.default(true),
+  /** Video frame rate. */
+  VIDEO_FPS: int(1, 30).default(10),
+  /** H.264 CRF (lower is better quality, bigger files). */
+  VIDEO_CRF: int(0, 51).default(30),
+  /** Local scratch folder for artifacts being made and uploads not yet done. */
+  WORK_DIR: z.string().trim().min(1).default(path.join(os.tmpdir(), 'execution-worker')),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Parses the environment; throws one ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(configSchema.shape)) {
+    const value = env[key];
+    // An empty variable means "use the default", except where empty has a meaning of its own.
+    if (value !== undefined && (value.trim() !== '' || key === 'S3_PREFIX')) input[key] = value;
+  }
+  const parsed = configSchema.safeParse(input);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? '?');
+      return `  ${name}=${JSON.stringify(env[name] ?? '')}: ${issue.message}`;
+    });
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = parsed.data;
+  if (config.S3_PREFIX && !config.S3_PREFIX.endsWith('/')) config.S3_PREFIX += '/';
+  return config;
+}
+
+/** Settings the daemon cannot run without (the one-shot CLI needs neither). */
+export function requireDaemonSettings(config: Config): void {
+  const missing = (['API_BASE_URL', 'API_KEY'] as const).filter((k) => !config[k]);
+  if (missing.length > 0) {
+    throw new ConfigError(`invalid configuration:\n${missing.map((k) => `  ${k}: is required by the daemon`).join('\n')}`);
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The control-plane port: the operator's API as the worker sees it (contract §2).
+ * Response shapes are the seed's (snake_case); request bodies are camelCase.
+ */
+
+/** An execution as `GET /api/executions/{id}` returns it (fields the worker reads). */
+export interface ExecutionRecord {
+  execution_uuid: string;
+  workflow_uuid?: string | null;
+  workflow_version_uuid?: string | null;
+  status?: string | null;
+  input_payload?: unknown;
+  [key: string]: unknown;
+}
+
+/** A version as `GET /api/workflows/{workflow_uuid}/versions` lists it. */
+export interface VersionRecord {
+  workflow_version_uuid: string;
+  workflow_uuid: string;
+  specification: unknown;
+  version?: number | null;
+  is_current?: boolean | null;
+  [key: string]: unknown;
+}
+
+export interface Counters {
+  nSteps: number;
+  nAgentActions: number;
+  nScreenshots: number;
+}
+
+export interface ArtifactUrls {
+  outputUrl: string | null;
+  videoUrl: string | null;
+  logsUrl: string | null;
+}
+
+export interface CompletedReport extends Counters, ArtifactUrls {
+  completedAt: string;
+  durationMs: number;
+}
+
+export interface FailedReport extends Counters, ArtifactUrls {
+  failedAt: string;
+  error: { code: string; message: string };
+  durationMs: number;
+}
+
+export type StartedResult = { ok: true } | { ok: false; status: number; reason: string };
+
+export interface ControlPlane {
+  getExecution(executionId: string, signal: AbortSignal): Promise<ExecutionRecord>;
+  listVersions(workflowId: string, signal: AbortSignal): Promise<VersionRecord[]>;
+  /** `{ ok: false }` on 404/409: the execution is no longer runnable. */
+  markStarted(executionId: string, startedAt: string, signal: AbortSignal): Promise<StartedResult>;
+  /**
+   * Final reports: retried with backoff and jitter for at least 10 minutes on network errors,
+   * 429 and 5xx (they are never dropped silently); other 4xx are logged and given up.
+   */
+  reportCompleted(executionId: string, report: CompletedReport): Promise<void>;
+  reportFailed(executionId: string, report: FailedReport): Promise<void>;
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { ExecutionError } from './errors.js';
+import { formatIssues } from './specification.js';
+
+/** The data of one queue job (contract §1). */
+export interface JobData {
+  executionId: string;
+  workflowId?: string;
+  workflowVersionId?: string;
+  /** `undefined` when the job does not carry it (then the API is asked). */
+  inputPayload?: unknown;
+  /** Raw specification; validated by `parseSpecification` later. */
+  specification?: unknown;
+}
+
+const jobDataSchema = z.object({
+  executionId: z.string().trim().min(1, 'must be a non-empty string').max(200),
+  workflowId: z.string().min(1).optional(),
+  workflowVersionId: z.string().min(1).optional(),
+  inputPayload: z.unknown().optional(),
+  specification: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** Validates job data; throws `invalid_job` with every fault named. */
+export function parseJobData(raw: unknown): JobData {
+  const parsed = jobDataSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ExecutionError('invalid_job', `invalid job data: ${formatIssues(parsed.error.issues)}`);
+  }
+  const data: JobData = { executionId: parsed.data.executionId };
+  if (parsed.data.workflowId !== undefined) data.workflowId = parsed.data.workflowId;
+  if (parsed.data.workflowVersionId !== undefined) data.workflowVersionId = parsed.data.workflowVersionId;
+  if (raw !== null && typeof raw === 'object' && 'inputPayload' in raw) data.inputPayload = parsed.data.inputPayload;
+  if (parsed.data.specification !== undefined) data.specification = parsed.data.specification;
+  return data;
+}
+
+/** The execution id of malformed job data, when it can still be read (to report the failure). */
+export function readableExecutionId(raw: unknown): string | undefined {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const id = (raw as Record<string, unknown>).executionId;
+  return typeof id === 'string' && id.trim().length > 0 && id.length <= 200 ? id.trim() : undefined;
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { ExecutionError } from './errors.js';
+
+/** A workflow version's specification (contract §3), normalised to camelCase. */
+export interface Specification {
+  prompt: string;
+  allowedDomains: string[];
+  startUrl?: string;
+  payloadSchema?: JsonSchema;
+  outputSchema?: JsonSchema;
+  steps?: string[];
+  maxSteps?: number;
+  timeoutMs?: number;
+  model?: string;
+}
+
+export type JsonSchema = Record<string, unknown> | boolean;
+
+/** snake_case spellings the contract accepts, mapped to the camelCase field. */
+const SNAKE_TO_CAMEL: Record<string, keyof Specification> = {
+  allowed_domains: 'allowedDomains',
+  start_url: 'startUrl',
+  payload_schema: 'payloadSchema',
+  output_schema: 'outputSchema',
+  max_steps: 'maxSteps',
+  timeout_ms: 'timeoutMs',
+};
+
+const jsonSchema = z.union([z.record(z.string(), z.unknown()), z.boolean()]);
+
+const specificationSchema = z.object({
+  prompt: z.string().trim().min(1, 'must be a non-empty string'),
+  allowedDomains: z.array(z.string().trim().min(1, 'must not be empty')).min(1, 'must list at least one domain'),
+  startUrl: z.string().min(1).optional(),
+  payloadSchema: jsonSchema.optional(),
+  outputSchema: jsonSchema.optional(),
+  steps: z.array(z.string()).optional(),
+  maxSteps: z.number().int().positive().max(10_000).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  model: z.string().min(1).optional(),
+});
+
+/**
+ * Validates a specification as received (from the job or the API) and normalises its field
+ * names. Throws `invalid_specification` naming every faulty field.
+ */
+export function parseSpecification(raw: unknown): Specification {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ExecutionError('invalid_specification', 'the specification must be a JSON object');
+  }
+  const normalised: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    const camel = SNAKE_TO_CAMEL[key] ?? key;
+    // An explicit camelCase field wins over its snake_case twin.
+    if (camel !== key && camel in (raw as object)) continue;
+    if (value === null) continue;
+    normalised[camel] = value;
+  }
+  const parsed = specificationSchema.safeParse(normalised);
+  if (!parsed.success) {
+    throw new ExecutionError('invalid_specification', `invalid specification: ${formatIssues(parsed.error.issues)}`);
+  }
+  const spec: Specification = stripUndefined(parsed.data);
+  return spec;
+}
+
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

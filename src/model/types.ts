@@ -1,0 +1,116 @@
+/**
+ * The model port. One call is one model turn. Shapes follow the Messages API's JSON (so a
+ * recording is the wire format) but are our own types: vendor SDK types stay in the adapter.
+ */
+
+export interface CacheControl {
+  type: 'ephemeral';
+}
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: CacheControl;
+}
+
+export interface ImageBlock {
+  type: 'image';
+  source: { type: 'base64'; media_type: 'image/png' | 'image/jpeg' | 'image/webp'; data: string };
+  cache_control?: CacheControl;
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: Array<TextBlock | ImageBlock>;
+  is_error?: boolean;
+  cache_control?: CacheControl;
+}
+
+/** Blocks we do not interpret (thinking, redacted_thinking, …) are passed back verbatim. */
+export interface OpaqueBlock {
+  type: 'thinking' | 'redacted_thinking' | (string & {});
+  [key: string]: unknown;
+}
+
+export type AssistantBlock = TextBlock | ToolUseBlock | OpaqueBlock;
+export type UserBlock = TextBlock | ImageBlock | ToolResultBlock;
+
+export type Message =
+  | { role: 'user'; content: UserBlock[] }
+  | { role: 'assistant'; content: AssistantBlock[] };
+
+/** A tool as declared to the model: the computer tool's typed form or a custom tool. */
+export type ToolDefinition =
+  | {
+      type: 'computer_20250124' | 'computer_20251124';
+      name: 'computer';
+      display_width_px: number;
+      display_height_px: number;
+      enable_zoom?: boolean;
+      cache_control?: CacheControl;
+    }
+  | {
+      name: string;
+      description: string;
+      input_schema: Record<string, unknown>;
+      cache_control?: CacheControl;
+    };
+
+export interface ModelTurnRequest {
+  model: string;
+  system: TextBlock[];
+  tools: ToolDefinition[];
+  messages: Message[];
+  maxTokens: number;
+  /** Beta flags for the request (e.g. `computer-use-2025-11-24`). */
+  betas: string[];
+}
+
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn' | (string & {});
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
+}
+
+export interface ModelResponse {
+  id: string;
+  model: string;
+  content: AssistantBlock[];
+  stopReason: StopReason;
+  usage: TokenUsage;
+}
+
+export interface ModelClient {
+  /**
+   * Runs one turn. Retries transient failures itself (429, 529, 5xx, network, honouring
+   * `retry-after`), then throws `ExecutionError('model_error')`. Rejects with the signal's
+   * reason when aborted.
+   */
+  createTurn(request: ModelTurnRequest, signal: AbortSignal): Promise<ModelResponse>;
+}
+
+/** `recording.json` (contract §5, §6): enough to replay a run with no model. */
+export interface RecordingFile {
+  format: 'execution-worker/recording@1';
+  model: string;
+  toolVersion: string;
+  display: { width: number; height: number };
+  turns: RecordedTurn[];
+}
+
+export interface RecordedTurn {
+  /** Milliseconds the model took for this turn. */
+  latencyMs: number;
+  response: ModelResponse;
+}

@@ -1,0 +1,44 @@
+import type { BrowserSession } from '../browser/types.js';
+
+/** The video recorder port (issue 3): a session's screencast into `video.mp4`. */
+
+export interface RecorderOptions {
+  session: BrowserSession;
+  /** Where to write the MP4. */
+  outputPath: string;
+  /** Wall-clock start of the timeline (epoch ms); frames are placed relative to it. */
+  startedAtMs: number;
+  signal?: AbortSignal;
+}
+
+export interface ActionMark {
+  /** Epoch ms the action happened. */
+  atMs: number;
+  /** Short human text, secrets already as placeholders: `click (412, 318)`, `type "{{password}}"`. */
+  label: string;
+  /** Where a pointer action landed, in viewport CSS px (draws a marker in the video). */
+  point?: { x: number; y: number };
+}
+
+export interface FinishedVideo {
+  path: string;
+  durationMs: number;
+  frames: number;
+  droppedFrames: number;
+}
+
+export interface ActiveRecording {
+  /** Records an action on the timeline (WebVTT cue, and a marker for pointer actions). */
+  mark(mark: ActionMark): void;
+  /**
+   * Ends the recording at `endedAtMs` and finalises the file. Resolves null when no video
+   * could be made (the reason is logged). Never leaves ffmpeg running. Idempotent.
+   */
+  stop(endedAtMs?: number): Promise<FinishedVideo | null>;
+  /** WebVTT text of every mark so far, times relative to `startedAtMs`. */
+  stepsVtt(): string;
+}
+
+export interface VideoRecorder {
+  start(options: RecorderOptions): Promise<ActiveRecording>;
+}

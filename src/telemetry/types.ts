@@ -1,0 +1,17 @@
+/**
+ * Telemetry ports. `EventSink` receives an execution's structured events (they become
+ * `logs.jsonl`); `Logger` is the process log (pino-compatible subset).
+ */
+
+export interface EventSink {
+  /** Records one event. Fields must be JSON-serialisable; secrets are redacted by the sink. */
+  emit(type: string, fields?: Record<string, unknown>): void;
+}
+
+export interface Logger {
+  debug(obj: Record<string, unknown>, msg?: string): void;
+  info(obj: Record<string, unknown>, msg?: string): void;
+  warn(obj: Record<string, unknown>, msg?: string): void;
+  error(obj: Record<string, unknown>, msg?: string): void;
+  child(bindings: Record<string, unknown>): Logger;
+}

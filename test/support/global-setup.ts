@@ -1,0 +1,2 @@
+// Placeholder replaced below by the leak check.
+export default function setup(): void {}
