@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 /** Folders holding adapters: they may import ports and shared helpers, never each other. */
 const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane'];
 
-/** `runner/` and `agent/` know ports (`*/types.ts`) and domain code, never adapters. */
+// runner/ and agent/ know ports (each folder's types.ts) and domain code, never adapters.
 const coreRestrictions = ADAPTER_DIRS.map((dir) => ({
   group: [`../${dir}/*`, `!../${dir}/types.js`],
   message: `runner/ and agent/ may import only ${dir}/types.js (the port); adapters are wired in main.ts.`,

@@ -55,8 +55,9 @@ export interface ControlPlane {
   markStarted(executionId: string, startedAt: string, signal: AbortSignal): Promise<StartedResult>;
   /**
    * Final reports: retried with backoff and jitter for at least 10 minutes on network errors,
-   * 429 and 5xx (they are never dropped silently); other 4xx are logged and given up.
+   * 429 and 5xx (they are never dropped silently); other 4xx are logged and given up. The
+   * signal only stops retrying (shutdown), it never means "drop".
    */
-  reportCompleted(executionId: string, report: CompletedReport): Promise<void>;
-  reportFailed(executionId: string, report: FailedReport): Promise<void>;
+  reportCompleted(executionId: string, report: CompletedReport, signal?: AbortSignal): Promise<void>;
+  reportFailed(executionId: string, report: FailedReport, signal?: AbortSignal): Promise<void>;
 }

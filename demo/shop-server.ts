@@ -1,0 +1,71 @@
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The demo business app (also the tests' fixture): sign in, then place an order. Serves on 127.0.0.1; tests reach it
+ * as http://shop.test:PORT/ through BROWSER_HOST_RULES. Records every form it receives.
+ */
+export interface ShopServer {
+  port: number;
+  /** Origin as the browser sees it: http://shop.test:PORT */
+  origin: string;
+  forms: Array<{ path: string; fields: Record<string, string> }>;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+const SITE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'shop');
+
+export async function startShopServer(hostname = 'shop.test'): Promise<ShopServer> {
+  const forms: ShopServer['forms'] = [];
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    requests.push(`${req.method} ${url.pathname}`);
+    if (req.method === 'POST') {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        const fields = Object.fromEntries(new URLSearchParams(body));
+        forms.push({ path: url.pathname, fields });
+        if (url.pathname === '/login') {
+          res.writeHead(303, { location: '/orders' }).end();
+        } else if (url.pathname === '/order') {
+          res.writeHead(200, { 'content-type': 'text/html' });
+          res.end(`<!doctype html><title>Order confirmed</title><link rel="stylesheet" href="/shop.css"><h1>Thank you</h1><p class="result">Order A-1001 confirmed for ${escapeHtml(fields.reference ?? '')}</p>`);
+        } else res.writeHead(404).end();
+      });
+      return;
+    }
+    const file = url.pathname === '/' ? 'index.html' : url.pathname === '/orders' ? 'orders.html' : url.pathname.slice(1);
+    if (!/^[a-z]+\.(html|css)$/.test(file)) return void res.writeHead(404).end('not found');
+    readFile(path.join(SITE, file)).then(
+      (data) => {
+        res.writeHead(200, { 'content-type': file.endsWith('.css') ? 'text/css' : 'text/html; charset=utf-8' });
+        res.end(data);
+      },
+      () => res.writeHead(404).end('not found'),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    origin: `http://${hostname}:${port}`,
+    forms,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

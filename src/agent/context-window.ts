@@ -1,0 +1,78 @@
+import type { ImageBlock, Message, TextBlock, ToolResultBlock, UserBlock } from '../model/types.js';
+
+/**
+ * What the model is sent each turn, derived from the full history without changing it.
+ *
+ * Tokens follow pixels, and every screenshot stays in the context until removed, so old
+ * screenshots are dropped — but in chunks: removing one image per step would change the
+ * prompt prefix every step and defeat prompt caching. With `keepImages` 3 and `chunk` 5 the
+ * prefix (and its cache) stays the same for five steps at a time.
+ */
+export interface ContextWindowOptions {
+  /** Screenshots always kept, newest first. */
+  keepImages: number;
+  /** Old screenshots are removed this many at a time. */
+  chunk: number;
+  /** Cache breakpoints on the most recent user turns (the system prompt and tools hold two). */
+  cachedUserTurns: number;
+}
+
+export const DEFAULT_CONTEXT_WINDOW: ContextWindowOptions = { keepImages: 3, chunk: 5, cachedUserTurns: 2 };
+
+const OMITTED: TextBlock = { type: 'text', text: '[older screenshot omitted]' };
+
+export function prepareMessages(history: readonly Message[], options: ContextWindowOptions = DEFAULT_CONTEXT_WINDOW): Message[] {
+  let total = 0;
+  for (const message of history) if (message.role === 'user') total += countImages(message.content);
+  let toRemove = Math.max(0, total - options.keepImages);
+  toRemove -= toRemove % options.chunk;
+
+  const out: Message[] = history.map((message) => {
+    if (message.role !== 'user' || toRemove === 0) return message;
+    const content = message.content.map((block): UserBlock => {
+      if (toRemove === 0) return block;
+      if (block.type === 'image') {
+        toRemove--;
+        return OMITTED;
+      }
+      if (block.type === 'tool_result' && block.content.some((b) => b.type === 'image')) {
+        const inner = block.content.map((b): TextBlock | ImageBlock => {
+          if (b.type === 'image' && toRemove > 0) {
+            toRemove--;
+            return OMITTED;
+          }
+          return b;
+        });
+        return { ...block, content: inner };
+      }
+      return block;
+    });
+    return { role: 'user', content };
+  });
+
+  // Rolling breakpoints on the last user turns: each turn reads the prefix the previous wrote.
+  let marked = 0;
+  for (let i = out.length - 1; i >= 0 && marked < options.cachedUserTurns; i--) {
+    const message = out[i]!;
+    if (message.role !== 'user' || message.content.length === 0) continue;
+    const content = [...message.content];
+    content[content.length - 1] = withCache(content[content.length - 1]!);
+    out[i] = { role: 'user', content };
+    marked++;
+  }
+  return out;
+}
+
+function countImages(blocks: readonly UserBlock[]): number {
+  let n = 0;
+  for (const block of blocks) {
+    if (block.type === 'image') n++;
+    else if (block.type === 'tool_result') n += block.content.filter((b) => b.type === 'image').length;
+  }
+  return n;
+}
+
+function withCache(block: UserBlock): UserBlock {
+  if (block.type === 'tool_result') return { ...(block as ToolResultBlock), cache_control: { type: 'ephemeral' } };
+  return { ...block, cache_control: { type: 'ephemeral' } };
+}

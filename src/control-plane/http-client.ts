@@ -1,0 +1,251 @@
+import type { Logger } from '../telemetry/types.js';
+import { backoffDelayMs, parseRetryAfterMs, sleep as defaultSleep } from './retry.js';
+import type {
+  CompletedReport,
+  ControlPlane,
+  ExecutionRecord,
+  FailedReport,
+  StartedResult,
+  VersionRecord,
+} from './types.js';
+
+/**
+ * The control-plane port over HTTP (contract §2): the operator's API as the worker calls it.
+ * Every call carries `X-Service-Key`; network errors, 429 and 5xx are retried with exponential
+ * backoff and full jitter (a `Retry-After` header wins over the computed delay). Final reports
+ * retry for at least `finalReportDeadlineMs` and then throw; they are never dropped silently.
+ */
+
+export interface HttpControlPlaneOptions {
+  /** The service's `{base_url}`, e.g. `https://api.example.com`. */
+  baseUrl: string;
+  /** Sent as `X-Service-Key`. Secret: never logged. */
+  apiKey: string;
+  logger: Logger;
+  /** How long `completed`/`failed` reports keep being retried. Default 600 000 (10 min). */
+  finalReportDeadlineMs?: number;
+  /** Cap on one HTTP request, response body included. Default 30 000. */
+  requestTimeoutMs?: number;
+  /** First backoff ceiling; doubles on each retry. Default 500. */
+  baseDelayMs?: number;
+  /** Largest backoff ceiling. Default 30 000. */
+  maxDelayMs?: number;
+  /** Attempts of `markStarted` and the GETs before they give up. Default 5. */
+  maxAttempts?: number;
+  /** Seams for unit tests: the jitter source and the wait between attempts. */
+  random?: () => number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** A call that failed for good: a non-retried status, or retries exhausted. */
+export class ControlPlaneError extends Error {
+  override readonly name = 'ControlPlaneError';
+  /** HTTP status of the last response; undefined when the last attempt never got one. */
+  readonly status: number | undefined;
+  /** Parsed JSON (or text) of the last response body. */
+  readonly body: unknown;
+
+  constructor(message: string, status: number | undefined, body: unknown, options?: { cause?: unknown }) {
+    super(message, options);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+type RetryPolicy = { kind: 'attempts'; maxAttempts: number } | { kind: 'deadline'; deadlineMs: number };
+
+interface CallOptions {
+  body?: unknown;
+  signal?: AbortSignal;
+  policy: RetryPolicy;
+  /** Non-2xx statuses handed back to the caller instead of thrown (404/409 on `started`). */
+  passStatuses?: readonly number[];
+}
+
+interface Reply {
+  status: number;
+  body: unknown;
+}
+
+/** A server asking for more than this is waited for this long only; the next attempt asks again. */
+const MAX_RETRY_AFTER_MS = 300_000;
+/** Response bodies are logged up to this many characters. */
+const MAX_LOGGED_BODY_CHARS = 4_000;
+
+export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPlane {
+  const baseUrl = opts.baseUrl.replace(/\/+$/, '');
+  // The caller binds the component name (the daemon does), so it is not bound twice here.
+  const log = opts.logger;
+  const finalReportDeadlineMs = opts.finalReportDeadlineMs ?? 600_000;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+  const baseDelayMs = opts.baseDelayMs ?? 500;
+  const maxDelayMs = opts.maxDelayMs ?? 30_000;
+  const bounded: RetryPolicy = { kind: 'attempts', maxAttempts: Math.max(1, opts.maxAttempts ?? 5) };
+  const final: RetryPolicy = { kind: 'deadline', deadlineMs: finalReportDeadlineMs };
+  const random = opts.random ?? Math.random;
+  const wait = opts.sleep ?? defaultSleep;
+
+  async function call(method: 'GET' | 'POST', path: string, options: CallOptions): Promise<Reply> {
+    const url = `${baseUrl}${path}`;
+    const headers: Record<string, string> = { 'X-Service-Key': opts.apiKey, Accept: 'application/json' };
+    let payload: string | undefined;
+    if (options.body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      payload = JSON.stringify(options.body);
+    }
+    const firstAttemptAt = Date.now();
+    for (let attempt = 0; ; attempt += 1) {
+      options.signal?.throwIfAborted();
+      let reply: (Reply & { retryAfterMs: number | undefined }) | undefined;
+      let networkError: unknown;
+      try {
+        const timeout = AbortSignal.timeout(requestTimeoutMs);
+        const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+        const response = await fetch(url, { method, headers, body: payload, signal });
+        const text = await response.text();
+        reply = { status: response.status, body: parseBody(text), retryAfterMs: parseRetryAfterMs(response.headers.get('retry-after')) };
+      } catch (error) {
+        // The caller gave up: that is not a failure of the API, and it is not retried.
+        if (options.signal?.aborted) throw options.signal.reason;
+        networkError = error;
+      }
+
+      if (reply !== undefined) {
+        if (reply.status >= 200 && reply.status < 300) return reply;
+        if (options.passStatuses?.includes(reply.status)) return reply;
+        if (!isRetryableStatus(reply.status)) {
+          log.error({ method, path, status: reply.status, body: loggableBody(reply.body) }, 'control-plane call refused');
+          throw new ControlPlaneError(`${method} ${path} answered ${reply.status}: ${summarise(reply.body)}`, reply.status, reply.body);
+        }
+      }
+
+      const failure = reply !== undefined ? `status ${reply.status}` : describeNetworkError(networkError);
+      const elapsedMs = Date.now() - firstAttemptAt;
+      const exhausted =
+        options.policy.kind === 'attempts' ? attempt + 1 >= options.policy.maxAttempts : elapsedMs >= options.policy.deadlineMs;
+      if (exhausted) {
+        log.error({ method, path, attempts: attempt + 1, elapsedMs, failure, body: loggableBody(reply?.body) }, 'control-plane call failed after retries');
+        throw new ControlPlaneError(
+          `${method} ${path} failed after ${attempt + 1} attempts over ${elapsedMs} ms: ${failure}`,
+          reply?.status,
+          reply?.body,
+          { cause: networkError },
+        );
+      }
+      const retryAfterMs = reply?.retryAfterMs;
+      const delayMs = retryAfterMs !== undefined ? Math.min(retryAfterMs, MAX_RETRY_AFTER_MS) : backoffDelayMs(attempt, baseDelayMs, maxDelayMs, random);
+      log.warn({ method, path, attempt: attempt + 1, failure, delayMs }, 'control-plane call failed; retrying');
+      await wait(delayMs, options.signal);
+    }
+  }
+
+  const executionPath = (id: string, suffix = ''): string => `/api/executions/${encodeURIComponent(id)}${suffix}`;
+
+  return {
+    async getExecution(executionId, signal) {
+      const reply = await call('GET', executionPath(executionId), { signal, policy: bounded });
+      if (!isObject(reply.body) || typeof reply.body.execution_uuid !== 'string') {
+        throw new ControlPlaneError(`GET ${executionPath(executionId)} answered an unexpected body: ${summarise(reply.body)}`, reply.status, reply.body);
+      }
+      return reply.body as ExecutionRecord;
+    },
+
+    async listVersions(workflowId, signal) {
+      const path = `/api/workflows/${encodeURIComponent(workflowId)}/versions`;
+      const reply = await call('GET', path, { signal, policy: bounded });
+      if (!isObject(reply.body) || !Array.isArray(reply.body.items)) {
+        throw new ControlPlaneError(`GET ${path} answered no items array: ${summarise(reply.body)}`, reply.status, reply.body);
+      }
+      return reply.body.items as VersionRecord[];
+    },
+
+    async markStarted(executionId, startedAt, signal): Promise<StartedResult> {
+      const reply = await call('POST', executionPath(executionId, '/started'), {
+        body: { startedAt },
+        signal,
+        policy: bounded,
+        passStatuses: [404, 409],
+      });
+      if (reply.status === 404 || reply.status === 409) {
+        const reason = errorMessage(reply.body) ?? (reply.status === 404 ? 'execution not found' : 'execution is not runnable');
+        log.info({ executionId, status: reply.status, reason }, 'execution is no longer runnable');
+        return { ok: false, status: reply.status, reason };
+      }
+      return { ok: true };
+    },
+
+    async reportCompleted(executionId, report: CompletedReport, signal?: AbortSignal) {
+      const body = {
+        completedAt: report.completedAt,
+        durationMs: report.durationMs,
+        nSteps: report.nSteps,
+        nAgentActions: report.nAgentActions,
+        nScreenshots: report.nScreenshots,
+        outputUrl: report.outputUrl,
+        videoUrl: report.videoUrl,
+        logsUrl: report.logsUrl,
+      };
+      await call('POST', executionPath(executionId, '/completed'), { body, policy: final, ...(signal ? { signal } : {}) });
+    },
+
+    async reportFailed(executionId, report: FailedReport, signal?: AbortSignal) {
+      const body = {
+        failedAt: report.failedAt,
+        error: { code: report.error.code, message: report.error.message },
+        durationMs: report.durationMs,
+        nSteps: report.nSteps,
+        nAgentActions: report.nAgentActions,
+        nScreenshots: report.nScreenshots,
+        outputUrl: report.outputUrl,
+        videoUrl: report.videoUrl,
+        logsUrl: report.logsUrl,
+      };
+      await call('POST', executionPath(executionId, '/failed'), { body, policy: final, ...(signal ? { signal } : {}) });
+    },
+  };
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** The first readable message of an error body: the seed's `detail[].msg`, or a string detail. */
+function errorMessage(body: unknown): string | undefined {
+  if (!isObject(body)) return typeof body === 'string' && body !== '' ? body.slice(0, 500) : undefined;
+  const detail = body.detail;
+  if (typeof detail === 'string') return detail;
+  if (Array.isArray(detail) && isObject(detail[0]) && typeof detail[0].msg === 'string') return detail[0].msg;
+  return undefined;
+}
+
+function loggableBody(body: unknown): unknown {
+  if (body === undefined || body === null) return body;
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return text.length <= MAX_LOGGED_BODY_CHARS ? body : `${text.slice(0, MAX_LOGGED_BODY_CHARS)}…`;
+}
+
+function summarise(body: unknown): string {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return text === undefined ? '(empty)' : text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+function describeNetworkError(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    return `${error.name}: ${error.message}${cause}`;
+  }
+  return String(error);
+}

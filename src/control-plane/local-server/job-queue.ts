@@ -1,0 +1,60 @@
+import { Queue } from 'bullmq';
+import type { Logger } from '../../telemetry/types.js';
+
+/**
+ * The producer side of contract §1: one BullMQ job per execution, `jobId` = the execution's
+ * uuid, so a double submit cannot enqueue the same execution twice.
+ */
+
+export interface ExecutionJobData {
+  executionId: string;
+  workflowId: string;
+  workflowVersionId: string;
+  inputPayload: unknown;
+  specification: Record<string, unknown>;
+}
+
+export interface JobQueue {
+  add(data: ExecutionJobData): Promise<void>;
+  /** Removes a job still waiting; a job already taken by a worker is left alone. */
+  removeWaiting(executionId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Job name; the worker accepts any. */
+const JOB_NAME = 'execute';
+
+export function createJobQueue(opts: { redisUrl: string; queueName: string; queuePrefix: string; logger: Logger }): JobQueue {
+  const queue = new Queue<ExecutionJobData>(opts.queueName, {
+    connection: { url: opts.redisUrl },
+    prefix: opts.queuePrefix,
+  });
+  // Connection trouble is reported by the failing `add`; an unheard 'error' event would crash the process.
+  queue.on('error', (error: Error) => opts.logger.warn({ err: error.message }, 'queue connection error'));
+  let closing: Promise<void> | undefined;
+
+  return {
+    async add(data) {
+      await queue.add(JOB_NAME, data, {
+        jobId: data.executionId,
+        // The execution's status is the record of its outcome: BullMQ must not run it again.
+        attempts: 1,
+        // Keep finished jobs a while for inspection, bounded so Redis does not grow forever.
+        removeOnComplete: { age: 86_400, count: 1_000 },
+        removeOnFail: { age: 7 * 86_400, count: 5_000 },
+      });
+    },
+
+    async removeWaiting(executionId) {
+      const job = await queue.getJob(executionId);
+      if (!job) return;
+      const state = await job.getState();
+      if (state === 'waiting' || state === 'delayed' || state === 'prioritized' || state === 'waiting-children') await job.remove();
+    },
+
+    close() {
+      closing ??= queue.close();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,193 @@
+import { schemas as requestSchemas } from './validation.js';
+
+/**
+ * The OpenAPI 3.1 document of the local API, served at `/openapi.json`. Request schemas are the
+ * very ones the server validates with; response schemas describe what the handlers write.
+ */
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+const dateTime = { type: 'string', format: 'date-time' };
+const nullableString = { type: ['string', 'null'] };
+
+const errorResponse = (description: string) => ({ description, content: json(ref('ErrorBody')) });
+const common = {
+  '401': errorResponse('Missing or invalid X-Service-Key. Body: `{"detail":[{"loc":["header","X-Service-Key"],"msg":"missing or invalid API key","type":"unauthorized"}]}`.'),
+  '422': errorResponse('Validation error: one `detail[]` entry per fault.'),
+};
+const notFound = errorResponse('Unknown id.');
+const conflict = errorResponse('The execution cannot make this transition (for example, started twice or completed after failed).');
+
+const pathParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
+
+const reportPath = (summary: string, schema: string, description: string) => ({
+  post: {
+    summary,
+    description,
+    parameters: [pathParam('execution_uuid')],
+    requestBody: { required: true, content: json(ref(schema)) },
+    responses: { '200': { description: 'The execution after the transition.', content: json(ref('Execution')) }, '404': notFound, '409': conflict, ...common },
+  },
+});
+
+export function buildOpenApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Workflow Automation Service (local implementation)',
+      version: '0.1.0',
+      description:
+        'Every endpoint of the service description plus the worker reports. Every error status answers `{ "detail": [{ "loc", "msg", "type" }] }`.',
+    },
+    components: {
+      securitySchemes: { ServiceKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key' } },
+      schemas: {
+        ...requestSchemas,
+        ValidationError: {
+          type: 'object',
+          required: ['loc', 'msg', 'type'],
+          properties: { loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: { type: 'string' }, type: { type: 'string' } },
+        },
+        ErrorBody: { type: 'object', properties: { detail: { type: 'array', items: ref('ValidationError') } } },
+        Specification: {
+          type: 'object',
+          description: 'Contract §3 fields, camelCase.',
+          required: ['prompt', 'allowedDomains'],
+          properties: Object.fromEntries(Object.entries(requestSchemas.WorkflowCreate.properties).filter(([k]) => k !== 'name' && k !== 'description')),
+        },
+        WorkflowVersion: {
+          type: 'object',
+          required: ['workflow_version_uuid', 'workflow_uuid', 'specification'],
+          properties: {
+            workflow_version_uuid: { type: 'string' },
+            workflow_uuid: { type: 'string' },
+            specification: ref('Specification'),
+            created_at: dateTime,
+            updated_at: dateTime,
+            version: { type: 'integer' },
+            is_current: { type: 'boolean' },
+            status: { type: 'string', enum: ['published'] },
+            name: { type: 'string', description: 'Workflow-level, not stored on the version.' },
+            description: { type: 'string', description: 'Workflow-level, not stored on the version.' },
+          },
+        },
+        Workflow: {
+          type: 'object',
+          required: ['workflow_uuid', 'name', 'description', 'slug', 'created_at', 'updated_at', 'current_version'],
+          properties: {
+            workflow_uuid: { type: 'string' },
+            name: { type: 'string' },
+            description: { type: 'string' },
+            slug: { type: 'string', description: 'Unique; derived from the name.' },
+            created_at: dateTime,
+            updated_at: dateTime,
+            current_version: ref('WorkflowVersion'),
+          },
+        },
+        Execution: {
+          type: 'object',
+          required: ['execution_uuid', 'workflow_version_uuid', 'workflow_uuid', 'workflow_name', 'created_at', 'updated_at', 'status'],
+          properties: {
+            execution_uuid: { type: 'string' },
+            workflow_version_uuid: { type: 'string' },
+            workflow_uuid: { type: 'string' },
+            workflow_name: { type: 'string' },
+            version: { type: 'integer', description: 'Number of the version run.' },
+            created_at: dateTime,
+            updated_at: dateTime,
+            status: { type: 'string', enum: ['queued', 'running', 'completed', 'failed'], description: 'queued → running → completed | failed; queued → failed.' },
+            input_payload: { description: 'Any JSON value; null when none was given.' },
+            duration_ms: { type: ['integer', 'null'], description: 'null until the run ends.' },
+            n_steps: { type: 'integer' },
+            n_agent_actions: { type: 'integer' },
+            n_screenshots: { type: 'integer' },
+            output_url: nullableString,
+            video_url: nullableString,
+            logs_url: nullableString,
+            started_at: { type: ['string', 'null'], format: 'date-time' },
+            completed_at: { type: ['string', 'null'], format: 'date-time' },
+            failed_at: { type: ['string', 'null'], format: 'date-time' },
+            error: { type: ['object', 'null'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+          },
+        },
+        WorkflowList: { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: ref('Workflow') }, total: { type: 'integer' } } },
+        VersionList: { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: ref('WorkflowVersion') }, total: { type: 'integer' } } },
+        ExecutionList: { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: ref('Execution') }, total: { type: 'integer' } } },
+      },
+    },
+    security: [{ ServiceKey: [] }],
+    paths: {
+      '/api/workflows': {
+        get: {
+          summary: 'List workflows (newest first)',
+          parameters: [
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+            { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+          ],
+          responses: { '200': { description: 'A page of workflows; total counts all.', content: json(ref('WorkflowList')) }, ...common },
+        },
+        post: {
+          summary: 'Create a workflow and publish version 1',
+          requestBody: { required: true, content: json(ref('WorkflowCreate')) },
+          responses: { '201': { description: 'The workflow with its current version (1).', content: json(ref('Workflow')) }, ...common },
+        },
+      },
+      '/api/workflows/{id}': {
+        get: { summary: 'One workflow', parameters: [pathParam('id')], responses: { '200': { description: 'The workflow.', content: json(ref('Workflow')) }, '404': notFound, ...common } },
+        patch: {
+          summary: 'Edit a workflow: creates a new current version; previous versions are kept',
+          parameters: [pathParam('id')],
+          requestBody: { required: true, content: json(ref('WorkflowUpdate')) },
+          responses: { '200': { description: 'The workflow with its new current version.', content: json(ref('Workflow')) }, '404': notFound, ...common },
+        },
+        delete: {
+          summary: 'Delete a workflow with all its versions and executions',
+          parameters: [pathParam('id')],
+          responses: { '204': { description: 'Deleted.' }, '404': notFound, ...common },
+        },
+      },
+      '/api/workflows/{workflow_uuid}/versions': {
+        get: {
+          summary: 'List the versions of a workflow (ascending version number; the highest is current)',
+          parameters: [pathParam('workflow_uuid')],
+          responses: { '200': { description: 'Every version.', content: json(ref('VersionList')) }, '404': notFound, ...common },
+        },
+      },
+      '/api/workflows/{workflowId}/execute': {
+        post: {
+          summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',
+          parameters: [pathParam('workflowId')],
+          requestBody: { required: false, content: json(ref('ExecuteRequest')) },
+          responses: {
+            '201': { description: 'The queued execution.', content: json(ref('Execution')) },
+            '404': notFound,
+            '503': errorResponse('The queue could not be reached; the execution is recorded as failed.'),
+            ...common,
+          },
+        },
+      },
+      '/api/executions': {
+        get: {
+          summary: 'List executions, newest first',
+          parameters: [
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+            { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+            { name: 'workflow_uuid', in: 'query', schema: { type: 'string' }, description: 'Only executions of this workflow.' },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'completed', 'failed'] } },
+          ],
+          responses: { '200': { description: 'A page; total counts every match.', content: json(ref('ExecutionList')) }, ...common },
+        },
+      },
+      '/api/executions/{executionId}': {
+        get: {
+          summary: 'One execution (poll until completed or failed)',
+          parameters: [pathParam('executionId')],
+          responses: { '200': { description: 'The execution.', content: json(ref('Execution')) }, '404': notFound, ...common },
+        },
+      },
+      '/api/executions/{execution_uuid}/started': reportPath('Mark an execution started', 'StartedReport', 'queued → running. Repeating it with the same startedAt answers 200 unchanged.'),
+      '/api/executions/{execution_uuid}/completed': reportPath('Report a completed run', 'CompletedReport', 'running → completed. Repeating it with the same completedAt answers 200 unchanged.'),
+      '/api/executions/{execution_uuid}/failed': reportPath('Report a failed run', 'FailedReport', 'queued | running → failed. Repeating it with the same failedAt answers 200 unchanged.'),
+    },
+  };
+}

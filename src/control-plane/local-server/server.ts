@@ -1,0 +1,194 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import type { Logger } from '../../telemetry/types.js';
+import { addExecutionRoutes } from './execution-routes.js';
+import { HttpError, sendError, sendJson } from './http-utils.js';
+import { createJobQueue } from './job-queue.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { createRouter } from './router.js';
+import { serveArtifact, serveDashboard } from './static-files.js';
+import { createStore } from './store.js';
+import { addWorkflowRoutes } from './workflow-routes.js';
+
+/**
+ * The operator's API served locally (`execution-worker serve`, contract §9): every endpoint of
+ * the seed, the worker's calls of contract §2, an OpenAPI document and the dashboard, in one
+ * node:http server with its state in Redis.
+ *
+ * Authentication: `/api/*` needs `X-Service-Key` equal to one of `apiKeys`. `/artifacts/*` also
+ * accepts the key in the `service_key` cookie (a `<video>` cannot send headers; the dashboard
+ * sets the cookie). A missing or wrong key answers 401 with the same body shape as every other
+ * error:
+ *
+ *   { "detail": [{ "loc": ["header", "X-Service-Key"], "msg": "missing or invalid API key", "type": "unauthorized" }] }
+ *
+ * `/`, `/dashboard/*`, `/openapi.json` and `/healthz` are public: they hold no data.
+ */
+
+export interface LocalServerOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** Interface to listen on. Default 127.0.0.1. */
+  host?: string;
+  /** Accepted `X-Service-Key` values. Secrets: never logged. */
+  apiKeys: string[];
+  redisUrl: string;
+  /** BullMQ queue and prefix the executions are enqueued on (contract §1). */
+  queueName: string;
+  queuePrefix: string;
+  /** Folder served at `/artifacts/` (the worker's ARTIFACTS_DIR); none serves nothing. */
+  artifactsDir?: string;
+  logger: Logger;
+  /** Prefix of the API's own Redis keys. Default `{api}:`. */
+  keyPrefix?: string;
+}
+
+export interface LocalServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export const UNAUTHORIZED_DETAIL = [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }];
+
+export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
+  const keys = opts.apiKeys.map((k) => k.trim()).filter((k) => k !== '');
+  if (keys.length === 0) throw new Error('the local API needs at least one API key (API_KEYS)');
+  const log = opts.logger.child({ component: 'local-api' });
+  const isValidKey = createKeyCheck(keys);
+
+  // A command fails after a few reconnection attempts instead of hanging a request forever.
+  const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
+  redis.on('error', (error: Error) => log.warn({ err: error.message }, 'redis connection error'));
+  await redis.connect();
+  const store = createStore(redis, opts.keyPrefix ?? '{api}:');
+  const queue = createJobQueue({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, logger: log });
+
+  const router = createRouter();
+  addWorkflowRoutes(router, { store, queue, logger: log });
+  addExecutionRoutes(router, { store, logger: log });
+  const openApi = JSON.stringify(buildOpenApiDocument());
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://local');
+    const { pathname } = url;
+    const method = req.method ?? 'GET';
+    const readOnly = method === 'GET' || method === 'HEAD';
+
+    if (readOnly && pathname === '/') return serveDashboard(req, res, 'index.html');
+    if (readOnly && pathname.startsWith('/dashboard/')) return serveDashboard(req, res, pathname.slice('/dashboard/'.length));
+    if (readOnly && pathname === '/openapi.json') {
+      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' }).end(openApi);
+      return;
+    }
+    if (readOnly && pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
+
+    if (pathname.startsWith('/artifacts/')) {
+      const key = headerKey(req) ?? cookieKey(req);
+      if (!isValidKey(key)) throw new HttpError(401, UNAUTHORIZED_DETAIL);
+      if (!readOnly) throw new HttpError(405, [{ loc: ['method'], msg: 'artifacts are read-only', type: 'method_not_allowed' }]);
+      if (!opts.artifactsDir) throw new HttpError(404, [{ loc: ['path'], msg: 'no artifacts folder is configured', type: 'not_found' }]);
+      // The raw (still encoded) path: decoding happens once, inside the traversal guard.
+      return serveArtifact(req, res, opts.artifactsDir, pathname.slice('/artifacts/'.length));
+    }
+
+    if (pathname.startsWith('/api/')) {
+      if (!isValidKey(headerKey(req))) throw new HttpError(401, UNAUTHORIZED_DETAIL);
+      const match = router.match(method, pathname);
+      if (match.kind === 'found') return match.handler({ req, res, params: match.params, query: url.searchParams });
+      if (match.kind === 'method_not_allowed') {
+        res.setHeader('Allow', match.allowed.join(', '));
+        throw new HttpError(405, [{ loc: ['method'], msg: `${method} is not allowed here`, type: 'method_not_allowed' }]);
+      }
+    }
+    throw new HttpError(404, [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }]);
+  }
+
+  const server = http.createServer((req, res) => {
+    const startedAt = Date.now();
+    res.on('finish', () => log.debug({ method: req.method, path: req.url?.split('?')[0], status: res.statusCode, durationMs: Date.now() - startedAt }, 'request'));
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (error instanceof HttpError) {
+        sendError(res, error);
+        return;
+      }
+      log.error({ method: req.method, path: req.url?.split('?')[0], err: error instanceof Error ? error.stack : String(error) }, 'request failed');
+      sendError(res, new HttpError(500, [{ loc: [], msg: 'internal server error', type: 'internal' }]));
+    });
+  });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const steps: Promise<unknown>[] = [
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+        queue.close(),
+        redis.quit().catch(() => redis.disconnect()),
+      ];
+      const results = await Promise.allSettled(steps);
+      for (const r of results) if (r.status === 'rejected') log.warn({ err: String(r.reason) }, 'local API cleanup step failed');
+      log.info({}, 'local API stopped');
+    })();
+    return closing;
+  };
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port, opts.host ?? '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+  log.info({ url, queue: opts.queueName, artifactsDir: opts.artifactsDir ?? null }, 'local API listening');
+  return { url, close };
+}
+
+function headerKey(req: http.IncomingMessage): string | undefined {
+  const value = req.headers['x-service-key'];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function cookieKey(req: http.IncomingMessage): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === 'service_key') {
+      try {
+        return decodeURIComponent(rest.join('='));
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Compares digests in constant time, so response timing does not leak a key's prefix. */
+function createKeyCheck(keys: string[]): (candidate: string | undefined) => boolean {
+  const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+  const digests = keys.map(digest);
+  return (candidate) => {
+    if (candidate === undefined || candidate === '') return false;
+    const d = digest(candidate);
+    let ok = false;
+    for (const known of digests) ok = timingSafeEqual(d, known) || ok;
+    return ok;
+  };
+}

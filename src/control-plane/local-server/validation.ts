@@ -1,0 +1,242 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
+import { EXECUTION_STATUSES, type ExecutionStatus } from './store.js';
+
+/**
+ * Request validation of the local API. Bodies are checked against JSON Schemas (the same ones
+ * the OpenAPI document publishes) and every fault becomes one `{loc, msg, type}` of the seed's
+ * 422 `detail[]`: `loc` starts with `body`, `query` or `path`, `type` is the failed keyword.
+ */
+
+// ajv-formats is CommonJS: under ESM its function may arrive wrapped in `default`.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => void;
+
+function createAjv(draft2020 = false): Ajv {
+  const options = { allErrors: true, strict: false } as const;
+  const ajv = draft2020 ? new Ajv2020(options) : new Ajv(options);
+  addFormats(ajv as Ajv);
+  // Contract §8's secret marker is ours, not JSON Schema's.
+  ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
+  return ajv as Ajv;
+}
+
+const requestAjv = createAjv();
+
+const jsonSchemaValue = { type: ['object', 'boolean'] } as const;
+/** The same schema admitting null too (a type list, so a fault reports one error, not three). */
+const nullable = (schema: { type: string | readonly string[] }) => ({ ...schema, type: [...(Array.isArray(schema.type) ? schema.type : [schema.type]), 'null'] });
+const count = { type: 'integer', minimum: 0 } as const;
+const url = { type: ['string', 'null'], maxLength: 4096 } as const;
+
+/** Specification fields of contract §3, as the API takes them (camelCase). */
+const specificationProperties = {
+  prompt: { type: 'string', minLength: 1, pattern: '\\S', description: 'The business process, in words.' },
+  allowedDomains: {
+    type: 'array',
+    minItems: 1,
+    items: { type: 'string', minLength: 1, maxLength: 253, pattern: '^[^\\s/?#@]+$' },
+    description: 'Hosts the browser may reach: `example.com`, or `*.example.com` for it and its subdomains.',
+  },
+  startUrl: { type: 'string', format: 'uri', description: 'First page; must be allowed.' },
+  payloadSchema: { ...jsonSchemaValue, description: 'JSON Schema of the input payload.' },
+  outputSchema: { ...jsonSchemaValue, description: "JSON Schema of the agent's output." },
+  steps: { type: 'array', items: { type: 'string' }, description: 'Ordered checklist completing the process.' },
+  maxSteps: { type: 'integer', minimum: 1, maximum: 10_000 },
+  timeoutMs: { type: 'integer', minimum: 1 },
+  model: { type: 'string', minLength: 1 },
+} as const;
+
+const workflowLevelProperties = {
+  name: { type: 'string', minLength: 1, maxLength: 200 },
+  description: { type: 'string', maxLength: 10_000 },
+} as const;
+
+export const SPECIFICATION_FIELDS = Object.keys(specificationProperties) as (keyof typeof specificationProperties)[];
+/** Fields that may be removed by a PATCH (sent as null). */
+const OPTIONAL_SPEC_FIELDS: readonly string[] = SPECIFICATION_FIELDS.filter((f) => f !== 'prompt' && f !== 'allowedDomains');
+
+export const schemas = {
+  WorkflowCreate: {
+    type: 'object',
+    required: ['prompt', 'allowedDomains'],
+    properties: { ...workflowLevelProperties, ...specificationProperties },
+    description: 'snake_case spellings (allowed_domains, start_url, payload_schema, output_schema, max_steps, timeout_ms) are accepted too.',
+  },
+  WorkflowUpdate: {
+    type: 'object',
+    minProperties: 1,
+    properties: {
+      ...workflowLevelProperties,
+      ...Object.fromEntries(SPECIFICATION_FIELDS.map((f) => [f, OPTIONAL_SPEC_FIELDS.includes(f) ? nullable(specificationProperties[f]) : specificationProperties[f]])),
+    },
+    description: 'Edited fields only; an optional specification field sent as null is removed. snake_case spellings are accepted too.',
+  },
+  ExecuteRequest: {
+    type: 'object',
+    properties: { inputPayload: { description: "Any JSON value; validated against the version's payloadSchema." } },
+  },
+  StartedReport: {
+    type: 'object',
+    required: ['startedAt'],
+    properties: { startedAt: { type: 'string', format: 'date-time' } },
+  },
+  CompletedReport: {
+    type: 'object',
+    required: ['completedAt', 'durationMs', 'nSteps', 'nAgentActions', 'nScreenshots'],
+    properties: {
+      completedAt: { type: 'string', format: 'date-time' },
+      durationMs: count,
+      nSteps: count,
+      nAgentActions: count,
+      nScreenshots: count,
+      outputUrl: url,
+      videoUrl: url,
+      logsUrl: url,
+    },
+  },
+  FailedReport: {
+    type: 'object',
+    required: ['failedAt', 'error'],
+    properties: {
+      failedAt: { type: 'string', format: 'date-time' },
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { type: 'string', minLength: 1, maxLength: 100 }, message: { type: 'string', maxLength: 100_000 } },
+      },
+      durationMs: count,
+      nSteps: count,
+      nAgentActions: count,
+      nScreenshots: count,
+      outputUrl: url,
+      videoUrl: url,
+      logsUrl: url,
+    },
+  },
+} as const;
+
+export type SchemaName = keyof typeof schemas;
+
+const compiled = new Map<SchemaName, ValidateFunction>();
+
+/** Validates a request body; throws 422 with every fault. */
+export function validateBody<T>(name: SchemaName, body: unknown): T {
+  let validate = compiled.get(name);
+  if (!validate) {
+    validate = requestAjv.compile(schemas[name]);
+    compiled.set(name, validate);
+  }
+  if (!validate(body)) throw unprocessable(toIssues(validate.errors ?? [], ['body']));
+  return body as T;
+}
+
+const SNAKE_TO_CAMEL: Record<string, string> = {
+  allowed_domains: 'allowedDomains',
+  start_url: 'startUrl',
+  payload_schema: 'payloadSchema',
+  output_schema: 'outputSchema',
+  max_steps: 'maxSteps',
+  timeout_ms: 'timeoutMs',
+};
+
+/** Accepts contract §3's snake_case spellings; an explicit camelCase field wins. */
+export function normaliseWorkflowBody(body: unknown): unknown {
+  if (!isObject(body)) return body;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) {
+    const camel = SNAKE_TO_CAMEL[k];
+    if (camel === undefined) out[k] = v;
+    else if (!(camel in body)) out[camel] = v;
+  }
+  return out;
+}
+
+/** Throws 422 when a schema given in a workflow cannot be compiled. */
+export function checkSchemaCompiles(schema: unknown, loc: (string | number)[]): void {
+  if (schema === undefined || schema === null) return;
+  try {
+    compilePayloadSchema(schema);
+  } catch (error) {
+    throw unprocessable([{ loc, msg: `not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, type: 'schema_invalid' }]);
+  }
+}
+
+const payloadValidators = new Map<string, ValidateFunction>();
+
+function compilePayloadSchema(schema: unknown): ValidateFunction {
+  const cacheKey = JSON.stringify(schema);
+  const cached = payloadValidators.get(cacheKey);
+  if (cached) return cached;
+  const draft2020 = isObject(schema) && typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
+  const validate = createAjv(draft2020).compile(schema as object);
+  // A small cache: a local API sees few distinct schemas, and each compile builds code.
+  if (payloadValidators.size > 100) payloadValidators.clear();
+  payloadValidators.set(cacheKey, validate);
+  return validate;
+}
+
+/** Validates `inputPayload` against a version's payload schema; throws 422 on failure. */
+export function validateInputPayload(schema: unknown, payload: unknown): void {
+  if (schema === undefined || schema === null) return;
+  const validate = compilePayloadSchema(schema);
+  if (!validate(payload)) throw unprocessable(toIssues(validate.errors ?? [], ['body', 'inputPayload']));
+}
+
+export interface ExecutionListQuery {
+  limit: number;
+  offset: number;
+  workflowId?: string;
+  status?: ExecutionStatus;
+}
+
+/** `limit` (1–200, default 50), `offset` (default 0), `workflow_uuid`, `status`. */
+export function parseExecutionQuery(query: URLSearchParams): ExecutionListQuery {
+  const issues: ValidationIssue[] = [];
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = query.get(name);
+    if (raw === null || raw === '') return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      issues.push({ loc: ['query', name], msg: `must be an integer from ${min} to ${max}`, type: 'int_range' });
+      return fallback;
+    }
+    return Number(raw);
+  };
+  const result: ExecutionListQuery = { limit: integer('limit', 50, 1, 200), offset: integer('offset', 0, 0, Number.MAX_SAFE_INTEGER) };
+  const workflowId = query.get('workflow_uuid') ?? query.get('workflowId');
+  if (workflowId) result.workflowId = workflowId;
+  const status = query.get('status');
+  if (status) {
+    if ((EXECUTION_STATUSES as readonly string[]).includes(status)) result.status = status as ExecutionStatus;
+    else issues.push({ loc: ['query', 'status'], msg: `must be one of ${EXECUTION_STATUSES.join(', ')}`, type: 'enum' });
+  }
+  if (issues.length > 0) throw unprocessable(issues);
+  return result;
+}
+
+/** `limit`/`offset` of the workflows list. */
+export function parsePage(query: URLSearchParams): { limit: number; offset: number } {
+  const { limit, offset } = parseExecutionQuery(new URLSearchParams([...query].filter(([k]) => k === 'limit' || k === 'offset')));
+  return { limit, offset };
+}
+
+function toIssues(errors: ErrorObject[], prefix: (string | number)[]): ValidationIssue[] {
+  return errors.map((e) => {
+      const loc: (string | number)[] = [...prefix, ...pointerToPath(e.instancePath)];
+      const params = e.params as Record<string, unknown>;
+      if (e.keyword === 'required' && typeof params.missingProperty === 'string') loc.push(params.missingProperty);
+      if (e.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') loc.push(params.additionalProperty);
+      const msg = e.keyword === 'required' ? 'field required' : (e.message ?? 'is invalid');
+      return { loc, msg, type: e.keyword === 'required' ? 'missing' : e.keyword };
+    });
+}
+
+function pointerToPath(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
+}

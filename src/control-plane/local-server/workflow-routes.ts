@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../telemetry/types.js';
+import { HttpError, notFound, readJsonBody, sendJson, unprocessable } from './http-utils.js';
+import type { JobQueue } from './job-queue.js';
+import type { createRouter } from './router.js';
+import type { ExecutionRow, Store, VersionView, WorkflowRow } from './store.js';
+import {
+  SPECIFICATION_FIELDS,
+  checkSchemaCompiles,
+  normaliseWorkflowBody,
+  parsePage,
+  validateBody,
+  validateInputPayload,
+} from './validation.js';
+
+/**
+ * Workflow endpoints: the seed's create / edit (a new version) / delete (cascade) / versions
+ * list / execute, plus two reads the dashboard needs (`GET /api/workflows`, `GET
+ * /api/workflows/{id}`).
+ */
+
+export interface RouteDeps {
+  store: Store;
+  queue: JobQueue;
+  logger: Logger;
+}
+
+type Router = ReturnType<typeof createRouter>;
+
+/** A workflow as the API answers it: its fields and its current version. */
+export interface WorkflowView extends WorkflowRow {
+  current_version: VersionView | null;
+}
+
+export async function workflowView(store: Store, row: WorkflowRow): Promise<WorkflowView> {
+  const { workflow_uuid, name, description, slug, created_at, updated_at } = row;
+  return { workflow_uuid, name, description, slug, created_at, updated_at, current_version: (await store.currentVersion(workflow_uuid)) ?? null };
+}
+
+export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
+  const { store, queue, logger } = deps;
+
+  router.add('GET', '/api/workflows', async ({ res, query }) => {
+    const { limit, offset } = parsePage(query);
+    const page = await store.listWorkflows(limit, offset);
+    sendJson(res, 200, { items: await Promise.all(page.items.map((w) => workflowView(store, w))), total: page.total });
+  });
+
+  router.add('POST', '/api/workflows', async ({ req, res }) => {
+    const body = validateBody<Record<string, unknown>>('WorkflowCreate', normaliseWorkflowBody(await readJsonBody(req)));
+    checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
+    checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
+    const specification = pickSpecification(body);
+    const name = typeof body.name === 'string' ? body.name : defaultName(String(body.prompt));
+    const row = await store.createWorkflow({ name, description: typeof body.description === 'string' ? body.description : '', specification });
+    logger.info({ workflowId: row.workflow_uuid }, 'workflow created');
+    sendJson(res, 201, await workflowView(store, row));
+  });
+
+  router.add('GET', '/api/workflows/:id', async ({ res, params }) => {
+    const row = await store.getWorkflow(params.id as string);
+    if (!row) throw notFound(['path', 'id'], 'workflow');
+    sendJson(res, 200, await workflowView(store, row));
+  });
+
+  router.add('PATCH', '/api/workflows/:id', async ({ req, res, params }) => {
+    const id = params.id as string;
+    const body = validateBody<Record<string, unknown>>('WorkflowUpdate', normaliseWorkflowBody(await readJsonBody(req)));
+    const edited = Object.keys(body).filter((k) => k === 'name' || k === 'description' || (SPECIFICATION_FIELDS as readonly string[]).includes(k));
+    if (edited.length === 0) throw unprocessable([{ loc: ['body'], msg: 'no editable field given', type: 'missing' }]);
+    checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
+    checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
+    const current = await store.currentVersion(id);
+    if (!current) throw notFound(['path', 'id'], 'workflow');
+    const specification: Record<string, unknown> = { ...current.specification };
+    for (const field of SPECIFICATION_FIELDS) {
+      if (!(field in body)) continue;
+      if (body[field] === null) delete specification[field];
+      else specification[field] = body[field];
+    }
+    const changes: { name?: string; description?: string; specification: Record<string, unknown> } = { specification };
+    if (typeof body.name === 'string') changes.name = body.name;
+    if (typeof body.description === 'string') changes.description = body.description;
+    const row = await store.updateWorkflow(id, changes);
+    if (!row) throw notFound(['path', 'id'], 'workflow');
+    sendJson(res, 200, await workflowView(store, row));
+  });
+
+  router.add('DELETE', '/api/workflows/:id', async ({ res, params }) => {
+    const id = params.id as string;
+    const executions = await store.deleteWorkflow(id);
+    if (!executions) throw notFound(['path', 'id'], 'workflow');
+    // A queued execution's job would only meet a 404 at `started`; take it out of the queue now.
+    for (const execution of executions.filter((e) => e.status === 'queued')) {
+      await queue.removeWaiting(execution.execution_uuid).catch((error: unknown) => {
+        logger.warn({ executionId: execution.execution_uuid, err: String(error) }, 'could not remove the job of a deleted execution');
+      });
+    }
+    logger.info({ workflowId: id, executionsDeleted: executions.length }, 'workflow deleted');
+    res.writeHead(204).end();
+  });
+
+  router.add('GET', '/api/workflows/:workflow_uuid/versions', async ({ res, params }) => {
+    const id = params.workflow_uuid as string;
+    if (!(await store.getWorkflow(id))) throw notFound(['path', 'workflow_uuid'], 'workflow');
+    const items = await store.listVersions(id);
+    sendJson(res, 200, { items, total: items.length });
+  });
+
+  router.add('POST', '/api/workflows/:workflowId/execute', async ({ req, res, params }) => {
+    const id = params.workflowId as string;
+    const raw = await readJsonBody(req);
+    const body = validateBody<{ inputPayload?: unknown }>('ExecuteRequest', raw === undefined ? {} : raw);
+    const workflow = await store.getWorkflow(id);
+    const version = workflow ? await store.currentVersion(id) : undefined;
+    if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
+    const inputPayload = 'inputPayload' in body ? body.inputPayload : null;
+    validateInputPayload(version.specification.payloadSchema, inputPayload);
+
+    const now = new Date().toISOString();
+    const execution: ExecutionRow = {
+      execution_uuid: randomUUID(),
+      workflow_version_uuid: version.workflow_version_uuid,
+      workflow_uuid: id,
+      workflow_name: workflow.name,
+      version: version.version,
+      created_at: now,
+      updated_at: now,
+      status: 'queued',
+      input_payload: inputPayload,
+      duration_ms: null,
+      n_steps: 0,
+      n_agent_actions: 0,
+      n_screenshots: 0,
+      output_url: null,
+      video_url: null,
+      logs_url: null,
+      started_at: null,
+      completed_at: null,
+      failed_at: null,
+      error: null,
+    };
+    await store.createExecution(execution);
+    try {
+      await queue.add({
+        executionId: execution.execution_uuid,
+        workflowId: id,
+        workflowVersionId: version.workflow_version_uuid,
+        inputPayload,
+        specification: version.specification,
+      });
+    } catch (error) {
+      const message = `could not enqueue the execution: ${error instanceof Error ? error.message : String(error)}`;
+      logger.error({ executionId: execution.execution_uuid, err: message }, 'enqueue failed');
+      await store.transition(execution.execution_uuid, {
+        from: ['queued'],
+        to: 'failed',
+        fields: { failed_at: new Date().toISOString(), error: { code: 'internal', message } },
+      });
+      throw new HttpError(503, [{ loc: [], msg: message, type: 'queue_unavailable' }]);
+    }
+    logger.info({ executionId: execution.execution_uuid, workflowId: id }, 'execution queued');
+    sendJson(res, 201, execution);
+  });
+}
+
+function pickSpecification(body: Record<string, unknown>): Record<string, unknown> {
+  const spec: Record<string, unknown> = {};
+  for (const field of SPECIFICATION_FIELDS) {
+    if (body[field] !== undefined && body[field] !== null) spec[field] = body[field];
+  }
+  return spec;
+}
+
+function defaultName(prompt: string): string {
+  const line = prompt.trim().split('\n')[0] ?? 'Workflow';
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+}

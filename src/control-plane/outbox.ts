@@ -1,0 +1,143 @@
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../telemetry/types.js';
+import type { CompletedReport, ControlPlane, FailedReport } from './types.js';
+
+/**
+ * A durable outbox for final reports (contract §2: never dropped silently). A report is
+ * written to disk before it is sent and removed once the API took it, so a worker restart
+ * while the API is down loses nothing: the next start sends what is left.
+ *
+ * `reportCompleted`/`reportFailed` resolve once the report is stored, not when it is
+ * delivered; delivery goes on in the background, retried with the client's backoff and then
+ * again every `retryEveryMs`, until the API answers. A refusal that is final (4xx, e.g. 409
+ * "already ended") removes it too: the API has decided, and sending again cannot change that.
+ */
+export interface Outbox extends ControlPlane {
+  /** Reports stored and not yet delivered. */
+  depth(): number;
+  /** Sends whatever an earlier process left behind; call once at start. */
+  resume(): Promise<void>;
+  /** Resolves when nothing is pending, or after `timeoutMs`; true when empty. */
+  drain(timeoutMs: number): Promise<boolean>;
+  /** Stops delivery attempts; pending reports stay on disk for the next start. */
+  close(): Promise<void>;
+}
+
+interface Entry {
+  kind: 'completed' | 'failed';
+  executionId: string;
+  report: CompletedReport | FailedReport;
+  storedAt: string;
+}
+
+export function createOutbox(options: {
+  dir: string;
+  inner: ControlPlane;
+  logger: Logger;
+  /** Pause between delivery rounds once the client's own retries gave up. */
+  retryEveryMs?: number;
+  /** Whether an error means the API refused for good (do not send again). */
+  isFinalRefusal?: (error: unknown) => boolean;
+}): Outbox {
+  const { inner, logger } = options;
+  const retryEveryMs = options.retryEveryMs ?? 30_000;
+  const isFinalRefusal = options.isFinalRefusal ?? defaultFinalRefusal;
+  const pending = new Map<string, Promise<void>>();
+  const waiters = new Set<() => void>();
+  const stop = new AbortController();
+  let ready: Promise<void> | undefined;
+
+  const fileOf = (executionId: string, kind: Entry['kind']) => path.join(options.dir, `${encodeURIComponent(executionId)}.${kind}.json`);
+  const ensureDir = () => (ready ??= mkdir(options.dir, { recursive: true }).then(() => undefined));
+
+  async function store(entry: Entry): Promise<void> {
+    await ensureDir();
+    const file = fileOf(entry.executionId, entry.kind);
+    // Write then rename: a crash leaves the old file or the new one, never half of one.
+    await writeFile(`${file}.tmp`, JSON.stringify(entry));
+    await rename(`${file}.tmp`, file);
+    deliverInBackground(entry, file);
+  }
+
+  function deliverInBackground(entry: Entry, file: string): void {
+    if (pending.has(file)) return;
+    const run = (async () => {
+      for (let round = 1; !stop.signal.aborted; round++) {
+        try {
+          if (entry.kind === 'completed') await inner.reportCompleted(entry.executionId, entry.report as CompletedReport, stop.signal);
+          else await inner.reportFailed(entry.executionId, entry.report as FailedReport, stop.signal);
+          logger.info({ executionId: entry.executionId, kind: entry.kind, round }, 'final report delivered');
+          break;
+        } catch (error) {
+          if (stop.signal.aborted) return;
+          if (isFinalRefusal(error)) {
+            logger.error({ executionId: entry.executionId, kind: entry.kind, err: String(error) }, 'final report refused by the API; not sending it again');
+            break;
+          }
+          logger.error({ executionId: entry.executionId, kind: entry.kind, round, err: String(error), retryInMs: retryEveryMs }, 'final report not delivered yet; kept in the outbox');
+          await sleep(retryEveryMs, stop.signal);
+        }
+      }
+      if (!stop.signal.aborted) await rm(file, { force: true });
+    })().finally(() => {
+      pending.delete(file);
+      if (pending.size === 0) for (const wake of waiters) wake();
+    });
+    pending.set(file, run);
+  }
+
+  return {
+    getExecution: (id, signal) => inner.getExecution(id, signal),
+    listVersions: (id, signal) => inner.listVersions(id, signal),
+    markStarted: (id, at, signal) => inner.markStarted(id, at, signal),
+    reportCompleted: (executionId, report) => store({ kind: 'completed', executionId, report, storedAt: new Date().toISOString() }),
+    reportFailed: (executionId, report) => store({ kind: 'failed', executionId, report, storedAt: new Date().toISOString() }),
+    depth: () => pending.size,
+    async resume() {
+      await ensureDir();
+      for (const name of await readdir(options.dir)) {
+        if (!name.endsWith('.json')) continue;
+        const file = path.join(options.dir, name);
+        try {
+          const entry = JSON.parse(await readFile(file, 'utf8')) as Entry;
+          logger.warn({ executionId: entry.executionId, kind: entry.kind, storedAt: entry.storedAt }, 'delivering a final report left by an earlier run');
+          deliverInBackground(entry, file);
+        } catch (error) {
+          logger.error({ file, err: String(error) }, 'unreadable outbox entry left in place');
+        }
+      }
+    },
+    drain(timeoutMs) {
+      if (pending.size === 0) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(done);
+          resolve(pending.size === 0);
+        };
+        const timer = setTimeout(done, timeoutMs);
+        waiters.add(done);
+      });
+    },
+    async close() {
+      stop.abort(new Error('outbox closed'));
+      await Promise.allSettled([...pending.values()]);
+    },
+  };
+}
+
+function defaultFinalRefusal(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}

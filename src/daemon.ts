@@ -1,0 +1,148 @@
+import { createArtifactStore, createBrowser, createRecorder, createRunnerDeps } from './compose.js';
+import type { Config } from './config/schema.js';
+import path from 'node:path';
+import { createHttpControlPlane } from './control-plane/http-client.js';
+import { createOutbox } from './control-plane/outbox.js';
+import { abortReason } from './domain/errors.js';
+import { createBullmqIntake, type Intake } from './intake/bullmq-intake.js';
+import { runExecution } from './runner/run-execution.js';
+import { startHealthServer, type HealthServer } from './telemetry/health.js';
+import { createMetrics } from './telemetry/metrics.js';
+import type { RecordingFile } from './model/types.js';
+import type { Logger } from './telemetry/types.js';
+
+/**
+ * The daemon (contract §8): explicit states, logged on change.
+ *   starting → running → draining → stopped
+ * Draining: no new job; running executions get SHUTDOWN_GRACE_MS, then are aborted with
+ * `worker_shutdown`, finalised, uploaded and reported.
+ */
+export type DaemonState = 'starting' | 'running' | 'draining' | 'stopped';
+
+export interface Daemon {
+  readonly state: DaemonState;
+  /** Starts draining; a second call cuts the grace period short. Resolves when stopped. */
+  shutdown(why: string): Promise<void>;
+  readonly healthPort: number | undefined;
+}
+
+/** How long aborted executions get to finalise (stop video, upload, report) after the grace. */
+const FINALISE_AFTER_ABORT_MS = 60_000;
+/** How long shutdown waits for the outbox to deliver before leaving reports on disk. */
+const OUTBOX_DRAIN_MS = 10_000;
+
+export interface DaemonOptions {
+  /** Replays this recording instead of calling Claude (the demo without an API key). */
+  replay?: RecordingFile;
+}
+
+export async function startDaemon(config: Config, logger: Logger, options: DaemonOptions = {}): Promise<Daemon> {
+  let state: DaemonState = 'starting';
+  const setState = (next: DaemonState) => {
+    logger.info({ from: state, to: next }, `daemon ${next}`);
+    state = next;
+  };
+  logger.info({ from: null, to: state, queue: config.EXECUTION_QUEUE, prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY }, 'daemon starting');
+
+  const metrics = createMetrics();
+  const http = createHttpControlPlane({ baseUrl: config.API_BASE_URL!, apiKey: config.API_KEY!, logger: logger.child({ component: 'control-plane' }) });
+  // Final reports go through a durable outbox: stored first, delivered in the background.
+  const controlPlane = createOutbox({ dir: path.join(config.WORK_DIR, 'outbox'), inner: http, logger: logger.child({ component: 'outbox' }) });
+  await controlPlane.resume();
+  const browser = createBrowser(config, logger);
+  const store = createArtifactStore(config, logger);
+  const recorder = createRecorder(config, logger);
+  const deps = createRunnerDeps({ config, logger, browser, store, controlPlane, ...(recorder ? { recorder } : {}), ...(options.replay ? { replay: options.replay } : {}), observe: (_id, type, fields) => metrics.observe(type, fields) });
+
+  const intake: Intake = createBullmqIntake({
+    redisUrl: config.REDIS_URL,
+    queueName: config.EXECUTION_QUEUE,
+    prefix: config.QUEUE_PREFIX,
+    concurrency: config.WORKER_CONCURRENCY,
+    logger: logger.child({ component: 'intake' }),
+    handle: async (data, signal) => {
+      const summary = await runExecution(deps, data, signal);
+      return summary.status === 'skipped' ? { status: 'skipped' } : { status: summary.status, ...(summary.document.error ? { code: summary.document.error.code } : {}) };
+    },
+    onLost: async (executionId) => {
+      await controlPlane.reportFailed(executionId, {
+        failedAt: new Date().toISOString(),
+        error: { code: 'worker_lost', message: 'the worker running this execution stopped mid-run' },
+        durationMs: 0,
+        nSteps: 0,
+        nAgentActions: 0,
+        nScreenshots: 0,
+        outputUrl: null,
+        videoUrl: null,
+        logsUrl: null,
+      });
+    },
+  });
+  metrics.setSources({ activeExecutions: () => intake.activeCount, outboxDepth: () => controlPlane.depth() });
+
+  let health: HealthServer | undefined;
+  if (config.HEALTH_PORT > 0) {
+    health = await startHealthServer({
+      port: config.HEALTH_PORT,
+      registry: metrics.registry,
+      alive: () => state !== 'stopped',
+      checks: [
+        {
+          name: 'redis',
+          check: async () => {
+            if (!(await intake.ping())) throw new Error('redis does not answer');
+          },
+        },
+        { name: 'browser', check: (signal) => browser.checkReady(signal) },
+      ],
+    });
+  }
+
+  try {
+    await intake.start();
+  } catch (error) {
+    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close()]);
+    throw error;
+  }
+  setState('running');
+
+  let cutShort: (() => void) | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = async (why: string) => {
+    setState('draining');
+    logger.info({ why, active: intake.activeCount, graceMs: config.SHUTDOWN_GRACE_MS }, 'taking no new job; waiting for running executions');
+    await intake.stopTaking().catch((error: Error) => logger.warn({ err: error.message }, 'pausing the queue worker failed'));
+    const graceOver = new Promise<void>((resolve) => {
+      cutShort = resolve;
+    });
+    const idle = await Promise.race([intake.waitIdle(config.SHUTDOWN_GRACE_MS), graceOver.then(() => false)]);
+    if (!idle) {
+      logger.warn({ active: intake.activeCount }, 'grace period over: stopping running executions');
+      intake.abortAll(abortReason('worker_shutdown', 'the worker was shut down before the execution ended'));
+      await intake.waitIdle(FINALISE_AFTER_ABORT_MS);
+    }
+    await Promise.allSettled([intake.close(), browser.close()]);
+    // Reports still undelivered stay on disk; the next start sends them.
+    if (!(await controlPlane.drain(OUTBOX_DRAIN_MS))) logger.warn({ pending: controlPlane.depth() }, 'final reports left in the outbox for the next start');
+    await Promise.allSettled([controlPlane.close(), health?.close()]);
+    setState('stopped');
+  };
+
+  return {
+    get state() {
+      return state;
+    },
+    get healthPort() {
+      return health?.port;
+    },
+    shutdown(why) {
+      if (stopping) {
+        logger.warn({ why }, 'second stop request: cutting the grace period short');
+        cutShort?.();
+        return stopping;
+      }
+      stopping = stop(why);
+      return stopping;
+    },
+  };
+}

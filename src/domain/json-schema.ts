@@ -1,0 +1,35 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { JsonSchema } from './specification.js';
+
+/** JSON Schema validation of payloads and outputs; drafts 07 and 2020-12. */
+
+export type SchemaCheck = { ok: true } | { ok: false; errors: string };
+export type SchemaValidator = (value: unknown) => SchemaCheck;
+
+// ajv-formats is CommonJS: its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => void;
+
+function createAjv(schema: JsonSchema): Ajv {
+  const is2020 = typeof schema === 'object' && typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
+  const options = { allErrors: true, strict: false, validateFormats: true } as const;
+  const ajv = is2020 ? new Ajv2020(options) : new Ajv(options);
+  addFormats(ajv as Ajv);
+  // The secret markers of contract §8 are ours, not JSON Schema's.
+  ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
+  return ajv as Ajv;
+}
+
+/** Compiles a schema; throws with a readable message when the schema itself is invalid. */
+export function compileSchema(schema: JsonSchema): SchemaValidator {
+  const ajv = createAjv(schema);
+  const validate = ajv.compile(schema as object);
+  return (value) => {
+    if (validate(value)) return { ok: true };
+    const errors = (validate.errors ?? [])
+      .map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`)
+      .join('; ');
+    return { ok: false, errors };
+  };
+}

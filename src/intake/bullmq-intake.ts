@@ -1,0 +1,190 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { ExecutionError, abortReason } from '../domain/errors.js';
+import { readableExecutionId } from '../domain/job.js';
+import type { Logger } from '../telemetry/types.js';
+
+/**
+ * The queue side of the worker (contract §1). Runs are not idempotent — they act on real
+ * business systems — so a job is never retried or re-run after a stall: `attempts` is the
+ * producer's (1), `maxStalledCount` is 0, and an execution that ended is remembered in Redis
+ * so a job delivered again for it is not run again.
+ */
+
+export interface IntakeOptions {
+  redisUrl: string;
+  queueName: string;
+  prefix: string;
+  concurrency: number;
+  logger: Logger;
+  /** Runs one execution; resolves with a short summary stored as the job's return value. */
+  handle(data: unknown, signal: AbortSignal): Promise<{ status: string; code?: string }>;
+  /** Called once for an execution whose worker died mid-run (its job stalled). */
+  onLost(executionId: string, data: unknown): Promise<void>;
+  /** How long a job lock lives without renewal; a dead worker's jobs are found after it. */
+  lockDurationMs?: number;
+  /** How often this worker looks for jobs of dead workers. */
+  stalledIntervalMs?: number;
+  /** How long "this execution ended" is remembered. */
+  endedTtlMs?: number;
+}
+
+export interface Intake {
+  start(): Promise<void>;
+  /** Stops taking new jobs; running ones go on. */
+  stopTaking(): Promise<void>;
+  /** Resolves when no execution runs, or after `timeoutMs`; true when idle. */
+  waitIdle(timeoutMs: number): Promise<boolean>;
+  /** Aborts every running execution with `reason`. */
+  abortAll(reason: Error): void;
+  readonly activeCount: number;
+  /** Redis answers PING. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const STALLED_REASON = 'stalled more than allowable limit';
+
+export function createBullmqIntake(options: IntakeOptions): Intake {
+  const { logger } = options;
+  const lockDurationMs = options.lockDurationMs ?? 30_000;
+  const endedTtlMs = options.endedTtlMs ?? 30 * 24 * 3600 * 1000;
+  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false, lazyConnect: true });
+  connection.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
+  const endedKey = (id: string) => `${options.prefix}:${options.queueName}:ended:${id}`;
+  /** Running executions by job id (the contract makes it the execution id; we do not rely on it). */
+  const running = new Map<string, { executionId: string; controller: AbortController; lastLockMs: number }>();
+  const idleWaiters = new Set<() => void>();
+
+  const process = async (job: Job, _token?: string, jobSignal?: AbortSignal) => {
+    const executionId = readableExecutionId(job.data) ?? `job:${job.id}`;
+    if (await connection.exists(endedKey(executionId))) {
+      logger.warn({ executionId, jobId: job.id }, 'job delivered again for an execution that already ended; not running it');
+      return { status: 'skipped', code: 'already_ended' };
+    }
+    if ([...running.values()].some((r) => r.executionId === executionId)) {
+      logger.warn({ executionId, jobId: job.id }, 'execution already running in this worker; not running it twice');
+      return { status: 'skipped', code: 'already_running' };
+    }
+    const controller = new AbortController();
+    const signal = jobSignal ? AbortSignal.any([controller.signal, jobSignal]) : controller.signal;
+    const jobId = String(job.id);
+    running.set(jobId, { executionId, controller, lastLockMs: Date.now() });
+    try {
+      const summary = await options.handle(job.data, signal);
+      if (summary.status !== 'skipped') {
+        await connection.set(endedKey(executionId), summary.status, 'PX', endedTtlMs).catch((error: Error) =>
+          logger.warn({ executionId, err: error.message }, 'could not remember the execution as ended'),
+        );
+      }
+      return summary;
+    } catch (error) {
+      // Only malformed jobs without a readable id reach here: nothing to report to, never retry.
+      throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
+    } finally {
+      running.delete(jobId);
+      if (running.size === 0) for (const wake of idleWaiters) wake();
+    }
+  };
+
+  const worker = new Worker(options.queueName, process, {
+    connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+    autorun: false,
+    maxStalledCount: 0,
+    lockDuration: lockDurationMs,
+    stalledInterval: options.stalledIntervalMs ?? 15_000,
+  });
+
+  worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error'));
+  worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
+    for (const id of jobIds) {
+      const entry = running.get(id);
+      if (entry) entry.lastLockMs = Date.now();
+    }
+  });
+  worker.on('lockRenewalFailed', (jobIds: string[]) => {
+    for (const id of jobIds) loseLock(id, 'the job lock was taken away');
+  });
+  worker.on('failed', (job: Job | undefined, error: Error) => {
+    if (!job || !error.message.includes(STALLED_REASON)) return;
+    const executionId = readableExecutionId(job.data);
+    if (!executionId) return;
+    logger.error({ executionId, jobId: job.id }, 'execution lost: its worker stopped mid-run');
+    void options.onLost(executionId, job.data).catch((err: unknown) => logger.error({ executionId, err: String(err) }, 'could not report a lost execution'));
+  });
+
+  // Redis unreachable for longer than the lock: another worker may see the job as stalled,
+  // so this one stops instead of racing it.
+  const watchdog = setInterval(() => {
+    const now = Date.now();
+    for (const [id, entry] of running) if (now - entry.lastLockMs > lockDurationMs) loseLock(id, `the job lock was not renewed for ${now - entry.lastLockMs} ms`);
+  }, Math.max(1_000, Math.floor(lockDurationMs / 4)));
+  watchdog.unref();
+
+  function loseLock(jobId: string, why: string) {
+    const entry = running.get(jobId);
+    if (!entry || entry.controller.signal.aborted) return;
+    logger.error({ executionId: entry.executionId, why }, 'job lock lost: stopping the run');
+    entry.controller.abort(abortReason('worker_lost', `this worker lost the execution's job lock (${why})`));
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    async start() {
+      await connection.connect().catch((error: Error) => {
+        throw new ExecutionError('internal', `cannot connect to Redis at ${redactUrl(options.redisUrl)}: ${error.message}`);
+      });
+      void worker.run().catch((error: Error) => logger.error({ err: error.message }, 'queue worker stopped'));
+      await worker.waitUntilReady();
+    },
+    async stopTaking() {
+      await worker.pause(true);
+    },
+    waitIdle(timeoutMs) {
+      if (running.size === 0) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const done = (idle: boolean) => {
+          clearTimeout(timer);
+          idleWaiters.delete(wake);
+          resolve(idle);
+        };
+        const wake = () => done(true);
+        const timer = setTimeout(() => done(running.size === 0), timeoutMs);
+        idleWaiters.add(wake);
+      });
+    },
+    abortAll(reason) {
+      for (const entry of running.values()) if (!entry.controller.signal.aborted) entry.controller.abort(reason);
+    },
+    get activeCount() {
+      return running.size;
+    },
+    async ping() {
+      try {
+        return (await connection.ping()) === 'PONG';
+      } catch {
+        return false;
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        clearInterval(watchdog);
+        await worker.close().catch((error: Error) => logger.warn({ err: error.message }, 'closing the queue worker failed'));
+        connection.disconnect();
+      })();
+      return closing;
+    },
+  };
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable url)';
+  }
+}

@@ -1,0 +1,253 @@
+import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type {
+  BetaContentBlock,
+  BetaContentBlockParam,
+  BetaImageBlockParam,
+  BetaMessage,
+  BetaMessageParam,
+  BetaTextBlockParam,
+  BetaToolUnion,
+  MessageCreateParamsNonStreaming,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { ExecutionError } from '../domain/errors.js';
+import type { Logger } from '../telemetry/types.js';
+import type {
+  AssistantBlock,
+  ImageBlock,
+  Message,
+  ModelClient,
+  ModelResponse,
+  ModelTurnRequest,
+  TextBlock,
+  ToolDefinition,
+  UserBlock,
+} from './types.js';
+
+/**
+ * The real model: one `beta.messages.create` call per turn.
+ *
+ * Retries are the SDK's own (verified in @anthropic-ai/sdk 1.x `client.js`): it retries
+ * connection errors, timeouts, 408, 409, 429 and every status ≥ 500 (so 529 "overloaded"
+ * too), waits what `retry-after-ms` or `retry-after` (seconds or HTTP date) asks, else an
+ * exponential backoff from 0.5 s to 8 s with jitter, and never retries other 4xx. After
+ * `maxRetries` it throws, and we turn that into `model_error`.
+ */
+
+export interface AnthropicModelOptions {
+  /** Secret. Never logged. Falls back to the SDK's own `ANTHROPIC_API_KEY` lookup. */
+  apiKey?: string;
+  baseURL?: string;
+  /** Retries of one turn on transient failures before `model_error`. */
+  maxRetries: number;
+  /** Cap on one HTTP attempt. Default 10 minutes (the SDK's non-streaming ceiling). */
+  timeoutMs?: number;
+  logger: Logger;
+}
+
+const DEFAULT_TIMEOUT_MS = 600_000;
+
+export function createAnthropicModel(opts: AnthropicModelOptions): ModelClient {
+  const logger = opts.logger.child({ component: 'anthropic' });
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const client = new Anthropic({
+    apiKey: opts.apiKey,
+    baseURL: opts.baseURL,
+    maxRetries: opts.maxRetries,
+    // Always explicit: without it the SDK derives a timeout from max_tokens and refuses large
+    // non-streaming requests outright.
+    timeout: timeoutMs,
+    fetch: observedFetch(logger),
+    // Only the SDK's warnings and errors, through our logger; its debug level would dump
+    // request details we do not want in the process log.
+    logLevel: 'warn',
+    logger: sdkLogger(logger),
+  });
+
+  return {
+    async createTurn(request: ModelTurnRequest, signal: AbortSignal): Promise<ModelResponse> {
+      if (signal.aborted) throw signal.reason;
+      let message: BetaMessage;
+      try {
+        message = await client.beta.messages.create(toParams(request), { signal });
+      } catch (error) {
+        // Whatever the SDK made of it, an abort from outside is the caller's reason.
+        if (signal.aborted) throw signal.reason;
+        throw toModelError(error, opts.maxRetries);
+      }
+      return fromMessage(message);
+    },
+  };
+}
+
+/** Wraps fetch to log each failed attempt: the SDK retries silently otherwise. */
+function observedFetch(logger: Logger): typeof fetch {
+  return async (input, init) => {
+    const attempt = Number(new Headers(init?.headers).get('x-stainless-retry-count') ?? '0');
+    const response = await fetch(input, init);
+    if (!response.ok) {
+      logger.warn(
+        {
+          status: response.status,
+          attempt,
+          retryAfter: response.headers.get('retry-after') ?? undefined,
+          requestId: response.headers.get('request-id') ?? undefined,
+        },
+        'model API answered with an error',
+      );
+    }
+    return response;
+  };
+}
+
+function sdkLogger(logger: Logger) {
+  const format = (message: string, rest: unknown[]) => ({ sdk: true, details: rest.length ? rest.map(String) : undefined, msg: message });
+  return {
+    error: (message: string, ...rest: unknown[]) => logger.error(format(message, rest), 'anthropic sdk error'),
+    warn: (message: string, ...rest: unknown[]) => logger.warn(format(message, rest), 'anthropic sdk warning'),
+    info: (message: string, ...rest: unknown[]) => logger.debug(format(message, rest), 'anthropic sdk info'),
+    debug: (message: string, ...rest: unknown[]) => logger.debug(format(message, rest), 'anthropic sdk debug'),
+  };
+}
+
+function toModelError(error: unknown, maxRetries: number): ExecutionError {
+  const retries = `after ${maxRetries} ${maxRetries === 1 ? 'retry' : 'retries'}`;
+  if (error instanceof APIUserAbortError) {
+    return new ExecutionError('model_error', 'the model request was aborted', { cause: error });
+  }
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ExecutionError('model_error', `the model API timed out ${retries}`, { cause: error });
+  }
+  if (error instanceof APIConnectionError) {
+    const reason = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    return new ExecutionError('model_error', `could not reach the model API ${retries}${reason}`, { cause: error });
+  }
+  if (error instanceof APIError && typeof error.status === 'number') {
+    const transient = error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
+    const detail = apiErrorDetail(error);
+    const when = transient ? ` ${retries}` : '';
+    return new ExecutionError('model_error', `the model API returned status ${error.status}${when}: ${detail}`, { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new ExecutionError('model_error', `the model request failed: ${message}`, { cause: error });
+}
+
+/** `{type, message}` of the API's error body when it has one, else the SDK's message. */
+function apiErrorDetail(error: APIError): string {
+  const body = error.error as { error?: { type?: unknown; message?: unknown } } | undefined;
+  const inner = body?.error;
+  if (inner && typeof inner.message === 'string') {
+    return typeof inner.type === 'string' ? `${inner.type}: ${inner.message}` : inner.message;
+  }
+  return error.message;
+}
+
+// ---- request mapping: our wire-shaped types → the SDK's ----
+
+function toParams(request: ModelTurnRequest): MessageCreateParamsNonStreaming {
+  const params: MessageCreateParamsNonStreaming = {
+    model: request.model,
+    max_tokens: request.maxTokens,
+    system: request.system.map(toTextParam),
+    messages: request.messages.map(toMessageParam),
+  };
+  if (request.tools.length > 0) params.tools = request.tools.map(toTool);
+  if (request.betas.length > 0) params.betas = [...request.betas];
+  return params;
+}
+
+function toTextParam(block: TextBlock): BetaTextBlockParam {
+  const out: BetaTextBlockParam = { type: 'text', text: block.text };
+  if (block.cache_control) out.cache_control = { type: 'ephemeral' };
+  return out;
+}
+
+function toTool(tool: ToolDefinition): BetaToolUnion {
+  if ('type' in tool) {
+    const base = {
+      name: 'computer' as const,
+      display_width_px: tool.display_width_px,
+      display_height_px: tool.display_height_px,
+      ...(tool.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {}),
+    };
+    if (tool.type === 'computer_20251124') {
+      return { ...base, type: 'computer_20251124', ...(tool.enable_zoom !== undefined ? { enable_zoom: tool.enable_zoom } : {}) };
+    }
+    return { ...base, type: 'computer_20250124' };
+  }
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: { ...tool.input_schema, type: 'object' },
+    ...(tool.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {}),
+  };
+}
+
+function toMessageParam(message: Message): BetaMessageParam {
+  if (message.role === 'user') return { role: 'user', content: message.content.map(toUserBlock) };
+  return { role: 'assistant', content: message.content.map(toAssistantParam) };
+}
+
+function toUserBlock(block: UserBlock): BetaContentBlockParam {
+  switch (block.type) {
+    case 'text':
+    case 'image':
+      return toMediaParam(block);
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        tool_use_id: block.tool_use_id,
+        content: block.content.map(toMediaParam),
+        ...(block.is_error !== undefined ? { is_error: block.is_error } : {}),
+        ...(block.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {}),
+      };
+  }
+}
+
+function toMediaParam(block: TextBlock | ImageBlock): BetaTextBlockParam | BetaImageBlockParam {
+  if (block.type === 'text') return toTextParam(block);
+  return {
+    type: 'image',
+    source: { type: 'base64', media_type: block.source.media_type, data: block.source.data },
+    ...(block.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {}),
+  };
+}
+
+function toAssistantParam(block: AssistantBlock): BetaContentBlockParam {
+  if (block.type === 'text' && typeof (block as { text?: unknown }).text === 'string') return toTextParam(block as TextBlock);
+  if (block.type === 'tool_use') {
+    const use = block as { id: string; name: string; input: unknown };
+    return { type: 'tool_use', id: use.id, name: use.name, input: use.input };
+  }
+  // thinking, redacted_thinking and whatever else the model sent: back verbatim, as the API
+  // requires (thinking blocks carry a signature it checks).
+  return block as unknown as BetaContentBlockParam;
+}
+
+// ---- response mapping: the SDK's → ours ----
+
+function fromMessage(message: BetaMessage): ModelResponse {
+  return {
+    id: message.id,
+    model: message.model,
+    content: message.content.map(fromContentBlock),
+    stopReason: message.stop_reason ?? 'end_turn',
+    usage: {
+      inputTokens: message.usage.input_tokens ?? 0,
+      outputTokens: message.usage.output_tokens ?? 0,
+      cacheReadInputTokens: message.usage.cache_read_input_tokens ?? 0,
+      cacheCreationInputTokens: message.usage.cache_creation_input_tokens ?? 0,
+    },
+  };
+}
+
+function fromContentBlock(block: BetaContentBlock): AssistantBlock {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'tool_use':
+      return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
+    default:
+      // A plain JSON copy, so that what we record is exactly what we will send back.
+      return JSON.parse(JSON.stringify(block)) as AssistantBlock;
+  }
+}

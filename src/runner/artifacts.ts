@@ -1,0 +1,51 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { ArtifactBody, ArtifactStore } from '../storage/types.js';
+import type { Logger } from '../telemetry/types.js';
+
+/** The files an execution leaves in its scratch folder, uploaded at the end (contract §5). */
+export const ARTIFACT_FILES = {
+  video: { name: 'video.mp4', contentType: 'video/mp4' },
+  steps: { name: 'steps.vtt', contentType: 'text/vtt; charset=utf-8' },
+  logs: { name: 'logs.jsonl', contentType: 'application/x-ndjson' },
+  output: { name: 'output.json', contentType: 'application/json' },
+  recording: { name: 'recording.json', contentType: 'application/json' },
+} as const;
+
+export type ArtifactKind = keyof typeof ARTIFACT_FILES;
+
+export async function writeJson(dir: string, name: string, value: unknown): Promise<string> {
+  const file = path.join(dir, name);
+  await writeFile(file, `${JSON.stringify(value, null, 2)}\n`);
+  return file;
+}
+
+/**
+ * Uploads what was made, each artifact on its own: one failing upload loses only its url.
+ * Returns the url of each uploaded artifact (null where it could not be made or uploaded).
+ */
+export async function uploadArtifacts(options: {
+  store: ArtifactStore;
+  executionId: string;
+  files: Partial<Record<ArtifactKind, string>>;
+  logger: Logger;
+}): Promise<Record<ArtifactKind, string | null>> {
+  const kinds = Object.keys(ARTIFACT_FILES) as ArtifactKind[];
+  const urls = Object.fromEntries(kinds.map((k) => [k, null])) as Record<ArtifactKind, string | null>;
+  await Promise.all(
+    kinds.map(async (kind) => {
+      const file = options.files[kind];
+      if (!file) return;
+      const { name, contentType } = ARTIFACT_FILES[kind];
+      const body: ArtifactBody = { kind: 'file', path: file };
+      try {
+        const stored = await options.store.put(options.executionId, name, body, contentType);
+        urls[kind] = stored.url;
+        options.logger.debug({ artifact: name, key: stored.key, bytes: stored.bytes }, 'artifact uploaded');
+      } catch (error) {
+        options.logger.error({ artifact: name, err: error instanceof Error ? error.message : String(error) }, 'artifact upload failed');
+      }
+    }),
+  );
+  return urls;
+}

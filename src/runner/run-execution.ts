@@ -1,0 +1,308 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createDisplayGeometry } from '../agent/display.js';
+import { createRunStats, runAgent, type AgentOutcome, type RunStats } from '../agent/loop.js';
+import type { BrowserSession } from '../browser/types.js';
+import type { CompletedReport, FailedReport } from '../control-plane/types.js';
+import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../domain/errors.js';
+import { parseJobData, readableExecutionId, type JobData } from '../domain/job.js';
+import { compileSchema, type SchemaValidator } from '../domain/json-schema.js';
+import { createSecretVault, type SecretVault } from '../domain/secrets.js';
+import { parseSpecification, type Specification } from '../domain/specification.js';
+import type { RecordingFile } from '../model/types.js';
+import type { ActiveRecording, FinishedVideo } from '../recorder/types.js';
+import { createEventLog, type EventLog } from '../telemetry/event-log.js';
+import { ARTIFACT_FILES, uploadArtifacts, writeJson, type ArtifactKind } from './artifacts.js';
+import { createExecutionSignal } from './deadline.js';
+import { resolveJob } from './resolve.js';
+import type { ExecutionSummary, OutputDocument, RunnerDeps } from './types.js';
+
+/**
+ * Runs one execution from raw job data to its final report. States, in order:
+ *   validate → resolve → check → started → browser → agent → finalise → upload → report.
+ * Finalisation always runs in the same order, whatever happened before it.
+ */
+export async function runExecution(deps: RunnerDeps, rawJob: unknown, outerSignal: AbortSignal): Promise<ExecutionSummary> {
+  const now = deps.now ?? Date.now;
+  let job: JobData;
+  try {
+    job = parseJobData(rawJob);
+  } catch (error) {
+    const executionId = readableExecutionId(rawJob);
+    // Without a readable id there is nobody to report to: the caller fails the job.
+    if (!executionId) throw error;
+    job = { executionId };
+    return new Execution(deps, job, outerSignal, now).failEarly(toExecutionError(error, 'invalid_job'));
+  }
+  return new Execution(deps, job, outerSignal, now).run();
+}
+
+class Execution {
+  private readonly log;
+  private readonly stats: RunStats = createRunStats();
+  private vault: SecretVault;
+  private workDir = '';
+  private events: EventLog | undefined;
+  private startedAtMs: number | undefined;
+  private recording: (() => RecordingFile) | undefined;
+
+  constructor(
+    private readonly deps: RunnerDeps,
+    private readonly job: JobData,
+    private readonly outerSignal: AbortSignal,
+    private readonly now: () => number,
+  ) {
+    this.log = deps.logger.child({ executionId: job.executionId });
+    this.vault = createSecretVault(undefined, undefined, deps.settings.secrets);
+  }
+
+  /** A failure found before anything ran (bad job data): reported with logs and output. */
+  async failEarly(error: ExecutionError): Promise<ExecutionSummary> {
+    await this.openScratch();
+    this.events?.emit('execution_failed_validation', { code: error.code, message: error.message });
+    return this.finish({ status: 'failed', code: error.code, message: error.message }, null, null);
+  }
+
+  async run(): Promise<ExecutionSummary> {
+    await this.openScratch();
+    const { deps, job } = this;
+    this.events!.emit('execution_received', { workflowId: job.workflowId, workflowVersionId: job.workflowVersionId });
+
+    // Everything before `started` may fail without a browser: bad specification or input.
+    let spec: Specification;
+    let startUrl: string;
+    let validateOutput: SchemaValidator | undefined;
+    try {
+      const resolved = await resolveJob(job, deps.controlPlane, this.outerSignal);
+      spec = parseSpecification(resolved.rawSpecification);
+      startUrl = spec.startUrl ?? `https://${spec.allowedDomains[0]!.replace(/^\*\./, '')}/`;
+      deps.checkSpecification(spec, startUrl);
+      validateOutput = spec.outputSchema === undefined ? undefined : compileOrReject(spec.outputSchema, 'outputSchema');
+      if (spec.payloadSchema !== undefined) {
+        const check = compileOrReject(spec.payloadSchema, 'payloadSchema')(resolved.inputPayload ?? null);
+        if (!check.ok) throw new ExecutionError('invalid_input', `the input payload does not match the payload schema: ${check.errors}`);
+      }
+      this.vault = createSecretVault(resolved.inputPayload, spec.payloadSchema, deps.settings.secrets);
+    } catch (error) {
+      if (this.outerSignal.aborted) return this.finish(failure(errorFromSignal(this.outerSignal)), null, null);
+      const failed = toExecutionError(error);
+      this.events!.emit('error', { phase: 'validate', code: failed.code, message: failed.message });
+      return this.finish(failure(failed), null, null);
+    }
+
+    if (deps.controlPlane) {
+      const startedAt = new Date(this.now());
+      let started;
+      try {
+        started = await deps.controlPlane.markStarted(job.executionId, startedAt.toISOString(), this.outerSignal);
+      } catch (error) {
+        // The API could not be told: do not act on the business system unannounced.
+        const failed = this.outerSignal.aborted ? errorFromSignal(this.outerSignal) : toExecutionError(error);
+        this.events!.emit('error', { phase: 'started', code: failed.code, message: failed.message });
+        return this.finish(failure(failed), null, null);
+      }
+      if (!started.ok) {
+        this.log.warn({ status: started.status, reason: started.reason }, 'execution is no longer runnable; not running it');
+        this.events!.emit('execution_skipped', { status: started.status, reason: started.reason });
+        await this.events!.close();
+        await rm(this.workDir, { recursive: true, force: true });
+        return { status: 'skipped', executionId: job.executionId, reason: started.reason };
+      }
+      this.startedAtMs = startedAt.getTime();
+    } else {
+      this.startedAtMs = this.now();
+    }
+    this.events!.emit('execution_started', { startUrl, model: spec.model ?? deps.settings.defaultModel });
+
+    const run = createExecutionSignal(this.outerSignal, spec.timeoutMs ?? deps.settings.timeoutMs);
+    let session: BrowserSession | undefined;
+    let video: ActiveRecording | undefined;
+    let outcome: AgentOutcome;
+    let finishedVideo: FinishedVideo | null = null;
+    let stepsVtt: string | null = null;
+    try {
+      outcome = await this.drive(spec, startUrl, validateOutput, run, (s) => (session = s), (v) => (video = v));
+    } catch (error) {
+      const failed = run.signal.aborted ? errorFromSignal(run.signal) : toExecutionError(error);
+      if (!isExecutionError(error) || error !== failed) this.log.debug({ err: String(error) }, 'run ended by error');
+      this.events!.emit('error', { phase: 'run', code: failed.code, message: failed.message });
+      outcome = failure(failed);
+    } finally {
+      run.dispose();
+    }
+    const endedAtMs = this.now();
+    // Fixed order: video (needs the page alive to the end), then the browser.
+    const activeVideo = video as ActiveRecording | undefined;
+    if (activeVideo) {
+      finishedVideo = await activeVideo.stop(endedAtMs).catch((error: unknown) => {
+        this.log.error({ err: String(error) }, 'video could not be finalised');
+        return null;
+      });
+      stepsVtt = activeVideo.stepsVtt();
+    }
+    const openSession = session as BrowserSession | undefined;
+    if (openSession) await openSession.close().catch((error: unknown) => this.log.warn({ err: String(error) }, 'closing the browser session failed'));
+    return this.finish(outcome, finishedVideo, stepsVtt, endedAtMs);
+  }
+
+  private async drive(
+    spec: Specification,
+    startUrl: string,
+    validateOutput: SchemaValidator | undefined,
+    run: ReturnType<typeof createExecutionSignal>,
+    onSession: (session: BrowserSession) => void,
+    onVideo: (video: ActiveRecording) => void,
+  ): Promise<AgentOutcome> {
+    const { deps, job } = this;
+    const events = this.events!;
+    const geometry = createDisplayGeometry(deps.settings.viewport);
+    const modelId = spec.model ?? deps.settings.defaultModel;
+    const tool = deps.resolveTool(modelId);
+
+    let session: BrowserSession;
+    try {
+      session = await deps.browser.openSession(
+        {
+          executionId: job.executionId,
+          viewport: geometry.viewport,
+          allowedDomains: spec.allowedDomains,
+          onBlocked: (blocked) => events.emit('blocked', { ...blocked }),
+          onCrash: (error) => {
+            events.emit('browser_crashed', { message: error.message });
+            run.abort(new ExecutionError('browser_error', `the browser died: ${error.message}`, { cause: error }));
+          },
+        },
+        run.signal,
+      );
+    } catch (error) {
+      if (run.signal.aborted) throw errorFromSignal(run.signal);
+      throw isExecutionError(error) ? error : new ExecutionError('browser_error', `could not start the browser: ${String(error instanceof Error ? error.message : error)}`, { cause: error });
+    }
+    onSession(session);
+
+    let video: ActiveRecording | undefined;
+    if (deps.recorder) {
+      try {
+        video = await deps.recorder.start({ session, outputPath: path.join(this.workDir, ARTIFACT_FILES.video.name), startedAtMs: this.startedAtMs!, signal: run.signal });
+        onVideo(video);
+      } catch (error) {
+        // A run without video is still a run: log it, report a null video url.
+        this.log.error({ err: String(error) }, 'video recording could not start');
+        events.emit('error', { phase: 'video', code: 'internal', message: `video recording could not start: ${String(error)}` });
+      }
+    }
+
+    const model = deps.createModel({ modelId, toolVersion: tool.version, display: geometry.display });
+    this.recording = model.recording;
+    return runAgent(
+      {
+        model: model.client,
+        session,
+        executeAction: deps.executeAction,
+        events,
+        onAction: (mark) => video?.mark(mark),
+        now: this.now,
+      },
+      { spec, modelId, tool, geometry, vault: this.vault, maxSteps: spec.maxSteps ?? deps.settings.maxSteps, startUrl, ...(validateOutput ? { validateOutput } : {}), signal: run.signal },
+      this.stats,
+    );
+  }
+
+  private async openScratch(): Promise<void> {
+    this.workDir = path.join(this.deps.settings.workDir, `${safeName(this.job.executionId)}-${randomUUID().slice(0, 8)}`);
+    await mkdir(this.workDir, { recursive: true });
+    const observe = this.deps.observe;
+    this.events = createEventLog({
+      path: path.join(this.workDir, ARTIFACT_FILES.logs.name),
+      executionId: this.job.executionId,
+      redact: (value) => this.vault.redactValue(value),
+      now: this.now,
+      ...(observe ? { onEvent: (type: string, fields: Record<string, unknown>) => observe(this.job.executionId, type, fields) } : {}),
+    });
+  }
+
+  /** Writes output.json and the transcript, uploads everything, reports. */
+  private async finish(outcome: AgentOutcome, video: FinishedVideo | null, stepsVtt: string | null, endedAtMs = this.now()): Promise<ExecutionSummary> {
+    const { deps, job } = this;
+    const durationMs = this.startedAtMs === undefined ? 0 : Math.max(0, endedAtMs - this.startedAtMs);
+    const document: OutputDocument = {
+      status: outcome.status,
+      output: outcome.status === 'completed' ? this.vault.redactValue(outcome.output) : null,
+      error: outcome.status === 'failed' ? { code: outcome.code, message: this.vault.redact(outcome.message) } : null,
+      counters: { nSteps: this.stats.nSteps, nAgentActions: this.stats.nAgentActions, nScreenshots: this.stats.nScreenshots, durationMs },
+      usage: { ...this.stats.usage, estimatedCostUsd: estimateCost(this.stats.usage, deps.settings.pricing) },
+    };
+    const events = this.events!;
+    events.emit(outcome.status === 'completed' ? 'execution_completed' : 'execution_failed', {
+      ...(document.error ?? {}),
+      counters: document.counters,
+      usage: document.usage,
+      video: video ? { durationMs: video.durationMs, frames: video.frames, droppedFrames: video.droppedFrames } : null,
+    });
+    await events.close();
+
+    const files: Partial<Record<ArtifactKind, string>> = { logs: events.path };
+    try {
+      files.output = await writeJson(this.workDir, ARTIFACT_FILES.output.name, document);
+      if (this.recording) files.recording = await writeJson(this.workDir, ARTIFACT_FILES.recording.name, this.vault.redactValue(this.recording()));
+      if (video) files.video = video.path;
+      if (stepsVtt !== null && video) {
+        files.steps = path.join(this.workDir, ARTIFACT_FILES.steps.name);
+        await writeFile(files.steps, stepsVtt);
+      }
+    } catch (error) {
+      this.log.error({ err: String(error) }, 'could not write artifacts');
+    }
+    const uploaded = await uploadArtifacts({ store: deps.store, executionId: job.executionId, files, logger: this.log });
+    const urls = { outputUrl: uploaded.output, videoUrl: uploaded.video, logsUrl: uploaded.logs };
+
+    let reported = false;
+    if (deps.controlPlane) {
+      const counters = { nSteps: this.stats.nSteps, nAgentActions: this.stats.nAgentActions, nScreenshots: this.stats.nScreenshots };
+      const at = new Date(this.now()).toISOString();
+      try {
+        if (outcome.status === 'completed') {
+          const report: CompletedReport = { completedAt: at, durationMs, ...counters, ...urls };
+          await deps.controlPlane.reportCompleted(job.executionId, report);
+        } else {
+          const report: FailedReport = { failedAt: at, error: document.error!, durationMs, ...counters, ...urls };
+          await deps.controlPlane.reportFailed(job.executionId, report);
+        }
+        reported = true;
+      } catch (error) {
+        this.log.error({ err: String(error), status: outcome.status }, 'final report could not be delivered');
+      }
+    }
+    this.log.info({ status: outcome.status, code: document.error?.code, ...document.counters, reported }, `execution ${outcome.status}`);
+    await rm(this.workDir, { recursive: true, force: true }).catch(() => undefined);
+    return { status: outcome.status, executionId: job.executionId, document, urls, reported };
+  }
+}
+
+function failure(error: ExecutionError): AgentOutcome {
+  return { status: 'failed', code: error.code, message: error.message };
+}
+
+function compileOrReject(schema: Specification['payloadSchema'], field: string): SchemaValidator {
+  try {
+    return compileSchema(schema!);
+  } catch (error) {
+    throw new ExecutionError('invalid_specification', `${field} is not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function estimateCost(usage: RunStats['usage'], pricing: RunnerDeps['settings']['pricing']): number | null {
+  if (!pricing) return null;
+  const cost =
+    (usage.inputTokens * pricing.inputPerMTok +
+      usage.outputTokens * pricing.outputPerMTok +
+      usage.cacheReadInputTokens * pricing.cacheReadPerMTok +
+      usage.cacheCreationInputTokens * pricing.cacheWritePerMTok) /
+    1_000_000;
+  return Math.round(cost * 1_000_000) / 1_000_000;
+}
+
+function safeName(id: string): string {
+  return id.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 80);
+}

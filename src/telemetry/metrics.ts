@@ -1,0 +1,105 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Prometheus metrics of the daemon (`GET /metrics`). Fed by execution events, so the runner
+ * and the loop know nothing about Prometheus.
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  observe(type: string, fields: Record<string, unknown>): void;
+  /** Sources read at scrape time. */
+  setSources(sources: { activeExecutions?: () => number; outboxDepth?: () => number }): void;
+  uploadRetried(): void;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'execution_worker_process_' });
+  let sources: { activeExecutions?: () => number; outboxDepth?: () => number } = {};
+
+  const executions = new Counter({
+    name: 'execution_worker_executions_total',
+    help: 'Executions ended, by status and error code.',
+    labelNames: ['status', 'code'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'execution_worker_execution_duration_seconds',
+    help: 'Wall time of executions from started to end.',
+    buckets: [5, 15, 30, 60, 120, 300, 600, 1200, 3600],
+    registers: [registry],
+  });
+  const steps = new Histogram({
+    name: 'execution_worker_execution_steps',
+    help: 'Model turns per execution.',
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200],
+    registers: [registry],
+  });
+  const modelLatency = new Histogram({
+    name: 'execution_worker_model_latency_seconds',
+    help: 'Latency of one model turn.',
+    buckets: [0.25, 0.5, 1, 2, 4, 8, 16, 32, 64],
+    registers: [registry],
+  });
+  const stepOverhead = new Histogram({
+    name: 'execution_worker_step_overhead_seconds',
+    help: 'Worker time per step: from a model response to the next model request.',
+    buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5],
+    registers: [registry],
+  });
+  const blocked = new Counter({
+    name: 'execution_worker_blocked_requests_total',
+    help: 'Requests refused by the allow-list, by enforcement layer.',
+    labelNames: ['layer'] as const,
+    registers: [registry],
+  });
+  const uploads = new Counter({
+    name: 'execution_worker_upload_retries_total',
+    help: 'Artifact upload attempts that were retried.',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'execution_worker_active_executions',
+    help: 'Executions running now in this process.',
+    registers: [registry],
+    collect() {
+      this.set(sources.activeExecutions?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'execution_worker_outbox_depth',
+    help: 'Final reports waiting to be delivered to the API.',
+    registers: [registry],
+    collect() {
+      this.set(sources.outboxDepth?.() ?? 0);
+    },
+  });
+
+  return {
+    registry,
+    setSources(next) {
+      sources = { ...sources, ...next };
+    },
+    uploadRetried: () => uploads.inc(),
+    observe(type, fields) {
+      switch (type) {
+        case 'model_turn':
+          if (typeof fields.latencyMs === 'number') modelLatency.observe(fields.latencyMs / 1000);
+          if (typeof fields.overheadMs === 'number') stepOverhead.observe(fields.overheadMs / 1000);
+          break;
+        case 'blocked':
+          blocked.inc({ layer: String(fields.layer ?? 'unknown') });
+          break;
+        case 'execution_completed':
+        case 'execution_failed': {
+          const status = type === 'execution_completed' ? 'completed' : 'failed';
+          executions.inc({ status, code: typeof fields.code === 'string' ? fields.code : '' });
+          const counters = fields.counters as { durationMs?: number; nSteps?: number } | undefined;
+          if (typeof counters?.durationMs === 'number') duration.observe(counters.durationMs / 1000);
+          if (typeof counters?.nSteps === 'number') steps.observe(counters.nSteps);
+          break;
+        }
+      }
+    },
+  };
+}

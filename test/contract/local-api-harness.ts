@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { startLocalServer, type LocalServer } from '../../src/control-plane/local-server/server.js';
+import type { Logger } from '../../src/telemetry/types.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+
+/** A local API on a private Redis, with a BullMQ handle to inspect what it enqueued. */
+
+export const API_KEY = 'test-key-7f3a9c';
+
+export interface Harness {
+  redis: TestRedis;
+  server: LocalServer;
+  queue: Queue;
+  queueName: string;
+  keyPrefix: string;
+  artifactsDir: string | undefined;
+  // Response bodies are free-form JSON read by assertions, hence `any` here only.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  restartServer(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const silentLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  child: () => silentLogger,
+};
+
+export async function startHarness(opts: { artifactsDir?: string; redis?: TestRedis } = {}): Promise<Harness> {
+  const redis = opts.redis ?? (await startRedis());
+  const queueName = `executions-${randomUUID().slice(0, 8)}`;
+  const keyPrefix = `{api-${randomUUID().slice(0, 8)}}:`;
+  const serverOptions = { port: 0, apiKeys: ['other-key', API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', keyPrefix, artifactsDir: opts.artifactsDir, logger: silentLogger };
+  let server: LocalServer | undefined;
+  let queue: Queue | undefined;
+  try {
+    server = await startLocalServer(serverOptions);
+    queue = new Queue(queueName, { connection: { url: redis.url }, prefix: 'bull' });
+  } catch (error) {
+    await server?.close();
+    if (!opts.redis) await redis.stop();
+    throw error;
+  }
+  const harness: Harness = {
+    redis,
+    server,
+    queue,
+    queueName,
+    keyPrefix,
+    artifactsDir: opts.artifactsDir,
+    async call(method, path, body, headers = { 'X-Service-Key': API_KEY }) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (body !== undefined) {
+        init.body = typeof body === 'string' ? body : JSON.stringify(body);
+        (init.headers as Record<string, string>)['Content-Type'] = 'application/json';
+      }
+      const response = await fetch(`${harness.server.url}${path}`, init);
+      const text = await response.text();
+      return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined, headers: response.headers };
+    },
+    async restartServer() {
+      await harness.server.close();
+      harness.server = await startLocalServer(serverOptions);
+    },
+    async close() {
+      await Promise.allSettled([harness.server.close(), queue?.close()]);
+      if (!opts.redis) await redis.stop();
+    },
+  };
+  return harness;
+}
+
+/** The seed's validation error body. */
+export function expectDetailShape(body: unknown): asserts body is { detail: { loc: (string | number)[]; msg: string; type: string }[] } {
+  const detail = (body as { detail?: unknown }).detail;
+  if (!Array.isArray(detail) || detail.length === 0) throw new Error(`no detail[] in ${JSON.stringify(body)}`);
+  for (const d of detail as Record<string, unknown>[]) {
+    const ok =
+      Array.isArray(d.loc) && d.loc.every((p) => typeof p === 'string' || Number.isInteger(p)) && typeof d.msg === 'string' && typeof d.type === 'string';
+    if (!ok) throw new Error(`bad validation error ${JSON.stringify(d)}`);
+  }
+}
+
+export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

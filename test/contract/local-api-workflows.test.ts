@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY, ISO, expectDetailShape, startHarness, type Harness } from './local-api-harness.js';
+
+/** The seed's workflow endpoints, against the local API on a real Redis. */
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+const spec = {
+  name: 'Order lookup',
+  description: 'Finds an order',
+  prompt: 'Open the shop and find the order',
+  allowedDomains: ['shop.test'],
+  payloadSchema: { type: 'object', required: ['order'], properties: { order: { type: 'string', minLength: 3 } } },
+};
+
+function expectVersion(v: Record<string, unknown>): void {
+  expect(typeof v.workflow_version_uuid).toBe('string');
+  expect(typeof v.workflow_uuid).toBe('string');
+  expect(v).toHaveProperty('specification');
+  expect(v.created_at).toMatch(ISO);
+  expect(v.updated_at).toMatch(ISO);
+  expect(Number.isInteger(v.version)).toBe(true);
+  expect(typeof v.is_current).toBe('boolean');
+  expect(typeof v.name).toBe('string');
+  expect(typeof v.description).toBe('string');
+}
+
+describe('authentication', () => {
+  const endpoints: [string, string][] = [
+    ['GET', '/api/workflows'],
+    ['POST', '/api/workflows'],
+    ['PATCH', '/api/workflows/x'],
+    ['DELETE', '/api/workflows/x'],
+    ['GET', '/api/workflows/x/versions'],
+    ['POST', '/api/workflows/x/execute'],
+    ['GET', '/api/executions'],
+    ['GET', '/api/executions/x'],
+    ['POST', '/api/executions/x/started'],
+    ['POST', '/api/executions/x/completed'],
+    ['POST', '/api/executions/x/failed'],
+  ];
+
+  it.each(endpoints)('%s %s answers 401 with the documented body without a valid key', async (method, path) => {
+    for (const headers of [{}, { 'X-Service-Key': 'wrong' }, { 'X-Service-Key': `${API_KEY}x` }] as Record<string, string>[]) {
+      const res = await h.call(method, path, method === 'GET' || method === 'DELETE' ? undefined : {}, headers);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.body).toEqual({ detail: [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }] });
+    }
+  });
+
+  it('accepts any configured key', async () => {
+    expect((await h.call('GET', '/api/workflows', undefined, { 'X-Service-Key': 'other-key' })).status).toBe(200);
+  });
+
+  it('serves an OpenAPI document of every endpoint without a key', async () => {
+    const res = await h.call('GET', '/openapi.json', undefined, {});
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\./);
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/api/workflows',
+        '/api/workflows/{id}',
+        '/api/workflows/{workflow_uuid}/versions',
+        '/api/workflows/{workflowId}/execute',
+        '/api/executions',
+        '/api/executions/{executionId}',
+        '/api/executions/{execution_uuid}/started',
+        '/api/executions/{execution_uuid}/completed',
+        '/api/executions/{execution_uuid}/failed',
+      ]),
+    );
+    expect(res.body.components.securitySchemes.ServiceKey).toEqual({ type: 'apiKey', in: 'header', name: 'X-Service-Key' });
+    expect(res.body.paths['/api/executions'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['limit', 'offset', 'workflow_uuid', 'status']);
+  });
+});
+
+describe('POST /api/workflows', () => {
+  it('creates the workflow and publishes version 1 at once', async () => {
+    const res = await h.call('POST', '/api/workflows', spec);
+    expect(res.status).toBe(201);
+    const w = res.body;
+    expect(typeof w.workflow_uuid).toBe('string');
+    expect(w).toMatchObject({ name: 'Order lookup', description: 'Finds an order', slug: 'order-lookup' });
+    expect(w.created_at).toMatch(ISO);
+    expectVersion(w.current_version);
+    expect(w.current_version).toMatchObject({ version: 1, is_current: true, workflow_uuid: w.workflow_uuid, status: 'published' });
+    expect(w.current_version.specification).toEqual({ prompt: spec.prompt, allowedDomains: spec.allowedDomains, payloadSchema: spec.payloadSchema });
+
+    const versions = await h.call('GET', `/api/workflows/${w.workflow_uuid}/versions`);
+    expect(versions.status).toBe(200);
+    expect(versions.body.total).toBe(1);
+    expect(versions.body.items).toHaveLength(1);
+    expectVersion(versions.body.items[0]);
+    expect(versions.body.items[0]).toEqual(w.current_version);
+  });
+
+  it('accepts the snake_case spellings of the specification and keeps every §3 field', async () => {
+    const res = await h.call('POST', '/api/workflows', {
+      name: 'Order lookup',
+      prompt: 'p',
+      allowed_domains: ['*.shop.test'],
+      start_url: 'https://www.shop.test/',
+      output_schema: { type: 'object' },
+      steps: ['one', 'two'],
+      max_steps: 12,
+      timeout_ms: 60_000,
+      model: 'claude-x',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.slug).not.toBe('order-lookup');
+    expect(res.body.description).toBe('');
+    expect(res.body.current_version.specification).toEqual({
+      prompt: 'p',
+      allowedDomains: ['*.shop.test'],
+      startUrl: 'https://www.shop.test/',
+      outputSchema: { type: 'object' },
+      steps: ['one', 'two'],
+      maxSteps: 12,
+      timeoutMs: 60_000,
+      model: 'claude-x',
+    });
+  });
+
+  it('answers 422 with detail[] naming every fault', async () => {
+    const res = await h.call('POST', '/api/workflows', { name: 'x', allowedDomains: [], maxSteps: 0 });
+    expect(res.status).toBe(422);
+    expectDetailShape(res.body);
+    const locs = res.body.detail.map((d) => d.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['body.prompt', 'body.allowedDomains', 'body.maxSteps']));
+    expect(res.body.detail.find((d) => d.loc.join('.') === 'body.prompt')?.type).toBe('missing');
+  });
+
+  it.each([
+    ['malformed JSON', '{"prompt":'],
+    ['a JSON array', []],
+    ['no body', undefined],
+    ['a payload schema that is not a schema', { prompt: 'p', allowedDomains: ['a.test'], payloadSchema: { type: 'nope' } }],
+    ['a domain with a path', { prompt: 'p', allowedDomains: ['a.test/x'] }],
+  ])('answers 422 to %s', async (_label, body) => {
+    const res = await h.call('POST', '/api/workflows', body);
+    expect(res.status).toBe(422);
+    expectDetailShape(res.body);
+  });
+});
+
+describe('PATCH /api/workflows/{id} and versions', () => {
+  it('creates a new current version carrying the edit and keeps the previous ones', async () => {
+    const created = (await h.call('POST', '/api/workflows', spec)).body;
+    const id = created.workflow_uuid as string;
+
+    const patched = await h.call('PATCH', `/api/workflows/${id}`, { prompt: 'Find the order, then its invoice', payload_schema: null, maxSteps: 20 });
+    expect(patched.status).toBe(200);
+    expect(patched.body.current_version).toMatchObject({ version: 2, is_current: true });
+    expect(patched.body.current_version.specification).toEqual({ prompt: 'Find the order, then its invoice', allowedDomains: ['shop.test'], maxSteps: 20 });
+
+    const renamed = await h.call('PATCH', `/api/workflows/${id}`, { name: 'Invoices', description: 'Finds invoices' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ name: 'Invoices', description: 'Finds invoices', slug: created.slug });
+    expect(renamed.body.current_version.version).toBe(3);
+
+    const versions = await h.call('GET', `/api/workflows/${id}/versions`);
+    expect(versions.body.total).toBe(3);
+    const items = versions.body.items as Record<string, unknown>[];
+    items.forEach(expectVersion);
+    expect(items.map((v) => [v.version, v.is_current])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
+    expect(items[0]?.specification).toEqual(created.current_version.specification);
+    expect(items[0]?.workflow_version_uuid).toBe(created.current_version.workflow_version_uuid);
+    expect(new Set(items.map((v) => v.workflow_version_uuid)).size).toBe(3);
+    expect(items.every((v) => v.name === 'Invoices')).toBe(true);
+  });
+
+  it('answers 422 to an empty or invalid edit and 404 to an unknown workflow', async () => {
+    const id = (await h.call('POST', '/api/workflows', spec)).body.workflow_uuid as string;
+    for (const body of [{}, { prompt: '' }, { allowedDomains: null }, { maxSteps: 'ten' }, { unknownField: 1 }]) {
+      const res = await h.call('PATCH', `/api/workflows/${id}`, body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expectDetailShape(res.body);
+    }
+    expect((await h.call('GET', `/api/workflows/${id}/versions`)).body.total).toBe(1);
+    const missing = await h.call('PATCH', '/api/workflows/no-such-id', { prompt: 'x' });
+    expect(missing.status).toBe(404);
+    expectDetailShape(missing.body);
+    expect((await h.call('GET', '/api/workflows/no-such-id/versions')).status).toBe(404);
+  });
+
+  it('lists workflows newest first with total', async () => {
+    const a = (await h.call('POST', '/api/workflows', { ...spec, name: 'first' })).body.workflow_uuid as string;
+    const b = (await h.call('POST', '/api/workflows', { ...spec, name: 'second' })).body.workflow_uuid as string;
+    const list = await h.call('GET', '/api/workflows?limit=2');
+    expect(list.status).toBe(200);
+    expect(list.body.items.map((w: { workflow_uuid: string }) => w.workflow_uuid)).toEqual([b, a]);
+    expect(list.body.total).toBeGreaterThanOrEqual(2);
+    expect((await h.call('GET', `/api/workflows/${a}`)).body.name).toBe('first');
+  });
+});
+
+describe('DELETE /api/workflows/{id}', () => {
+  it('deletes the workflow with all its versions and executions, and dequeues its waiting jobs', async () => {
+    const id = (await h.call('POST', '/api/workflows', { ...spec, payloadSchema: undefined })).body.workflow_uuid as string;
+    await h.call('PATCH', `/api/workflows/${id}`, { prompt: 'v2' });
+    const e1 = (await h.call('POST', `/api/workflows/${id}/execute`, { inputPayload: 1 })).body.execution_uuid as string;
+    const e2 = (await h.call('POST', `/api/workflows/${id}/execute`)).body.execution_uuid as string;
+    await h.call('POST', `/api/executions/${e2}/started`, { startedAt: new Date().toISOString() });
+    expect(await h.queue.getJob(e1)).toBeDefined();
+    const other = (await h.call('POST', '/api/workflows', spec)).body.workflow_uuid as string;
+
+    const res = await h.call('DELETE', `/api/workflows/${id}`);
+    expect(res.status).toBe(204);
+    expect((await h.call('GET', `/api/workflows/${id}`)).status).toBe(404);
+    expect((await h.call('GET', `/api/workflows/${id}/versions`)).status).toBe(404);
+    expect((await h.call('GET', `/api/executions/${e1}`)).status).toBe(404);
+    expect((await h.call('GET', `/api/executions/${e2}`)).status).toBe(404);
+    expect((await h.call('GET', `/api/executions?workflow_uuid=${id}`)).body).toEqual({ items: [], total: 0 });
+    const all = (await h.call('GET', '/api/executions?limit=200')).body.items as { execution_uuid: string }[];
+    expect(all.map((e) => e.execution_uuid)).not.toContain(e1);
+    expect(await h.queue.getJob(e1)).toBeUndefined();
+    expect((await h.call('GET', `/api/workflows/${other}`)).status).toBe(200);
+    expect((await h.call('DELETE', `/api/workflows/${id}`)).status).toBe(404);
+    // Its slug is free again.
+    expect((await h.call('POST', '/api/workflows', { ...spec, name: 'Deleted then reused' })).body.slug).toBe('deleted-then-reused');
+  });
+});

@@ -1,0 +1,172 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
+
+/**
+ * The dashboard in real Chromium against the local API on real Redis. The worker is not part
+ * of this test: the test plays its part with the contract §2 reports and a real mp4.
+ */
+
+const run = promisify(execFile);
+
+let h: Harness;
+let browser: Browser;
+let page: Page;
+let artifactsDir: string;
+
+beforeAll(async () => {
+  artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-test-'));
+  h = await startHarness({ artifactsDir });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      // Running as root in a container: Chromium's sandbox needs user namespaces we lack.
+      '--no-sandbox',
+      // The machine is offline: background fetches would only flood refused connections.
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      // The test plays the video without a user gesture.
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+  });
+  page = await browser.newPage();
+  page.on('dialog', (dialog) => void dialog.accept());
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+  await fs.rm(artifactsDir, { recursive: true, force: true });
+});
+
+/** A 1 s real H.264 video, as the worker's recorder would leave it. */
+async function writeArtifacts(executionId: string): Promise<void> {
+  const dir = path.join(artifactsDir, 'executions', executionId);
+  await fs.mkdir(dir, { recursive: true });
+  await run('ffmpeg', [
+    '-hide_banner', '-loglevel', 'error',
+    // A synthetic test pattern: 1 s, 320x240, 10 fps.
+    '-f', 'lavfi', '-i', 'testsrc=duration=1:size=320x240:rate=10',
+    '-c:v', 'libx264',
+    // yuv420p: the pixel format every browser decodes.
+    '-pix_fmt', 'yuv420p',
+    // The index at the front, so playback starts before the whole file is read.
+    '-movflags', '+faststart',
+    path.join(dir, 'video.mp4'),
+  ]);
+  await fs.writeFile(path.join(dir, 'steps.vtt'), 'WEBVTT\n\n00:00:00.000 --> 00:00:00.900\nStep 1: open the shop\n');
+  await fs.writeFile(path.join(dir, 'logs.jsonl'), `${JSON.stringify({ type: 'run_started', time: '2025-05-01T10:00:00.000Z' })}\n${JSON.stringify({ type: 'action', name: 'left_click' })}\n`);
+  await fs.writeFile(path.join(dir, 'output.json'), JSON.stringify({ status: 'completed', output: { orderTotal: '42.00' }, error: null }));
+}
+
+describe('dashboard', () => {
+  it('asks for the key, creates a workflow, executes it, follows it to completion and plays its video', async () => {
+    await page.goto(h.server.url);
+    await page.getByTestId('api-key').fill(API_KEY);
+    await page.getByRole('button', { name: 'Save' }).click();
+
+    await page.getByTestId('new-workflow').click();
+    const form = page.getByTestId('workflow-form');
+    await form.locator('[name=name]').fill('Order total');
+    await form.locator('[name=prompt]').fill('Find the order total');
+    await form.locator('[name=allowedDomains]').fill('shop.test, *.cdn.test');
+    await form.locator('[name=payloadSchema]').fill('{"type":"object","required":["order"],"properties":{"order":{"type":"string"}}}');
+    await page.getByTestId('save-workflow').click();
+    await expect.poll(() => page.getByTestId('workflow-name').textContent()).toBe('Order total');
+
+    const workflows = (await h.call('GET', '/api/workflows')).body.items as { workflow_uuid: string; name: string; current_version: { specification: unknown } }[];
+    const workflow = workflows.find((w) => w.name === 'Order total');
+    expect(workflow?.current_version.specification).toEqual({
+      prompt: 'Find the order total',
+      allowedDomains: ['shop.test', '*.cdn.test'],
+      payloadSchema: { type: 'object', required: ['order'], properties: { order: { type: 'string' } } },
+    });
+
+    // A payload failing the schema shows the API's 422 detail.
+    await page.getByTestId('input-payload').fill('{"order": 7}');
+    await page.getByTestId('execute').click();
+    await expect.poll(() => page.getByTestId('error').textContent()).toContain('body.inputPayload.order');
+
+    await page.getByTestId('input-payload').fill('{"order": "A-1"}');
+    await page.getByTestId('execute').click();
+    await page.waitForURL(/#\/executions\/[0-9a-f-]+$/);
+    const executionId = page.url().split('/').pop() as string;
+    await expect.poll(() => page.getByTestId('status').textContent()).toBe('queued');
+    const job = await h.queue.getJob(executionId);
+    expect(job?.data).toMatchObject({ executionId, workflowId: workflow?.workflow_uuid, inputPayload: { order: 'A-1' } });
+
+    // The worker's part.
+    expect((await h.call('POST', `/api/executions/${executionId}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
+    await expect.poll(() => page.getByTestId('status').textContent(), { timeout: 15_000 }).toBe('running');
+    await writeArtifacts(executionId);
+    const completed = await h.call('POST', `/api/executions/${executionId}/completed`, {
+      completedAt: new Date().toISOString(),
+      durationMs: 1_000,
+      nSteps: 3,
+      nAgentActions: 2,
+      nScreenshots: 3,
+      outputUrl: null,
+      videoUrl: null,
+      logsUrl: null,
+    });
+    expect(completed.status).toBe(200);
+
+    await expect.poll(() => page.getByTestId('status').textContent(), { timeout: 15_000 }).toBe('completed');
+    await expect.poll(() => page.getByTestId('counters').textContent()).toBe('3 steps · 2 actions · 3 screenshots');
+    const video = page.getByTestId('video');
+    await video.waitFor();
+    expect(await video.locator('track').getAttribute('src')).toBe(`/artifacts/executions/${executionId}/steps.vtt`);
+    await expect.poll(() => page.getByTestId('output').textContent()).toContain('42.00');
+    expect(await page.getByTestId('log').textContent()).toContain('left_click');
+
+    // Plays to its end: the artifact route streams with ranges and the right content type.
+    const played = await video.evaluate(
+      (el: HTMLVideoElement) =>
+        new Promise<{ ended: boolean; duration: number; cues: number }>((resolve, reject) => {
+          el.muted = true;
+          el.addEventListener('ended', () => resolve({ ended: el.ended, duration: el.duration, cues: el.textTracks[0]?.cues?.length ?? 0 }));
+          el.addEventListener('error', () => reject(new Error(`video error ${el.error?.code}: ${el.error?.message}`)));
+          el.play().catch(reject);
+        }),
+    );
+    expect(played.ended).toBe(true);
+    expect(played.duration).toBeGreaterThan(0.5);
+    expect(played.cues).toBe(1);
+
+    await page.goto(`${h.server.url}/#/executions`);
+    const row = page.locator(`[data-testid=execution-row][data-id="${executionId}"]`);
+    await expect.poll(() => row.getByTestId('status').textContent()).toBe('completed');
+    expect(await row.textContent()).toContain('Order total');
+  });
+
+  it('edits a workflow into a new version, lists the versions, and deletes it', async () => {
+    const created = (await h.call('POST', '/api/workflows', { name: 'Editable', prompt: 'first prompt', allowedDomains: ['a.test'] })).body;
+    await page.goto(`${h.server.url}/#/workflows/${created.workflow_uuid as string}`);
+    await expect.poll(() => page.getByTestId('version-row').count()).toBe(1);
+
+    const form = page.getByTestId('workflow-form');
+    await form.locator('[name=prompt]').fill('second prompt');
+    await form.locator('[name=maxSteps]').fill('12');
+    await page.getByTestId('save-workflow').click();
+    await expect.poll(() => page.getByTestId('version-row').count()).toBe(2);
+    const versions = (await h.call('GET', `/api/workflows/${created.workflow_uuid as string}/versions`)).body;
+    expect(versions.items.map((v: { specification: unknown }) => v.specification)).toEqual([
+      { prompt: 'first prompt', allowedDomains: ['a.test'] },
+      { prompt: 'second prompt', allowedDomains: ['a.test'], maxSteps: 12 },
+    ]);
+
+    await page.getByTestId('delete-workflow').click();
+    await page.waitForURL(/#\/workflows$/);
+    await expect.poll(async () => (await h.call('GET', `/api/workflows/${created.workflow_uuid as string}`)).status).toBe(404);
+    // The list page has replaced the workflow page once its "New workflow" link shows.
+    await page.getByTestId('new-workflow').waitFor();
+    expect(await page.getByTestId('workflow-row').filter({ hasText: 'Editable' }).count()).toBe(0);
+  });
+});

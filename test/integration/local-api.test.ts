@@ -1,0 +1,160 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpControlPlane } from '../../src/control-plane/http-client.js';
+import { dashboardDir, packageRoot, parseRange } from '../../src/control-plane/local-server/static-files.js';
+import { API_KEY, silentLogger, startHarness, type Harness } from '../contract/local-api-harness.js';
+
+/**
+ * The worker's HTTP client against the local API (both ours, both real, on real Redis), and the
+ * artifacts route: content types, ranges, path traversal, key by header or cookie.
+ */
+
+let h: Harness;
+let root: string;
+let artifactsDir: string;
+
+beforeAll(async () => {
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'local-api-test-'));
+  artifactsDir = path.join(root, 'artifacts');
+  await fs.mkdir(path.join(artifactsDir, 'executions', 'e1'), { recursive: true });
+  await fs.writeFile(path.join(root, 'secret.txt'), 'outside');
+  await fs.writeFile(path.join(artifactsDir, 'executions', 'e1', 'video.mp4'), Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 256)));
+  await fs.writeFile(path.join(artifactsDir, 'executions', 'e1', 'steps.vtt'), 'WEBVTT\n');
+  await fs.writeFile(path.join(artifactsDir, 'executions', 'e1', 'output.json'), '{"status":"completed"}');
+  await fs.writeFile(path.join(artifactsDir, 'executions', 'e1', 'logs.jsonl'), '{"type":"x"}\n');
+  await fs.symlink(path.join(root, 'secret.txt'), path.join(artifactsDir, 'executions', 'e1', 'link.txt'));
+  h = await startHarness({ artifactsDir });
+});
+
+afterAll(async () => {
+  await h?.close();
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+describe('the worker client against the local API', () => {
+  it('reads the execution and the versions, reports started and completed, and sees 409 after', async () => {
+    const spec = { prompt: 'p', allowedDomains: ['a.test'] };
+    const workflow = (await h.call('POST', '/api/workflows', spec)).body;
+    const execution = (await h.call('POST', `/api/workflows/${workflow.workflow_uuid as string}/execute`, { inputPayload: { a: 1 } })).body;
+    const id = execution.execution_uuid as string;
+    const plane = createHttpControlPlane({ baseUrl: h.server.url, apiKey: API_KEY, logger: silentLogger, baseDelayMs: 1, maxDelayMs: 5 });
+    const signal = new AbortController().signal;
+
+    expect(await plane.getExecution(id, signal)).toMatchObject({ execution_uuid: id, status: 'queued', input_payload: { a: 1 } });
+    const versions = await plane.listVersions(workflow.workflow_uuid as string, signal);
+    expect(versions.find((v) => v.workflow_version_uuid === execution.workflow_version_uuid)?.specification).toEqual(spec);
+
+    expect(await plane.markStarted(id, new Date().toISOString(), signal)).toEqual({ ok: true });
+    await plane.reportCompleted(id, {
+      completedAt: new Date().toISOString(),
+      durationMs: 5,
+      nSteps: 1,
+      nAgentActions: 2,
+      nScreenshots: 3,
+      outputUrl: 'file:///o.json',
+      videoUrl: null,
+      logsUrl: null,
+    });
+    expect(await plane.getExecution(id, signal)).toMatchObject({ status: 'completed', n_agent_actions: 2, output_url: 'file:///o.json', video_url: null });
+
+    const again = await plane.markStarted(id, new Date().toISOString(), signal);
+    expect(again).toMatchObject({ ok: false, status: 409 });
+    expect(await plane.markStarted('unknown', new Date().toISOString(), signal)).toMatchObject({ ok: false, status: 404 });
+  });
+
+  it('fails with the 401 status when the key is wrong', async () => {
+    const plane = createHttpControlPlane({ baseUrl: h.server.url, apiKey: 'wrong', logger: silentLogger });
+    await expect(plane.getExecution('x', new AbortController().signal)).rejects.toMatchObject({ status: 401 });
+  });
+});
+
+describe('artifacts', () => {
+  const get = (p: string, headers: Record<string, string> = { 'X-Service-Key': API_KEY }) => fetch(`${h.server.url}${p}`, { headers });
+
+  it.each([
+    ['video.mp4', 'video/mp4'],
+    ['steps.vtt', 'text/vtt; charset=utf-8'],
+    ['output.json', 'application/json; charset=utf-8'],
+    ['logs.jsonl', 'application/x-ndjson; charset=utf-8'],
+  ])('serves %s as %s', async (name, type) => {
+    const res = await get(`/artifacts/executions/e1/${name}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe(type);
+    expect(res.headers.get('accept-ranges')).toBe('bytes');
+    await res.arrayBuffer();
+  });
+
+  it('answers range requests with 206 and the exact bytes', async () => {
+    const res = await get('/artifacts/executions/e1/video.mp4', { 'X-Service-Key': API_KEY, Range: 'bytes=10-19' });
+    expect(res.status).toBe(206);
+    expect(res.headers.get('content-range')).toBe('bytes 10-19/1000');
+    expect(res.headers.get('content-length')).toBe('10');
+    expect([...new Uint8Array(await res.arrayBuffer())]).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+
+    const tail = await get('/artifacts/executions/e1/video.mp4', { 'X-Service-Key': API_KEY, Range: 'bytes=-4' });
+    expect(tail.headers.get('content-range')).toBe('bytes 996-999/1000');
+    expect([...new Uint8Array(await tail.arrayBuffer())]).toEqual([996 % 256, 997 % 256, 998 % 256, 999 % 256]);
+
+    const open = await get('/artifacts/executions/e1/video.mp4', { 'X-Service-Key': API_KEY, Range: 'bytes=990-' });
+    expect(open.headers.get('content-range')).toBe('bytes 990-999/1000');
+    await open.arrayBuffer();
+
+    const beyond = await get('/artifacts/executions/e1/video.mp4', { 'X-Service-Key': API_KEY, Range: 'bytes=5000-' });
+    expect(beyond.status).toBe(416);
+    expect(beyond.headers.get('content-range')).toBe('bytes */1000');
+  });
+
+  it('parses ranges per RFC 9110', () => {
+    expect(parseRange(undefined, 100)).toBeUndefined();
+    expect(parseRange('bytes=0-0', 100)).toEqual([0, 0]);
+    expect(parseRange('bytes=50-500', 100)).toEqual([50, 99]);
+    expect(parseRange('bytes=-500', 100)).toEqual([0, 99]);
+    expect(parseRange('bytes=0-1,5-6', 100)).toBeUndefined();
+    expect(parseRange('items=0-1', 100)).toBeUndefined();
+    expect(parseRange('bytes=100-', 100)).toBe('unsatisfiable');
+    expect(parseRange('bytes=0-', 0)).toBe('unsatisfiable');
+  });
+
+  it('needs the key, by header or by the dashboard cookie', async () => {
+    const none = await get('/artifacts/executions/e1/output.json', {});
+    expect(none.status).toBe(401);
+    expect(await none.json()).toEqual({ detail: [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }] });
+    const cookie = await get('/artifacts/executions/e1/output.json', { Cookie: `theme=dark; service_key=${encodeURIComponent(API_KEY)}` });
+    expect(cookie.status).toBe(200);
+    expect(await cookie.json()).toEqual({ status: 'completed' });
+    expect((await get('/artifacts/executions/e1/output.json', { Cookie: 'service_key=nope' })).status).toBe(401);
+  });
+
+  it.each([
+    '/artifacts/../secret.txt',
+    '/artifacts/%2e%2e/secret.txt',
+    '/artifacts/executions/%2e%2e%2f%2e%2e%2f..%2fsecret.txt',
+    '/artifacts/executions/e1/link.txt',
+    '/artifacts/executions/e1',
+    '/artifacts/executions/e1/missing.mp4',
+    '/artifacts/%00',
+  ])('refuses %s', async (p) => {
+    const res = await get(p);
+    expect(res.status).toBe(404);
+    expect(await res.text()).not.toContain('outside');
+  });
+
+  it('finds the dashboard from src and from dist alike', async () => {
+    const rootDir = packageRoot();
+    expect(packageRoot(path.join(rootDir, 'dist', 'control-plane', 'local-server'))).toBe(rootDir);
+    expect((await fs.stat(path.join(dashboardDir(), 'index.html'))).isFile()).toBe(true);
+  });
+
+  it('serves the dashboard without a key', async () => {
+    const index = await fetch(`${h.server.url}/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await index.text()).toContain('/dashboard/app.js');
+    const js = await fetch(`${h.server.url}/dashboard/app.js`);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    await js.text();
+    expect((await fetch(`${h.server.url}/dashboard/..%2Fserver.ts`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBrowser, createRecorder, createRunnerDeps } from '../../src/compose.js';
+import { loadConfig, type Config } from '../../src/config/schema.js';
+import type { BrowserSandbox } from '../../src/browser/types.js';
+import { runExecution } from '../../src/runner/run-execution.js';
+import type { ExecutionSummary } from '../../src/runner/types.js';
+import { createLocalStore } from '../../src/storage/local-store.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { hostRules, tempDir } from '../support/env.js';
+import { computer, endTurn, failure, finish, startScriptedModelServer, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { startShopServer, type ShopServer } from '../support/shop-server.js';
+
+/**
+ * How runs end badly, on real Chromium and ffmpeg, with the real SDK against a scripted
+ * model: each failure gets its contract code, counters, and the artifacts made so far.
+ */
+
+let shop: ShopServer;
+let dir: string;
+let config: Config;
+let browser: BrowserSandbox;
+const logger = createSilentLogger();
+
+beforeAll(async () => {
+  [shop, dir] = await Promise.all([startShopServer(), tempDir('runner-failures')]);
+  config = loadConfig({ BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: dir, ANTHROPIC_API_KEY: 'k', ANTHROPIC_MAX_RETRIES: '1', VIDEO_FPS: '5' });
+  browser = createBrowser(config, logger);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await shop?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function run(script: Script, specExtra: Record<string, unknown> = {}, signal = new AbortController().signal): Promise<ExecutionSummary & { status: 'completed' | 'failed' }> {
+  const model = await startScriptedModelServer(script);
+  try {
+    const runConfig = { ...config, ANTHROPIC_BASE_URL: model.url };
+    const store = createLocalStore({ dir, prefix: '' });
+    const recorder = createRecorder(runConfig, logger);
+    const deps = createRunnerDeps({ config: runConfig, logger, browser, store, ...(recorder ? { recorder } : {}) });
+    const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: null, specification: { prompt: 'Look at the shop', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/`, ...specExtra } }, signal);
+    if (summary.status === 'skipped') throw new Error('unexpected skip');
+    return summary;
+  } finally {
+    await model.stop();
+  }
+}
+
+const click = () => computer('left_click', { coordinate: [640, 400] });
+
+describe('runs that end badly', () => {
+  it('stops at maxSteps with max_steps', async () => {
+    const s = await run([click(), click(), click()], { maxSteps: 2 });
+    expect(s.document).toMatchObject({ status: 'failed', error: { code: 'max_steps' }, counters: { nSteps: 2, nAgentActions: 2, nScreenshots: 3 } });
+  });
+
+  it('stops at the deadline with timeout and still keeps the video and logs', async () => {
+    const s = await run([click(), { hang: true } as ScriptedTurn], { timeoutMs: 2_000 });
+    expect(s.document).toMatchObject({ status: 'failed', error: { code: 'timeout' }, counters: { nSteps: 1, nAgentActions: 1 } });
+    expect(s.urls.videoUrl).toMatch(/^file:/);
+    expect(existsSync(fileURLToPath(s.urls.videoUrl!))).toBe(true);
+    expect(existsSync(fileURLToPath(s.urls.logsUrl!))).toBe(true);
+  });
+
+  it('turns persistent model 500s into model_error after retries', async () => {
+    const s = await run([failure(500), failure(500), failure(500)]);
+    expect(s.document).toMatchObject({ status: 'failed', error: { code: 'model_error' }, counters: { nSteps: 0 } });
+  });
+
+  it('retries a passing model 529 and goes on', async () => {
+    const s = await run([failure(529, { headers: { 'retry-after': '0' } }), finish('completed', 'ok')]);
+    expect(s.document).toMatchObject({ status: 'completed', output: 'ok' });
+  });
+
+  it('reports the agent giving up as agent_failed with its reason', async () => {
+    const s = await run([finish('failed', undefined, 'the order form is missing')]);
+    expect(s.document.error).toEqual({ code: 'agent_failed', message: 'the order form is missing' });
+  });
+
+  it('fails two end_turns without finish with agent_failed', async () => {
+    const s = await run([endTurn('done'), endTurn('done, really')]);
+    expect(s.document).toMatchObject({ error: { code: 'agent_failed' }, counters: { nSteps: 2 } });
+  });
+
+  it('rejects a start URL outside the allow-list as invalid_specification, before the browser', async () => {
+    const s = await run([finish('completed')], { startUrl: 'http://evil.test/' });
+    expect(s.document).toMatchObject({ error: { code: 'invalid_specification' }, counters: { nSteps: 0, nScreenshots: 0, durationMs: 0 } });
+    expect(s.urls.videoUrl).toBeNull();
+  });
+
+  it('stops with worker_shutdown when the worker aborts it', async () => {
+    const controller = new AbortController();
+    const { ExecutionError } = await import('../../src/domain/errors.js');
+    // The second model call hangs; the shutdown arrives while it does.
+    const s = await run(
+      (_request, index) => {
+        if (index === 0) return click();
+        controller.abort(new ExecutionError('worker_shutdown', 'shutting down'));
+        return { hang: true } as ScriptedTurn;
+      },
+      {},
+      controller.signal,
+    );
+    expect(s.document).toMatchObject({ error: { code: 'worker_shutdown' } });
+  });
+});

@@ -1,0 +1,271 @@
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Queue } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/schema.js';
+import { startDaemon, type Daemon } from '../../src/daemon.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { hostRules, tempDir } from '../support/env.js';
+import { startRecordingApi, type RecordingApi } from '../support/recording-api.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
+import { computer, endTurn, finish, startScriptedModelServer, type ScriptedModelServer, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { startShopServer, type ShopServer } from '../support/shop-server.js';
+
+/**
+ * The worker end to end on real parts: Redis, BullMQ, Chromium on the fixture shop (shop.test
+ * mapped to loopback), the Anthropic SDK against a scripted model server, S3 over HTTP
+ * (s3rver), and an API that records every call.
+ */
+
+const SECRET = 's3cr3t-Pa55!';
+const API_KEY = 'test-service-key-0001';
+const ANTHROPIC_KEY = 'sk-ant-test-key-0002';
+
+const spec = (shop: ShopServer) => ({
+  prompt: 'Sign in to the shop and place an order with the given reference. Report the order id.',
+  allowedDomains: ['shop.test'],
+  startUrl: `${shop.origin}/`,
+  steps: ['Sign in with the user and password', 'Enter the reference and place the order'],
+  payloadSchema: {
+    type: 'object',
+    required: ['user', 'password', 'reference'],
+    properties: { user: { type: 'string' }, password: { type: 'string', writeOnly: true }, reference: { type: 'string' } },
+  },
+  outputSchema: { type: 'object', required: ['orderId'], properties: { orderId: { type: 'string' } } },
+});
+const input = { user: 'ann', password: SECRET, reference: 'PO-778' };
+
+/** What a model would do on the shop, as scripted turns: 9 turns, 8 actions. */
+const shopScript = (): ScriptedTurn[] => [
+  computer('left_click', { coordinate: [250, 120] }),
+  computer('type', { text: 'ann' }),
+  computer('left_click', { coordinate: [250, 180] }),
+  computer('type', { text: '{{password}}' }),
+  computer('left_click', { coordinate: [175, 240] }),
+  computer('triple_click', { coordinate: [250, 120] }),
+  computer('type', { text: 'PO-778' }),
+  computer('key', { text: 'Return' }),
+  finish('completed', { orderId: 'A-1001' }),
+];
+
+let redis: TestRedis;
+let s3: TestS3;
+let shop: ShopServer;
+let api: RecordingApi;
+let workDir: string;
+const s3Client = () => new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: s3Credentials });
+
+beforeAll(async () => {
+  [redis, s3, shop, api, workDir] = await Promise.all([startRedis(), startS3(), startShopServer(), startRecordingApi(), tempDir('worker-e2e')]);
+  process.env.AWS_ACCESS_KEY_ID = s3Credentials.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = s3Credentials.secretAccessKey;
+});
+
+afterAll(async () => {
+  await Promise.allSettled([redis?.stop(), s3?.stop(), shop?.close(), api?.close()]);
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+/** A daemon on its own queue, with its own scripted model. */
+async function startWorker(script: ScriptedTurn[], extraEnv: Record<string, string> = {}) {
+  const model = await startScriptedModelServer(script);
+  const queueName = `e2e-${randomUUID().slice(0, 8)}`;
+  const config = loadConfig({
+    REDIS_URL: redis.url,
+    EXECUTION_QUEUE: queueName,
+    WORKER_CONCURRENCY: '1',
+    API_BASE_URL: api.url,
+    API_KEY,
+    ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_MAX_RETRIES: '1',
+    S3_BUCKET: s3.bucket,
+    S3_ENDPOINT: s3.endpoint,
+    S3_FORCE_PATH_STYLE: 'true',
+    S3_PREFIX: 'test',
+    BROWSER_HOST_RULES: hostRules('shop.test'),
+    WORK_DIR: workDir,
+    VIDEO_FPS: '5',
+    ...extraEnv,
+  });
+  const daemon: Daemon = await startDaemon(config, createSilentLogger());
+  const queue = new Queue(queueName, { connection: { url: redis.url } });
+  return {
+    model,
+    queue,
+    daemon,
+    async stop() {
+      await daemon.shutdown('test over');
+      await queue.close();
+      await model.stop();
+    },
+  };
+}
+
+async function object(key: string): Promise<Buffer> {
+  const client = s3Client();
+  try {
+    const res = await client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }));
+    return Buffer.from(await res.Body!.transformToByteArray());
+  } finally {
+    client.destroy();
+  }
+}
+
+const callsFor = (id: string) => api.calls.filter((c) => c.path.includes(id)).map((c) => `${c.method} ${c.path.replace(`/${id}`, '/:id')}`);
+
+describe('worker end to end', () => {
+  it('runs a queued execution on the shop and reports it completed with counters and artifacts', async () => {
+    const worker = await startWorker(shopScript());
+    try {
+      const executionId = randomUUID();
+      await worker.queue.add('execute', { executionId, workflowId: 'wf-1', workflowVersionId: 'v-1', inputPayload: input, specification: spec(shop) }, { jobId: executionId });
+      const final = await api.waitForFinal(executionId);
+
+      expect(callsFor(executionId)).toEqual(['POST /api/executions/:id/started', 'POST /api/executions/:id/completed']);
+      expect(api.calls.every((c) => c.serviceKey === API_KEY)).toBe(true);
+      const started = api.calls.find((c) => c.path.endsWith(`${executionId}/started`))!;
+      expect(Object.keys(started.body as object)).toEqual(['startedAt']);
+      expect(new Date((started.body as { startedAt: string }).startedAt).toISOString()).toBe((started.body as { startedAt: string }).startedAt);
+
+      const body = final.body as Record<string, unknown>;
+      expect(Object.keys(body).sort()).toEqual(['completedAt', 'durationMs', 'logsUrl', 'nAgentActions', 'nScreenshots', 'nSteps', 'outputUrl', 'videoUrl'].sort());
+      expect(body).toMatchObject({ nSteps: 9, nAgentActions: 8, nScreenshots: 9 });
+      expect(body.durationMs).toBeGreaterThan(0);
+      const prefix = `test/executions/${executionId}/`;
+      for (const [field, name] of [['outputUrl', 'output.json'], ['videoUrl', 'video.mp4'], ['logsUrl', 'logs.jsonl']] as const) {
+        expect(body[field]).toBe(`${s3.endpoint}/${s3.bucket}/${prefix}${name}`);
+      }
+
+      // The shop really received what the agent typed, the secret included.
+      expect(shop.forms).toContainEqual({ path: '/login', fields: { user: 'ann', password: SECRET } });
+      expect(shop.forms).toContainEqual({ path: '/order', fields: { reference: 'PO-778', quantity: '1' } });
+
+      // Artifacts: present, parseable, consistent, and without secrets.
+      const output = JSON.parse((await object(`${prefix}output.json`)).toString());
+      expect(output).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, error: null, counters: { nSteps: 9, nAgentActions: 8, nScreenshots: 9 } });
+      expect(output.usage.inputTokens).toBeGreaterThan(0);
+      const logs = (await object(`${prefix}logs.jsonl`)).toString();
+      const events = logs.trim().split('\n').map((line) => JSON.parse(line) as { type: string; t: number });
+      const count = (type: string) => events.filter((e) => e.type === type).length;
+      expect(count('model_turn')).toBe(9);
+      expect(count('action')).toBe(8);
+      expect(count('execution_started')).toBe(1);
+      expect(count('execution_completed')).toBe(1);
+      const recording = JSON.parse((await object(`${prefix}recording.json`)).toString());
+      expect(recording.turns).toHaveLength(9);
+      const video = await object(`${prefix}video.mp4`);
+      expect(video.subarray(4, 8).toString()).toBe('ftyp');
+      for (const text of [logs, JSON.stringify(output), JSON.stringify(recording), JSON.stringify(worker.model.requests.map((r) => r.body))]) {
+        expect(text).not.toContain(SECRET);
+        expect(text).not.toContain(API_KEY);
+        expect(text).not.toContain(ANTHROPIC_KEY);
+      }
+      // The model saw the placeholder and a fresh screenshot after each action.
+      const lastRequest = worker.model.requests.at(-1)!.body as { system: Array<{ text: string }>; tools: Array<{ type?: string }> };
+      expect(lastRequest.system[0]!.text).toContain('{{password}}');
+      expect(lastRequest.tools[0]!.type).toMatch(/^computer_2025/);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('fetches the specification and input from the API when the job carries neither', async () => {
+    const worker = await startWorker([endTurn('Nothing to do here.'), finish('completed', { orderId: 'none' })]);
+    try {
+      const executionId = randomUUID();
+      api.executions.set(executionId, { execution_uuid: executionId, workflow_uuid: 'wf-2', workflow_version_uuid: 'v-2', status: 'queued', input_payload: input });
+      api.versions.set('wf-2', [
+        { workflow_version_uuid: 'v-1', workflow_uuid: 'wf-2', specification: { prompt: 'old', allowedDomains: ['old.test'] }, version: 1, is_current: false },
+        { workflow_version_uuid: 'v-2', workflow_uuid: 'wf-2', specification: spec(shop), version: 2, is_current: true },
+      ]);
+      await worker.queue.add('execute', { executionId }, { jobId: executionId });
+      const final = await api.waitForFinal(executionId);
+      expect(api.calls.filter((c) => c.path === `/api/executions/${executionId}` || c.path === '/api/workflows/wf-2/versions').map((c) => c.path)).toEqual([
+        `/api/executions/${executionId}`,
+        '/api/workflows/wf-2/versions',
+      ]);
+      expect(final.path).toMatch(/\/completed$/);
+      expect(final.body).toMatchObject({ nSteps: 2, nAgentActions: 0, nScreenshots: 1 });
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('does not run an execution the API says is no longer runnable, nor one that already ended', async () => {
+    const worker = await startWorker([finish('completed', { orderId: 'x' })]);
+    try {
+      const gone = randomUUID();
+      api.startedStatus.set(gone, 409);
+      const job = await worker.queue.add('execute', { executionId: gone, inputPayload: input, specification: spec(shop) }, { jobId: gone });
+      await expect(waitForJob(worker.queue, job.id!)).resolves.toMatchObject({ status: 'skipped' });
+      expect(callsFor(gone)).toEqual(['POST /api/executions/:id/started']);
+      expect(worker.model.requests).toHaveLength(0);
+
+      // Run one to its end, then deliver its job again: it is not run twice.
+      const once = randomUUID();
+      await worker.queue.add('execute', { executionId: once, inputPayload: input, specification: spec(shop) }, { jobId: once });
+      await api.waitForFinal(once);
+      await waitForJob(worker.queue, once);
+      await (await worker.queue.getJob(once))!.remove();
+      const again = await worker.queue.add('execute', { executionId: once, inputPayload: input, specification: spec(shop) }, { jobId: once });
+      await expect(waitForJob(worker.queue, again.id!)).resolves.toMatchObject({ status: 'skipped', code: 'already_ended' });
+      expect(callsFor(once).filter((c) => c.endsWith('started'))).toHaveLength(1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('fails bad jobs and bad input clearly, before any browser or model, and keeps serving', async () => {
+    const worker = await startWorker([finish('completed', { orderId: 'ok' })]);
+    try {
+      // Malformed data with a readable id: reported as invalid_job.
+      const badJob = randomUUID();
+      await worker.queue.add('execute', { executionId: badJob, specification: 'not an object' }, { jobId: badJob });
+      const badJobReport = await api.waitForFinal(badJob);
+      expect(badJobReport.path).toMatch(/\/failed$/);
+      expect(badJobReport.body).toMatchObject({ error: { code: 'invalid_job' }, nSteps: 0, videoUrl: null });
+
+      // Unreadable data: the job fails in the queue with the reason.
+      const orphan = await worker.queue.add('execute', { hello: 'world' });
+      await expect(waitForJob(worker.queue, orphan.id!)).rejects.toThrow(/executionId/);
+
+      // Input failing the payload schema: invalid_input, never started, no model call.
+      const badInput = randomUUID();
+      await worker.queue.add('execute', { executionId: badInput, inputPayload: { user: 'ann' }, specification: spec(shop) }, { jobId: badInput });
+      const badInputReport = await api.waitForFinal(badInput);
+      expect(badInputReport.body).toMatchObject({ error: { code: 'invalid_input' }, durationMs: 0, videoUrl: null });
+      expect((badInputReport.body as { error: { message: string } }).error.message).toContain('password');
+      expect(callsFor(badInput)).toEqual(['POST /api/executions/:id/failed']);
+
+      // A bad specification: invalid_specification.
+      const badSpec = randomUUID();
+      await worker.queue.add('execute', { executionId: badSpec, inputPayload: null, specification: { prompt: 'x', allowedDomains: [] } }, { jobId: badSpec });
+      expect((await api.waitForFinal(badSpec)).body).toMatchObject({ error: { code: 'invalid_specification' } });
+      expect(worker.model.requests).toHaveLength(0);
+
+      // The worker still runs good work.
+      const good = randomUUID();
+      await worker.queue.add('execute', { executionId: good, inputPayload: input, specification: spec(shop) }, { jobId: good });
+      expect((await api.waitForFinal(good)).path).toMatch(/\/completed$/);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+/** Waits for a job to finish through BullMQ's own events. */
+async function waitForJob(queue: Queue, jobId: string): Promise<unknown> {
+  const { QueueEvents, Job } = await import('bullmq');
+  const events = new QueueEvents(queue.name, { connection: { url: redis.url } });
+  try {
+    await events.waitUntilReady();
+    const job = await Job.fromId(queue, jobId);
+    if (!job) throw new Error(`no job ${jobId}`);
+    return await job.waitUntilFinished(events);
+  } finally {
+    await events.close();
+  }
+}

@@ -1,0 +1,87 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A stand-in for the operator's API (contract §2) that records every call, for asserting what
+ * the worker sent and in which order. Executions and versions are seeded by the test.
+ */
+export interface RecordedCall {
+  method: string;
+  path: string;
+  serviceKey: string | undefined;
+  body: unknown;
+}
+
+export interface RecordingApi {
+  url: string;
+  calls: RecordedCall[];
+  executions: Map<string, Record<string, unknown>>;
+  versions: Map<string, Array<Record<string, unknown>>>;
+  /** Status to answer `started` with, per execution (default 200). */
+  startedStatus: Map<string, number>;
+  /** Resolves when a final report (completed/failed) for the execution arrives. */
+  waitForFinal(executionId: string): Promise<RecordedCall>;
+  close(): Promise<void>;
+}
+
+export async function startRecordingApi(): Promise<RecordingApi> {
+  const calls: RecordedCall[] = [];
+  const executions = new Map<string, Record<string, unknown>>();
+  const versions = new Map<string, Array<Record<string, unknown>>>();
+  const startedStatus = new Map<string, number>();
+  const waiters = new Map<string, Array<(call: RecordedCall) => void>>();
+
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (raw += chunk));
+    req.on('end', () => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      const call: RecordedCall = { method: req.method ?? '', path, serviceKey: req.headers['x-service-key'] as string | undefined, body: raw ? JSON.parse(raw) : undefined };
+      calls.push(call);
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      let m: RegExpMatchArray | null;
+      if (req.method === 'GET' && (m = path.match(/^\/api\/executions\/([^/]+)$/))) {
+        const execution = executions.get(decodeURIComponent(m[1]!));
+        return execution ? send(200, execution) : send(404, { detail: 'not found' });
+      }
+      if (req.method === 'GET' && (m = path.match(/^\/api\/workflows\/([^/]+)\/versions$/))) {
+        const items = versions.get(decodeURIComponent(m[1]!)) ?? [];
+        return send(200, { items, total: items.length });
+      }
+      if (req.method === 'POST' && (m = path.match(/^\/api\/executions\/([^/]+)\/(started|completed|failed)$/))) {
+        const id = decodeURIComponent(m[1]!);
+        if (m[2] === 'started') {
+          const status = startedStatus.get(id) ?? 200;
+          return send(status, status === 200 ? { execution_uuid: id, status: 'running' } : { detail: 'not runnable' });
+        }
+        send(200, { execution_uuid: id, status: m[2] });
+        for (const wake of waiters.get(id) ?? []) wake(call);
+        waiters.delete(id);
+        return;
+      }
+      send(404, { detail: 'no such route' });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    executions,
+    versions,
+    startedStatus,
+    waitForFinal(executionId) {
+      const done = calls.find((c) => c.method === 'POST' && (c.path.endsWith(`${executionId}/completed`) || c.path.endsWith(`${executionId}/failed`)));
+      if (done) return Promise.resolve(done);
+      return new Promise((resolve) => waiters.set(executionId, [...(waiters.get(executionId) ?? []), resolve]));
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,259 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local HTTP server speaking the Anthropic Messages API wire format, for tests that drive
+ * the real SDK (or the whole worker) without a model. It answers `POST /v1/messages` from a
+ * script of turns and records every request it receives so tests can assert what was sent.
+ *
+ * What @anthropic-ai/sdk 1.12's `beta.messages.create` sends (checked against this server):
+ * `POST /v1/messages` with no query string (a `?beta=true` from other SDK versions is accepted
+ * too), the betas in the `anthropic-beta` header, the key as `Authorization: Bearer …`, and
+ * `x-stainless-retry-count` counting the retries of one call.
+ */
+
+export interface ScriptedContentBlock {
+  type: string;
+  [key: string]: unknown;
+}
+
+export interface ScriptedResponse {
+  content: ScriptedContentBlock[];
+  stop_reason?: string;
+  usage?: Partial<{
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_input_tokens: number | null;
+    cache_creation_input_tokens: number | null;
+  }>;
+  /** Wait this long before answering (the wait ends early if the client goes away). */
+  delayMs?: number;
+  headers?: Record<string, string>;
+}
+
+export interface ScriptedFailure {
+  status: number;
+  /** Response body; default the API's error shape for the status. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+
+/** Never answers: the request stays open until the client aborts or the server stops. */
+export interface ScriptedHang {
+  hang: true;
+}
+
+export type ScriptedTurn = ScriptedResponse | ScriptedFailure | ScriptedHang;
+
+export interface RecordedRequest {
+  method: string;
+  /** Path and query as received, e.g. `/v1/messages?beta=true`. */
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  /** Parsed JSON body (or the raw text when it is not JSON). */
+  body: unknown;
+  /** The raw body text, to search for strings that must not appear. */
+  rawBody: string;
+}
+
+export type Script = ScriptedTurn[] | ((request: RecordedRequest, index: number) => ScriptedTurn);
+
+export interface ScriptedModelServer {
+  /** Base URL for the SDK's `baseURL` (no trailing slash). */
+  url: string;
+  /** Every request received on the messages endpoint, in order. */
+  requests: RecordedRequest[];
+  stop(): Promise<void>;
+}
+
+export async function startScriptedModelServer(script: Script): Promise<ScriptedModelServer> {
+  const requests: RecordedRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      const path = (req.url ?? '').split('?')[0];
+      if (req.method !== 'POST' || path !== '/v1/messages') {
+        send(res, 404, errorBody(404, `scripted model server: no route ${req.method} ${req.url}`), {});
+        return;
+      }
+      let body: unknown = rawBody;
+      try {
+        body = JSON.parse(rawBody);
+      } catch {
+        // Recorded as text; the script decides what to answer.
+      }
+      const recorded: RecordedRequest = { method: req.method, url: req.url ?? '', headers: req.headers, body, rawBody };
+      const index = requests.length;
+      requests.push(recorded);
+      let turn: ScriptedTurn | undefined;
+      try {
+        turn = typeof script === 'function' ? script(recorded, index) : script[index];
+      } catch (error) {
+        send(res, 500, errorBody(500, `scripted model server: the script threw: ${(error as Error).message}`), { 'x-should-retry': 'false' });
+        return;
+      }
+      if (!turn) {
+        // Not retried by the SDK: a test that runs past its script should fail at once.
+        send(res, 400, errorBody(400, `scripted model server: the script has no turn ${index + 1}`), { 'x-should-retry': 'false' });
+        return;
+      }
+      answer(req, res, turn, index, body);
+    });
+  });
+  server.keepAliveTimeout = 1_000;
+  server.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    stop() {
+      stopping ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive sockets and hanging requests would otherwise hold close open.
+        server.closeAllConnections();
+      });
+      return stopping;
+    },
+  };
+}
+
+function answer(req: http.IncomingMessage, res: http.ServerResponse, turn: ScriptedTurn, index: number, body: unknown): void {
+  if ('hang' in turn) return;
+  const reply = () => {
+    if ('status' in turn) {
+      send(res, turn.status, turn.body ?? errorBody(turn.status, `scripted failure ${turn.status}`), turn.headers ?? {});
+    } else {
+      send(res, 200, message(turn, index, body), turn.headers ?? {});
+    }
+  };
+  if (!turn.delayMs) {
+    reply();
+    return;
+  }
+  const timer = setTimeout(reply, turn.delayMs);
+  // The client gave up (abort or timeout): nobody is left to answer.
+  res.once('close', () => clearTimeout(timer));
+  req.once('close', () => {
+    if (!res.writableEnded) clearTimeout(timer);
+  });
+}
+
+function message(turn: ScriptedResponse, index: number, requestBody: unknown): Record<string, unknown> {
+  const model =
+    requestBody !== null && typeof requestBody === 'object' && typeof (requestBody as { model?: unknown }).model === 'string'
+      ? (requestBody as { model: string }).model
+      : 'claude-scripted';
+  const hasToolUse = turn.content.some((b) => b.type === 'tool_use');
+  return {
+    id: `msg_scripted_${String(index + 1).padStart(4, '0')}`,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: turn.content,
+    stop_reason: turn.stop_reason ?? (hasToolUse ? 'tool_use' : 'end_turn'),
+    stop_sequence: null,
+    usage: {
+      input_tokens: turn.usage?.input_tokens ?? 100,
+      output_tokens: turn.usage?.output_tokens ?? 20,
+      cache_read_input_tokens: turn.usage?.cache_read_input_tokens === undefined ? 0 : turn.usage.cache_read_input_tokens,
+      cache_creation_input_tokens: turn.usage?.cache_creation_input_tokens === undefined ? 0 : turn.usage.cache_creation_input_tokens,
+      server_tool_use: null,
+      service_tier: 'standard',
+    },
+    container: null,
+    context_management: null,
+  };
+}
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+/** The API's error body: `{ type: 'error', error: { type, message } }`. */
+export function errorBody(status: number, messageText: string): Record<string, unknown> {
+  return { type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message: messageText } };
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
+  if (res.writableEnded || res.destroyed) return;
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    'request-id': `req_scripted_${Date.now().toString(36)}`,
+    ...headers,
+  });
+  res.end(text);
+}
+
+// ---- builders ----
+
+let toolUseCounter = 0;
+
+/** A text content block. */
+export function text(value: string): ScriptedContentBlock {
+  return { type: 'text', text: value };
+}
+
+/** A tool_use content block with a fresh id. */
+export function toolUseBlock(name: string, input: unknown, id = `toolu_scripted_${String(++toolUseCounter).padStart(4, '0')}`): ScriptedContentBlock {
+  return { type: 'tool_use', id, name, input };
+}
+
+/** A turn made of the given blocks; `tool_use` stop reason when one of them is a tool call. */
+export function turn(...blocks: ScriptedContentBlock[]): ScriptedResponse {
+  return { content: blocks };
+}
+
+/** A turn calling one tool. */
+export function toolUse(name: string, input: unknown): ScriptedResponse {
+  return turn(toolUseBlock(name, input));
+}
+
+/** A turn calling the computer tool: `computer('left_click', { coordinate: [10, 20] })`. */
+export function computer(action: string, params: Record<string, unknown> = {}): ScriptedResponse {
+  return toolUse('computer', { action, ...params });
+}
+
+/** A turn calling the `finish` tool. */
+export function finish(status: 'completed' | 'failed', output?: unknown, reason?: string): ScriptedResponse {
+  const input: Record<string, unknown> = { status };
+  if (output !== undefined) input.output = output;
+  if (reason !== undefined) input.reason = reason;
+  return toolUse('finish', input);
+}
+
+/** A turn that ends (`end_turn`) with only text. */
+export function endTurn(...texts: string[]): ScriptedResponse {
+  return { content: (texts.length ? texts : ['Done.']).map(text), stop_reason: 'end_turn' };
+}
+
+/** A turn the model refused. */
+export function refusal(value = 'I cannot help with that.'): ScriptedResponse {
+  return { content: [text(value)], stop_reason: 'refusal' };
+}
+
+/** An HTTP failure, with the API's error body unless one is given. */
+export function failure(status: number, opts: { headers?: Record<string, string>; body?: unknown; delayMs?: number } = {}): ScriptedFailure {
+  return { status, ...opts };
+}
+
+/** A turn with a delay before the answer. */
+export function delayed<T extends ScriptedResponse | ScriptedFailure>(turnToDelay: T, delayMs: number): T {
+  return { ...turnToDelay, delayMs };
+}

@@ -1,0 +1,194 @@
+import { describe, expect, it } from 'vitest';
+import type { ActionOutcome, ExecuteComputerAction } from '../../src/agent/action-types.js';
+import { createDisplayGeometry } from '../../src/agent/display.js';
+import { createRunStats, runAgent, type AgentInput } from '../../src/agent/loop.js';
+import { ExecutionError } from '../../src/domain/errors.js';
+import { compileSchema } from '../../src/domain/json-schema.js';
+import { createSecretVault } from '../../src/domain/secrets.js';
+import type { ToolResultBlock } from '../../src/model/types.js';
+import { createFakeSession } from '../support/fake-session.js';
+import { computer, finish, say, scriptedModel, tool, type Turn } from '../support/scripted-model.js';
+
+/** A minimal action executor: the loop's contract, not the action table (tested elsewhere). */
+const execute: ExecuteComputerAction = async (input, ctx): Promise<ActionOutcome> => {
+  const { action, coordinate, text } = input as { action: string; coordinate?: [number, number]; text?: string };
+  if (action === 'left_click' && coordinate) {
+    const p = ctx.geometry.toViewport(coordinate[0], coordinate[1]);
+    await ctx.session.click(p.x, p.y, { button: 'left', clickCount: 1 });
+    return { ok: true, action, counted: true, wantsScreenshot: true, label: `click (${p.x}, ${p.y})`, point: p };
+  }
+  if (action === 'type' && typeof text === 'string') {
+    await ctx.session.typeText(ctx.vault.reveal(text));
+    return { ok: true, action, counted: true, wantsScreenshot: true, label: `type "${text}"` };
+  }
+  if (action === 'screenshot') return { ok: true, action, counted: false, wantsScreenshot: true, label: 'screenshot' };
+  return { ok: false, action, counted: false, error: `unknown action "${action}"`, label: action };
+};
+
+function setup(turns: Turn[], overrides: Partial<AgentInput> = {}, payload: unknown = null, schema?: Record<string, unknown>) {
+  const model = scriptedModel(turns);
+  const session = createFakeSession({ allowed: (url) => new URL(url).hostname === 'shop.test' });
+  const events: Array<{ type: string; fields: Record<string, unknown> }> = [];
+  const marks: string[] = [];
+  const stats = createRunStats();
+  const input: AgentInput = {
+    spec: { prompt: 'Buy a mug', allowedDomains: ['shop.test'], steps: ['Open the catalogue', 'Pay'] },
+    modelId: 'claude-sonnet-5-5',
+    tool: { version: 'computer_20251124', beta: 'computer-use-2025-11-24', supportsZoom: true },
+    geometry: createDisplayGeometry({ width: 1280, height: 800 }),
+    vault: createSecretVault(payload, schema),
+    maxSteps: 10,
+    startUrl: 'http://shop.test/',
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+  const run = () =>
+    runAgent({ model, session, executeAction: execute, events: { emit: (type, fields = {}) => events.push({ type, fields }) }, onAction: (m) => marks.push(m.label) }, input, stats);
+  return { model, session, events, marks, stats, run };
+}
+
+const lastResults = (req: { messages: Array<{ role: string; content: unknown[] }> }) =>
+  req.messages[req.messages.length - 1]!.content as ToolResultBlock[];
+
+describe('the agent loop', () => {
+  it('runs actions, counts steps, actions and screenshots, and completes with the output', async () => {
+    const t = setup([
+      { content: [say('Clicking'), computer('left_click', { coordinate: [100, 200] })] },
+      { content: [computer('type', { text: 'mug' }), computer('screenshot')] },
+      { content: [finish('completed', { output: { total: 12 } })] },
+    ]);
+    const outcome = await t.run();
+    expect(outcome).toEqual({ status: 'completed', output: { total: 12 } });
+    expect(t.stats).toMatchObject({ nSteps: 3, nAgentActions: 2, nScreenshots: 4 });
+    expect(t.session.calls).toContain('click(100,200,left,1)');
+    expect(t.session.calls).toContain('typeText(mug)');
+    expect(t.session.calls[0]).toBe('navigate(http://shop.test/)');
+    expect(t.marks).toEqual(['click (100, 200)', 'type "mug"']);
+    expect(t.stats.usage).toEqual({ inputTokens: 300, outputTokens: 30, cacheReadInputTokens: 150, cacheCreationInputTokens: 15 });
+    // Every tool_use is answered, each with a fresh screenshot.
+    const second = t.model.requests[1]!;
+    const results = lastResults(second);
+    expect(results).toHaveLength(1);
+    expect(results[0]!.content.some((b) => b.type === 'image')).toBe(true);
+    // The request carries the tool version, its beta, the display and the system prompt.
+    expect(second.betas).toEqual(['computer-use-2025-11-24']);
+    expect(second.tools[0]).toMatchObject({ type: 'computer_20251124', display_width_px: 1280, display_height_px: 800, enable_zoom: true });
+    expect(second.system[0]!.text).toContain('Buy a mug');
+    expect(second.system[0]!.text).toContain('2. Pay');
+    expect(t.events.filter((e) => e.type === 'model_turn')).toHaveLength(3);
+    expect(t.events.filter((e) => e.type === 'action').map((e) => e.fields.ok)).toEqual([true, true, true]);
+  });
+
+  it('fails with agent_failed when the agent calls finish with failed', async () => {
+    const t = setup([{ content: [finish('failed', { reason: 'the shop is closed' })] }]);
+    expect(await t.run()).toEqual({ status: 'failed', code: 'agent_failed', message: 'the shop is closed' });
+  });
+
+  it('asks once for finish after end_turn, then fails on a second end_turn', async () => {
+    const t = setup([{ content: [say('I am done.')] }, { content: [say('Really done.')] }]);
+    expect(await t.run()).toMatchObject({ status: 'failed', code: 'agent_failed' });
+    const nudge = t.model.requests[1]!.messages.at(-1)!;
+    expect(JSON.stringify(nudge)).toContain('finish');
+    expect(t.stats.nSteps).toBe(2);
+  });
+
+  it('accepts finish after one nudge', async () => {
+    const t = setup([{ content: [say('done')] }, { content: [finish('completed', { output: 'ok' })] }]);
+    expect(await t.run()).toEqual({ status: 'completed', output: 'ok' });
+  });
+
+  it('treats max_tokens as no end and keeps going', async () => {
+    const t = setup([{ content: [say('long text')], stopReason: 'max_tokens' }, { content: [finish('completed')] }]);
+    expect(await t.run()).toEqual({ status: 'completed', output: null });
+    expect(JSON.stringify(t.model.requests[1]!.messages.at(-1))).toContain('cut off');
+  });
+
+  it('fails a refusal with agent_failed', async () => {
+    const t = setup([{ content: [], stopReason: 'refusal' }]);
+    expect(await t.run()).toMatchObject({ status: 'failed', code: 'agent_failed' });
+  });
+
+  it('stops at maxSteps with max_steps', async () => {
+    const turns: Turn[] = Array.from({ length: 5 }, () => ({ content: [computer('left_click', { coordinate: [1, 1] })] }));
+    const t = setup(turns, { maxSteps: 3 });
+    expect(await t.run()).toMatchObject({ status: 'failed', code: 'max_steps' });
+    expect(t.stats.nSteps).toBe(3);
+  });
+
+  it('refuses navigate outside the allow-list with is_error, counts it, and goes on', async () => {
+    const t = setup([{ content: [tool('navigate', { url: 'http://evil.test/' })] }, { content: [tool('navigate', { url: 'http://shop.test/cart' })] }, { content: [finish('completed')] }]);
+    expect(await t.run()).toMatchObject({ status: 'completed' });
+    const refused = lastResults(t.model.requests[1]!)[0]!;
+    expect(refused.is_error).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain('outside the allow-list');
+    const allowed = lastResults(t.model.requests[2]!)[0]!;
+    expect(allowed.is_error).toBeUndefined();
+    expect(t.stats.nAgentActions).toBe(2);
+  });
+
+  it('answers an unknown tool and an unknown action with is_error and goes on', async () => {
+    const t = setup([{ content: [tool('teleport', {}), computer('fly')] }, { content: [finish('completed')] }]);
+    await t.run();
+    const results = lastResults(t.model.requests[1]!);
+    expect(results.map((r) => r.is_error)).toEqual([true, true]);
+    expect(JSON.stringify(results)).toContain('unknown tool');
+    expect(JSON.stringify(results)).toContain('unknown action');
+  });
+
+  it('lets the agent fix an output that fails the output schema once, then fails with output_invalid', async () => {
+    const validateOutput = compileSchema({ type: 'object', required: ['total'], properties: { total: { type: 'number' } } });
+    const fixed = setup([{ content: [finish('completed', { output: { total: 'x' } })] }, { content: [finish('completed', { output: { total: 3 } })] }], { validateOutput });
+    expect(await fixed.run()).toEqual({ status: 'completed', output: { total: 3 } });
+    const stubborn = setup(
+      [{ content: [finish('completed', { output: {} })] }, { content: [finish('completed', { output: {} })] }],
+      { validateOutput },
+    );
+    expect(await stubborn.run()).toMatchObject({ status: 'failed', code: 'output_invalid' });
+  });
+
+  it('shows the model placeholders only and types the real secret', async () => {
+    const schema = { type: 'object', properties: { user: { type: 'string' }, password: { type: 'string', writeOnly: true } } };
+    const t = setup([{ content: [computer('type', { text: '{{password}}' })] }, { content: [finish('completed')] }], {}, { user: 'ann', password: 'hunter2-secret' }, schema);
+    await t.run();
+    expect(t.session.calls).toContain('typeText(hunter2-secret)');
+    const sent = JSON.stringify(t.model.requests);
+    expect(sent).not.toContain('hunter2-secret');
+    expect(sent).toContain('{{password}}');
+    expect(sent).toContain('ann');
+  });
+
+  it('stops with the signal reason when aborted', async () => {
+    const controller = new AbortController();
+    const t = setup([{ content: [computer('left_click', { coordinate: [1, 1] })] }, { content: [finish('completed')] }], { signal: controller.signal });
+    t.session.settle = async () => {
+      controller.abort(new ExecutionError('timeout', 'too slow'));
+    };
+    await expect(t.run()).rejects.toMatchObject({ code: 'timeout' });
+  });
+
+  it('turns a browser failure into browser_error', async () => {
+    const t = setup([{ content: [computer('left_click', { coordinate: [1, 1] })] }]);
+    t.session.failOn = 'click';
+    await expect(t.run()).rejects.toMatchObject({ code: 'browser_error' });
+  });
+
+  it('passes model errors through', async () => {
+    const t = setup([new ExecutionError('model_error', 'HTTP 500 after 4 retries')]);
+    await expect(t.run()).rejects.toMatchObject({ code: 'model_error' });
+  });
+
+  it('scales screenshots and coordinates when the viewport exceeds the image limits', async () => {
+    const t = setup([{ content: [computer('left_click', { coordinate: [676, 380] })] }, { content: [finish('completed')] }], {
+      geometry: createDisplayGeometry({ width: 1920, height: 1080 }),
+    });
+    await t.run();
+    const display = t.model.requests[0]!.tools[0] as { display_width_px: number; display_height_px: number };
+    expect(display.display_width_px * display.display_height_px).toBeLessThanOrEqual(1_150_000);
+    expect(display.display_width_px).toBeLessThan(1920);
+    expect(t.session.calls).toContain(`screenshot(${display.display_width_px}x${display.display_height_px})`);
+    const click = t.session.calls.find((c) => c.startsWith('click('))!;
+    const [x, y] = click.slice(6).split(',').map(Number);
+    expect(x).toBeCloseTo(676 * (1920 / display.display_width_px), -1);
+    expect(y).toBeCloseTo(380 * (1080 / display.display_height_px), -1);
+  });
+});

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, requireDaemonSettings } from '../../src/config/schema.js';
+
+describe('configuration', () => {
+  it('has defaults for everything the one-shot run needs', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      EXECUTION_QUEUE: 'executions',
+      QUEUE_PREFIX: 'bull',
+      WORKER_CONCURRENCY: 2,
+      MAX_STEPS: 50,
+      EXECUTION_TIMEOUT_MS: 900_000,
+      S3_FORCE_PATH_STYLE: false,
+      S3_PREFIX: '',
+      VIEWPORT_WIDTH: 1280,
+      VIEWPORT_HEIGHT: 800,
+      HEALTH_PORT: 0,
+    });
+    expect(config.API_KEY).toBeUndefined();
+  });
+
+  it('parses numbers, booleans and urls, and adds the trailing slash of S3_PREFIX', () => {
+    const config = loadConfig({ WORKER_CONCURRENCY: '8', S3_FORCE_PATH_STYLE: 'true', S3_PREFIX: 'prod', API_BASE_URL: 'http://api:8080', HEALTH_PORT: '9090' });
+    expect(config).toMatchObject({ WORKER_CONCURRENCY: 8, S3_FORCE_PATH_STYLE: true, S3_PREFIX: 'prod/', API_BASE_URL: 'http://api:8080', HEALTH_PORT: 9090 });
+  });
+
+  it('names every bad variable and what was expected', () => {
+    let error: unknown;
+    try {
+      loadConfig({ WORKER_CONCURRENCY: 'many', REDIS_URL: 'http://x', LOG_LEVEL: 'loud', MAX_STEPS: '0' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/WORKER_CONCURRENCY="many": must be a whole number/);
+    expect(message).toMatch(/REDIS_URL="http:\/\/x": must be a URL starting with redis:\/\//);
+    expect(message).toMatch(/LOG_LEVEL="loud"/);
+    expect(message).toMatch(/MAX_STEPS="0": must be at least 1/);
+  });
+
+  it('requires the API settings for the daemon only', () => {
+    expect(() => requireDaemonSettings(loadConfig({}))).toThrow(/API_BASE_URL: is required[\s\S]*API_KEY: is required/);
+    expect(() => requireDaemonSettings(loadConfig({ API_BASE_URL: 'http://a', API_KEY: 'k' }))).not.toThrow();
+  });
+});

@@ -1,0 +1,160 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionError } from '../../src/domain/errors.js';
+import { createRecordingModel } from '../../src/model/recording-client.js';
+import { createReplayModel, loadRecording } from '../../src/model/replay-client.js';
+import type { ModelClient, ModelResponse, ModelTurnRequest, RecordingFile } from '../../src/model/types.js';
+
+const request: ModelTurnRequest = {
+  model: 'claude-sonnet-4-5',
+  system: [{ type: 'text', text: 'system' }],
+  tools: [],
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }],
+  maxTokens: 1024,
+  betas: [],
+};
+
+function response(n: number, content: ModelResponse['content']): ModelResponse {
+  return {
+    id: `msg_${n}`,
+    model: 'claude-sonnet-4-5',
+    content,
+    stopReason: content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn',
+    usage: { inputTokens: 10 * n, outputTokens: n, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+  };
+}
+
+const recording: RecordingFile = {
+  format: 'execution-worker/recording@1',
+  model: 'claude-sonnet-4-5',
+  toolVersion: 'computer_20250124',
+  display: { width: 1280, height: 800 },
+  turns: [
+    { latencyMs: 120, response: response(1, [{ type: 'tool_use', id: 'toolu_1', name: 'computer', input: { action: 'screenshot' } }]) },
+    {
+      latencyMs: 80,
+      response: response(2, [
+        { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+        { type: 'tool_use', id: 'toolu_2', name: 'finish', input: { status: 'completed', output: { ok: true } } },
+      ]),
+    },
+  ],
+};
+
+const live = new AbortController().signal;
+
+describe('createReplayModel', () => {
+  it('returns the recorded responses in order, then fails with model_error', async () => {
+    const model = createReplayModel(recording);
+    expect(await model.createTurn(request, live)).toEqual(recording.turns[0]!.response);
+    expect(await model.createTurn(request, live)).toEqual(recording.turns[1]!.response);
+    const third = model.createTurn(request, live);
+    await expect(third).rejects.toBeInstanceOf(ExecutionError);
+    await expect(third).rejects.toMatchObject({ code: 'model_error', message: expect.stringContaining('the recording has no turn 3') });
+  });
+
+  it('hands out copies: editing a response leaves the recording intact', async () => {
+    const model = createReplayModel(recording);
+    const first = await model.createTurn(request, live);
+    first.content.length = 0;
+    expect(recording.turns[0]!.response.content).toHaveLength(1);
+  });
+
+  it('rejects with the signal reason when aborted', async () => {
+    const controller = new AbortController();
+    const reason = new ExecutionError('timeout', 'deadline');
+    controller.abort(reason);
+    await expect(createReplayModel(recording).createTurn(request, controller.signal)).rejects.toBe(reason);
+  });
+});
+
+describe('createRecordingModel', () => {
+  it('records each response with its latency and replays to the same responses', async () => {
+    let n = 0;
+    const inner: ModelClient = {
+      createTurn: async () => response(++n, [{ type: 'text', text: `turn ${n}` }]),
+    };
+    const model = createRecordingModel(inner, { model: 'claude-opus-4-5', toolVersion: 'computer_20251124', display: { width: 1024, height: 768 } });
+    const a = await model.createTurn(request, live);
+    const b = await model.createTurn(request, live);
+    const file = model.recording();
+    expect(file).toMatchObject({ format: 'execution-worker/recording@1', model: 'claude-opus-4-5', toolVersion: 'computer_20251124', display: { width: 1024, height: 768 } });
+    expect(file.turns.map((t) => t.response)).toEqual([a, b]);
+    for (const t of file.turns) expect(t.latencyMs).toBeGreaterThanOrEqual(0);
+
+    const replay = createReplayModel(JSON.parse(JSON.stringify(file)) as RecordingFile);
+    expect(await replay.createTurn(request, live)).toEqual(a);
+    expect(await replay.createTurn(request, live)).toEqual(b);
+  });
+
+  it('does not record failed turns and passes the error through', async () => {
+    const boom = new ExecutionError('model_error', 'overloaded');
+    const inner: ModelClient = { createTurn: async () => Promise.reject(boom) };
+    const model = createRecordingModel(inner, { model: 'm', toolVersion: 'computer_20250124', display: { width: 1, height: 1 } });
+    await expect(model.createTurn(request, live)).rejects.toBe(boom);
+    expect(model.recording().turns).toEqual([]);
+  });
+
+  it('returns a snapshot that later turns do not change', async () => {
+    const inner: ModelClient = { createTurn: async () => response(1, [{ type: 'text', text: 'x' }]) };
+    const model = createRecordingModel(inner, { model: 'm', toolVersion: 'computer_20250124', display: { width: 1, height: 1 } });
+    await model.createTurn(request, live);
+    const snapshot = model.recording();
+    await model.createTurn(request, live);
+    expect(snapshot.turns).toHaveLength(1);
+    expect(model.recording().turns).toHaveLength(2);
+  });
+});
+
+describe('loadRecording', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'replay-test-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const write = async (name: string, content: string) => {
+    const file = path.join(dir, name);
+    await writeFile(file, content);
+    return file;
+  };
+
+  it('loads a valid recording', async () => {
+    const file = await write('ok.json', JSON.stringify(recording));
+    expect(await loadRecording(file)).toEqual(recording);
+  });
+
+  it('names a missing file', async () => {
+    await expect(loadRecording(path.join(dir, 'absent.json'))).rejects.toThrow(/cannot read the recording .*absent\.json/);
+  });
+
+  it('names invalid JSON', async () => {
+    const file = await write('bad.json', '{ nope');
+    await expect(loadRecording(file)).rejects.toThrow(/is not valid JSON/);
+  });
+
+  it.each([
+    ['a wrong format', { ...recording, format: 'something@2' }, /format must be "execution-worker\/recording@1"/],
+    ['no model', { ...recording, model: '' }, /model must be a non-empty string/],
+    ['a bad display', { ...recording, display: { width: 0, height: 800 } }, /display must be/],
+    ['turns not an array', { ...recording, turns: {} }, /turns must be an array/],
+    ['a negative latency', { ...recording, turns: [{ ...recording.turns[0], latencyMs: -1 }] }, /turns\[0\]\.latencyMs/],
+    [
+      'a tool_use without id',
+      { ...recording, turns: [{ latencyMs: 1, response: { ...recording.turns[0]!.response, content: [{ type: 'tool_use', name: 'computer', input: {} }] } }] },
+      /turns\[0\]\.response\.content\[0\] a tool_use block needs/,
+    ],
+    [
+      'usage missing a counter',
+      { ...recording, turns: [{ latencyMs: 1, response: { ...recording.turns[0]!.response, usage: { inputTokens: 1 } } }] },
+      /turns\[0\]\.response\.usage\.outputTokens must be a number/,
+    ],
+  ])('rejects %s with a clear message', async (_label, content, pattern) => {
+    const file = await write(`invalid-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(content));
+    await expect(loadRecording(file)).rejects.toThrow(pattern);
+  });
+});
