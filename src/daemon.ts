@@ -3,6 +3,7 @@ import type { Config } from './config/schema.js';
 import path from 'node:path';
 import { createHttpControlPlane } from './control-plane/http-client.js';
 import { createOutbox } from './control-plane/outbox.js';
+import { createSpoolingStore } from './storage/spool.js';
 import { abortReason } from './domain/errors.js';
 import { createBullmqIntake, type Intake } from './intake/bullmq-intake.js';
 import { runExecution } from './runner/run-execution.js';
@@ -50,7 +51,9 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const controlPlane = createOutbox({ dir: path.join(config.WORK_DIR, 'outbox'), inner: http, logger: logger.child({ component: 'outbox' }) });
   await controlPlane.resume();
   const browser = createBrowser(config, logger);
-  const store = createArtifactStore(config, logger);
+  // Artifacts the store refuses are spooled to disk and uploaded later (storage outages).
+  const store = createSpoolingStore({ inner: createArtifactStore(config, logger), dir: path.join(config.WORK_DIR, 'spool'), logger: logger.child({ component: 'spool' }), onRetry: () => metrics.uploadRetried() });
+  await store.resume();
   const recorder = createRecorder(config, logger);
   const deps = createRunnerDeps({ config, logger, browser, store, controlPlane, ...(recorder ? { recorder } : {}), ...(options.replay ? { replay: options.replay } : {}), observe: (_id, type, fields) => metrics.observe(type, fields) });
 
@@ -101,7 +104,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   try {
     await intake.start();
   } catch (error) {
-    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close()]);
+    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close()]);
     throw error;
   }
   setState('running');
@@ -124,7 +127,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     await Promise.allSettled([intake.close(), browser.close()]);
     // Reports still undelivered stay on disk; the next start sends them.
     if (!(await controlPlane.drain(OUTBOX_DRAIN_MS))) logger.warn({ pending: controlPlane.depth() }, 'final reports left in the outbox for the next start');
-    await Promise.allSettled([controlPlane.close(), health?.close()]);
+    await Promise.allSettled([controlPlane.close(), store.close(), health?.close()]);
     setState('stopped');
   };
 

@@ -1,6 +1,6 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ExecutionError, abortReason } from '../domain/errors.js';
+import { abortReason } from '../domain/errors.js';
 import { readableExecutionId } from '../domain/job.js';
 import type { Logger } from '../telemetry/types.js';
 
@@ -133,9 +133,9 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   let closing: Promise<void> | undefined;
   return {
     async start() {
-      await connection.connect().catch((error: Error) => {
-        throw new ExecutionError('internal', `cannot connect to Redis at ${redactUrl(options.redisUrl)}: ${error.message}`);
-      });
+      // The worker connects itself and keeps retrying while Redis is unreachable (logged, and
+      // /readyz says so); it takes jobs as soon as Redis answers.
+      logger.info({ redis: redactUrl(options.redisUrl), queue: options.queueName }, 'connecting to the queue');
       void worker.run().catch((error: Error) => logger.error({ err: error.message }, 'queue worker stopped'));
       await worker.waitUntilReady();
     },

@@ -10,7 +10,8 @@ import { hostRules, tempDir } from '../support/env.js';
 import { startRecordingApi, type RecordingApi } from '../support/recording-api.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
-import { computer, endTurn, finish, startScriptedModelServer, type ScriptedModelServer, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { endTurn, finish, startScriptedModelServer, toolUse, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { DEMO_INPUT, DEMO_TOOL_CALLS, DEMO_WORKFLOW } from '../../demo/workflow.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
 
 /**
@@ -23,32 +24,11 @@ const SECRET = 's3cr3t-Pa55!';
 const API_KEY = 'test-service-key-0001';
 const ANTHROPIC_KEY = 'sk-ant-test-key-0002';
 
-const spec = (shop: ShopServer) => ({
-  prompt: 'Sign in to the shop and place an order with the given reference. Report the order id.',
-  allowedDomains: ['shop.test'],
-  startUrl: `${shop.origin}/`,
-  steps: ['Sign in with the user and password', 'Enter the reference and place the order'],
-  payloadSchema: {
-    type: 'object',
-    required: ['user', 'password', 'reference'],
-    properties: { user: { type: 'string' }, password: { type: 'string', writeOnly: true }, reference: { type: 'string' } },
-  },
-  outputSchema: { type: 'object', required: ['orderId'], properties: { orderId: { type: 'string' } } },
-});
-const input = { user: 'ann', password: SECRET, reference: 'PO-778' };
+const spec = (shop: ShopServer) => DEMO_WORKFLOW(`${shop.origin}/`);
+const input = { ...DEMO_INPUT, password: SECRET };
 
 /** What a model would do on the shop, as scripted turns: 9 turns, 8 actions. */
-const shopScript = (): ScriptedTurn[] => [
-  computer('left_click', { coordinate: [250, 120] }),
-  computer('type', { text: 'ann' }),
-  computer('left_click', { coordinate: [250, 180] }),
-  computer('type', { text: '{{password}}' }),
-  computer('left_click', { coordinate: [175, 240] }),
-  computer('triple_click', { coordinate: [250, 120] }),
-  computer('type', { text: 'PO-778' }),
-  computer('key', { text: 'Return' }),
-  finish('completed', { orderId: 'A-1001' }),
-];
+const shopScript = (): ScriptedTurn[] => DEMO_TOOL_CALLS.map((call) => toolUse(call.name, call.input));
 
 let redis: TestRedis;
 let s3: TestS3;

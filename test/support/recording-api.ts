@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net';
  * the worker sent and in which order. Executions and versions are seeded by the test.
  */
 export interface RecordedCall {
+  /** Epoch ms the call arrived. */
+  at: number;
   method: string;
   path: string;
   serviceKey: string | undefined;
@@ -37,7 +39,7 @@ export async function startRecordingApi(): Promise<RecordingApi> {
     req.on('data', (chunk: string) => (raw += chunk));
     req.on('end', () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      const call: RecordedCall = { method: req.method ?? '', path, serviceKey: req.headers['x-service-key'] as string | undefined, body: raw ? JSON.parse(raw) : undefined };
+      const call: RecordedCall = { at: Date.now(), method: req.method ?? '', path, serviceKey: req.headers['x-service-key'] as string | undefined, body: raw ? JSON.parse(raw) : undefined };
       calls.push(call);
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });

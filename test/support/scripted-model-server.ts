@@ -47,6 +47,8 @@ export interface ScriptedHang {
 export type ScriptedTurn = ScriptedResponse | ScriptedFailure | ScriptedHang;
 
 export interface RecordedRequest {
+  /** Epoch ms the request arrived. */
+  receivedAt: number;
   method: string;
   /** Path and query as received, e.g. `/v1/messages?beta=true`. */
   url: string;
@@ -85,7 +87,7 @@ export async function startScriptedModelServer(script: Script): Promise<Scripted
       } catch {
         // Recorded as text; the script decides what to answer.
       }
-      const recorded: RecordedRequest = { method: req.method, url: req.url ?? '', headers: req.headers, body, rawBody };
+      const recorded: RecordedRequest = { method: req.method, url: req.url ?? '', headers: req.headers, body, rawBody, receivedAt: Date.now() };
       const index = requests.length;
       requests.push(recorded);
       let turn: ScriptedTurn | undefined;

@@ -1,0 +1,38 @@
+/**
+ * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
+ * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement).
+ */
+import { benchConfinement } from './confinement.js';
+import { benchLatencies, benchSteps } from './step-overhead.js';
+import { benchTokens } from './tokens.js';
+import { benchVideo } from './video.js';
+
+const BENCHES: Record<string, () => Promise<Record<string, number>> | Record<string, number>> = {
+  tokens: () => benchTokens(50),
+  steps: benchSteps,
+  latency: benchLatencies,
+  video: benchVideo,
+  confinement: benchConfinement,
+};
+
+const wanted = process.argv.slice(2).filter((a) => a !== '--');
+const names = wanted.length > 0 ? wanted : Object.keys(BENCHES);
+let failed = false;
+for (const name of names) {
+  const bench = BENCHES[name];
+  if (!bench) {
+    process.stderr.write(`unknown bench "${name}" (have: ${Object.keys(BENCHES).join(', ')})\n`);
+    process.exitCode = 2;
+    continue;
+  }
+  const started = Date.now();
+  try {
+    const figures = await bench();
+    process.stdout.write(`\n## ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+    for (const [key, value] of Object.entries(figures)) process.stdout.write(`${key.padEnd(44)} ${value}\n`);
+  } catch (error) {
+    failed = true;
+    process.stderr.write(`bench ${name} failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  }
+}
+if (failed) process.exitCode = 1;

@@ -1,0 +1,357 @@
+/**
+ * Executes the actions of Anthropic's computer tool against a browser session: ONE table,
+ * action name → the parameters it accepts + a planner that validates the input and returns
+ * what to run. Coordinates arrive in display pixels and are converted with the geometry;
+ * keys arrive in xdotool syntax and are mapped to DOM key names.
+ */
+import type { BrowserSession, MouseButton, Screenshot } from '../browser/types.js';
+import type { ActionContext, ActionOutcome, ComputerToolVersion, ExecuteComputerAction } from './action-types.js';
+import {
+  type Check,
+  type ParamName,
+  type Point,
+  type ToolInput,
+  isRecord,
+  readCoordinate,
+  readDuration,
+  readHeldKeys,
+  readKeySequence,
+  readOptionalCoordinate,
+  readRegion,
+  readScroll,
+  readText,
+  unexpectedParams,
+} from './action-params.js';
+
+/**
+ * CSS pixels per wheel click. Chromium scrolls 100 px per notch on Windows and in headless
+ * mode; a fixed figure keeps `scroll_amount` predictable for the model.
+ */
+export const SCROLL_PX_PER_CLICK = 100;
+
+/** Intermediate pointer moves of a drag, so pages that track mousemove see a path. */
+const DRAG_STEPS = 10;
+
+/** What an action produced beyond "done". */
+interface RunResult {
+  text?: string;
+  image?: Screenshot;
+}
+
+/** A validated action, ready to run. */
+interface Plan {
+  label: string;
+  /** Where a pointer action lands, viewport px. */
+  point?: Point;
+  run(): Promise<RunResult | void>;
+}
+
+interface ActionSpec {
+  /** Parameters the action takes; any other known parameter is refused. */
+  params: readonly ParamName[];
+  /** False for pure queries that do not touch the page. */
+  counted: boolean;
+  wantsScreenshot: boolean;
+  /** Tool versions that define the action (all when absent). */
+  versions?: readonly ComputerToolVersion[];
+  plan(input: ToolInput, context: ActionContext): Check<Plan>;
+}
+
+const CLICK_PARAMS: readonly ParamName[] = ['coordinate', 'text', 'key'];
+
+const ACTIONS: Readonly<Record<string, ActionSpec>> = {
+  key: {
+    params: ['text'],
+    counted: true,
+    wantsScreenshot: true,
+    plan: (input, { session }) =>
+      map(readKeySequence(input, 'key'), (chords) => ({
+        label: `key ${String(input.text).trim()}`,
+        run: async () => {
+          for (const chord of chords) await withKeysHeld(session, chord, async () => undefined);
+        },
+      })),
+  },
+  hold_key: {
+    params: ['text', 'duration'],
+    counted: true,
+    wantsScreenshot: true,
+    plan: (input, { session, signal }) =>
+      both(readKeySequence(input, 'hold_key'), readDuration(input, 'hold_key'), (chords, seconds) => ({
+        label: `hold_key ${String(input.text).trim()} for ${seconds}s`,
+        run: () => withKeysHeld(session, unique(chords.flat()), () => pause(seconds * 1000, signal)),
+      })),
+  },
+  type: {
+    params: ['text'],
+    counted: true,
+    wantsScreenshot: true,
+    plan: (input, { session, vault }) =>
+      map(readText(input, 'text', 'type'), (text) => ({
+        // The label keeps the `{{placeholder}}`; only the keystrokes carry the secret.
+        label: `type ${quote(text)}`,
+        run: () => session.typeText(vault.reveal(text)),
+      })),
+  },
+  cursor_position: {
+    params: [],
+    counted: false,
+    wantsScreenshot: false,
+    plan: (_input, { session, geometry }) => {
+      const at = session.pointer();
+      const shown = geometry.toDisplay(at.x, at.y);
+      return { ok: true, value: { label: 'cursor_position', run: async () => ({ text: `X=${shown.x},Y=${shown.y}` }) } };
+    },
+  },
+  mouse_move: {
+    params: ['coordinate'],
+    counted: true,
+    wantsScreenshot: true,
+    plan: (input, { session, geometry }) =>
+      map(readCoordinate(input, 'coordinate', geometry.display), (shown) => {
+        const at = geometry.toViewport(shown.x, shown.y);
+        return { label: `move ${pair(shown)}`, point: at, run: () => session.mouseMove(at.x, at.y) };
+      }),
+  },
+  left_click: clickAction('click', 'left', 1),
+  right_click: clickAction('right click', 'right', 1),
+  middle_click: clickAction('middle click', 'middle', 1),
+  double_click: clickAction('double click', 'left', 2),
+  triple_click: clickAction('triple click', 'left', 3),
+  left_click_drag: {
+    params: ['start_coordinate', 'coordinate'],
+    counted: true,
+    wantsScreenshot: true,
+    plan: (input, { session, geometry }) =>
+      both(readCoordinate(input, 'start_coordinate', geometry.display), readCoordinate(input, 'coordinate', geometry.display), (from, to) => {
+        const start = geometry.toViewport(from.x, from.y);
+        const end = geometry.toViewport(to.x, to.y);
+        return {
+          label: `drag ${pair(from)} → ${pair(to)}`,
+          point: end,
+          run: async () => {
+            await session.mouseMove(start.x, start.y);
+            await session.mouseDown('left');
+            try {
+              for (let i = 1; i <= DRAG_STEPS; i++) {
+                await session.mouseMove(
+                  Math.round(start.x + ((end.x - start.x) * i) / DRAG_STEPS),
+                  Math.round(start.y + ((end.y - start.y) * i) / DRAG_STEPS),
+                );
+              }
+            } finally {
+              // Never leave the button down: the next step would drag by accident.
+              await session.mouseUp('left');
+            }
+          },
+        };
+      }),
+  },
+  left_mouse_down: mouseButtonAction('mouse down', (s) => s.mouseDown('left')),
+  left_mouse_up: mouseButtonAction('mouse up', (s) => s.mouseUp('left')),
+  scroll: {
+    params: ['coordinate', 'scroll_direction', 'scroll_amount', 'text', 'key'],
+    counted: true,
+    wantsScreenshot: true,
+    plan: (input, { session, geometry }) => {
+      const scroll = readScroll(input);
+      if (!scroll.ok) return scroll;
+      const where = readOptionalCoordinate(input, geometry.display);
+      if (!where.ok) return where;
+      const held = readHeldKeys(input);
+      if (!held.ok) return held;
+      const target = resolvePoint(where.value, session, geometry);
+      const { direction, amount } = scroll.value;
+      const px = amount * SCROLL_PX_PER_CLICK;
+      const [dx, dy] = { up: [0, -px], down: [0, px], left: [-px, 0], right: [px, 0] }[direction];
+      const prefix = held.value.text ? `${held.value.text}+` : '';
+      return {
+        ok: true,
+        value: {
+          label: `${prefix}scroll ${direction} ${amount} at ${pair(target.shown)}`,
+          point: target.at,
+          run: () => withKeysHeld(session, held.value.keys, () => session.wheel(target.at.x, target.at.y, dx!, dy!)),
+        },
+      };
+    },
+  },
+  wait: {
+    params: ['duration'],
+    counted: true,
+    wantsScreenshot: true,
+    plan: (input, { signal }) => map(readDuration(input, 'wait'), (seconds) => ({ label: `wait ${seconds}s`, run: () => pause(seconds * 1000, signal) })),
+  },
+  screenshot: {
+    params: [],
+    counted: false,
+    wantsScreenshot: true,
+    plan: () => ({ ok: true, value: { label: 'screenshot', run: async () => undefined } }),
+  },
+  zoom: {
+    params: ['region'],
+    counted: false,
+    wantsScreenshot: false,
+    versions: ['computer_20251124'],
+    plan: (input, { session, geometry }) =>
+      map(readRegion(input, geometry.display), (r) => {
+        const { display, viewport } = geometry;
+        const sx = viewport.width / display.width;
+        const sy = viewport.height / display.height;
+        const clip = { x: r.x0 * sx, y: r.y0 * sy, width: (r.x1 - r.x0) * sx, height: (r.y1 - r.y0) * sy };
+        // Render the region at a higher scale so that it fills the display box, aspect kept.
+        const scale = Math.min(display.width / clip.width, display.height / clip.height);
+        const outputSize = { width: Math.max(1, Math.round(clip.width * scale)), height: Math.max(1, Math.round(clip.height * scale)) };
+        return {
+          label: `zoom [${r.x0}, ${r.y0}, ${r.x1}, ${r.y1}]`,
+          run: async () => ({ image: await session.screenshot({ clip, outputSize }) }),
+        };
+      }),
+  },
+};
+
+export const executeComputerAction: ExecuteComputerAction = async (input, context) => {
+  if (!isRecord(input)) return rejected('unknown', false, 'the computer tool input must be an object with an "action" field');
+  const name = input.action;
+  if (typeof name !== 'string' || name.length === 0) return rejected('unknown', false, `"action" is required, got ${JSON.stringify(name) ?? 'nothing'}`);
+  const spec = Object.hasOwn(ACTIONS, name) ? ACTIONS[name] : undefined;
+  if (!spec || (spec.versions && !spec.versions.includes(context.toolVersion))) {
+    const known = Object.entries(ACTIONS)
+      .filter(([, s]) => !s.versions || s.versions.includes(context.toolVersion))
+      .map(([n]) => n);
+    return rejected(name, false, `unknown action "${name}" for ${context.toolVersion}; known actions: ${known.join(', ')}`);
+  }
+  const stray = unexpectedParams(input, spec.params, name);
+  if (stray) return rejected(name, spec.counted, stray);
+  const plan = spec.plan(input, context);
+  if (!plan.ok) return rejected(name, spec.counted, plan.error);
+  const result = (await plan.value.run()) ?? {};
+  return {
+    ok: true,
+    action: name,
+    counted: spec.counted,
+    wantsScreenshot: spec.wantsScreenshot,
+    label: plan.value.label,
+    ...(plan.value.point ? { point: plan.value.point } : {}),
+    ...(result.text !== undefined ? { text: result.text } : {}),
+    ...(result.image ? { image: result.image } : {}),
+  };
+};
+
+/** left/right/middle/double/triple click: optional coordinate, optional held keys (`text`). */
+function clickAction(verb: string, button: MouseButton, clickCount: number): ActionSpec {
+  return {
+    params: CLICK_PARAMS,
+    counted: true,
+    wantsScreenshot: true,
+    plan: (input, { session, geometry }) => {
+      const where = readOptionalCoordinate(input, geometry.display);
+      if (!where.ok) return where;
+      const held = readHeldKeys(input);
+      if (!held.ok) return held;
+      const target = resolvePoint(where.value, session, geometry);
+      const prefix = held.value.text ? `${held.value.text}+` : '';
+      return {
+        ok: true,
+        value: {
+          label: `${prefix}${verb} ${pair(target.shown)}`,
+          point: target.at,
+          run: () => withKeysHeld(session, held.value.keys, () => session.click(target.at.x, target.at.y, { button, clickCount })),
+        },
+      };
+    },
+  };
+}
+
+/** left_mouse_down / left_mouse_up: the button stays as left across steps; coordinate moves first. */
+function mouseButtonAction(verb: string, press: (session: BrowserSession) => Promise<void>): ActionSpec {
+  return {
+    params: ['coordinate'],
+    counted: true,
+    wantsScreenshot: true,
+    plan: (input, { session, geometry }) =>
+      map(readOptionalCoordinate(input, geometry.display), (shown) => {
+        const target = resolvePoint(shown, session, geometry);
+        return {
+          label: `${verb} at ${pair(target.shown)}`,
+          point: target.at,
+          run: async () => {
+            if (shown) await session.mouseMove(target.at.x, target.at.y);
+            await press(session);
+          },
+        };
+      }),
+  };
+}
+
+/** A display point given by the model, or the pointer's position when none was given. */
+function resolvePoint(shown: Point | undefined, session: BrowserSession, geometry: ActionContext['geometry']): { shown: Point; at: Point } {
+  if (shown) return { shown, at: geometry.toViewport(shown.x, shown.y) };
+  const at = session.pointer();
+  return { shown: geometry.toDisplay(at.x, at.y), at };
+}
+
+/** Presses keys in order, runs fn, and releases them in reverse — always, even when fn fails. */
+async function withKeysHeld(session: BrowserSession, keys: readonly string[], fn: () => Promise<void>): Promise<void> {
+  const pressed: string[] = [];
+  let failure: { error: unknown } | undefined;
+  try {
+    for (const key of keys) {
+      await session.keyDown(key);
+      pressed.push(key);
+    }
+    await fn();
+  } catch (error) {
+    failure = { error };
+  }
+  for (const key of pressed.reverse()) {
+    try {
+      await session.keyUp(key);
+    } catch (error) {
+      // The first error is reported; a failed release after it is the same dead browser.
+      failure ??= { error };
+    }
+  }
+  if (failure) throw failure.error;
+}
+
+/** Waits ms, or less when the execution is aborted (the loop checks the signal next). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function rejected(action: string, counted: boolean, error: string): ActionOutcome {
+  return { ok: false, action, counted, error, label: `${action} (rejected)` };
+}
+
+function map<T>(check: Check<T>, fn: (value: T) => Plan): Check<Plan> {
+  return check.ok ? { ok: true, value: fn(check.value) } : check;
+}
+
+function both<A, B>(a: Check<A>, b: Check<B>, fn: (a: A, b: B) => Plan): Check<Plan> {
+  if (!a.ok) return a;
+  if (!b.ok) return b;
+  return { ok: true, value: fn(a.value, b.value) };
+}
+
+function unique(keys: readonly string[]): string[] {
+  return [...new Set(keys)];
+}
+
+function pair(p: Point): string {
+  return `(${p.x}, ${p.y})`;
+}
+
+/** A quoted, shortened rendering of typed text for labels. */
+function quote(text: string): string {
+  const shown = text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  return JSON.stringify(shown);
+}

@@ -1,0 +1,154 @@
+/**
+ * The Playwright guard of a session's context (confinement layer 3): what the egress proxy
+ * cannot see or cannot stop. Every request of the context passes `context.route('**\/*')`
+ * (including redirect hops, which Chromium re-issues as new requests), WebSockets of pages pass
+ * `context.routeWebSocket`, and top-level navigations to non-network schemes (`data:`, `blob:`,
+ * `file:`, `chrome:`) are undone. Popups whose navigation is refused are closed, downloads are
+ * cancelled, and a service worker that still appears is reported (the context is created with
+ * `serviceWorkers: 'block'`, so none should).
+ *
+ * The guard is defence in depth, not the boundary: workers and anything Playwright does not
+ * intercept still meet the proxy.
+ */
+import type { BrowserContext, Frame, Page, Route, WebSocketRoute } from 'playwright-core';
+
+import type { BlockedRequest } from './types.js';
+import type { Logger } from '../telemetry/types.js';
+import type { HostMatcher } from './host-matcher.js';
+
+export interface RequestGuardOptions {
+  matcher: HostMatcher;
+  onBlocked: (event: BlockedRequest) => void;
+  logger?: Logger;
+}
+
+export interface RequestGuard {
+  /** Stops guarding (routes removed); idempotent and safe after the context closed. */
+  detach(): Promise<void>;
+}
+
+/** Documents a page may show at the top level besides allowed network URLs. */
+function isInertDocument(url: string): boolean {
+  // about:blank is the initial document of every tab; chrome-error:// is Chromium's own page for
+  // a refused or failed navigation (it loads nothing from the network).
+  return url === 'about:blank' || url === 'about:srcdoc' || url.startsWith('chrome-error://');
+}
+
+export async function attachRequestGuard(context: BrowserContext, options: RequestGuardOptions): Promise<RequestGuard> {
+  const { matcher, onBlocked, logger } = options;
+  let detached = false;
+
+  const report = (event: BlockedRequest): void => {
+    try {
+      onBlocked(event);
+    } catch (error) {
+      logger?.warn({ err: (error as Error).message }, 'onBlocked handler threw');
+    }
+  };
+
+  /** Closes `page` when it is a popup (any tab but the first one of the context). */
+  const closeIfPopup = (page: Page, url: string, reason: string): void => {
+    if (page.isClosed() || context.pages()[0] === page) return;
+    report({ url, layer: 'popup', reason: `popup closed: ${reason}` });
+    page.close().catch(() => undefined);
+  };
+
+  const onRoute = async (route: Route): Promise<void> => {
+    const request = route.request();
+    const url = request.url();
+    const verdict = matcher.allowsUrl(url);
+    if (verdict.ok) {
+      await route.fallback();
+      return;
+    }
+    report({ url, layer: 'request-guard', reason: verdict.reason });
+    await route.abort('blockedbyclient').catch(() => undefined);
+    if (request.isNavigationRequest()) {
+      const frame = safeFrame(request);
+      if (frame !== undefined && frame.parentFrame() === null) closeIfPopup(frame.page(), url, verdict.reason);
+    }
+  };
+
+  const onWebSocket = async (ws: WebSocketRoute): Promise<void> => {
+    const url = ws.url();
+    const verdict = matcher.allowsUrl(url);
+    if (!verdict.ok) {
+      report({ url, layer: 'websocket', reason: verdict.reason });
+      // 1008: policy violation.
+      await ws.close({ code: 1008, reason: 'blocked by confinement' }).catch(() => undefined);
+      return;
+    }
+    ws.connectToServer();
+  };
+
+  /** Undoes a committed top-level document that is neither an allowed URL nor inert. */
+  const onFrameNavigated = (page: Page, frame: Frame): void => {
+    if (frame !== page.mainFrame()) return;
+    const url = frame.url();
+    if (isInertDocument(url)) return;
+    const verdict = matcher.allowsUrl(url);
+    if (verdict.ok) return;
+    report({ url: truncateUrl(url), layer: 'request-guard', reason: `top-level document refused: ${verdict.reason}` });
+    if (context.pages()[0] !== page) {
+      closeIfPopup(page, truncateUrl(url), verdict.reason);
+      return;
+    }
+    page.goto('about:blank').catch(() => undefined);
+  };
+
+  const watchPage = (page: Page): void => {
+    page.on('framenavigated', (frame) => onFrameNavigated(page, frame));
+    page.on('download', (download) => {
+      report({ url: download.url(), layer: 'download', reason: 'downloads are disabled' });
+      download.cancel().catch(() => undefined);
+    });
+    page.on('popup', (popup) => {
+      // The popup's first request passes the route above; a popup that stays on about:blank is
+      // harmless. One opened on a non-network document is caught by framenavigated.
+      logger?.debug({ url: popup.url() }, 'popup opened');
+    });
+  };
+
+  const onPage = (page: Page): void => watchPage(page);
+  const onServiceWorker = (worker: { url(): string }): void => {
+    report({ url: worker.url(), layer: 'service-worker', reason: 'service workers are blocked' });
+  };
+  const onRequest = (request: { url(): string }): void => {
+    // Observation only: the route above decides. Logged so that a request Playwright reports
+    // but did not route (should never happen) leaves a trace.
+    const verdict = matcher.allowsUrl(request.url());
+    if (!verdict.ok) logger?.debug({ url: truncateUrl(request.url()), reason: verdict.reason }, 'request seen by guard');
+  };
+
+  await context.route('**/*', onRoute);
+  await context.routeWebSocket(/.*/, onWebSocket);
+  context.on('page', onPage);
+  context.on('serviceworker', onServiceWorker);
+  context.on('request', onRequest);
+  for (const page of context.pages()) watchPage(page);
+
+  const detach = async (): Promise<void> => {
+    if (detached) return;
+    detached = true;
+    context.off('page', onPage);
+    context.off('serviceworker', onServiceWorker);
+    context.off('request', onRequest);
+    await context.unroute('**/*', onRoute).catch(() => undefined);
+  };
+
+  return { detach };
+}
+
+function safeFrame(request: { frame(): Frame }): Frame | undefined {
+  try {
+    return request.frame();
+  } catch {
+    // Requests of service workers have no frame.
+    return undefined;
+  }
+}
+
+/** data: URLs can be megabytes long; the event keeps their start. */
+function truncateUrl(url: string): string {
+  return url.length > 256 ? `${url.slice(0, 256)}…` : url;
+}

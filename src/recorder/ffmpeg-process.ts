@@ -1,0 +1,191 @@
+import type { ChildProcess } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import ffmpeg from 'fluent-ffmpeg';
+
+/**
+ * Our thin module around fluent-ffmpeg, the only file that imports it (the package is no
+ * longer maintained upstream; keeping it here makes it cheap to replace by a plain spawn).
+ * It starts one H.264 encoder reading JPEG frames on stdin at a constant rate, and gives
+ * back a small handle: write with back-pressure, end, signal, and a promise of the exit.
+ */
+
+export interface EncoderSpec {
+  ffmpegPath: string;
+  /** Input and output frame rate: every JPEG written is one frame of 1/fps seconds. */
+  fps: number;
+  /** x264 constant rate factor. */
+  crf: number;
+  /** Output size; both even (yuv420p needs even dimensions). */
+  width: number;
+  height: number;
+  outputPath: string;
+  /** Filters appended after scaling and pixel-format conversion (the click markers). */
+  extraFilters?: readonly string[];
+}
+
+export interface EncoderExit {
+  /** ffmpeg exited by itself with status 0. */
+  ok: boolean;
+  /** Why not, with the tail of ffmpeg's stderr. */
+  error?: string;
+}
+
+export interface EncoderProcess {
+  /**
+   * Queues bytes on ffmpeg's stdin. Resolves when ffmpeg has taken enough for more to be
+   * written (the pipe drained), or at once when the encoder is gone (the bytes are lost).
+   */
+  write(chunk: Buffer): Promise<void>;
+  /** Closes stdin: ffmpeg encodes what it has, writes the trailer, and exits. Idempotent. */
+  end(): void;
+  /** Sends a signal to ffmpeg if it is still running. */
+  kill(signal: NodeJS.Signals): void;
+  /** Whether the process has not exited yet. */
+  readonly running: boolean;
+  /** ffmpeg's pid once spawned. */
+  readonly pid: number | undefined;
+  /** Settles once, when ffmpeg has exited (or could not start). Never rejects. */
+  readonly exited: Promise<EncoderExit>;
+}
+
+/** Bytes buffered on our side before `write()` waits: a few JPEG frames, not more. */
+const INPUT_HIGH_WATER_MARK = 512 * 1024;
+
+export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: string[] } {
+  const filters = [
+    // Fixed, even output size (the first frame's size, rounded down to even as
+    // `trunc(iw/2)*2`): a later frame of another size is scaled to it instead of breaking
+    // the encoder, which cannot change size mid-stream.
+    `scale=${spec.width}:${spec.height}:flags=bilinear`,
+    // mjpeg decodes to full-range yuvj420p; browsers expect limited-range yuv420p.
+    'format=yuv420p',
+    ...(spec.extraFilters ?? []),
+  ];
+  const input = [
+    '-hide_banner',
+    // Warnings and errors only: fluent-ffmpeg keeps stderr's tail for our error messages.
+    '-loglevel', 'warning',
+    '-nostats',
+    // One thread for the filter graph too, so an execution costs one core at most.
+    '-filter_threads', '1',
+    // Start from the first frame instead of probing seconds of input: the format, codec and
+    // rate are given below, so there is nothing to learn, and the graph (with the click
+    // markers' command channel) must be up while the run goes, not after 5 s of video.
+    '-probesize', '32',
+    '-analyzeduration', '0',
+    // Frames arrive as concatenated JPEG images on stdin…
+    '-f', 'image2pipe',
+    // …each one lasting exactly 1/fps: the pacer already placed them on the timeline.
+    '-framerate', String(spec.fps),
+    '-c:v', 'mjpeg',
+    // Single-threaded JPEG decoding.
+    '-threads', '1',
+  ];
+  const output = [
+    '-vf', filters.join(','),
+    '-an',
+    '-c:v', 'libx264',
+    // Cheap encoding for a live recording; the files stay small because screens are mostly still.
+    '-preset', 'veryfast',
+    '-crf', String(spec.crf),
+    // One encoder thread per execution (x264 otherwise starts one per core plus lookahead).
+    '-threads', '1',
+    '-x264-params', 'threads=1:lookahead-threads=1:sliced-threads=0',
+    // A keyframe every 10 s keeps seeking in a long video quick without bloating still pages.
+    '-g', String(Math.max(1, Math.round(spec.fps * 10))),
+    // The pixel format every browser decodes.
+    '-pix_fmt', 'yuv420p',
+    // Moves the index (moov) before the media data when the file is finalised, so a browser
+    // can start playing before it has downloaded the whole file.
+    '-movflags', '+faststart',
+    '-f', 'mp4',
+  ];
+  return { input, output };
+}
+
+export function startEncoder(spec: EncoderSpec): EncoderProcess {
+  const stdin = new PassThrough({ highWaterMark: INPUT_HIGH_WATER_MARK });
+  const { input, output } = buildEncoderArgs(spec);
+  // fluent-ffmpeg splits an option string on its space when options are given as one array;
+  // passing them as separate arguments keeps every value (filter graphs) intact.
+  const command = ffmpeg({ stdoutLines: 30 })
+    .setFfmpegPath(spec.ffmpegPath)
+    .input(stdin)
+    .inputOptions(...input)
+    .outputOptions(...output)
+    .output(spec.outputPath);
+
+  let proc: ChildProcess | undefined;
+  let running = true;
+  let ended = false;
+  const drainWaiters = new Set<() => void>();
+  let settle!: (exit: EncoderExit) => void;
+  const exited = new Promise<EncoderExit>((resolve) => {
+    settle = (exit) => {
+      running = false;
+      for (const wake of drainWaiters) wake();
+      drainWaiters.clear();
+      resolve(exit);
+    };
+  });
+
+  command.on('start', () => {
+    // fluent-ffmpeg sets ffmpegProc just before emitting 'start'; it is not in its typings.
+    proc = (command as unknown as { ffmpegProc?: ChildProcess }).ffmpegProc;
+  });
+  command.on('end', () => settle({ ok: true }));
+  command.on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
+    const tail = typeof stderr === 'string' ? stderr.trim().split('\n').slice(-5).join(' | ') : '';
+    settle({ ok: false, error: tail && !error.message.includes(tail) ? `${error.message} (${tail})` : error.message });
+  });
+  // Writing after ffmpeg died fails with EPIPE; the exit is reported through `exited`.
+  stdin.on('error', () => undefined);
+  command.run();
+
+  return {
+    get running() {
+      return running;
+    },
+    get pid() {
+      return proc?.pid;
+    },
+    exited,
+    write(chunk) {
+      if (!running || ended) return Promise.resolve();
+      if (stdin.write(chunk)) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const wake = (): void => {
+          stdin.off('drain', wake);
+          drainWaiters.delete(wake);
+          resolve();
+        };
+        drainWaiters.add(wake);
+        stdin.on('drain', wake);
+      });
+    },
+    end() {
+      if (ended) return;
+      ended = true;
+      stdin.end();
+    },
+    kill(signal) {
+      if (running && proc && proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+    },
+  };
+}
+
+const filterSupport = new Map<string, Promise<Set<string>>>();
+
+/** Names of the filters this ffmpeg build has (asked once per binary). */
+export function availableFilters(ffmpegPath: string): Promise<Set<string>> {
+  let known = filterSupport.get(ffmpegPath);
+  if (!known) {
+    known = new Promise<Set<string>>((resolve) => {
+      ffmpeg()
+        .setFfmpegPath(ffmpegPath)
+        .availableFilters((error, filters) => resolve(error ? new Set() : new Set(Object.keys(filters ?? {}))));
+    });
+    filterSupport.set(ffmpegPath, known);
+  }
+  return known;
+}

@@ -1,0 +1,317 @@
+import { mkdir, mkdtemp, open, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Screencast, ScreencastFrame } from '../browser/types.js';
+import type { Logger } from '../telemetry/types.js';
+import { createClickMarker, type ClickMarker } from './click-marker.js';
+import { availableFilters, startEncoder, type EncoderProcess } from './ffmpeg-process.js';
+import { resolveFfmpegPath, type FfmpegLocation } from './ffmpeg-path.js';
+import { createFramePacer, slotStartMs, type PacedWrite } from './frame-pacer.js';
+import { buildStepsVtt } from './steps-vtt.js';
+import type { ActionMark, ActiveRecording, FinishedVideo, RecorderOptions, VideoRecorder } from './types.js';
+
+/**
+ * The video recorder: the session's screencast, paced onto a constant-rate timeline, encoded
+ * to H.264 by one single-threaded ffmpeg while the run goes (issue 3).
+ *
+ * Flow of a frame: Chromium paints → the adapter calls `onFrame` → the frame waits in a
+ * one-place mailbox → the pump gives it to the pacer, which says which earlier frame to write
+ * and how many times → the bytes go to ffmpeg's stdin → when the pipe drains (and the frame's
+ * slot is over) `onFrame` settles and the adapter acknowledges the frame, so Chromium sends the
+ * next one. A slow ffmpeg therefore slows Chromium's frames instead of growing a buffer, and
+ * a frame that finds the mailbox full replaces the one waiting there (that one is dropped).
+ */
+
+export interface FfmpegRecorderOptions {
+  /** ffmpeg binary (`FFMPEG_PATH`); empty tries `PATH`, then the `ffmpeg-static` package. */
+  ffmpegPath?: string;
+  /** Video frame rate (`VIDEO_FPS`). */
+  fps: number;
+  /** x264 CRF (`VIDEO_CRF`): lower is better quality and bigger files. */
+  crf: number;
+  logger: Logger;
+  /** JPEG quality Chromium encodes screencast frames with. Default 70. */
+  jpegQuality?: number;
+  /** How long ffmpeg may take to finish after `stop()` before it gets SIGTERM. Default 20 s. */
+  finishTimeoutMs?: number;
+  /** Between SIGTERM and SIGKILL. Default 3 s. */
+  killGraceMs?: number;
+}
+
+/**
+ * Still periods are written this long after the fact: a frame painted just before now may
+ * still be on its way, and the slot it belongs to should not be filled with the older frame.
+ */
+const STILL_LAG_MS = 500;
+/** How often still periods are written while the run goes (keeps `stop()` quick). */
+const STILL_TICK_MS = 1000;
+/** A frame timestamp further than this from our clock is not trusted (the arrival time is used). */
+const MAX_CLOCK_SKEW_MS = 60_000;
+
+export function createFfmpegRecorder(opts: FfmpegRecorderOptions): VideoRecorder {
+  const logger = opts.logger;
+  let location: Promise<FfmpegLocation> | undefined;
+  let warnedNoMarkers = false;
+
+  const locate = (): Promise<FfmpegLocation> => {
+    location ??= resolveFfmpegPath(opts.ffmpegPath ? { configuredPath: opts.ffmpegPath } : {}).then((found) => {
+      logger.info({ ffmpegPath: found.path, source: found.source }, 'ffmpeg found');
+      return found;
+    });
+    // A failed lookup is retried on the next recording (the binary may be installed by then).
+    location.catch(() => (location = undefined));
+    return location;
+  };
+
+  return {
+    async start(options) {
+      options.signal?.throwIfAborted();
+      const { path: ffmpegPath } = await locate();
+      const filters = await availableFilters(ffmpegPath);
+      const markers = filters.has('zmq') && filters.has('drawbox');
+      if (!markers && !warnedNoMarkers) {
+        warnedNoMarkers = true;
+        logger.warn({ ffmpegPath }, 'this ffmpeg has no zmq filter: videos are recorded without click markers');
+      }
+      return startRecording({ ...opts, ffmpegPath, markers }, options);
+    },
+  };
+}
+
+interface RecordingDeps extends FfmpegRecorderOptions {
+  ffmpegPath: string;
+  markers: boolean;
+}
+
+async function startRecording(deps: RecordingDeps, options: RecorderOptions): Promise<ActiveRecording> {
+  const { fps, crf, ffmpegPath } = deps;
+  const { session, outputPath, startedAtMs } = options;
+  const log = deps.logger.child({ video: path.basename(outputPath) });
+  const finishTimeoutMs = deps.finishTimeoutMs ?? 20_000;
+  const killGraceMs = deps.killGraceMs ?? 3_000;
+
+  await mkdir(path.dirname(outputPath), { recursive: true });
+  // A private folder for the marker channel's Unix socket.
+  const scratchDir = deps.markers ? await mkdtemp(path.join(os.tmpdir(), 'ew-video-')) : undefined;
+
+  const pacer = createFramePacer<ScreencastFrame>({ fps, startedAtMs });
+  const marks: ActionMark[] = [];
+  const throttle = new AbortController();
+  let encoder: EncoderProcess | undefined;
+  let marker: ClickMarker | undefined;
+  let screencast: Screencast | undefined;
+  let outputScale = 1;
+  let stopping = false;
+  let endRequested = false;
+  let encoderFailed = false;
+  let mailbox: { frame: ScreencastFrame; done: () => void } | undefined;
+  let mailboxDrops = 0;
+  let slotsEncoded = 0;
+  let tickDue = false;
+  let pumping: Promise<void> | undefined;
+  let stopPromise: Promise<FinishedVideo | null> | undefined;
+
+  const showMarker = (mark: ActionMark): void => {
+    if (!marker || !mark.point) return;
+    marker.show((mark.atMs - startedAtMs) / 1000, mark.point.x * outputScale, mark.point.y * outputScale);
+  };
+
+  const launch = (frame: ScreencastFrame): void => {
+    const width = Math.max(2, Math.floor(frame.width / 2) * 2);
+    const height = Math.max(2, Math.floor(frame.height / 2) * 2);
+    // Marks are in viewport CSS px; frames may be scaled (device pixel ratio, size caps).
+    outputScale = session.viewport.width > 0 ? frame.width / session.viewport.width : 1;
+    marker = scratchDir ? createClickMarker({ socketPath: path.join(scratchDir, 'zmq.sock'), logger: log }) : undefined;
+    const started = startEncoder({ ffmpegPath, fps, crf, width, height, outputPath, ...(marker ? { extraFilters: marker.filters } : {}) });
+    encoder = started;
+    marker?.connect();
+    for (const mark of marks) showMarker(mark);
+    log.debug({ width, height, fps, crf }, 'encoder started');
+    void started.exited.then((exit) => {
+      if (endRequested) return;
+      // ffmpeg died under a running execution: the run goes on without (the rest of) a video.
+      encoderFailed = true;
+      log.error({ err: exit.error ?? 'ffmpeg exited early' }, 'ffmpeg stopped during the run; the video will be partial or missing');
+      void screencast?.stop().catch(() => undefined);
+    });
+  };
+
+  const writeFrames = async (write: PacedWrite<ScreencastFrame>): Promise<void> => {
+    for (let i = 0; i < write.count; i++) {
+      if (!encoder?.running) return;
+      slotsEncoded += 1;
+      await encoder.write(write.frame.data);
+    }
+  };
+
+  const pumpLoop = async (): Promise<void> => {
+    for (;;) {
+      if (mailbox) {
+        const { frame, done } = mailbox;
+        mailbox = undefined;
+        try {
+          if (!encoder) launch(frame);
+          const write = pacer.push(frame, frame.timestampMs);
+          if (write) await writeFrames(write);
+        } finally {
+          done();
+        }
+      } else if (tickDue) {
+        tickDue = false;
+        const write = pacer.advance(Date.now() - STILL_LAG_MS);
+        if (write) await writeFrames(write);
+      } else {
+        return;
+      }
+    }
+  };
+
+  const kick = (): Promise<void> => {
+    pumping ??= pumpLoop()
+      .catch((error: unknown) => log.error({ err: String(error) }, 'video frame pump failed'))
+      .finally(() => (pumping = undefined));
+    return pumping;
+  };
+
+  const onFrame = async (raw: ScreencastFrame): Promise<void> => {
+    if (stopping || encoderFailed) return;
+    const now = Date.now();
+    const frame = Math.abs(raw.timestampMs - now) > MAX_CLOCK_SKEW_MS ? { ...raw, timestampMs: now } : raw;
+    await new Promise<void>((resolve) => {
+      if (mailbox) {
+        mailboxDrops += 1;
+        mailbox.done();
+      }
+      mailbox = { frame, done: resolve };
+      void kick();
+    });
+    // Acknowledge no sooner than the end of this frame's slot: any frame Chromium painted
+    // before then would be dropped by the pacer anyway, so it need not encode it.
+    const slot = Math.max(0, Math.floor(((frame.timestampMs - startedAtMs) * fps) / 1000));
+    const waitMs = Math.min(1000 / fps, slotStartMs(slot + 1, fps, startedAtMs) - Date.now());
+    if (waitMs > 1 && !stopping) {
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          clearTimeout(timer);
+          throttle.signal.removeEventListener('abort', wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, waitMs);
+        throttle.signal.addEventListener('abort', wake);
+      });
+    }
+  };
+
+  const ticker = setInterval(() => {
+    tickDue = true;
+    void kick();
+  }, STILL_TICK_MS);
+  ticker.unref();
+
+  const cleanup = async (): Promise<void> => {
+    clearInterval(ticker);
+    marker?.close();
+    if (scratchDir) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+  };
+
+  const finish = async (endedAtMs: number): Promise<FinishedVideo | null> => {
+    const stopStartedMs = Date.now();
+    stopping = true;
+    clearInterval(ticker);
+    throttle.abort();
+    // Graceful end, then signals on a deadline; every wait below ends when ffmpeg exits.
+    const term = setTimeout(() => {
+      log.warn({ finishTimeoutMs }, 'ffmpeg did not finish in time: SIGTERM');
+      encoder?.kill('SIGTERM');
+    }, finishTimeoutMs);
+    const kill = setTimeout(() => {
+      log.warn({ killGraceMs }, 'ffmpeg ignored SIGTERM: SIGKILL');
+      encoder?.kill('SIGKILL');
+    }, finishTimeoutMs + killGraceMs);
+    try {
+      // No frame after the end of the timeline. A crashed browser may fail this: the frames
+      // already received are what there is.
+      await screencast?.stop().catch((error: unknown) => log.debug({ err: String(error) }, 'screencast stop failed'));
+      await kick();
+      if (!encoder) {
+        log.warn({ reason: 'no screencast frame arrived' }, 'no video: the browser never sent a frame');
+        return null;
+      }
+      const last = pacer.finish(endedAtMs);
+      if (last) await writeFrames(last);
+      endRequested = true;
+      encoder.end();
+      const exit = await encoder.exited;
+      const droppedFrames = pacer.stats.framesDropped + mailboxDrops;
+      const result: FinishedVideo = { path: outputPath, durationMs: (slotsEncoded * 1000) / fps, frames: slotsEncoded, droppedFrames };
+      if (exit.ok && !encoderFailed) {
+        const bytes = await stat(outputPath).then((s) => s.size, () => 0);
+        log.info({ ...result, bytes, finishMs: Date.now() - stopStartedMs }, 'video ready');
+        return result;
+      }
+      // ffmpeg writes its trailer on SIGTERM too: a file with its index is still a video.
+      if (await hasMp4Index(outputPath)) {
+        log.warn({ ...result, err: exit.error }, 'video finalised after an ffmpeg failure; it may be partial');
+        return result;
+      }
+      log.error({ err: exit.error ?? 'ffmpeg failed' }, 'no video: ffmpeg did not finalise the file');
+      return null;
+    } finally {
+      clearTimeout(term);
+      clearTimeout(kill);
+      // Should an error escape above, ffmpeg must still not outlive the recording.
+      if (encoder?.running) {
+        endRequested = true;
+        encoder.end();
+        encoder.kill('SIGKILL');
+      }
+      await cleanup();
+    }
+  };
+
+  try {
+    screencast = await session.startScreencast({ maxWidth: session.viewport.width, maxHeight: session.viewport.height, quality: deps.jpegQuality ?? 70 }, onFrame);
+  } catch (error) {
+    stopping = true;
+    await cleanup();
+    throw error;
+  }
+
+  return {
+    mark(mark) {
+      marks.push({ ...mark, ...(mark.point ? { point: { ...mark.point } } : {}) });
+      showMarker(mark);
+    },
+    stop(endedAtMs) {
+      stopPromise ??= finish(endedAtMs ?? Date.now());
+      return stopPromise;
+    },
+    stepsVtt() {
+      return buildStepsVtt(marks, startedAtMs);
+    },
+  };
+}
+
+/** Whether the MP4 has its index (`moov`) among its top-level boxes: ffmpeg finalised it. */
+async function hasMp4Index(file: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+    const { size } = await handle.stat();
+    const header = Buffer.alloc(16);
+    let offset = 0;
+    while (offset + 8 <= size) {
+      await handle.read(header, 0, 16, offset);
+      let boxSize = header.readUInt32BE(0);
+      if (header.toString('latin1', 4, 8) === 'moov') return true;
+      if (boxSize === 1) boxSize = Number(header.readBigUInt64BE(8));
+      if (boxSize < 8) return false;
+      offset += boxSize;
+    }
+    return false;
+  } catch {
+    return false;
+  } finally {
+    await handle?.close();
+  }
+}

@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_INPUT, DEMO_TOOL_CALLS, DEMO_WORKFLOW } from '../../demo/workflow.js';
+import { hostRules, tempDir } from '../support/env.js';
+import { startScriptedModelServer, toolUse, type ScriptedModelServer } from '../support/scripted-model-server.js';
+import { startShopServer, type ShopServer } from '../support/shop-server.js';
+
+/**
+ * `execution-worker run` as a user runs it (a child process): a run with a model, then the
+ * same run replayed from its recording.json with no model, to the same counters and output.
+ */
+
+let shop: ShopServer;
+let model: ScriptedModelServer;
+let dir: string;
+let specFile: string;
+
+beforeAll(async () => {
+  [shop, model, dir] = await Promise.all([startShopServer(), startScriptedModelServer(DEMO_TOOL_CALLS.map((c) => toolUse(c.name, c.input))), tempDir('cli-run')]);
+  specFile = path.join(dir, 'spec.json');
+  await writeFile(specFile, JSON.stringify(DEMO_WORKFLOW(`${shop.origin}/`)));
+});
+
+afterAll(async () => {
+  await Promise.allSettled([shop?.close(), model?.stop()]);
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/cli-entry.ts', ...args], {
+      env: { ...process.env, BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: path.join(dir, 'work'), LOG_LEVEL: 'warn', ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '', VIDEO_FPS: '5', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('execution-worker run', () => {
+  it('runs one execution with a model, then replays its recording to the same counters and output', async () => {
+    const out1 = path.join(dir, 'out1');
+    const first = await cli(['run', '--spec', specFile, '--input', JSON.stringify(DEMO_INPUT), '--out', out1], { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url });
+    expect(first.stderr).not.toContain('demo-Pa55word');
+    expect(first.code).toBe(0);
+    const doc1 = JSON.parse(first.stdout);
+    expect(doc1).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 9, nAgentActions: 8, nScreenshots: 9 } });
+
+    const [executionId] = await readdir(path.join(out1, 'executions'));
+    const files = (await readdir(path.join(out1, 'executions', executionId!))).sort();
+    expect(files).toEqual(['logs.jsonl', 'output.json', 'recording.json', 'steps.vtt', 'video.mp4']);
+    const recording = path.join(out1, 'executions', executionId!, 'recording.json');
+    expect(JSON.parse(await readFile(recording, 'utf8')).turns).toHaveLength(9);
+
+    const modelCalls = model.requests.length;
+    const second = await cli(['run', '--spec', specFile, '--input', JSON.stringify(DEMO_INPUT), '--replay', recording, '--out', path.join(dir, 'out2')]);
+    expect(second.code).toBe(0);
+    const doc2 = JSON.parse(second.stdout);
+    expect(doc2.status).toBe('completed');
+    expect(doc2.output).toEqual(doc1.output);
+    expect({ ...doc2.counters, durationMs: 0 }).toEqual({ ...doc1.counters, durationMs: 0 });
+    expect(model.requests.length).toBe(modelCalls);
+    expect(shop.forms.filter((f) => f.path === '/order')).toHaveLength(2);
+  });
+
+  it('exits 1 when the run fails, with output.json on stdout', async () => {
+    const recordingDir = path.join(dir, 'out1', 'executions');
+    const [executionId] = await readdir(recordingDir);
+    const capped = path.join(dir, 'capped.json');
+    await writeFile(capped, JSON.stringify({ ...DEMO_WORKFLOW(`${shop.origin}/`), maxSteps: 2 }));
+    const run = await cli(['run', '--spec', capped, '--input', JSON.stringify(DEMO_INPUT), '--replay', path.join(recordingDir, executionId!, 'recording.json'), '--out', path.join(dir, 'out3')]);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'failed', error: { code: 'max_steps' }, counters: { nSteps: 2 } });
+  });
+
+  it('exits 2 with a clear message on bad usage', async () => {
+    const [noSpec, badInput, noModel, badConfig] = await Promise.all([
+      cli(['run']),
+      cli(['run', '--spec', specFile, '--input', '{nope']),
+      cli(['run', '--spec', specFile]),
+      cli(['run', '--spec', specFile], { MAX_STEPS: 'lots' }),
+    ]);
+    expect(noSpec.code).toBe(2);
+    expect(noSpec.stderr).toContain('--spec FILE is required');
+    expect(badInput.code).toBe(2);
+    expect(badInput.stderr).toContain('--input is not valid JSON');
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr).toContain('ANTHROPIC_API_KEY');
+    expect(badConfig.code).toBe(2);
+    expect(badConfig.stderr).toContain('MAX_STEPS="lots"');
+  });
+});

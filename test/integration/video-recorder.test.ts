@@ -1,0 +1,350 @@
+import { execFile } from 'node:child_process';
+import { createReadStream, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFfmpegRecorder } from '../../src/recorder/ffmpeg-recorder.js';
+import type { Logger } from '../../src/telemetry/types.js';
+import { launchScreencastHarness, type ScreencastHarness } from '../support/screencast-session.js';
+
+/**
+ * The recorder on real parts: Chromium's screencast through ffmpeg into MP4, checked with
+ * ffprobe, by decoding frames, and by playing the file in Chromium.
+ */
+
+const run = promisify(execFile);
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/video');
+const FPS = 10;
+const VIEWPORT = { width: 640, height: 400 };
+
+interface LogEntry {
+  level: string;
+  msg: string | undefined;
+  fields: Record<string, unknown>;
+}
+
+function captureLogger(entries: LogEntry[], bindings: Record<string, unknown> = {}): Logger {
+  const at = (level: string) => (fields: Record<string, unknown>, msg?: string) => void entries.push({ level, msg, fields: { ...bindings, ...fields } });
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (b) => captureLogger(entries, { ...bindings, ...b }) };
+}
+
+let server: http.Server;
+let baseUrl: string;
+let outDir: string;
+let harness: ScreencastHarness;
+let crashHarness: ScreencastHarness | undefined;
+let stillVideoPath: string | undefined;
+
+beforeAll(async () => {
+  outDir = await mkdtemp(path.join(os.tmpdir(), 'video-test-'));
+  server = http.createServer((req, res) => serveFile(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  harness = await launchScreencastHarness(VIEWPORT);
+});
+
+afterAll(async () => {
+  await harness?.close();
+  await crashHarness?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
+  it('records a page with long still periods on a true timeline, with a marker where the click landed', async () => {
+    const logs: LogEntry[] = [];
+    const { page, session } = harness;
+    await page.goto(`${baseUrl}/fixtures/still.html`);
+    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
+    const startedAtMs = Date.now();
+    const recording = await recorder.start({ session, outputPath: path.join(outDir, 'still.mp4'), startedAtMs });
+
+    await pause(1200); // the page is still: no frame comes from Chromium
+    const click = { x: 200, y: 150 };
+    const clickAtMs = Date.now();
+    await page.mouse.click(click.x, click.y);
+    recording.mark({ atMs: clickAtMs, label: 'click (200, 150)', point: click });
+    await pause(3000); // a long still period after the click
+    recording.mark({ atMs: Date.now(), label: 'type "<b>{{password}}</b>"' });
+    const endedAtMs = Date.now();
+    const video = await recording.stop(endedAtMs);
+
+    expect(video, JSON.stringify(logs)).not.toBeNull();
+    stillVideoPath = video!.path;
+    const wallMs = endedAtMs - startedAtMs;
+    const probe = await ffprobe(video!.path);
+    expect(probe.codec).toBe('h264');
+    expect(probe.pixFmt).toBe('yuv420p');
+    expect(probe.width % 2).toBe(0);
+    expect(probe.height % 2).toBe(0);
+    expect(Math.abs(probe.durationMs - wallMs)).toBeLessThanOrEqual(Math.max(0.02 * wallMs, 500));
+    expect(Math.abs(video!.durationMs - wallMs)).toBeLessThanOrEqual(Math.max(0.02 * wallMs, 500));
+    const boxes = await topLevelBoxes(video!.path);
+    expect(boxes).toContain('moov');
+    expect(boxes.indexOf('moov')).toBeLessThan(boxes.indexOf('mdat'));
+
+    const clickSec = (clickAtMs - startedAtMs) / 1000;
+    const before = await pixelAt(video!.path, Math.max(0, clickSec - 0.6), click);
+    const during = await pixelAt(video!.path, clickSec + 0.3, click);
+    const after = await pixelAt(video!.path, clickSec + 1.5, click);
+    expect(isWhite(before), `before the click: ${before.join(',')}`).toBe(true);
+    expect(isMarkerRed(during), `marker at the click: ${during.join(',')}`).toBe(true);
+    expect(isWhite(after), `after the marker: ${after.join(',')}`).toBe(true);
+
+    const vtt = recording.stepsVtt();
+    expect(vtt.startsWith('WEBVTT\n')).toBe(true);
+    expect(vtt).toContain(`${vttTime(clickAtMs - startedAtMs)} --> `);
+    expect(vtt).toContain('click (200, 150)');
+    expect(vtt).toContain('type "&lt;b&gt;{{password}}&lt;/b&gt;"');
+
+    // Idempotent: the second stop returns the same result without touching ffmpeg again.
+    expect(await recording.stop()).toEqual(video);
+    expect(childProcesses('ffmpeg')).toEqual([]);
+  });
+
+  it('records an animated page with duration equal to the wall time', async () => {
+    const logs: LogEntry[] = [];
+    const { page, session } = harness;
+    await page.goto(`${baseUrl}/fixtures/animated.html`);
+    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
+    const startedAtMs = Date.now();
+    const recording = await recorder.start({ session, outputPath: path.join(outDir, 'animated.mp4'), startedAtMs });
+    await pause(3000);
+    const endedAtMs = Date.now();
+    const video = await recording.stop(endedAtMs);
+
+    expect(video, JSON.stringify(logs)).not.toBeNull();
+    const wallMs = endedAtMs - startedAtMs;
+    const probe = await ffprobe(video!.path);
+    expect(probe.codec).toBe('h264');
+    expect(probe.pixFmt).toBe('yuv420p');
+    expect(Math.abs(probe.durationMs - wallMs)).toBeLessThanOrEqual(Math.max(0.02 * wallMs, 500));
+    expect(Math.abs(probe.frames - (wallMs * FPS) / 1000)).toBeLessThanOrEqual(Math.max(0.02 * ((wallMs * FPS) / 1000), FPS / 2));
+    // The box moves (0 → 500 px in 1 s): the video shows it at different places.
+    const a = await framePixels(video!.path, 0.5);
+    const b = await framePixels(video!.path, 1.0);
+    expect(a.equals(b)).toBe(false);
+    expect(childProcesses('ffmpeg')).toEqual([]);
+  });
+
+  it('plays in Chromium: a <video> element reaches ended', async () => {
+    expect(stillVideoPath).toBeDefined();
+    const { page } = harness;
+    await page.goto(`${baseUrl}/fixtures/play.html`);
+    const played = await page.evaluate((src) => (window as unknown as { playToEnd(s: string): Promise<{ duration: number; width: number; height: number }> }).playToEnd(src), `/out/${path.basename(stillVideoPath!)}`);
+    expect(played.width).toBe(VIEWPORT.width);
+    expect(played.height).toBe(VIEWPORT.height);
+    expect(played.duration).toBeGreaterThan(3);
+  });
+
+  it('keeps the run going when ffmpeg dies mid-run, and reports no video', async () => {
+    const logs: LogEntry[] = [];
+    const { page, session } = harness;
+    await page.goto(`${baseUrl}/fixtures/animated.html`);
+    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
+    const outputPath = path.join(outDir, 'killed-ffmpeg.mp4');
+    const recording = await recorder.start({ session, outputPath, startedAtMs: Date.now() });
+    const pid = await waitFor(() => childProcesses('ffmpeg').find((p) => p.cmd.includes(outputPath))?.pid);
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => logs.find((l) => l.level === 'error' && /ffmpeg stopped during the run/.test(l.msg ?? '')));
+    // The page keeps painting; frames keep arriving and are ignored without error.
+    await pause(500);
+    recording.mark({ atMs: Date.now(), label: 'click (10, 10)', point: { x: 10, y: 10 } });
+    expect(await recording.stop()).toBeNull();
+    expect(recording.stepsVtt()).toContain('click (10, 10)');
+    expect(childProcesses('ffmpeg')).toEqual([]);
+  });
+
+  it('finalises a playable video when Chromium is killed mid-way', async () => {
+    const logs: LogEntry[] = [];
+    crashHarness = await launchScreencastHarness(VIEWPORT);
+    await crashHarness.page.goto(`${baseUrl}/fixtures/animated.html`);
+    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
+    const startedAtMs = Date.now();
+    const recording = await recorder.start({ session: crashHarness.session, outputPath: path.join(outDir, 'crash.mp4'), startedAtMs });
+    await pause(1200);
+    crashHarness.killBrowser();
+    await pause(800);
+    const endedAtMs = Date.now();
+    const video = await recording.stop(endedAtMs);
+
+    expect(video, JSON.stringify(logs)).not.toBeNull();
+    const wallMs = endedAtMs - startedAtMs;
+    const probe = await ffprobe(video!.path);
+    expect(probe.codec).toBe('h264');
+    expect(Math.abs(probe.durationMs - wallMs)).toBeLessThanOrEqual(Math.max(0.02 * wallMs, 500));
+    const boxes = await topLevelBoxes(video!.path);
+    expect(boxes.indexOf('moov')).toBeGreaterThanOrEqual(0);
+    expect(boxes.indexOf('moov')).toBeLessThan(boxes.indexOf('mdat'));
+    // Every frame decodes without an error.
+    const decoded = await run('ffmpeg', ['-v', 'error', '-i', video!.path, '-f', 'null', '-']);
+    expect(decoded.stderr.trim()).toBe('');
+    await crashHarness.close();
+    expect(childProcesses('ffmpeg')).toEqual([]);
+  });
+
+  it('leaves no ffmpeg or Chromium process behind', async () => {
+    await harness.close();
+    await crashHarness?.close();
+    const left = await waitFor(() => {
+      const procs = childProcesses('ffmpeg|chrom');
+      return procs.length === 0 ? procs : undefined;
+    });
+    expect(left).toEqual([]);
+  });
+});
+
+// ---- helpers ----
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `probe` until it returns a value (bounded: processes exit and logs arrive quickly). */
+async function waitFor<T>(probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await pause(50);
+  }
+}
+
+async function ffprobe(file: string): Promise<{ codec: string; pixFmt: string; width: number; height: number; durationMs: number; frames: number }> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-count_frames', '-show_entries', 'stream=codec_name,pix_fmt,width,height,nb_read_frames:format=duration', '-of', 'json', file]);
+  const json = JSON.parse(stdout) as { streams: Array<Record<string, string | number>>; format: { duration: string } };
+  const stream = json.streams[0]!;
+  return {
+    codec: String(stream.codec_name),
+    pixFmt: String(stream.pix_fmt),
+    width: Number(stream.width),
+    height: Number(stream.height),
+    frames: Number(stream.nb_read_frames),
+    durationMs: Number(json.format.duration) * 1000,
+  };
+}
+
+/** Decodes the frame at `sec` and returns the RGB of one pixel. */
+async function pixelAt(file: string, sec: number, point: { x: number; y: number }): Promise<number[]> {
+  const { stdout } = await new Promise<{ stdout: Buffer }>((resolve, reject) =>
+    execFile(
+      'ffmpeg',
+      ['-v', 'error', '-ss', sec.toFixed(3), '-i', file, '-frames:v', '1', '-vf', `format=rgb24,crop=1:1:${point.x}:${point.y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+      { encoding: 'buffer' },
+      (error, out) => (error ? reject(error) : resolve({ stdout: out })),
+    ),
+  );
+  expect(stdout.length).toBe(3);
+  return [...stdout];
+}
+
+/** The whole frame at `sec`, shrunk, as raw grey bytes. */
+async function framePixels(file: string, sec: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) =>
+    execFile('ffmpeg', ['-v', 'error', '-ss', sec.toFixed(3), '-i', file, '-frames:v', '1', '-vf', 'scale=64:40', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'], { encoding: 'buffer' }, (error, out) =>
+      error ? reject(error) : resolve(out),
+    ),
+  );
+}
+
+function isWhite([r, g, b]: number[]): boolean {
+  return r! > 220 && g! > 220 && b! > 220;
+}
+
+function isMarkerRed([r, g, b]: number[]): boolean {
+  return r! > 180 && g! < 90 && b! < 90;
+}
+
+function vttTime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return `00:00:${String(s).padStart(2, '0')}.${String(Math.round(ms) % 1000).padStart(3, '0')}`;
+}
+
+/** The MP4's top-level box types, in file order. */
+async function topLevelBoxes(file: string): Promise<string[]> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await stat(file);
+    const types: string[] = [];
+    const header = Buffer.alloc(16);
+    let offset = 0;
+    while (offset + 8 <= size) {
+      await handle.read(header, 0, 16, offset);
+      let boxSize = header.readUInt32BE(0);
+      types.push(header.toString('latin1', 4, 8));
+      if (boxSize === 1) boxSize = Number(header.readBigUInt64BE(8));
+      if (boxSize === 0) break; // to the end of the file
+      if (boxSize < 8) throw new Error(`bad box at ${offset}`);
+      offset += boxSize;
+    }
+    return types;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Live descendants of this process whose command matches `pattern`. */
+function childProcesses(pattern: string): Array<{ pid: number; cmd: string }> {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const statLine = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const rest = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
+      if (rest[0] === 'Z') continue; // exited, waiting to be reaped
+      parent.set(pid, Number(rest[1]));
+    } catch {
+      // gone while we looked
+    }
+  }
+  const found: Array<{ pid: number; cmd: string }> = [];
+  const re = new RegExp(pattern);
+  for (const pid of parent.keys()) {
+    let up = parent.get(pid);
+    while (up !== undefined && up !== process.pid && up > 1) up = parent.get(up);
+    if (up !== process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1').replace(/\0/g, ' ').trim();
+      if (re.test(cmd)) found.push({ pid, cmd });
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+/** Serves the fixtures at /fixtures/ and the recorded videos at /out/ (with byte ranges). */
+function serveFile(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const [, root, name] = url.pathname.split('/');
+  const dir = root === 'fixtures' ? FIXTURES : root === 'out' ? outDir : undefined;
+  if (!dir || !name || name.includes('..')) {
+    res.writeHead(404).end();
+    return;
+  }
+  const file = path.join(dir, name);
+  stat(file).then(
+    ({ size }) => {
+      const type = name.endsWith('.html') ? 'text/html; charset=utf-8' : name.endsWith('.mp4') ? 'video/mp4' : 'application/octet-stream';
+      const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+      if (range && (range[1] || range[2])) {
+        const start = range[1] ? Number(range[1]) : size - Number(range[2]);
+        const end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
+        res.writeHead(206, { 'content-type': type, 'accept-ranges': 'bytes', 'content-range': `bytes ${start}-${end}/${size}`, 'content-length': end - start + 1 });
+        createReadStream(file, { start, end }).pipe(res);
+        return;
+      }
+      res.writeHead(200, { 'content-type': type, 'accept-ranges': 'bytes', 'content-length': size });
+      createReadStream(file).pipe(res);
+    },
+    () => res.writeHead(404).end(),
+  );
+}
