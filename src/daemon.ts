@@ -52,7 +52,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   await controlPlane.resume();
   const browser = createBrowser(config, logger);
   // Artifacts the store refuses are spooled to disk and uploaded later (storage outages).
-  const store = createSpoolingStore({ inner: createArtifactStore(config, logger), dir: path.join(config.WORK_DIR, 'spool'), logger: logger.child({ component: 'spool' }), onRetry: () => metrics.uploadRetried() });
+  const store = createSpoolingStore({ inner: createArtifactStore(config, logger), dir: path.join(config.WORK_DIR, 'spool'), logger: logger.child({ component: 'spool' }), retryEveryMs: config.UPLOAD_RETRY_INTERVAL_MS, onRetry: () => metrics.uploadRetried() });
   await store.resume();
   const recorder = createRecorder(config, logger);
   const deps = createRunnerDeps({ config, logger, browser, store, controlPlane, ...(recorder ? { recorder } : {}), ...(options.replay ? { replay: options.replay } : {}), observe: (_id, type, fields) => metrics.observe(type, fields) });
@@ -62,6 +62,8 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     queueName: config.EXECUTION_QUEUE,
     prefix: config.QUEUE_PREFIX,
     concurrency: config.WORKER_CONCURRENCY,
+    lockDurationMs: config.QUEUE_LOCK_DURATION_MS,
+    stalledIntervalMs: config.QUEUE_STALLED_INTERVAL_MS,
     logger: logger.child({ component: 'intake' }),
     handle: async (data, signal) => {
       const summary = await runExecution(deps, data, signal);

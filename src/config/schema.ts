@@ -74,6 +74,12 @@ export const configSchema = z.object({
   EXECUTION_TIMEOUT_MS: int(1_000, 86_400_000).default(900_000),
   /** On SIGTERM/SIGINT, how long running executions may go on before they are stopped. */
   SHUTDOWN_GRACE_MS: int(0, 86_400_000).default(30_000),
+  /** How long a job lock lives without renewal: a dead worker's run is found lost after it. */
+  QUEUE_LOCK_DURATION_MS: int(1_000, 3_600_000).default(30_000),
+  /** How often a worker looks for runs of dead workers (stalled jobs). */
+  QUEUE_STALLED_INTERVAL_MS: int(500, 3_600_000).default(15_000),
+  /** Pause between upload attempts of artifacts kept locally after a storage outage. */
+  UPLOAD_RETRY_INTERVAL_MS: int(100, 3_600_000).default(30_000),
   /** S3 bucket for artifacts; empty stores them under ARTIFACTS_DIR. */
   S3_BUCKET: optionalString,
   /** S3-compatible endpoint (MinIO, s3rver); empty uses AWS. */

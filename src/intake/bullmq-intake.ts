@@ -44,6 +44,8 @@ export interface Intake {
 }
 
 const STALLED_REASON = 'stalled more than allowable limit';
+/** A Redis that does not answer PING within this is reported unready. */
+const PING_TIMEOUT_MS = 2_000;
 
 export function createBullmqIntake(options: IntakeOptions): Intake {
   const { logger } = options;
@@ -52,8 +54,13 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false, lazyConnect: true });
   connection.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
   const endedKey = (id: string) => `${options.prefix}:${options.queueName}:ended:${id}`;
-  /** Running executions by job id (the contract makes it the execution id; we do not rely on it). */
-  const running = new Map<string, { executionId: string; controller: AbortController; lastLockMs: number }>();
+  const jobKey = (jobId: string) => `${options.prefix}:${options.queueName}:${jobId}`;
+  /**
+   * Running executions by job id (the contract makes it the execution id; we do not rely on it).
+   * `orphaned`: Redis lost the job itself (restarted without its data), so no other worker can
+   * ever run it; the run goes on without a lock rather than being lost.
+   */
+  const running = new Map<string, { executionId: string; controller: AbortController; lastLockMs: number; orphaned?: boolean }>();
   const idleWaiters = new Set<() => void>();
 
   const process = async (job: Job, _token?: string, jobSignal?: AbortSignal) => {
@@ -105,23 +112,42 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     }
   });
   worker.on('lockRenewalFailed', (jobIds: string[]) => {
-    for (const id of jobIds) loseLock(id, 'the job lock was taken away');
+    for (const id of jobIds) void lockRenewalFailed(id);
   });
   worker.on('failed', (job: Job | undefined, error: Error) => {
     if (!job || !error.message.includes(STALLED_REASON)) return;
     const executionId = readableExecutionId(job.data);
     if (!executionId) return;
     logger.error({ executionId, jobId: job.id }, 'execution lost: its worker stopped mid-run');
-    void options.onLost(executionId, job.data).catch((err: unknown) => logger.error({ executionId, err: String(err) }, 'could not report a lost execution'));
+    void (async () => {
+      // Ended, like any other: a job delivered again for it is not run again.
+      await connection.set(endedKey(executionId), 'lost', 'PX', endedTtlMs).catch((err: Error) => logger.warn({ executionId, err: err.message }, 'could not remember the execution as ended'));
+      await options.onLost(executionId, job.data);
+    })().catch((err: unknown) => logger.error({ executionId, err: String(err) }, 'could not report a lost execution'));
   });
 
   // Redis unreachable for longer than the lock: another worker may see the job as stalled,
   // so this one stops instead of racing it.
   const watchdog = setInterval(() => {
     const now = Date.now();
-    for (const [id, entry] of running) if (now - entry.lastLockMs > lockDurationMs) loseLock(id, `the job lock was not renewed for ${now - entry.lastLockMs} ms`);
+    for (const [id, entry] of running) if (!entry.orphaned && now - entry.lastLockMs > lockDurationMs) loseLock(id, `the job lock was not renewed for ${now - entry.lastLockMs} ms`);
   }, Math.max(1_000, Math.floor(lockDurationMs / 4)));
   watchdog.unref();
+
+  /** The lock could not be renewed: stop the run, unless the job itself is gone from Redis. */
+  async function lockRenewalFailed(jobId: string) {
+    const entry = running.get(jobId);
+    if (!entry || entry.orphaned || entry.controller.signal.aborted) return;
+    // A Redis restarted without its data has no trace of the job: no worker can take it again,
+    // so stopping would only lose the run. When unsure (Redis unreachable), stop it.
+    const exists = await connection.exists(jobKey(jobId)).catch(() => 1);
+    if (exists === 0) {
+      entry.orphaned = true;
+      logger.warn({ executionId: entry.executionId, jobId }, 'the queue no longer knows this job (Redis lost its data); finishing the run without a lock');
+      return;
+    }
+    loseLock(jobId, 'the job lock was taken away');
+  }
 
   function loseLock(jobId: string, why: string) {
     const entry = running.get(jobId);
@@ -162,10 +188,16 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
       return running.size;
     },
     async ping() {
+      // Commands wait in ioredis's offline queue while Redis is away: answer at once instead.
+      if (connection.status !== 'ready') return false;
+      let timer: NodeJS.Timeout | undefined;
       try {
-        return (await connection.ping()) === 'PONG';
+        const timeout = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('timeout'), PING_TIMEOUT_MS)));
+        return (await Promise.race([connection.ping(), timeout])) === 'PONG';
       } catch {
         return false;
+      } finally {
+        clearTimeout(timer);
       }
     },
     close() {
