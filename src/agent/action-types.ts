@@ -27,6 +27,11 @@ export interface ActionContext {
   /** Puts secret values back into `{{path}}` placeholders of text to type. */
   vault: SecretVault;
   signal: AbortSignal;
+  /**
+   * Called once a valid action is about to touch the browser, with what it will do: the video
+   * marks it before the page reacts, so the marker is on the frames that show the reaction.
+   */
+  beforeRun?: (planned: { label: string; point?: { x: number; y: number } }) => void;
 }
 
 /** What one `computer` tool call did, for the loop to answer the model and count. */

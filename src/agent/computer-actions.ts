@@ -224,6 +224,7 @@ export const executeComputerAction: ExecuteComputerAction = async (input, contex
   if (stray) return rejected(name, spec.counted, stray);
   const plan = spec.plan(input, context);
   if (!plan.ok) return rejected(name, spec.counted, plan.error);
+  context.beforeRun?.({ label: plan.value.label, ...(plan.value.point ? { point: plan.value.point } : {}) });
   const result = (await plan.value.run()) ?? {};
   return {
     ok: true,

@@ -191,8 +191,20 @@ async function runTool(call: ToolUseBlock, input: AgentInput, deps: AgentDeps, s
   const now = deps.now ?? Date.now;
   const started = now();
   if (call.name === COMPUTER_TOOL) {
+    let marked = false;
     const outcome: ActionOutcome = await browserCall(
-      () => deps.executeAction(call.input, { session, geometry: input.geometry, toolVersion: input.tool.version, vault: input.vault, signal: input.signal }),
+      () =>
+        deps.executeAction(call.input, {
+          session,
+          geometry: input.geometry,
+          toolVersion: input.tool.version,
+          vault: input.vault,
+          signal: input.signal,
+          beforeRun: (planned) => {
+            marked = true;
+            deps.onAction?.({ atMs: now(), ...planned });
+          },
+        }),
       input.signal,
     );
     if (outcome.counted) stats.nAgentActions++;
@@ -207,7 +219,8 @@ async function runTool(call: ToolUseBlock, input: AgentInput, deps: AgentDeps, s
       label: outcome.label,
       durationMs,
     });
-    if (outcome.counted) deps.onAction?.({ atMs: started, label: outcome.label, ...(outcome.ok && outcome.point ? { point: outcome.point } : {}) });
+    // Refused actions never ran: they are marked here, on the timeline where they were refused.
+    if (outcome.counted && !marked) deps.onAction?.({ atMs: started, label: outcome.label });
     if (!outcome.ok) return errorResult(call.id, outcome.error);
     const content: Array<TextBlock | ImageBlock> = [];
     if (outcome.text) content.push({ type: 'text', text: outcome.text });

@@ -46,9 +46,14 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
     }
   };
 
+  const closedPopups = new WeakSet<Page>();
+  // A popup whose first navigation is refused reaches us already on Chromium's error page;
+  // the refused URL is remembered to name it in the popup's event.
+  let lastRefusedNavigation: string | undefined;
   /** Closes `page` when it is a popup (any tab but the first one of the context). */
   const closeIfPopup = (page: Page, url: string, reason: string): void => {
-    if (page.isClosed() || context.pages()[0] === page) return;
+    if (page.isClosed() || closedPopups.has(page) || context.pages()[0] === page) return;
+    closedPopups.add(page);
     report({ url, layer: 'popup', reason: `popup closed: ${reason}` });
     page.close().catch(() => undefined);
   };
@@ -64,6 +69,7 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
     report({ url, layer: 'request-guard', reason: verdict.reason });
     await route.abort('blockedbyclient').catch(() => undefined);
     if (request.isNavigationRequest()) {
+      lastRefusedNavigation = url;
       const frame = safeFrame(request);
       if (frame !== undefined && frame.parentFrame() === null) closeIfPopup(frame.page(), url, verdict.reason);
     }
@@ -81,31 +87,47 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
     ws.connectToServer();
   };
 
-  /** Undoes a committed top-level document that is neither an allowed URL nor inert. */
+  /**
+   * A committed top-level document. A refused http(s) navigation shows Chromium's error page
+   * under the refused URL (the route already reported it): a popup in that state is closed.
+   * A document of a non-network scheme (`data:`, `blob:`, `file:`, …) is reported and undone.
+   */
   const onFrameNavigated = (page: Page, frame: Frame): void => {
     if (frame !== page.mainFrame()) return;
     const url = frame.url();
+    if (url.startsWith('chrome-error://')) {
+      closeIfPopup(page, lastRefusedNavigation ?? url, 'its navigation was refused or failed');
+      return;
+    }
     if (isInertDocument(url)) return;
     const verdict = matcher.allowsUrl(url);
     if (verdict.ok) return;
-    report({ url: truncateUrl(url), layer: 'request-guard', reason: `top-level document refused: ${verdict.reason}` });
+    const shown = truncateUrl(url);
+    if (/^(https?|wss?):/i.test(url)) {
+      closeIfPopup(page, shown, verdict.reason);
+      return;
+    }
+    report({ url: shown, layer: 'request-guard', reason: `top-level document refused: ${verdict.reason}` });
     if (context.pages()[0] !== page) {
-      closeIfPopup(page, truncateUrl(url), verdict.reason);
+      closeIfPopup(page, shown, verdict.reason);
       return;
     }
     page.goto('about:blank').catch(() => undefined);
   };
 
   const watchPage = (page: Page): void => {
+    if (page.url().startsWith('chrome-error://')) closeIfPopup(page, lastRefusedNavigation ?? page.url(), 'its navigation was refused or failed');
     page.on('framenavigated', (frame) => onFrameNavigated(page, frame));
     page.on('download', (download) => {
       report({ url: download.url(), layer: 'download', reason: 'downloads are disabled' });
       download.cancel().catch(() => undefined);
     });
-    page.on('popup', (popup) => {
-      // The popup's first request passes the route above; a popup that stays on about:blank is
-      // harmless. One opened on a non-network document is caught by framenavigated.
-      logger?.debug({ url: popup.url() }, 'popup opened');
+    page.on('console', (message) => {
+      // `serviceWorkers: 'block'` makes registration fail quietly; its console line is the only
+      // trace of the attempt, and an attempt is worth a `blocked` event.
+      if (/service ?worker registration blocked/i.test(message.text())) {
+        report({ url: page.url(), layer: 'service-worker', reason: 'service workers are blocked' });
+      }
     });
   };
 

@@ -113,6 +113,7 @@ class Execution {
     } else {
       this.startedAtMs = this.now();
     }
+    this.events!.setOrigin(this.startedAtMs);
     this.events!.emit('execution_started', { startUrl, model: spec.model ?? deps.settings.defaultModel });
 
     const run = createExecutionSignal(this.outerSignal, spec.timeoutMs ?? deps.settings.timeoutMs);

@@ -9,6 +9,11 @@ export interface EventLog extends EventSink {
   readonly path: string;
   /** Number of events of a type so far. */
   count(type: string): number;
+  /**
+   * Moves the origin of `t` to the run's start (the `started` call), which is also the start
+   * of the video: an event at `t` ms is seen at second t/1000 of video.mp4.
+   */
+  setOrigin(epochMs: number): void;
   /** Flushes and closes the file; idempotent. Events after close are dropped. */
   close(): Promise<void>;
 }
@@ -22,7 +27,7 @@ export function createEventLog(options: {
   onEvent?: (type: string, fields: Record<string, unknown>) => void;
 }): EventLog {
   const now = options.now ?? Date.now;
-  const startedAt = now();
+  let origin = now();
   const stream: WriteStream = createWriteStream(options.path, { flags: 'a' });
   const counts = new Map<string, number>();
   let closing: Promise<void> | undefined;
@@ -39,10 +44,13 @@ export function createEventLog(options: {
       const safe = options.redact(fields);
       options.onEvent?.(type, safe);
       if (closing || streamError) return;
-      const line = JSON.stringify({ ts: new Date(at).toISOString(), t: at - startedAt, type, executionId: options.executionId, ...safe });
+      const line = JSON.stringify({ ts: new Date(at).toISOString(), t: at - origin, type, executionId: options.executionId, ...safe });
       stream.write(`${line}\n`);
     },
     count: (type) => counts.get(type) ?? 0,
+    setOrigin(epochMs) {
+      origin = epochMs;
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         if (stream.destroyed) return resolve();

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createReadStream, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFfmpegRecorder } from '../../src/recorder/ffmpeg-recorder.js';
+import { ffprobe, isMarkerRed, isWhite, pixelAt, topLevelBoxes } from '../support/video-probe.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import { launchScreencastHarness, type ScreencastHarness } from '../support/screencast-session.js';
 
@@ -68,8 +69,9 @@ describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
     await pause(1200); // the page is still: no frame comes from Chromium
     const click = { x: 200, y: 150 };
     const clickAtMs = Date.now();
-    await page.mouse.click(click.x, click.y);
+    // As the agent loop does: the action is marked just before it touches the page.
     recording.mark({ atMs: clickAtMs, label: 'click (200, 150)', point: click });
+    await page.mouse.click(click.x, click.y);
     await pause(3000); // a long still period after the click
     recording.mark({ atMs: Date.now(), label: 'type "<b>{{password}}</b>"' });
     const endedAtMs = Date.now();
@@ -217,34 +219,6 @@ async function waitFor<T>(probe: () => T | undefined, timeoutMs = 10_000): Promi
   }
 }
 
-async function ffprobe(file: string): Promise<{ codec: string; pixFmt: string; width: number; height: number; durationMs: number; frames: number }> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-count_frames', '-show_entries', 'stream=codec_name,pix_fmt,width,height,nb_read_frames:format=duration', '-of', 'json', file]);
-  const json = JSON.parse(stdout) as { streams: Array<Record<string, string | number>>; format: { duration: string } };
-  const stream = json.streams[0]!;
-  return {
-    codec: String(stream.codec_name),
-    pixFmt: String(stream.pix_fmt),
-    width: Number(stream.width),
-    height: Number(stream.height),
-    frames: Number(stream.nb_read_frames),
-    durationMs: Number(json.format.duration) * 1000,
-  };
-}
-
-/** Decodes the frame at `sec` and returns the RGB of one pixel. */
-async function pixelAt(file: string, sec: number, point: { x: number; y: number }): Promise<number[]> {
-  const { stdout } = await new Promise<{ stdout: Buffer }>((resolve, reject) =>
-    execFile(
-      'ffmpeg',
-      ['-v', 'error', '-ss', sec.toFixed(3), '-i', file, '-frames:v', '1', '-vf', `format=rgb24,crop=1:1:${point.x}:${point.y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
-      { encoding: 'buffer' },
-      (error, out) => (error ? reject(error) : resolve({ stdout: out })),
-    ),
-  );
-  expect(stdout.length).toBe(3);
-  return [...stdout];
-}
-
 /** The whole frame at `sec`, shrunk, as raw grey bytes. */
 async function framePixels(file: string, sec: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) =>
@@ -254,40 +228,9 @@ async function framePixels(file: string, sec: number): Promise<Buffer> {
   );
 }
 
-function isWhite([r, g, b]: number[]): boolean {
-  return r! > 220 && g! > 220 && b! > 220;
-}
-
-function isMarkerRed([r, g, b]: number[]): boolean {
-  return r! > 180 && g! < 90 && b! < 90;
-}
-
 function vttTime(ms: number): string {
   const s = Math.floor(ms / 1000);
   return `00:00:${String(s).padStart(2, '0')}.${String(Math.round(ms) % 1000).padStart(3, '0')}`;
-}
-
-/** The MP4's top-level box types, in file order. */
-async function topLevelBoxes(file: string): Promise<string[]> {
-  const handle = await open(file, 'r');
-  try {
-    const { size } = await stat(file);
-    const types: string[] = [];
-    const header = Buffer.alloc(16);
-    let offset = 0;
-    while (offset + 8 <= size) {
-      await handle.read(header, 0, 16, offset);
-      let boxSize = header.readUInt32BE(0);
-      types.push(header.toString('latin1', 4, 8));
-      if (boxSize === 1) boxSize = Number(header.readBigUInt64BE(8));
-      if (boxSize === 0) break; // to the end of the file
-      if (boxSize < 8) throw new Error(`bad box at ${offset}`);
-      offset += boxSize;
-    }
-    return types;
-  } finally {
-    await handle.close();
-  }
 }
 
 /** Live descendants of this process whose command matches `pattern`. */

@@ -1,7 +1,8 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/schema.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
@@ -13,6 +14,7 @@ import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
 import { endTurn, finish, startScriptedModelServer, toolUse, type ScriptedTurn } from '../support/scripted-model-server.js';
 import { DEMO_INPUT, DEMO_TOOL_CALLS, DEMO_WORKFLOW } from '../../demo/workflow.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
+import { ffprobe, isMarkerRed, pixelAt } from '../support/video-probe.js';
 
 /**
  * The worker end to end on real parts: Redis, BullMQ, Chromium on the fixture shop (shop.test
@@ -138,6 +140,21 @@ describe('worker end to end', () => {
       expect(recording.turns).toHaveLength(9);
       const video = await object(`${prefix}video.mp4`);
       expect(video.subarray(4, 8).toString()).toBe('ftyp');
+      // The video covers the run on a real-time timeline: its length is the reported duration.
+      const videoFile = path.join(workDir, `${executionId}.mp4`);
+      await writeFile(videoFile, video);
+      const probe = await ffprobe(videoFile);
+      expect(probe.codec).toBe('h264');
+      expect(probe.pixFmt).toBe('yuv420p');
+      expect(Math.abs(probe.durationMs - (body.durationMs as number))).toBeLessThanOrEqual(Math.max(500, 0.02 * (body.durationMs as number)));
+      // The click logged at t ms shows its marker at second t of the video, where it landed.
+      const click = events.find((e) => e.type === 'action' && (e as { label?: string }).label?.startsWith('click'))!;
+      expect(isMarkerRed(await pixelAt(videoFile, (click.t + 250) / 1000, { x: 250, y: 120 }))).toBe(true);
+      const vtt = (await object(`${prefix}steps.vtt`)).toString();
+      expect(vtt.startsWith('WEBVTT')).toBe(true);
+      expect(vtt.split('-->').length - 1).toBe(8);
+      expect(vtt).toContain('{{password}}');
+      expect(vtt).not.toContain(SECRET);
       for (const text of [logs, JSON.stringify(output), JSON.stringify(recording), JSON.stringify(worker.model.requests.map((r) => r.body))]) {
         expect(text).not.toContain(SECRET);
         expect(text).not.toContain(API_KEY);
@@ -249,3 +266,4 @@ async function waitForJob(queue: Queue, jobId: string): Promise<unknown> {
     await events.close();
   }
 }
+

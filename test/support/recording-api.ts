@@ -23,6 +23,10 @@ export interface RecordingApi {
   startedStatus: Map<string, number>;
   /** Resolves when a final report (completed/failed) for the execution arrives. */
   waitForFinal(executionId: string): Promise<RecordedCall>;
+  /** Stops answering (the port is closed, open connections cut), keeping what was recorded: an API outage. */
+  suspend(): Promise<void>;
+  /** Listens again on the same port after `suspend`. */
+  resume(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -69,8 +73,10 @@ export async function startRecordingApi(): Promise<RecordingApi> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  let suspended: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${port}`,
     calls,
     executions,
     versions,
@@ -80,8 +86,28 @@ export async function startRecordingApi(): Promise<RecordingApi> {
       if (done) return Promise.resolve(done);
       return new Promise((resolve) => waiters.set(executionId, [...(waiters.get(executionId) ?? []), resolve]));
     },
+    suspend() {
+      suspended ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return suspended;
+    },
+    async resume() {
+      if (!suspended) return;
+      await suspended;
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      suspended = undefined;
+    },
     close: () =>
       new Promise<void>((resolve) => {
+        // Closing a server that is not listening answers with an error: it is closed all the same.
         server.close(() => resolve());
         server.closeAllConnections();
       }),

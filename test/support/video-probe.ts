@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process';
+import { open, stat } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { expect } from 'vitest';
+
+/** Reading videos back in tests: ffprobe facts, one pixel of one frame, MP4 box order. */
+const run = promisify(execFile);
+
+export async function ffprobe(file: string): Promise<{ codec: string; pixFmt: string; width: number; height: number; durationMs: number; frames: number }> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-count_frames', '-show_entries', 'stream=codec_name,pix_fmt,width,height,nb_read_frames:format=duration', '-of', 'json', file]);
+  const json = JSON.parse(stdout) as { streams: Array<Record<string, string | number>>; format: { duration: string } };
+  const stream = json.streams[0]!;
+  return {
+    codec: String(stream.codec_name),
+    pixFmt: String(stream.pix_fmt),
+    width: Number(stream.width),
+    height: Number(stream.height),
+    frames: Number(stream.nb_read_frames),
+    durationMs: Number(json.format.duration) * 1000,
+  };
+}
+
+/** Decodes the frame at `sec` and returns the RGB of one pixel. */
+export async function pixelAt(file: string, sec: number, point: { x: number; y: number }): Promise<number[]> {
+  const { stdout } = await new Promise<{ stdout: Buffer }>((resolve, reject) =>
+    execFile(
+      'ffmpeg',
+      ['-v', 'error', '-ss', sec.toFixed(3), '-i', file, '-frames:v', '1', '-vf', `format=rgb24,crop=1:1:${point.x}:${point.y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+      { encoding: 'buffer' },
+      (error, out) => (error ? reject(error) : resolve({ stdout: out })),
+    ),
+  );
+  expect(stdout.length).toBe(3);
+  return [...stdout];
+}
+
+export function isWhite([r, g, b]: number[]): boolean {
+  return r! > 220 && g! > 220 && b! > 220;
+}
+
+export function isMarkerRed([r, g, b]: number[]): boolean {
+  return r! > 180 && g! < 90 && b! < 90;
+}
+
+/** The MP4's top-level box types, in file order. */
+export async function topLevelBoxes(file: string): Promise<string[]> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await stat(file);
+    const types: string[] = [];
+    const header = Buffer.alloc(16);
+    let offset = 0;
+    while (offset + 8 <= size) {
+      await handle.read(header, 0, 16, offset);
+      let boxSize = header.readUInt32BE(0);
+      types.push(header.toString('latin1', 4, 8));
+      if (boxSize === 1) boxSize = Number(header.readBigUInt64BE(8));
+      if (boxSize === 0) break; // to the end of the file
+      if (boxSize < 8) throw new Error(`bad box at ${offset}`);
+      offset += boxSize;
+    }
+    return types;
+  } finally {
+    await handle.close();
+  }
+}
