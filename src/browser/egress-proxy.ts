@@ -233,6 +233,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       const headers = { ...req.headers };
       // Hop-by-hop headers of the browser–proxy leg must not travel upstream.
       for (const name of ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive']) delete headers[name];
+      // RFC 9112 §3.2.2: the request-target's authority replaces whatever Host was received.
+      headers.host = url.host;
       const upstream = http.request({
         host: target.address,
         port: target.port,

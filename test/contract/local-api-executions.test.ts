@@ -67,7 +67,8 @@ describe('POST /api/workflows/{workflowId}/execute', () => {
       workflow_uuid: workflowId,
       workflow_version_uuid: versionId,
       workflow_name: 'Orders',
-      input_payload: payload,
+      // The writeOnly field is masked in what the API stores and shows; the job has the value.
+      input_payload: { ...payload, password: '{{password}}' },
       duration_ms: null,
       n_steps: 0,
       n_agent_actions: 0,
@@ -266,7 +267,7 @@ describe('persistence', () => {
     const id = (await execute()).execution_uuid as string;
     const before = (await h.call('GET', `/api/workflows/${workflowId}/versions`)).body;
     await h.restartServer();
-    expect((await h.call('GET', `/api/executions/${id}`)).body).toMatchObject({ execution_uuid: id, status: 'queued', input_payload: payload });
+    expect((await h.call('GET', `/api/executions/${id}`)).body).toMatchObject({ execution_uuid: id, status: 'queued', input_payload: { ...payload, password: '{{password}}' } });
     expect((await h.call('GET', `/api/workflows/${workflowId}/versions`)).body).toEqual(before);
     expect((await h.call('POST', `/api/executions/${id}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
   });

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import { spawnDaemon, stopAllDaemons, type DaemonProcess } from '../support/daemon-process.js';
 import { hostRules, tempDir } from '../support/env.js';
@@ -173,4 +174,19 @@ export async function pollUntil<T>(what: string, probe: () => Promise<T | undefi
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/** GET over a fresh connection (no keep-alive socket the server may have dropped meanwhile). */
+export function httpGet(url: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent: false, timeout: 20_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out`)));
+    req.on('error', reject);
+  });
 }

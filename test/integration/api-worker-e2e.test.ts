@@ -86,6 +86,9 @@ describe('local API and worker together', () => {
     const execution = (await call('GET', `/api/executions/${executionId}`)).json;
     expect(execution).toMatchObject({ status: 'completed', n_steps: 9, n_agent_actions: 8, n_screenshots: 9, workflow_uuid: workflowId });
     expect(execution.duration_ms).toBeGreaterThan(0);
+    // The secret input field is never stored or shown by the API; the worker still typed it.
+    expect(execution.input_payload).toEqual({ ...DEMO_INPUT, password: '{{password}}' });
+    expect(shop.forms).toContainEqual({ path: '/login', fields: { user: DEMO_INPUT.user, password: DEMO_INPUT.password } });
     expect(shop.forms).toContainEqual({ path: '/order', fields: { reference: DEMO_INPUT.reference, quantity: '1' } });
     for (const field of ['video_url', 'logs_url', 'output_url'] as const) {
       const url = String(execution[field]);

@@ -1,3 +1,5 @@
+import { createSecretVault } from '../../domain/secrets.js';
+import type { JsonSchema } from '../../domain/specification.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../telemetry/types.js';
 import { HttpError, notFound, readJsonBody, sendJson, unprocessable } from './http-utils.js';
@@ -127,7 +129,9 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
       created_at: now,
       updated_at: now,
       status: 'queued',
-      input_payload: inputPayload,
+      // Secret fields (writeOnly / x-secret) are never stored or shown: only the queued job
+      // carries their values, for the worker to type.
+      input_payload: createSecretVault(inputPayload, version.specification.payloadSchema as JsonSchema | undefined).maskedPayload,
       duration_ms: null,
       n_steps: 0,
       n_agent_actions: 0,

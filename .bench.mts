@@ -1,0 +1,2 @@
+import { benchConfinement } from './bench/confinement.ts';
+console.log(await benchConfinement());

@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+import { cp, readdir, rm, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../support/env.js';
+
+/**
+ * The README's first command, run as a newcomer runs it: `npm run demo` in a copy of the
+ * repository. It must end with a completed execution whose video and logs exist.
+ */
+
+let copy: string;
+const ROOT = path.resolve('.');
+
+beforeAll(async () => {
+  copy = await tempDir('demo-copy');
+  const skip = new Set(['node_modules', '.git', '.demo', 'artifacts', '.test-output', 'coverage']);
+  for (const entry of await readdir(ROOT)) {
+    if (skip.has(entry)) continue;
+    await cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
+  }
+  // Installed packages are shared rather than installed again (no network in tests).
+  await symlink(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
+});
+
+afterAll(async () => {
+  if (copy) await rm(copy, { recursive: true, force: true });
+});
+
+describe('npm run demo', () => {
+  it('runs the demo workflow to a completed execution with its video and logs', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, DEMO_EXIT: '1', PORT: '0', ANTHROPIC_API_KEY: '', REDIS_URL: '', LOG_LEVEL: 'warn' };
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn('npm', ['run', '--silent', 'demo'], { cwd: copy, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('replaying demo/shop.recording.json');
+    expect(result.stdout).toMatch(/status (queued|running)/);
+    const executionId = /Executing ([0-9a-f-]{36})/.exec(result.stdout)?.[1];
+    expect(executionId).toBeDefined();
+    expect(result.stdout).toContain('"status": "completed"');
+    expect(result.stdout).toContain(`/#/executions/${executionId}`);
+    const files = await readdir(path.join(copy, '.demo', 'artifacts', 'executions', executionId!));
+    expect(files).toEqual(expect.arrayContaining(['video.mp4', 'logs.jsonl', 'output.json', 'steps.vtt', 'recording.json']));
+  });
+});
