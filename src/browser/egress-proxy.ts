@@ -131,6 +131,9 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const sockets = new Set<Duplex>();
   let ownPort = 0;
+  // Upstream keep-alive for plain HTTP: pools are keyed by the checked address and port, so a
+  // reused socket always leads where a fresh check would have connected.
+  const upstreamAgent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 
   const track = (socket: Duplex): void => {
     sockets.add(socket);
@@ -242,7 +245,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         path: `${url.pathname}${url.search}`,
         headers,
         setHost: false,
-        agent: false,
+        agent: upstreamAgent,
         timeout: connectTimeoutMs,
       });
       upstream.on('response', (upRes) => {
@@ -359,6 +362,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const close = (): Promise<void> => {
     closing ??= new Promise<void>((resolvePromise) => {
       server.close(() => resolvePromise());
+      upstreamAgent.destroy();
       for (const socket of sockets) socket.destroy();
       sockets.clear();
     });

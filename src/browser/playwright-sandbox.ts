@@ -238,12 +238,24 @@ function createSession(parts: SessionParts): BrowserSession {
   };
   browser.on('disconnected', onDisconnected);
 
-  const adopt = (page: Page) => {
-    // The newest page is the one the agent acts on. A popup the confinement refuses is closed
-    // by it, and the 'close' handler below falls back to the page before.
-    pages.push(page);
+  const adopt = (page: Page, opener = false) => {
+    // The newest page is the one the agent acts on. A popup becomes it only once it has
+    // committed an allowed document: one the confinement refuses is closed by it, and must
+    // never receive the agent's keystrokes in the meantime.
+    const promote = () => {
+      if (pages.includes(page) || page.isClosed()) return;
+      pages.push(page);
+      notify(activeListeners);
+    };
+    // Playwright may announce a popup after its first document already committed.
+    if (opener) pages.push(page);
+    else if (/^https?:/i.test(page.url())) promote();
     page.on('framenavigated', (frame) => {
-      if (frame === page.mainFrame()) navigations++;
+      if (frame !== page.mainFrame()) return;
+      navigations++;
+      // Only allowed http(s) documents can commit (the proxy and the guard refuse the rest);
+      // error pages and about:blank do not make a popup the agent's page.
+      if (/^https?:/i.test(frame.url())) promote();
     });
     page.on('crash', () => {
       if (page === active()) reportCrash(new Error('the page crashed'));
@@ -256,9 +268,9 @@ function createSession(parts: SessionParts): BrowserSession {
       for (const request of inflight) if (frameOwner(request) === page) inflight.delete(request);
       if (wasActive) notify(activeListeners);
     });
-    notify(activeListeners);
+    if (opener) notify(activeListeners);
   };
-  adopt(parts.page);
+  adopt(parts.page, true);
   context.on('page', (page) => {
     if (!closing) adopt(page);
   });

@@ -141,7 +141,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     // A Redis restarted without its data has no trace of the job: no worker can take it again,
     // so stopping would only lose the run. When unsure (Redis unreachable), stop it.
     const exists = await connection.exists(jobKey(jobId)).catch(() => 1);
-    if (process.env.NO_ORPHAN_FIX === undefined && exists === 0) {
+    if (exists === 0) {
       entry.orphaned = true;
       logger.warn({ executionId: entry.executionId, jobId }, 'the queue no longer knows this job (Redis lost its data); finishing the run without a lock');
       return;

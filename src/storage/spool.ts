@@ -64,9 +64,9 @@ export function createSpoolingStore(options: { inner: ArtifactStore; dir: string
       try {
         options.onRetry?.();
         const stored = await inner.put(entry.executionId, entry.name, { kind: 'file', path: file }, entry.contentType, stop.signal);
-        spooled.delete(file);
-        await rm(file, { force: true });
         await rm(metaOf(file), { force: true });
+        await rm(file, { force: true });
+        spooled.delete(file);
         logger.info({ executionId: entry.executionId, artifact: entry.name, key: stored.key }, 'spooled artifact uploaded');
       } catch (error) {
         logger.warn({ executionId: entry.executionId, artifact: entry.name, err: String(error) }, 'spooled artifact still not uploaded');

@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterEach(stopAllDaemons);
 afterAll(async () => rig?.close());
 
-const FAST_LOCKS = { QUEUE_LOCK_DURATION_MS: '3000', QUEUE_STALLED_INTERVAL_MS: '1000', WORKER_CONCURRENCY: '1', VIDEO_ENABLED: 'false' };
+const FAST_LOCKS = { QUEUE_LOCK_DURATION_MS: '5000', QUEUE_STALLED_INTERVAL_MS: '1000', WORKER_CONCURRENCY: '1', VIDEO_ENABLED: 'false' };
 
 describe('a worker killed mid-run', () => {
   it('is reported worker_lost once by a surviving worker, and its execution never runs again', async () => {

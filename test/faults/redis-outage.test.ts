@@ -14,8 +14,8 @@ let rig: FaultRig;
 
 beforeAll(async () => {
   rig = await startRig('redis', {
-    // An 8 s wait in the browser: Redis goes away and comes back during it.
-    survivor: (turn) => (turn === 0 ? computer('wait', { duration: 8 }) : finish('completed', { survived: true })),
+    // A 10 s wait in the browser: Redis goes away and comes back during it.
+    survivor: (turn) => (turn === 0 ? computer('wait', { duration: 10 }) : finish('completed', { survived: true })),
     after: () => finish('completed', { after: true }),
   });
 });
@@ -30,7 +30,7 @@ describe('a Redis restart mid-run', () => {
     const base = `http://127.0.0.1:${port}`;
     const worker = await rig.startWorker('redis-worker', `${rig.tmp}/work`, {
       HEALTH_PORT: String(port),
-      QUEUE_LOCK_DURATION_MS: '4000',
+      QUEUE_LOCK_DURATION_MS: '6000',
       QUEUE_STALLED_INTERVAL_MS: '2000',
       WORKER_CONCURRENCY: '1',
       VIDEO_ENABLED: 'false',

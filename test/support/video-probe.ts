@@ -64,3 +64,13 @@ export async function topLevelBoxes(file: string): Promise<string[]> {
     await handle.close();
   }
 }
+
+/** The pixel at `point` in the frames 0.1, 0.3 and 0.5 s after `sec`: the first marker-red one, else the last. */
+export async function firstMarked(file: string, sec: number, point: { x: number; y: number }): Promise<number[]> {
+  let pixel: number[] = [];
+  for (const offset of [0.1, 0.3, 0.5]) {
+    pixel = await pixelAt(file, sec + offset, point);
+    if (isMarkerRed(pixel)) return pixel;
+  }
+  return pixel;
+}

@@ -64,7 +64,6 @@ describe('validateAllowList', () => {
 
 describe('allowsUrl', () => {
   const matcher = createHostMatcher(['allowed.test', '*.example.com']);
-  const allowed = (url: string): boolean => matcher.allowsUrl(url).ok;
 
   it.each([
     'http://allowed.test/',

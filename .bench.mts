@@ -1,2 +1,0 @@
-import { benchConfinement } from './bench/confinement.ts';
-console.log(await benchConfinement());
