@@ -149,7 +149,8 @@ export async function benchLatencies(): Promise<Record<string, number>> {
       const job = await queue.getJob(executionId);
       const firstRequestAt = model.requests[requestsBefore]!.receivedAt;
       const logs = await readFile(path.join(dir, 'artifacts', 'executions', executionId, 'logs.jsonl'), 'utf8');
-      const end = logs.trim().split('\n').map((l) => JSON.parse(l) as { type: string; ts: string }).find((e) => e.type === 'execution_completed')!;
+      // The run ends when the agent calls finish; video, upload and report follow.
+      const end = logs.trim().split('\n').map((l) => JSON.parse(l) as { type: string; ts: string }).find((e) => e.type === 'finish')!;
       if (i === 0) continue; // the first run launches Chromium
       dequeueToFirst.push(firstRequestAt - job!.processedOn!);
       endToReport.push(reportAt - Date.parse(end.ts));

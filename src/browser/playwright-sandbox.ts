@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Request } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import { createConfinement, type SessionGuard } from './confinement.js';
+import { pageStill, SETTLE_PROBE_SCRIPT } from './settle.js';
 import type {
   BlockedRequest,
   BrowserSandbox,
@@ -36,8 +37,8 @@ const LAUNCH_TIMEOUT_MS = 30_000;
 const NAVIGATION_TIMEOUT_MS = 30_000;
 /** settle() never waits longer than this, whatever the page does. */
 const SETTLE_CAP_MS = 2_000;
-/** Network and DOM must each be quiet this long to count as still. */
-const QUIET_MS = 100;
+/** The network must be idle this long after an action (or its last request) to count as still. */
+const QUIET_MS = 60;
 /** Long-lived requests that never "finish": they must not hold settle() to its cap. */
 const STREAMING_TYPES = new Set(['eventsource', 'websocket']);
 const SYSTEM_CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -127,6 +128,7 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           ...guard.contextOptions,
         });
         await guard.attach(context);
+        await context.addInitScript(SETTLE_PROBE_SCRIPT);
         const page = await context.newPage();
         signal.throwIfAborted();
         const session = createSession({
@@ -212,6 +214,13 @@ function createSession(parts: SessionParts): BrowserSession {
   let crashed = false;
   /** Main-frame navigations of any page so far; settle() watches it change. */
   let navigations = 0;
+  /** When the network last started or finished a request, and when the agent last acted. */
+  let lastNetworkAt = 0;
+  let lastInputAt = 0;
+  const input = <T>(fn: () => Promise<T>): Promise<T> => {
+    lastInputAt = Date.now();
+    return fn();
+  };
   let closing: Promise<void> | undefined;
 
   const active = (): Page => pages[pages.length - 1] ?? parts.page;
@@ -275,18 +284,24 @@ function createSession(parts: SessionParts): BrowserSession {
     if (!closing) adopt(page);
   });
   const settled = (request: Request) => {
-    if (inflight.delete(request)) notify(networkListeners);
+    if (!inflight.delete(request)) return;
+    lastNetworkAt = Date.now();
+    notify(networkListeners);
   };
   context.on('request', (request) => {
     if (STREAMING_TYPES.has(request.resourceType())) return;
     inflight.add(request);
+    lastNetworkAt = Date.now();
     notify(networkListeners);
   });
   context.on('requestfinished', settled);
   context.on('requestfailed', settled);
 
-  /** Resolves once no request has been in flight for QUIET_MS, or at the deadline. */
-  const networkQuiet = (deadline: number, signal: AbortSignal) =>
+  /**
+   * Resolves once nothing is in flight and nothing started or ended for QUIET_MS, counted
+   * from `sinceMs` at the earliest; or at the deadline.
+   */
+  const networkQuiet = (sinceMs: number, deadline: number, signal: AbortSignal) =>
     new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const finish = () => {
@@ -299,7 +314,15 @@ function createSession(parts: SessionParts): BrowserSession {
         clearTimeout(timer);
         const left = deadline - Date.now();
         if (left <= 0 || signal.aborted) return finish();
-        timer = inflight.size === 0 ? setTimeout(finish, Math.min(QUIET_MS, left)) : setTimeout(check, left);
+        if (inflight.size > 0) {
+          timer = setTimeout(check, left);
+          return;
+        }
+        // Idle since the later of the input and the last request event: a request the input
+        // caused (a form post, a fetch) is announced within this window.
+        const idleFor = Date.now() - Math.max(lastNetworkAt, sinceMs);
+        if (idleFor >= QUIET_MS) return finish();
+        timer = setTimeout(check, Math.min(QUIET_MS - idleFor, left));
       }
       networkListeners.add(check);
       signal.addEventListener('abort', finish, { once: true });
@@ -315,6 +338,7 @@ function createSession(parts: SessionParts): BrowserSession {
         return { ok: false, url: session.currentUrl(), error: `navigation to ${url} refused: ${verdict.reason}` };
       }
       const page = active();
+      lastInputAt = Date.now();
       // goto() takes no signal: stopping the load makes it fail fast instead.
       const stop = () => void cdp(page).then((c) => c.send('Page.stopLoading')).catch(() => undefined);
       signal.addEventListener('abort', stop, { once: true });
@@ -333,16 +357,20 @@ function createSession(parts: SessionParts): BrowserSession {
     currentUrl: () => active().url(),
 
     async mouseMove(x, y) {
+      lastInputAt = Date.now();
       await active().mouse.move(x, y);
       pointer = { x, y };
     },
     async mouseDown(button) {
+      lastInputAt = Date.now();
       await pressButton(active(), button, 'down', pointer);
     },
     async mouseUp(button) {
+      lastInputAt = Date.now();
       await pressButton(active(), button, 'up', pointer);
     },
     async click(x, y, { button, clickCount }) {
+      lastInputAt = Date.now();
       const page = active();
       if (isPlaywrightButton(button)) await page.mouse.click(x, y, { button, clickCount });
       else {
@@ -353,6 +381,7 @@ function createSession(parts: SessionParts): BrowserSession {
       pointer = { x, y };
     },
     async wheel(x, y, deltaX, deltaY) {
+      lastInputAt = Date.now();
       const page = active();
       await page.mouse.move(x, y);
       pointer = { x, y };
@@ -360,9 +389,9 @@ function createSession(parts: SessionParts): BrowserSession {
     },
     pointer: () => ({ ...pointer }),
 
-    keyDown: (key) => active().keyboard.down(key),
-    keyUp: (key) => active().keyboard.up(key),
-    typeText: (text) => active().keyboard.type(text),
+    keyDown: (key) => input(() => active().keyboard.down(key)),
+    keyUp: (key) => input(() => active().keyboard.up(key)),
+    typeText: (text) => input(() => active().keyboard.type(text)),
 
     async screenshot(shot?: ScreenshotOptions): Promise<Screenshot> {
       const page = active();
@@ -380,7 +409,7 @@ function createSession(parts: SessionParts): BrowserSession {
         const { pageX, pageY } = metrics.cssVisualViewport;
         params.clip = { x: region.x + pageX, y: region.y + pageY, width: region.width, height: region.height, scale };
       }
-      const { data } = await client.send('Page.captureScreenshot', params);
+      const { data } = await captureWithRetry(page, () => client.send('Page.captureScreenshot', params));
       const image = Buffer.from(data, 'base64');
       return { data: image, mediaType: 'image/png', ...pngSize(image) };
     },
@@ -391,7 +420,8 @@ function createSession(parts: SessionParts): BrowserSession {
         const page = active();
         const navigationsBefore = navigations;
         // Network and DOM quiet windows run side by side: a still page costs one window.
-        const [, dom] = await Promise.all([networkQuiet(deadline, signal), domQuiet(page, deadline)]);
+        const since = lastInputAt;
+        const [, dom] = await Promise.all([networkQuiet(since, deadline, signal), pageStill(page, since, deadline)]);
         if (signal.aborted) return;
         const navigated = dom === 'destroyed' || navigations !== navigationsBefore || active() !== page;
         if (!navigated) return;
@@ -399,7 +429,8 @@ function createSession(parts: SessionParts): BrowserSession {
         const current = active();
         const left = deadline - Date.now();
         if (left > 0 && !current.isClosed()) await current.waitForLoadState('load', { timeout: left }).catch(() => undefined);
-        if (!signal.aborted) await Promise.all([networkQuiet(deadline, signal), domQuiet(current, deadline)]);
+        const loadedAt = Date.now();
+        if (!signal.aborted) await Promise.all([networkQuiet(loadedAt, deadline, signal), pageStill(current, loadedAt, deadline)]);
       } catch (error) {
         logger.debug({ err: firstLine(error) }, 'settle ended early');
       }
@@ -525,41 +556,18 @@ interface ScreencastFramePayload {
 }
 
 /**
- * Resolves when the page's DOM has not changed for QUIET_MS over successive animation frames
- * (two frames first, so a pending paint lands), or at the deadline. 'destroyed' when a
- * navigation replaced the document meanwhile.
+ * Chromium answers "Unable to capture screenshot" while a document has not produced its first
+ * frame yet (just after a navigation commits). Waiting for the next animation frame and asking
+ * again is enough; a third refusal is a real failure.
  */
-async function domQuiet(page: Page, deadline: number): Promise<'quiet' | 'destroyed'> {
-  const capMs = deadline - Date.now();
-  if (capMs <= 0 || page.isClosed()) return 'quiet';
-  try {
-    await page.evaluate(
-      ({ quietMs, capMs }) =>
-        new Promise<void>((resolve) => {
-          const start = performance.now();
-          let last = start;
-          const observer = new MutationObserver(() => {
-            last = performance.now();
-          });
-          observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-          const done = () => {
-            observer.disconnect();
-            resolve();
-          };
-          const tick = () => {
-            const now = performance.now();
-            if (now - last >= quietMs || now - start >= capMs) done();
-            else requestAnimationFrame(tick);
-          };
-          requestAnimationFrame(() => requestAnimationFrame(tick));
-          // Animation frames stop in hidden pages: the cap ends the wait regardless.
-          setTimeout(done, capMs);
-        }),
-      { quietMs: QUIET_MS, capMs },
-    );
-    return 'quiet';
-  } catch {
-    return 'destroyed';
+async function captureWithRetry<T>(page: Page, capture: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await capture();
+    } catch (error) {
+      if (attempt >= 3 || !/Unable to capture screenshot/i.test(firstLine(error))) throw error;
+      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve(null)))).catch(() => undefined);
+    }
   }
 }
 

@@ -162,6 +162,7 @@ class Execution {
     const tool = deps.resolveTool(modelId);
 
     let session: BrowserSession;
+    const openingAt = this.now();
     try {
       session = await deps.browser.openSession(
         {
@@ -181,12 +182,15 @@ class Execution {
       throw isExecutionError(error) ? error : new ExecutionError('browser_error', `could not start the browser: ${String(error instanceof Error ? error.message : error)}`, { cause: error });
     }
     onSession(session);
+    events.emit('browser_ready', { durationMs: this.now() - openingAt, viewport: geometry.viewport, display: geometry.display });
 
     let video: ActiveRecording | undefined;
     if (deps.recorder) {
       try {
+        const videoAt = this.now();
         video = await deps.recorder.start({ session, outputPath: path.join(this.workDir, ARTIFACT_FILES.video.name), startedAtMs: this.startedAtMs!, signal: run.signal });
         onVideo(video);
+        events.emit('video_started', { durationMs: this.now() - videoAt });
       } catch (error) {
         // A run without video is still a run: log it, report a null video url.
         this.log.error({ err: String(error) }, 'video recording could not start');

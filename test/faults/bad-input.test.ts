@@ -73,6 +73,9 @@ describe('malformed jobs', () => {
   it('fail with the contract’s codes, one report each when the id is readable, and the worker keeps serving', async () => {
     const worker = await rig.startWorker('bad-input', `${rig.tmp}/work`, { WORKER_CONCURRENCY: '4', VIDEO_ENABLED: 'false' });
     events = new QueueEvents(rig.queueName, { connection: { url: rig.redis.url } });
+    // One completion listener per awaited job.
+    events.setMaxListeners(250);
+    rig.queue.setMaxListeners(250);
     await events.waitUntilReady();
 
     const bad = malformedJobs((extra = {}) => rig.spec('bad', extra));

@@ -49,7 +49,7 @@ describe('a worker killed mid-run', () => {
     // Delivered again by a producer: not run again.
     await job!.remove();
     await rig.queue.add('execute', { executionId, inputPayload: {}, specification: rig.spec('doomed') }, { jobId: executionId });
-    await survivor.waitForLog((l) => l.msg.includes('already ended') && l.executionId === executionId);
+    await survivor.waitForLog((l) => l.msg.includes('already ended') && l.executionId === executionId, 30_000);
 
     // The survivor still serves: a new execution completes on it.
     const later = await rig.enqueue('later');

@@ -35,7 +35,8 @@ describe('a Redis restart mid-run', () => {
       WORKER_CONCURRENCY: '1',
       VIDEO_ENABLED: 'false',
     });
-    expect(await status(`${base}/readyz`)).toBe(200);
+    // Ready once Redis answers and a browser context opens (its first launch may take a while).
+    await pollUntil('/readyz to answer 200 at start', async () => ((await status(`${base}/readyz`)) === 200 ? true : undefined), 30_000);
     expect(await status(`${base}/healthz`)).toBe(200);
 
     const survivor = await rig.enqueue('survivor');

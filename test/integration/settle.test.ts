@@ -1,0 +1,58 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
+import type { BrowserSandbox, BrowserSession } from '../../src/browser/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { decodePng } from '../support/png.js';
+import { startStaticServer, type StaticServer } from '../support/static-server.js';
+
+/**
+ * Adaptive settling instead of fixed sleeps (issue 7): the screenshot after an action shows
+ * what the action caused, even 300 ms later, and a still page is not waited on.
+ */
+
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/sites/settle');
+let server: StaticServer;
+let sandbox: BrowserSandbox;
+let session: BrowserSession;
+
+beforeAll(async () => {
+  server = await startStaticServer({ root: ROOT });
+  sandbox = createPlaywrightSandbox({ logger: createSilentLogger(), hostRules: 'MAP settle.test 127.0.0.1' });
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+  await server?.close();
+});
+
+beforeEach(async () => {
+  await session?.close();
+  session = await sandbox.openSession({ executionId: 'settle', viewport: { width: 600, height: 300 }, allowedDomains: ['settle.test'], onBlocked: () => undefined }, new AbortController().signal);
+  const opened = await session.navigate(`http://settle.test:${server.port}/`, new AbortController().signal);
+  expect(opened.ok).toBe(true);
+  await session.settle(new AbortController().signal);
+});
+
+afterAll(async () => {
+  await session?.close();
+});
+
+const panel = async () => decodePng((await session.screenshot()).data).pixel(400, 120);
+
+describe('settle after an action', () => {
+  it('waits for a change the click causes 300 ms later, so the screenshot shows it', async () => {
+    expect(await panel()).toEqual([255, 255, 255]);
+    await session.click(120, 40, { button: 'left', clickCount: 1 });
+    await session.settle(new AbortController().signal);
+    expect(await panel()).toEqual([0, 0, 255]);
+  });
+
+  it('does not wait on a still page for a timer the page set before the action', async () => {
+    await session.click(120, 100, { button: 'left', clickCount: 1 });
+    await session.settle(new AbortController().signal);
+    // The page's own timer, set at load and due 3 s later, has not fired: settle did not wait.
+    expect(await panel()).toEqual([255, 255, 255]);
+  });
+});

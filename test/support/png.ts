@@ -1,0 +1,50 @@
+import { inflateSync } from 'node:zlib';
+
+/** Decodes an 8-bit RGB/RGBA, non-interlaced PNG (what Chromium writes) to RGBA rows. */
+export function decodePng(png: Buffer): { width: number; height: number; pixel(x: number, y: number): [number, number, number] } {
+  const width = png.readUInt32BE(16);
+  const height = png.readUInt32BE(20);
+  const bitDepth = png[24];
+  const colorType = png[25];
+  if (bitDepth !== 8 || (colorType !== 2 && colorType !== 6) || png[28] !== 0) throw new Error(`unsupported PNG (depth ${bitDepth}, color ${colorType})`);
+  const channels = colorType === 6 ? 4 : 3;
+  const idat: Buffer[] = [];
+  for (let offset = 8; offset < png.length; ) {
+    const length = png.readUInt32BE(offset);
+    const type = png.toString('ascii', offset + 4, offset + 8);
+    if (type === 'IDAT') idat.push(png.subarray(offset + 8, offset + 8 + length));
+    offset += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const out = Buffer.alloc(stride * height);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)]!;
+    for (let i = 0; i < stride; i++) {
+      const value = raw[y * (stride + 1) + 1 + i]!;
+      const left = i >= channels ? out[y * stride + i - channels]! : 0;
+      const up = y > 0 ? out[(y - 1) * stride + i]! : 0;
+      const upLeft = y > 0 && i >= channels ? out[(y - 1) * stride + i - channels]! : 0;
+      let predicted = 0;
+      if (filter === 1) predicted = left;
+      else if (filter === 2) predicted = up;
+      else if (filter === 3) predicted = (left + up) >> 1;
+      else if (filter === 4) {
+        const p = left + up - upLeft;
+        const pa = Math.abs(p - left);
+        const pb = Math.abs(p - up);
+        const pc = Math.abs(p - upLeft);
+        predicted = pa <= pb && pa <= pc ? left : pb <= pc ? up : upLeft;
+      }
+      out[y * stride + i] = (value + predicted) & 0xff;
+    }
+  }
+  return {
+    width,
+    height,
+    pixel: (x, y) => {
+      const at = y * stride + x * channels;
+      return [out[at]!, out[at + 1]!, out[at + 2]!];
+    },
+  };
+}
