@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { decodePng } from '../support/png.js';
+import { listProcesses } from '../support/processes.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ActionContext, ActionOutcome, DisplayGeometry } from '../../src/agent/action-types.js';
 import { executeComputerAction } from '../../src/agent/computer-actions.js';
@@ -352,20 +352,9 @@ describe('computer actions in real Chromium', () => {
 
 /** Chromium processes this test process started (direct children). */
 function chromiumChildren(): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (Number(fields[1]) === process.pid && /chrom/i.test(comm) && fields[0] !== 'Z') found.push(pid);
-    } catch {
-      // ended while we looked
-    }
-  }
-  return found;
+  return listProcesses()
+    .filter((p) => p.ppid === process.pid && /chrom/i.test(p.comm) && p.state !== 'Z')
+    .map((p) => p.pid);
 }
 
 describe('the Playwright sandbox lifecycle', () => {

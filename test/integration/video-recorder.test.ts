@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createReadStream, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFfmpegRecorder } from '../../src/recorder/ffmpeg-recorder.js';
+import { commandLine, descendants } from '../support/processes.js';
 import { ffprobe, firstMarked, isMarkerRed, isWhite, pixelAt, topLevelBoxes } from '../support/video-probe.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import { launchScreencastHarness, type ScreencastHarness } from '../support/screencast-session.js';
@@ -236,33 +237,10 @@ function vttTime(ms: number): string {
 
 /** Live descendants of this process whose command matches `pattern`. */
 function childProcesses(pattern: string): Array<{ pid: number; cmd: string }> {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const statLine = readFileSync(`/proc/${pid}/stat`, 'latin1');
-      const rest = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
-      if (rest[0] === 'Z') continue; // exited, waiting to be reaped
-      parent.set(pid, Number(rest[1]));
-    } catch {
-      // gone while we looked
-    }
-  }
-  const found: Array<{ pid: number; cmd: string }> = [];
   const re = new RegExp(pattern);
-  for (const pid of parent.keys()) {
-    let up = parent.get(pid);
-    while (up !== undefined && up !== process.pid && up > 1) up = parent.get(up);
-    if (up !== process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1').replace(/\0/g, ' ').trim();
-      if (re.test(cmd)) found.push({ pid, cmd });
-    } catch {
-      // gone
-    }
-  }
-  return found;
+  return descendants()
+    .map((p) => ({ pid: p.pid, cmd: commandLine(p.pid) }))
+    .filter((p) => re.test(p.cmd));
 }
 
 /** Serves the fixtures at /fixtures/ and the recorded videos at /out/ (with byte ranges). */
