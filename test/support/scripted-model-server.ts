@@ -141,11 +141,9 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse, turn: Scrip
     return;
   }
   const timer = setTimeout(reply, turn.delayMs);
-  // The client gave up (abort or timeout): nobody is left to answer.
+  // The client gave up (abort or timeout): nobody is left to answer. (The request's own
+  // 'close' fires once its body is read, so only the response's tells that.)
   res.once('close', () => clearTimeout(timer));
-  req.once('close', () => {
-    if (!res.writableEnded) clearTimeout(timer);
-  });
 }
 
 function message(turn: ScriptedResponse, index: number, requestBody: unknown): Record<string, unknown> {
