@@ -1,8 +1,10 @@
-import { descendants, listProcesses } from '../test/support/processes.js';
+import { descendants, listProcesses, pssBytes } from '../test/support/processes.js';
 
 /** CPU and memory of this process and every process below it (Chromium, ffmpeg), from /proc. */
 export interface TreeSample {
   rssBytes: number;
+  /** Proportional set size: shared pages counted once across the tree. */
+  pssBytes: number;
   cpuSeconds: number;
   processes: number;
 }
@@ -12,6 +14,7 @@ export function sampleTree(root = process.pid): TreeSample {
   const tree = [...all.filter((p) => p.pid === root), ...descendants(root, all)];
   return {
     rssBytes: tree.reduce((sum, p) => sum + p.rssBytes, 0),
+    pssBytes: tree.reduce((sum, p) => sum + pssBytes(p.pid), 0),
     cpuSeconds: tree.reduce((sum, p) => sum + p.cpuSeconds, 0),
     processes: tree.length,
   };

@@ -96,8 +96,11 @@ export async function benchSteps(): Promise<Record<string, number>> {
     for (const n of [1, 4, 8, 12]) {
       const before = sampleTree();
       let peakRss = before.rssBytes;
+      let peakPss = before.pssBytes;
       const sampler = setInterval(() => {
-        peakRss = Math.max(peakRss, sampleTree().rssBytes);
+        const now = sampleTree();
+        peakRss = Math.max(peakRss, now.rssBytes);
+        peakPss = Math.max(peakPss, now.pssBytes);
       }, 250);
       const started = Date.now();
       const runs = await Promise.all(Array.from({ length: n }, () => runOnce({ config, browser, shop, dir, steps: 8, latencyMs: 2_000 })));
@@ -108,6 +111,7 @@ export async function benchSteps(): Promise<Record<string, number>> {
       figures[`concurrency${n}CpuSecondsPerExecution`] = Math.round(((after.cpuSeconds - before.cpuSeconds) / n) * 100) / 100;
       figures[`concurrency${n}CpuUtilisation`] = Math.round(((after.cpuSeconds - before.cpuSeconds) / ((Date.now() - started) / 1000)) * 100) / 100;
       figures[`concurrency${n}RssMbPerExecution`] = Math.round((peakRss - before.rssBytes) / n / 1e6);
+      figures[`concurrency${n}PssMbPerExecution`] = Math.round((peakPss - before.pssBytes) / n / 1e6);
     }
   } finally {
     await browser.close();

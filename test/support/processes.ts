@@ -13,6 +13,19 @@ export interface ProcessInfo {
   rssBytes: number;
 }
 
+/**
+ * Proportional set size: resident memory with pages shared between processes divided among
+ * them. Summing RSS over Chromium's processes counts the shared pages many times; PSS does not.
+ */
+export function pssBytes(pid: number): number {
+  try {
+    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'latin1'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 const CLOCK_TICKS = 100;
 const PAGE_BYTES = 4096;
 
