@@ -566,7 +566,13 @@ async function captureWithRetry<T>(page: Page, capture: () => Promise<T>): Promi
       return await capture();
     } catch (error) {
       if (attempt >= 3 || !/Unable to capture screenshot/i.test(firstLine(error))) throw error;
-      await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => resolve(null)))).catch(() => undefined);
+      // Animation frames do not run in a page that is not rendering: bounded by a timer.
+      await page
+        .evaluate(() => new Promise((resolve) => {
+          requestAnimationFrame(() => resolve(null));
+          setTimeout(() => resolve(null), 100);
+        }))
+        .catch(() => undefined);
     }
   }
 }

@@ -70,6 +70,8 @@ async function startWorker(script: ScriptedTurn[], extraEnv: Record<string, stri
     BROWSER_HOST_RULES: hostRules('shop.test'),
     WORK_DIR: workDir,
     VIDEO_FPS: '5',
+    // A run that hangs ends as `timeout` well inside the test's own time limit.
+    EXECUTION_TIMEOUT_MS: '60000',
     ...extraEnv,
   });
   const daemon: Daemon = await startDaemon(config, createSilentLogger());
@@ -105,6 +107,11 @@ describe('worker end to end', () => {
       const executionId = randomUUID();
       await worker.queue.add('execute', { executionId, workflowId: 'wf-1', workflowVersionId: 'v-1', inputPayload: input, specification: spec(shop) }, { jobId: executionId });
       const final = await api.waitForFinal(executionId);
+      if (!final.path.endsWith('/completed')) {
+        // Say what went wrong: the report and the run's log.
+        const logs = await object(`test/executions/${executionId}/logs.jsonl`).then(String, () => '(no logs)');
+        throw new Error(`the run failed: ${JSON.stringify(final.body)}\n${logs.slice(-4000)}`);
+      }
 
       expect(callsFor(executionId)).toEqual(['POST /api/executions/:id/started', 'POST /api/executions/:id/completed']);
       expect(api.calls.every((c) => c.serviceKey === API_KEY)).toBe(true);

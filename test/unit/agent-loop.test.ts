@@ -166,6 +166,17 @@ describe('the agent loop', () => {
     await expect(t.run()).rejects.toMatchObject({ code: 'timeout' });
   });
 
+  it('ends the run at the deadline even when the page hangs', async () => {
+    const controller = new AbortController();
+    const t = setup([{ content: [computer('left_click', { coordinate: [1, 1] })] }, { content: [finish('completed')] }], { signal: controller.signal });
+    t.session.screenshot = () => {
+      // A hung renderer: the capture never answers; the deadline fires while it waits.
+      queueMicrotask(() => controller.abort(new ExecutionError('timeout', 'deadline')));
+      return new Promise(() => undefined);
+    };
+    await expect(t.run()).rejects.toMatchObject({ code: 'timeout' });
+  });
+
   it('turns a browser failure into browser_error', async () => {
     const t = setup([{ content: [computer('left_click', { coordinate: [1, 1] })] }]);
     t.session.failOn = 'click';
