@@ -209,16 +209,20 @@ async function runTool(call: ToolUseBlock, input: AgentInput, deps: AgentDeps, s
     );
     if (outcome.counted) stats.nAgentActions++;
     const durationMs = now() - started;
-    events.emit('action', {
-      step: stats.nSteps,
-      tool: COMPUTER_TOOL,
-      action: outcome.action,
-      input: call.input,
-      ok: outcome.ok,
-      ...(outcome.ok ? { text: outcome.text } : { error: outcome.error }),
-      label: outcome.label,
-      durationMs,
-    });
+    events.emit(
+      'action',
+      {
+        step: stats.nSteps,
+        tool: COMPUTER_TOOL,
+        action: outcome.action,
+        input: call.input,
+        ok: outcome.ok,
+        ...(outcome.ok ? { text: outcome.text } : { error: outcome.error }),
+        label: outcome.label,
+        durationMs,
+      },
+      started,
+    );
     // Refused actions never ran: they are marked here, on the timeline where they were refused.
     if (outcome.counted && !marked) deps.onAction?.({ atMs: started, label: outcome.label });
     if (!outcome.ok) return errorResult(call.id, outcome.error);
@@ -243,15 +247,19 @@ async function runTool(call: ToolUseBlock, input: AgentInput, deps: AgentDeps, s
     }
     const result = await browserCall(() => session.navigate(url.value, input.signal), input.signal);
     const label = `navigate ${url.value}`;
-    events.emit('action', {
-      step: stats.nSteps,
-      tool: NAVIGATE_TOOL,
-      input: call.input,
-      ok: result.ok,
-      ...(result.ok ? { url: result.url } : { error: result.error }),
-      label,
-      durationMs: now() - started,
-    });
+    events.emit(
+      'action',
+      {
+        step: stats.nSteps,
+        tool: NAVIGATE_TOOL,
+        input: call.input,
+        ok: result.ok,
+        ...(result.ok ? { url: result.url } : { error: result.error }),
+        label,
+        durationMs: now() - started,
+      },
+      started,
+    );
     deps.onAction?.({ atMs: started, label });
     if (!result.ok) return errorResult(call.id, `navigation refused or failed: ${result.error ?? 'unknown error'}`);
     return { type: 'tool_result', tool_use_id: call.id, content: [await capture(input, deps, stats)] };

@@ -38,9 +38,9 @@ export function createEventLog(options: {
 
   return {
     path: options.path,
-    emit(type, fields = {}) {
+    emit(type, fields = {}, atMs) {
       counts.set(type, (counts.get(type) ?? 0) + 1);
-      const at = now();
+      const at = atMs ?? now();
       const safe = options.redact(fields);
       options.onEvent?.(type, safe);
       if (closing || streamError) return;

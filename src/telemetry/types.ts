@@ -4,8 +4,12 @@
  */
 
 export interface EventSink {
-  /** Records one event. Fields must be JSON-serialisable; secrets are redacted by the sink. */
-  emit(type: string, fields?: Record<string, unknown>): void;
+  /**
+   * Records one event. Fields must be JSON-serialisable; secrets are redacted by the sink.
+   * `atMs` (epoch ms) dates an event that began before it is recorded, such as an action
+   * logged once it finished: its `t` is then when it began.
+   */
+  emit(type: string, fields?: Record<string, unknown>, atMs?: number): void;
 }
 
 export interface Logger {
