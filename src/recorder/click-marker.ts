@@ -52,6 +52,12 @@ export interface ClickMarker {
   show(atSec: number, x: number, y: number): void;
   /** Opens the command channel (call once ffmpeg has been started). */
   connect(): void;
+  /**
+   * Resolves true once the channel is open and every queued command was sent, false when it
+   * never will be. Frames of a marked moment must not reach ffmpeg before that: the filter
+   * applies commands to the frames it reads after them.
+   */
+  whenReady(): Promise<boolean>;
   /** Closes the channel. Idempotent. */
   close(): void;
 }
@@ -79,6 +85,10 @@ export function createClickMarker(options: ClickMarkerOptions): ClickMarker {
   let retryTimer: NodeJS.Timeout | undefined;
   let warned = false;
   const reader = createZmtpReader();
+  const readyWaiters: Array<(ready: boolean) => void> = [];
+  const settleReady = (ready: boolean) => {
+    for (const wake of readyWaiters.splice(0)) wake(ready);
+  };
 
   const send = (commands: readonly string[]): void => {
     if (!socket) return;
@@ -105,6 +115,7 @@ export function createClickMarker(options: ClickMarkerOptions): ClickMarker {
       const queued = pending;
       pending = [];
       for (const commands of queued) send(commands);
+      settleReady(true);
     });
     s.on('data', (data) => {
       for (const parts of reader(data)) onReply(parts);
@@ -123,6 +134,7 @@ export function createClickMarker(options: ClickMarkerOptions): ClickMarker {
       } else {
         logger.warn({ err: error.message, socketPath }, 'could not reach ffmpeg to draw click markers; the video has none');
         closed = true;
+        settleReady(false);
       }
     });
   };
@@ -145,8 +157,14 @@ export function createClickMarker(options: ClickMarkerOptions): ClickMarker {
       if (socket || closed) return;
       attempt(Date.now() + connectTimeoutMs);
     },
+    whenReady() {
+      if (connected) return Promise.resolve(true);
+      if (closed) return Promise.resolve(false);
+      return new Promise<boolean>((resolve) => readyWaiters.push(resolve));
+    },
     close() {
       closed = true;
+      settleReady(connected);
       if (retryTimer) clearTimeout(retryTimer);
       socket?.destroy();
       socket = undefined;

@@ -43,6 +43,8 @@ export interface FfmpegRecorderOptions {
  * still be on its way, and the slot it belongs to should not be filled with the older frame.
  */
 const STILL_LAG_MS = 500;
+/** Frames written before the marker channel may be waited for: ffmpeg needs them to start. */
+const MARKER_FREE_SLOTS = 2;
 /** How often still periods are written while the run goes (keeps `stop()` quick). */
 const STILL_TICK_MS = 1000;
 /** A frame timestamp further than this from our clock is not trusted (the arrival time is used). */
@@ -99,6 +101,8 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   const throttle = new AbortController();
   let encoder: EncoderProcess | undefined;
   let marker: ClickMarker | undefined;
+  /** Once true, the marker channel was waited for (open, or given up): frames flow freely. */
+  let markerReady = false;
   let screencast: Screencast | undefined;
   let outputScale = 1;
   let stopping = false;
@@ -136,8 +140,23 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
     });
   };
 
+  /**
+   * Holds back the frames of a marked moment until the marker channel is open: ffmpeg opens
+   * it only after its first frames, and a command that arrives after the frames of its moment
+   * would draw nothing. The first frames always pass, so ffmpeg can start.
+   */
+  const awaitMarkerFor = async (slot: number): Promise<void> => {
+    if (!marker || markerReady || slot < MARKER_FREE_SLOTS) return;
+    const slotEndSec = (slot + 1) / fps;
+    if (!marks.some((m) => m.point && (m.atMs - startedAtMs) / 1000 < slotEndSec)) return;
+    markerReady = true;
+    if (!(await marker.whenReady())) log.debug({}, 'click markers unavailable for this video');
+  };
+
   const writeFrames = async (write: PacedWrite<ScreencastFrame>): Promise<void> => {
     for (let i = 0; i < write.count; i++) {
+      if (!encoder?.running) return;
+      await awaitMarkerFor(slotsEncoded);
       if (!encoder?.running) return;
       slotsEncoded += 1;
       await encoder.write(write.frame.data);
