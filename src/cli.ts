@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { createBrowser, createRecorder, createRunnerDeps } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
 import { startLocalServer } from './control-plane/local-server/server.js';
+import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
 import { runExecution } from './runner/run-execution.js';
 import { createLocalStore } from './storage/local-store.js';
@@ -79,7 +80,8 @@ async function runCommand(args: string[]): Promise<number> {
   const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, ...(recorder ? { recorder } : {}), ...(replay ? { replay } : {}) });
 
   const controller = new AbortController();
-  const onSignal = () => controller.abort(new (class extends Error {})('interrupted'));
+  // Ctrl-C ends the run like a worker shutdown: finalised, artifacts written, reported failed.
+  const onSignal = () => controller.abort(abortReason('worker_shutdown', 'interrupted by a signal'));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
