@@ -190,6 +190,35 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     return { ok: true, address: usable, port };
   }
 
+  /**
+   * The checked connection a tunnel needs, or undefined once the client has been answered
+   * 403 (refused) or 502 (unreachable).
+   */
+  async function openUpstream(client: Duplex, url: string, host: string, port: number): Promise<net.Socket | undefined> {
+    const target = await checkAndResolve(url, host, port);
+    if (!target.ok) {
+      client.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
+      return undefined;
+    }
+    try {
+      return await connectUpstream(target);
+    } catch (error) {
+      logger?.debug({ url, err: (error as Error).message }, 'egress proxy connect failed');
+      client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n');
+      return undefined;
+    }
+  }
+
+  /** Joins the two sockets both ways; either side closing closes the other. */
+  function splice(client: Duplex, upstream: net.Socket, head: Buffer): void {
+    if (head.length > 0) upstream.write(head);
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    upstream.pipe(client);
+    client.pipe(upstream);
+  }
+
   function connectUpstream(target: { address: string; port: number }): Promise<net.Socket> {
     return new Promise((resolvePromise, reject) => {
       const upstream = net.connect({ host: target.address, port: target.port });
@@ -275,30 +304,14 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       }
       // The scheme is unknown inside a tunnel; https stands for "network scheme" in the check.
       const url = `https://${authority.host}:${authority.port}/`;
-      const target = await checkAndResolve(url, authority.host, authority.port);
-      if (!target.ok) {
-        client.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
-        return;
-      }
-      let upstream: net.Socket;
-      try {
-        upstream = await connectUpstream(target);
-      } catch (error) {
-        logger?.debug({ url, err: (error as Error).message }, 'egress proxy connect failed');
-        client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n');
-        return;
-      }
+      const upstream = await openUpstream(client, url, authority.host, authority.port);
+      if (!upstream) return;
       if (client.destroyed) {
         upstream.destroy();
         return;
       }
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      upstream.on('error', () => client.destroy());
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-      upstream.pipe(client);
-      client.pipe(upstream);
+      splice(client, upstream, head);
     })();
   });
 
@@ -316,18 +329,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         return;
       }
       const port = url.port === '' ? 80 : Number(url.port);
-      const target = await checkAndResolve(url.href, url.hostname, port);
-      if (!target.ok) {
-        client.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
-        return;
-      }
-      let upstream: net.Socket;
-      try {
-        upstream = await connectUpstream(target);
-      } catch {
-        client.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n');
-        return;
-      }
+      const upstream = await openUpstream(client, url.href, url.hostname, port);
+      if (!upstream) return;
       const lines = [`${req.method ?? 'GET'} ${url.pathname}${url.search} HTTP/1.1`];
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
         const name = req.rawHeaders[i] ?? '';
@@ -335,12 +338,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ''}`);
       }
       upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
-      if (head.length > 0) upstream.write(head);
-      upstream.on('error', () => client.destroy());
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-      upstream.pipe(client);
-      client.pipe(upstream);
+      splice(client, upstream, head);
     })();
   });
 

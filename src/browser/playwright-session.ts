@@ -6,7 +6,7 @@
 import { type Browser, type BrowserContext, type CDPSession, type Page, type Request } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import type { SessionGuard } from './confinement.js';
-import { pageStill } from './settle.js';
+import { pageStill, withinMs } from './settle.js';
 import type {
   BlockedRequest,
   BrowserSession,
@@ -24,6 +24,8 @@ import type {
 const NAVIGATION_TIMEOUT_MS = 30_000;
 /** settle() never waits longer than this, whatever the page does. */
 const SETTLE_CAP_MS = 2_000;
+/** One screenshot attempt; a capture waiting on a frame that never comes is asked again. */
+const CAPTURE_TIMEOUT_MS = 5_000;
 /** The network must be idle this long after an action (or its last request) to count as still. */
 const QUIET_MS = 60;
 /** Long-lived requests that never "finish": they must not hold settle() to its cap. */
@@ -247,7 +249,7 @@ export function createSession(parts: SessionParts): BrowserSession {
         const { pageX, pageY } = metrics.cssVisualViewport;
         params.clip = { x: region.x + pageX, y: region.y + pageY, width: region.width, height: region.height, scale };
       }
-      const { data } = await captureWithRetry(page, () => client.send('Page.captureScreenshot', params));
+      const { data } = await captureWithRetry(page, () => withinMs(CAPTURE_TIMEOUT_MS, client.send('Page.captureScreenshot', params)));
       const image = Buffer.from(data, 'base64');
       return { data: image, mediaType: 'image/png', ...pngSize(image) };
     },
@@ -395,22 +397,25 @@ interface ScreencastFramePayload {
 
 /**
  * Chromium answers "Unable to capture screenshot" while a document has not produced its first
- * frame yet (just after a navigation commits). Waiting for the next animation frame and asking
- * again is enough; a third refusal is a real failure.
+ * frame yet (just after a navigation commits), and may not answer at all while a navigation is
+ * pending. Waiting for the next animation frame and asking again is enough; a third failure is
+ * a real one.
  */
 async function captureWithRetry<T>(page: Page, capture: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await capture();
     } catch (error) {
-      if (attempt >= 3 || !/Unable to capture screenshot/i.test(firstLine(error))) throw error;
-      // Animation frames do not run in a page that is not rendering: bounded by a timer.
-      await page
-        .evaluate(() => new Promise((resolve) => {
+      if (attempt >= 3 || !/Unable to capture screenshot|no answer from the page/i.test(firstLine(error))) throw error;
+      // Animation frames do not run in a page that is not rendering, and a document being
+      // replaced may not run the evaluation at all: both waits are bounded.
+      await withinMs(
+        1_000,
+        page.evaluate(() => new Promise((resolve) => {
           requestAnimationFrame(() => resolve(null));
           setTimeout(() => resolve(null), 100);
-        }))
-        .catch(() => undefined);
+        })),
+      ).catch(() => undefined);
     }
   }
 }

@@ -64,7 +64,9 @@ export async function pageStill(page: Page, sinceMs: number, deadline: number): 
   const capMs = deadline - Date.now();
   if (capMs <= 0 || page.isClosed()) return 'quiet';
   try {
-    await page.evaluate(
+    // The in-page timer ends the wait in a live document; a document being replaced may never
+    // run it, so the wait is bounded out here too (the evaluation is dropped with its document).
+    await withinMs(capMs + 250, page.evaluate(
       ({ key, sinceMs, capMs, quietMs, horizonMs }) =>
         new Promise<void>((resolve) => {
           const probe = (window as unknown as Record<string, { lastChange(): number; timersDue(since: number, horizon: number): number } | undefined>)[key];
@@ -95,9 +97,29 @@ export async function pageStill(page: Page, sinceMs: number, deadline: number): 
           setTimeout(finish, capMs);
         }),
       { key: PROBE_KEY, sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS },
-    );
+    ));
     return 'quiet';
   } catch {
     return 'destroyed';
   }
+}
+
+/**
+ * Resolves or rejects like `work`, or rejects after `ms`. For browser calls that can wait on a
+ * document that never comes; what is left pending ends when its page or session closes.
+ */
+export function withinMs<T>(ms: number, work: Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer from the page within ${ms} ms`)), ms);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }

@@ -175,33 +175,27 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
     },
 
     async reportCompleted(executionId, report: CompletedReport, signal?: AbortSignal) {
-      const body = {
-        completedAt: report.completedAt,
-        durationMs: report.durationMs,
-        nSteps: report.nSteps,
-        nAgentActions: report.nAgentActions,
-        nScreenshots: report.nScreenshots,
-        outputUrl: report.outputUrl,
-        videoUrl: report.videoUrl,
-        logsUrl: report.logsUrl,
-      };
+      const body = { completedAt: report.completedAt, ...reportTail(report) };
       await call('POST', executionPath(executionId, '/completed'), { body, policy: final, ...(signal ? { signal } : {}) });
     },
 
     async reportFailed(executionId, report: FailedReport, signal?: AbortSignal) {
-      const body = {
-        failedAt: report.failedAt,
-        error: { code: report.error.code, message: report.error.message },
-        durationMs: report.durationMs,
-        nSteps: report.nSteps,
-        nAgentActions: report.nAgentActions,
-        nScreenshots: report.nScreenshots,
-        outputUrl: report.outputUrl,
-        videoUrl: report.videoUrl,
-        logsUrl: report.logsUrl,
-      };
+      const body = { failedAt: report.failedAt, error: { code: report.error.code, message: report.error.message }, ...reportTail(report) };
       await call('POST', executionPath(executionId, '/failed'), { body, policy: final, ...(signal ? { signal } : {}) });
     },
+  };
+}
+
+/** The fields both final reports end with (contract §2), copied so no stray field is sent. */
+function reportTail(report: CompletedReport | FailedReport) {
+  return {
+    durationMs: report.durationMs,
+    nSteps: report.nSteps,
+    nAgentActions: report.nAgentActions,
+    nScreenshots: report.nScreenshots,
+    outputUrl: report.outputUrl,
+    videoUrl: report.videoUrl,
+    logsUrl: report.logsUrl,
   };
 }
 
