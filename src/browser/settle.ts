@@ -5,9 +5,11 @@ import type { Page } from 'playwright-core';
  * reference loops do) wastes seconds on still pages and is too short on slow ones. Instead a
  * small probe, installed in every document before its own scripts, tells us two things the
  * page itself knows: when its DOM last changed, and which short timers are pending. After an
- * action the page is still when no timer the page set since the action is still due soon, and
- * the DOM has not changed since the action (or not for a short window). A click that changes
- * the page 300 ms later is therefore waited for; a click that changes nothing is not.
+ * action the page is still when no timer the page set since the action is still due soon, the
+ * DOM has not changed since the action (or not for a short window), and the page has not started
+ * leaving for another document (a submitted form whose request has not even gone out yet). A
+ * click that changes the page 300 ms later is therefore waited for; a click that changes
+ * nothing is not.
  */
 
 /** Timers due further ahead than this are not waited for (polling loops, idle timeouts). */
@@ -16,6 +18,14 @@ export const TIMER_HORIZON_MS = 1_000;
 export const DOM_QUIET_MS = 50;
 
 const PROBE_KEY = '__executionWorkerSettle';
+
+/** What the probe answers inside the page. */
+interface Probe {
+  lastChange(): number;
+  /** A cross-document navigation started by the page since `since`, not cancelled or intercepted. */
+  leavingSince(since: number): boolean;
+  timersDue(since: number, horizon: number): number;
+}
 
 /**
  * Installed with `context.addInitScript`. Runs before the page's scripts in every frame; keeps
@@ -38,6 +48,21 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
     return id;
   };
   window.clearTimeout = function (id) { pending.delete(id); return nativeClear(id); };
+  // A navigation this document started (a form submitted, a link followed) replaces it later,
+  // sometimes well after the page looked still: remember the last one and whether it goes on.
+  let leaving;
+  const selfTarget = (t) => !t || t === '_self';
+  addEventListener('submit', (event) => {
+    const target = (event.submitter && event.submitter.getAttribute('formtarget')) || event.target.getAttribute('target');
+    if (selfTarget(target)) leaving = { at: Date.now(), event, intercepted: () => false };
+  }, true);
+  if (window.navigation) {
+    window.navigation.addEventListener('navigate', (event) => {
+      if (event.destination.sameDocument) return;
+      // A router that intercepts it keeps the document: navigation.transition then exists.
+      leaving = { at: Date.now(), event, intercepted: () => window.navigation.transition !== null };
+    });
+  }
   const watch = () => new MutationObserver(() => { lastChange = Date.now(); })
     .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   watch();
@@ -45,6 +70,7 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
     enumerable: false,
     value: {
       lastChange: () => lastChange,
+      leavingSince: (since) => !!leaving && leaving.at >= since && !leaving.event.defaultPrevented && !leaving.intercepted(),
       timersDue: (since, horizon) => {
         let n = 0;
         for (const t of pending.values()) if (t.created >= since && t.due <= since + horizon) n++;
@@ -69,7 +95,7 @@ export async function pageStill(page: Page, sinceMs: number, deadline: number): 
     await withinMs(capMs + 250, page.evaluate(
       ({ key, sinceMs, capMs, quietMs, horizonMs }) =>
         new Promise<void>((resolve) => {
-          const probe = (window as unknown as Record<string, { lastChange(): number; timersDue(since: number, horizon: number): number } | undefined>)[key];
+          const probe = (window as unknown as Record<string, Probe | undefined>)[key];
           const start = Date.now();
           // Without the probe (a document it could not reach) the change clock starts now.
           let fallbackLast = start;
@@ -87,6 +113,8 @@ export async function pageStill(page: Page, sinceMs: number, deadline: number): 
             const now = Date.now();
             if (now - start >= capMs) return true;
             if (!probe) return now - fallbackLast >= quietMs;
+            // A new document is coming: the wait ends when this one is gone (or at the cap).
+            if (probe.leavingSince(sinceMs)) return false;
             if (probe.timersDue(sinceMs, horizonMs) > 0) return false;
             const last = probe.lastChange();
             return last < sinceMs || now - last >= quietMs;

@@ -18,7 +18,16 @@ let sandbox: BrowserSandbox;
 let session: BrowserSession;
 
 beforeAll(async () => {
-  server = await startStaticServer({ root: ROOT });
+  server = await startStaticServer({
+    root: ROOT,
+    // The form's target answers late with an all-green page.
+    handle: async (req, res) => {
+      if (!req.url?.startsWith('/slow')) return false;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><body style="margin:0;background:rgb(0,255,0)"></body>');
+      return true;
+    },
+  });
   sandbox = createPlaywrightSandbox({ logger: createSilentLogger(), hostRules: 'MAP settle.test 127.0.0.1' });
 });
 
@@ -54,5 +63,11 @@ describe('settle after an action', () => {
     await session.settle(new AbortController().signal);
     // The page's own timer, set at load and due 3 s later, has not fired: settle did not wait.
     expect(await panel()).toEqual([255, 255, 255]);
+  });
+
+  it('waits for a form submission whose navigation starts after the page looked still', async () => {
+    await session.click(120, 160, { button: 'left', clickCount: 1 });
+    await session.settle(new AbortController().signal);
+    expect(await panel()).toEqual([0, 255, 0]);
   });
 });
