@@ -26,7 +26,7 @@ const NAVIGATION_TIMEOUT_MS = 30_000;
 const SETTLE_CAP_MS = 2_000;
 /** One screenshot attempt; a capture waiting on a frame that never comes is asked again. */
 const CAPTURE_TIMEOUT_MS = 5_000;
-/** The network must be idle this long after an action (or its last request) to count as still. */
+/** After a request that started or ended since the action, the network must be idle this long. */
 const QUIET_MS = 60;
 /** Long-lived requests that never "finish": they must not hold settle() to its cap. */
 const STREAMING_TYPES = new Set(['eventsource', 'websocket']);
@@ -138,8 +138,8 @@ export function createSession(parts: SessionParts): BrowserSession {
   context.on('requestfailed', settled);
 
   /**
-   * Resolves once nothing is in flight and nothing started or ended for QUIET_MS, counted
-   * from `sinceMs` at the earliest; or at the deadline.
+   * Resolves once nothing is in flight and, when a request started or ended after `sinceMs`,
+   * QUIET_MS passed since the last one; or at the deadline.
    */
   const networkQuiet = (sinceMs: number, deadline: number, signal: AbortSignal) =>
     new Promise<void>((resolve) => {
@@ -158,9 +158,11 @@ export function createSession(parts: SessionParts): BrowserSession {
           timer = setTimeout(check, left);
           return;
         }
-        // Idle since the later of the input and the last request event: a request the input
-        // caused (a form post, a fetch) is announced within this window.
-        const idleFor = Date.now() - Math.max(lastNetworkAt, sinceMs);
+        // No request since the input: nothing to wait for. Requests the input caused are seen
+        // by the page check first (fetch, XHR, a form or link navigation), which runs before
+        // this one; a request that ended lately leaves the page a moment to show its answer.
+        if (lastNetworkAt < sinceMs) return finish();
+        const idleFor = Date.now() - lastNetworkAt;
         if (idleFor >= QUIET_MS) return finish();
         timer = setTimeout(check, Math.min(QUIET_MS - idleFor, left));
       }
@@ -259,10 +261,13 @@ export function createSession(parts: SessionParts): BrowserSession {
       try {
         const page = active();
         const navigationsBefore = navigations;
-        // Network and DOM quiet windows run side by side: a still page costs one window.
+        // The page first (it knows of a request or navigation the instant it is made), then
+        // the network for what only the browser sees (images, styles, fonts).
         const since = lastInputAt;
-        const [, dom] = await Promise.all([networkQuiet(since, deadline, signal), pageStill(page, since, deadline)]);
+        const dom = await pageStill(page, since, deadline);
+        await networkQuiet(since, deadline, signal);
         if (signal.aborted) return;
+        if (dom === 'failed') logger.warn({ url: page.url() }, 'the page could not run the settle check; settling on network and load state only');
         const navigated = dom === 'destroyed' || navigations !== navigationsBefore || active() !== page;
         if (!navigated) return;
         // A navigation replaced the document (or a popup took over): let it load, then watch it.
@@ -270,7 +275,9 @@ export function createSession(parts: SessionParts): BrowserSession {
         const left = deadline - Date.now();
         if (left > 0 && !current.isClosed()) await current.waitForLoadState('load', { timeout: left }).catch(() => undefined);
         const loadedAt = Date.now();
-        if (!signal.aborted) await Promise.all([networkQuiet(loadedAt, deadline, signal), pageStill(current, loadedAt, deadline)]);
+        if (signal.aborted) return;
+        await pageStill(current, loadedAt, deadline);
+        await networkQuiet(loadedAt, deadline, signal);
       } catch (error) {
         logger.debug({ err: firstLine(error) }, 'settle ended early');
       }

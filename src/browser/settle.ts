@@ -19,17 +19,12 @@ export const DOM_QUIET_MS = 50;
 
 const PROBE_KEY = '__executionWorkerSettle';
 
-/** What the probe answers inside the page. */
-interface Probe {
-  lastChange(): number;
-  /** A cross-document navigation started by the page since `since`, not cancelled or intercepted. */
-  leavingSince(since: number): boolean;
-  timersDue(since: number, horizon: number): number;
-}
-
 /**
  * Installed with `context.addInitScript`. Runs before the page's scripts in every frame; keeps
- * its state out of the page's enumerable globals.
+ * its state out of the page's enumerable globals. It answers `lastChange()` (epoch ms of the
+ * last DOM change), `leavingSince(t)` (a cross-document navigation the page started since t,
+ * not cancelled or intercepted by a router), `requestsBusy(t, quiet)` (fetch and XHR requests
+ * made since t, unanswered or answered less than `quiet` ago) and `timersDue(t, horizon)`.
  */
 export const SETTLE_PROBE_SCRIPT = `(() => {
   if (window.${PROBE_KEY}) return;
@@ -63,6 +58,33 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
       leaving = { at: Date.now(), event, intercepted: () => window.navigation.transition !== null };
     });
   }
+  // Requests the page's scripts make (fetch, XMLHttpRequest), known here the moment they are
+  // made: the browser's network events reach the worker a little later.
+  const requests = new Set();
+  const track = () => {
+    const request = { created: Date.now(), ended: 0 };
+    requests.add(request);
+    return () => { request.ended = request.ended || Date.now(); };
+  };
+  if (typeof window.fetch === 'function') {
+    const nativeFetch = window.fetch;
+    window.fetch = function (...args) {
+      const end = track();
+      try {
+        const result = nativeFetch.apply(this, args);
+        result.then(end, end);
+        return result;
+      } catch (error) { end(); throw error; }
+    };
+  }
+  if (window.XMLHttpRequest) {
+    const nativeSend = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.send = function (...args) {
+      const end = track();
+      this.addEventListener('loadend', end, { once: true });
+      try { return nativeSend.apply(this, args); } catch (error) { end(); throw error; }
+    };
+  }
   const watch = () => new MutationObserver(() => { lastChange = Date.now(); })
     .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   watch();
@@ -71,6 +93,15 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
     value: {
       lastChange: () => lastChange,
       leavingSince: (since) => !!leaving && leaving.at >= since && !leaving.event.defaultPrevented && !leaving.intercepted(),
+      requestsBusy: (since, quiet) => {
+        const now = Date.now();
+        let n = 0;
+        for (const r of requests) {
+          if (r.ended && now - r.ended > 60000) requests.delete(r);
+          else if (r.created >= since && (!r.ended || now - r.ended < quiet)) n++;
+        }
+        return n;
+      },
       timersDue: (since, horizon) => {
         let n = 0;
         for (const t of pending.values()) if (t.created >= since && t.due <= since + horizon) n++;
@@ -81,54 +112,62 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
 })();`;
 
 /**
+ * The wait inside the page, as source text: a function handed to page.evaluate would be
+ * serialised after the TypeScript loader's transforms (tsx adds `__name(...)` helpers that do
+ * not exist in the page), so the code the page runs is written out here, like the probe.
+ * Resolves at the first animation frame where the page is still, or at the cap.
+ */
+const STILL_WAIT = `({ key, sinceMs, capMs, quietMs, horizonMs }) => new Promise((resolve) => {
+  const probe = window[key];
+  const start = Date.now();
+  // Without the probe (a document it could not reach) the change clock starts now.
+  let fallbackLast = start;
+  const observer = probe ? undefined : new MutationObserver(() => { fallbackLast = Date.now(); });
+  if (observer) observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  const finish = () => {
+    if (observer) observer.disconnect();
+    resolve('quiet');
+  };
+  const still = () => {
+    const now = Date.now();
+    if (now - start >= capMs) return true;
+    if (!probe) return now - fallbackLast >= quietMs;
+    // A new document is coming: the wait ends when this one is gone (or at the cap).
+    if (probe.leavingSince(sinceMs)) return false;
+    if (probe.timersDue(sinceMs, horizonMs) > 0) return false;
+    // A request made since the input, and a moment after its answer for the page to show it.
+    if (probe.requestsBusy(sinceMs, quietMs) > 0) return false;
+    const last = probe.lastChange();
+    return last < sinceMs || now - last >= quietMs;
+  };
+  const tick = () => (still() ? finish() : requestAnimationFrame(tick));
+  requestAnimationFrame(tick);
+  // Animation frames stop in hidden pages: the cap ends the wait regardless.
+  setTimeout(finish, capMs);
+})`;
+
+/** Errors that mean the document went away under the evaluation (a navigation, a closed tab). */
+const DOCUMENT_GONE = /context was destroyed|Cannot find context|navigat|has been closed|Target closed|frame was detached/i;
+
+/**
  * Resolves when the page is still after an input made at `sinceMs` (epoch ms), or at the
  * deadline: at least one animation frame (a pending paint lands), no timer set since the input
- * due within the horizon, and no DOM change for DOM_QUIET_MS. 'destroyed' when a navigation
- * replaced the document meanwhile.
+ * due within the horizon, no navigation under way, no script request made since the input still
+ * unanswered (or just answered), and no DOM change for DOM_QUIET_MS.
+ * 'destroyed' when a navigation replaced the document meanwhile; 'failed' when the page could
+ * not run the wait at all (the caller then falls back on the network and load state alone).
  */
-export async function pageStill(page: Page, sinceMs: number, deadline: number): Promise<'quiet' | 'destroyed'> {
+export async function pageStill(page: Page, sinceMs: number, deadline: number): Promise<'quiet' | 'destroyed' | 'failed'> {
   const capMs = deadline - Date.now();
   if (capMs <= 0 || page.isClosed()) return 'quiet';
+  const args = { key: PROBE_KEY, sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS };
   try {
     // The in-page timer ends the wait in a live document; a document being replaced may never
     // run it, so the wait is bounded out here too (the evaluation is dropped with its document).
-    await withinMs(capMs + 250, page.evaluate(
-      ({ key, sinceMs, capMs, quietMs, horizonMs }) =>
-        new Promise<void>((resolve) => {
-          const probe = (window as unknown as Record<string, Probe | undefined>)[key];
-          const start = Date.now();
-          // Without the probe (a document it could not reach) the change clock starts now.
-          let fallbackLast = start;
-          const observer = probe
-            ? undefined
-            : new MutationObserver(() => {
-                fallbackLast = Date.now();
-              });
-          observer?.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-          const finish = () => {
-            observer?.disconnect();
-            resolve();
-          };
-          const still = () => {
-            const now = Date.now();
-            if (now - start >= capMs) return true;
-            if (!probe) return now - fallbackLast >= quietMs;
-            // A new document is coming: the wait ends when this one is gone (or at the cap).
-            if (probe.leavingSince(sinceMs)) return false;
-            if (probe.timersDue(sinceMs, horizonMs) > 0) return false;
-            const last = probe.lastChange();
-            return last < sinceMs || now - last >= quietMs;
-          };
-          const tick = () => (still() ? finish() : requestAnimationFrame(tick));
-          requestAnimationFrame(tick);
-          // Animation frames stop in hidden pages: the cap ends the wait regardless.
-          setTimeout(finish, capMs);
-        }),
-      { key: PROBE_KEY, sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS },
-    ));
+    await withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`));
     return 'quiet';
-  } catch {
-    return 'destroyed';
+  } catch (error) {
+    return DOCUMENT_GONE.test(String(error)) ? 'destroyed' : 'failed';
   }
 }
 

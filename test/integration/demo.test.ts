@@ -40,6 +40,8 @@ describe('npm run demo', () => {
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
     expect(result.code, result.stderr).toBe(0);
+    // The demo runs the worker under tsx: the page-side settle check must still run there.
+    expect(result.stderr).not.toContain('could not run the settle check');
     expect(result.stdout).toContain('replaying demo/shop.recording.json');
     expect(result.stdout).toMatch(/status (queued|running)/);
     const executionId = /Executing ([0-9a-f-]{36})/.exec(result.stdout)?.[1];

@@ -20,8 +20,13 @@ let session: BrowserSession;
 beforeAll(async () => {
   server = await startStaticServer({
     root: ROOT,
-    // The form's target answers late with an all-green page.
+    // The form's target answers late with an all-green page; /colour answers late too.
     handle: async (req, res) => {
+      if (req.url === '/colour') {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('rgb(255, 255, 0)');
+        return true;
+      }
       if (!req.url?.startsWith('/slow')) return false;
       await new Promise((resolve) => setTimeout(resolve, 300));
       res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><body style="margin:0;background:rgb(0,255,0)"></body>');
@@ -63,6 +68,12 @@ describe('settle after an action', () => {
     await session.settle(new AbortController().signal);
     // The page's own timer, set at load and due 3 s later, has not fired: settle did not wait.
     expect(await panel()).toEqual([255, 255, 255]);
+  });
+
+  it('waits for the answer of a request the click made, and for the page to show it', async () => {
+    await session.click(120, 220, { button: 'left', clickCount: 1 });
+    await session.settle(new AbortController().signal);
+    expect(await panel()).toEqual([255, 255, 0]);
   });
 
   it('waits for a form submission whose navigation starts after the page looked still', async () => {
