@@ -33,8 +33,6 @@ const DOT_SIZE = 10;
 const MARKER_COLOR = 'red';
 /** Clicks closer together than the marker's duration each need their own boxes. */
 const DEFAULT_SLOTS = 4;
-/** Clicks waiting for the channel to open, at most (older ones are dropped). */
-const MAX_PENDING_CLICKS = 32;
 
 export interface ClickMarkerOptions {
   /** Unix socket path ffmpeg's `zmq` filter binds (inside a private temporary folder). */
@@ -58,6 +56,8 @@ export interface ClickMarker {
    * applies commands to the frames it reads after them.
    */
   whenReady(): Promise<boolean>;
+  /** ffmpeg is about to exit: the channel closing then is no rebuilt graph to reconnect to. */
+  ending(): void;
   /** Closes the channel. Idempotent. */
   close(): void;
 }
@@ -78,13 +78,18 @@ export function createClickMarker(options: ClickMarkerOptions): ClickMarker {
   }
 
   let socket: net.Socket | undefined;
+  /** True once both READY commands crossed: only then may messages be sent. */
   let connected = false;
   let closed = false;
+  let ending = false;
   let nextSlot = 0;
-  let pending: string[][] = [];
+  /**
+   * Each slot's latest commands. They are what the filter must hold, so they are sent when the
+   * channel opens, and again if ffmpeg rebuilds its graph (the filter then starts afresh).
+   */
+  const bySlot: Array<string[] | undefined> = [];
   let retryTimer: NodeJS.Timeout | undefined;
   let warned = false;
-  const reader = createZmtpReader();
   const readyWaiters: Array<(ready: boolean) => void> = [];
   const settleReady = (ready: boolean) => {
     for (const wake of readyWaiters.splice(0)) wake(ready);
@@ -104,39 +109,63 @@ export function createClickMarker(options: ClickMarkerOptions): ClickMarker {
     }
   };
 
+  /**
+   * The peer's READY ends the handshake. Messages sent before it are a protocol error to
+   * libzmq when they arrive in the same read as our READY: it drops the connection.
+   */
+  const onPeerReady = (): void => {
+    if (connected || closed) return;
+    connected = true;
+    const held = bySlot.filter((commands) => commands !== undefined);
+    logger.debug({ socketPath, markers: held.length }, 'click-marker channel open');
+    for (const commands of held) send(commands);
+    settleReady(true);
+  };
+
   const attempt = (deadline: number): void => {
     if (closed) return;
     const s = net.connect({ path: socketPath });
     socket = s;
+    const reader = createZmtpReader((name) => {
+      if (name === 'READY' && socket === s) onPeerReady();
+    });
     s.on('connect', () => {
-      connected = true;
-      logger.debug({ socketPath, queued: pending.length }, 'click-marker channel open');
       s.write(Buffer.concat([zmtpGreeting(), zmtpReady('DEALER')]));
-      const queued = pending;
-      pending = [];
-      for (const commands of queued) send(commands);
-      settleReady(true);
     });
     s.on('data', (data) => {
       for (const parts of reader(data)) onReply(parts);
     });
-    s.on('error', (error: NodeJS.ErrnoException) => {
+    const lost = (reason: string): void => {
       s.destroy();
-      if (connected || closed) {
-        logger.debug({ err: error.message }, 'click-marker channel closed');
+      if (socket !== s) return;
+      socket = undefined;
+      if (closed) return;
+      if (connected && ending) {
+        logger.debug({ reason }, 'click-marker channel closed');
         return;
       }
-      socket = undefined;
+      if (connected) {
+        // ffmpeg rebuilt its filter graph (or is exiting): the new zmq filter binds the same
+        // path; reach it again and restore the markers.
+        connected = false;
+        logger.debug({ reason }, 'click-marker channel closed; reconnecting');
+        retryTimer = setTimeout(() => attempt(Date.now() + connectTimeoutMs), 50);
+        retryTimer.unref();
+        return;
+      }
       // The socket appears once ffmpeg has read its first frames and built its graph.
       if (Date.now() < deadline) {
         retryTimer = setTimeout(() => attempt(deadline), 50);
         retryTimer.unref();
       } else {
-        logger.warn({ err: error.message, socketPath }, 'could not reach ffmpeg to draw click markers; the video has none');
+        logger.warn({ reason, socketPath }, 'could not reach ffmpeg to draw click markers; the video has none');
         closed = true;
         settleReady(false);
       }
-    });
+    };
+    s.on('error', (error: NodeJS.ErrnoException) => lost(error.message));
+    // Closed by the peer during the handshake: try again (it keeps listening).
+    s.on('close', () => lost('closed by ffmpeg'));
   };
 
   return {
@@ -146,12 +175,8 @@ export function createClickMarker(options: ClickMarkerOptions): ClickMarker {
       const slot = nextSlot;
       nextSlot = (nextSlot + 1) % slots;
       const commands = markerCommands(slot, atSec, x, y);
-      if (connected) {
-        send(commands);
-        return;
-      }
-      pending.push(commands);
-      if (pending.length > MAX_PENDING_CLICKS) pending = pending.slice(-MAX_PENDING_CLICKS);
+      bySlot[slot] = commands;
+      if (connected) send(commands);
     },
     connect() {
       if (socket || closed) return;
@@ -161,6 +186,9 @@ export function createClickMarker(options: ClickMarkerOptions): ClickMarker {
       if (connected) return Promise.resolve(true);
       if (closed) return Promise.resolve(false);
       return new Promise<boolean>((resolve) => readyWaiters.push(resolve));
+    },
+    ending() {
+      ending = true;
     },
     close() {
       closed = true;
@@ -236,10 +264,11 @@ function frameHeader(size: number, flags: number): Buffer {
 }
 
 /**
- * Incremental reader of the peer's stream: skips its greeting and commands, and returns each
- * complete multipart message (a list of frames) as bytes arrive.
+ * Incremental reader of the peer's stream: skips its greeting, names each command it sends
+ * (READY ends the handshake), and returns each complete multipart message (a list of frames)
+ * as bytes arrive.
  */
-export function createZmtpReader(): (data: Buffer) => Buffer[][] {
+export function createZmtpReader(onCommand: (name: string) => void = () => undefined): (data: Buffer) => Buffer[][] {
   let buffer = Buffer.alloc(0);
   let greeted = false;
   let parts: Buffer[] = [];
@@ -261,7 +290,11 @@ export function createZmtpReader(): (data: Buffer) => Buffer[][] {
       if (buffer.length < headerSize + size) break;
       const body = buffer.subarray(headerSize, headerSize + size);
       buffer = buffer.subarray(headerSize + size);
-      if (flags & 0x04) continue; // a command (READY): nothing to do with it
+      if (flags & 0x04) {
+        // A command: its body starts with the name's length and the name (READY, ERROR).
+        if (body.length > 0) onCommand(body.subarray(1, 1 + body[0]!).toString('ascii'));
+        continue;
+      }
       parts.push(Buffer.from(body));
       if ((flags & 0x01) === 0) {
         messages.push(parts);

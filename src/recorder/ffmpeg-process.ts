@@ -80,6 +80,9 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
     '-c:v', 'mjpeg',
     // Single-threaded JPEG decoding.
     '-threads', '1',
+    // A frame of another size goes through the scale filter below instead of making ffmpeg
+    // rebuild the whole graph (which would also restart the click markers' command channel).
+    '-reinit_filter', '0',
   ];
   const output = [
     '-vf', filters.join(','),

@@ -259,6 +259,7 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
       const last = pacer.finish(endedAtMs);
       if (last) await writeFrames(last);
       endRequested = true;
+      marker?.ending();
       encoder.end();
       const exit = await encoder.exited;
       const droppedFrames = pacer.stats.framesDropped + mailboxDrops;

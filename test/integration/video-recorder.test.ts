@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFfmpegRecorder } from '../../src/recorder/ffmpeg-recorder.js';
 import { commandLine, descendants } from '../support/processes.js';
-import { ffprobe, firstMarked, isMarkerRed, isWhite, pixelAt, topLevelBoxes } from '../support/video-probe.js';
+import { ffprobe, isMarkerRed, isWhite, pixelAt, pixelsDuring, topLevelBoxes } from '../support/video-probe.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import { launchScreencastHarness, type ScreencastHarness } from '../support/screencast-session.js';
 
@@ -94,11 +94,12 @@ describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
 
     const clickSec = (clickAtMs - startedAtMs) / 1000;
     const before = await pixelAt(video!.path, Math.max(0, clickSec - 0.6), click);
-    // The marker shows for 0.6 s from the click; look at three moments inside that window.
-    const during = await firstMarked(video!.path, clickSec, click);
+    // The marker shows for 0.6 s from the click: the frames of that window show it.
+    const during = await pixelsDuring(video!.path, FPS, clickSec, 0.6, click);
     const after = await pixelAt(video!.path, clickSec + 1.5, click);
     expect(isWhite(before), `before the click: ${before.join(',')}`).toBe(true);
-    expect(isMarkerRed(during), `marker at the click: ${during.join(',')}`).toBe(true);
+    expect(during.length).toBeGreaterThan(3);
+    expect(during.some(isMarkerRed), `marker at the click: ${JSON.stringify(during)}`).toBe(true);
     expect(isWhite(after), `after the marker: ${after.join(',')}`).toBe(true);
 
     const vtt = recording.stepsVtt();
@@ -135,6 +136,36 @@ describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
     const b = await framePixels(video!.path, 1.0);
     expect(a.equals(b)).toBe(false);
     expect(childProcesses('ffmpeg')).toEqual([]);
+  });
+
+  it('keeps drawing click markers when the frames change size mid-run', async () => {
+    const logs: LogEntry[] = [];
+    const { page, session } = harness;
+    await page.goto(`${baseUrl}/fixtures/still.html`);
+    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
+    const startedAtMs = Date.now();
+    const recording = await recorder.start({ session, outputPath: path.join(outDir, 'resized.mp4'), startedAtMs });
+    try {
+      await pause(600);
+      // Frames of another size from here on (ffmpeg scales them to the first frame's size).
+      await page.setViewportSize({ width: VIEWPORT.width - 40, height: VIEWPORT.height - 20 });
+      await pause(600);
+      const click = { x: 200, y: 150 };
+      const clickAtMs = Date.now();
+      recording.mark({ atMs: clickAtMs, label: 'click (200, 150)', point: click });
+      await page.mouse.click(click.x, click.y);
+      await pause(1500);
+      const video = await recording.stop(Date.now());
+
+      expect(video, JSON.stringify(logs)).not.toBeNull();
+      const probe = await ffprobe(video!.path);
+      expect([probe.width, probe.height]).toEqual([VIEWPORT.width, VIEWPORT.height]);
+      const during = await pixelsDuring(video!.path, FPS, (clickAtMs - startedAtMs) / 1000, 0.6, click);
+      expect(during.some(isMarkerRed), `marker at the click: ${JSON.stringify(during)}`).toBe(true);
+      expect(logs.filter((l) => /reconnecting|could not reach ffmpeg/.test(l.msg ?? ''))).toEqual([]);
+    } finally {
+      await page.setViewportSize(VIEWPORT);
+    }
   });
 
   it('plays in Chromium: a <video> element reaches ended', async () => {

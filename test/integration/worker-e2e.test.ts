@@ -14,7 +14,7 @@ import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
 import { endTurn, finish, startScriptedModelServer, toolUse, type ScriptedTurn } from '../support/scripted-model-server.js';
 import { DEMO_INPUT, DEMO_TOOL_CALLS, DEMO_WORKFLOW } from '../../demo/workflow.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
-import { ffprobe } from '../support/video-probe.js';
+import { ffprobe, isMarkerRed, pixelsDuring } from '../support/video-probe.js';
 
 /**
  * The worker end to end on real parts: Redis, BullMQ, Chromium on the fixture shop (shop.test
@@ -154,8 +154,15 @@ describe('worker end to end', () => {
       expect(probe.codec).toBe('h264');
       expect(probe.pixFmt).toBe('yuv420p');
       expect(Math.abs(probe.durationMs - (body.durationMs as number))).toBeLessThanOrEqual(Math.max(500, 0.02 * (body.durationMs as number)));
-      // The first click is on the steps track at its logged time (the marker drawn there is
-      // checked frame by frame in video-recorder.test.ts).
+      // Every click shows its marker where it landed, in the frames of the 0.6 s after its
+      // logged time (VIDEO_FPS 5: frames 0.2 s apart).
+      const clicks = events.filter((e) => e.type === 'action' && /click/.test((e as { action?: string }).action ?? '')) as unknown as Array<{ t: number; input: { coordinate: [number, number] } }>;
+      expect(clicks).toHaveLength(4);
+      for (const { t, input: { coordinate: [x, y] } } of clicks) {
+        const frames = await pixelsDuring(videoFile, 5, t / 1000, 0.6, { x, y });
+        // A click in the run's last moments may have no frame after it: the run ended.
+        if (frames.length > 0) expect(frames.some(isMarkerRed), `marker of the click at ${t} ms: ${JSON.stringify(frames)}`).toBe(true);
+      }
       const click = events.find((e) => e.type === 'action' && (e as { label?: string }).label?.startsWith('click'))!;
       expect(click.t).toBeGreaterThan(0);
       const vtt = (await object(`${prefix}steps.vtt`)).toString();

@@ -65,12 +65,23 @@ export async function topLevelBoxes(file: string): Promise<string[]> {
   }
 }
 
-/** The pixel at `point` in the frames 0.1, 0.3 and 0.5 s after `sec`: the first marker-red one, else the last. */
-export async function firstMarked(file: string, sec: number, point: { x: number; y: number }): Promise<number[]> {
-  let pixel: number[] = [];
-  for (const offset of [0.1, 0.3, 0.5]) {
-    pixel = await pixelAt(file, sec + offset, point);
-    if (isMarkerRed(pixel)) return pixel;
+/**
+ * The pixel at `point` in every frame whose time falls in [sec, sec + spanSec] (frames are
+ * 1/fps apart from 0, as the recorder writes them): what a viewer sees there in that window.
+ */
+export async function pixelsDuring(file: string, fps: number, sec: number, spanSec: number, point: { x: number; y: number }): Promise<number[][]> {
+  const { stdout } = await new Promise<{ stdout: Buffer }>((resolve, reject) =>
+    execFile(
+      'ffmpeg',
+      ['-v', 'error', '-i', file, '-vf', `format=rgb24,crop=1:1:${point.x}:${point.y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+      { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+      (error, out) => (error ? reject(error) : resolve({ stdout: out })),
+    ),
+  );
+  const pixels: number[][] = [];
+  for (let i = 0; i * 3 < stdout.length; i++) {
+    const at = i / fps;
+    if (at >= sec - 1e-6 && at <= sec + spanSec + 1e-6) pixels.push([...stdout.subarray(i * 3, i * 3 + 3)]);
   }
-  return pixel;
+  return pixels;
 }
