@@ -6,6 +6,7 @@
 import { type Browser, type BrowserContext, type CDPSession, type Page, type Request } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import type { SessionGuard } from './confinement.js';
+import { KEYSTROKE_BATCH, keystrokesFor } from './keystrokes.js';
 import { pageStill, withinMs } from './settle.js';
 import type {
   BlockedRequest,
@@ -233,7 +234,15 @@ export function createSession(parts: SessionParts): BrowserSession {
 
     keyDown: (key) => input(() => active().keyboard.down(key)),
     keyUp: (key) => input(() => active().keyboard.up(key)),
-    typeText: (text) => input(() => active().keyboard.type(text)),
+    typeText: (text) =>
+      input(async () => {
+        // All of a batch's key events at once; CDP keeps them in order (see keystrokes.ts).
+        const client = await cdp(active());
+        const commands = keystrokesFor(text);
+        for (let i = 0; i < commands.length; i += KEYSTROKE_BATCH) {
+          await Promise.all(commands.slice(i, i + KEYSTROKE_BATCH).map((c) => client.send(c.method, c.params)));
+        }
+      }),
 
     async screenshot(shot?: ScreenshotOptions): Promise<Screenshot> {
       const page = active();

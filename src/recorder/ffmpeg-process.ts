@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import { PassThrough } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 
@@ -47,6 +48,13 @@ export interface EncoderProcess {
   /** Settles once, when ffmpeg has exited (or could not start). Never rejects. */
   readonly exited: Promise<EncoderExit>;
 }
+
+/**
+ * The encoder yields the CPU to the agent's steps: when cores are short, a step waiting on a
+ * screenshot matters more than a frame encoded now rather than a moment later (frames that
+ * cannot wait are dropped by the pacer, and the timeline stays true).
+ */
+const ENCODER_NICENESS = 10;
 
 /** Bytes buffered on our side before `write()` waits: a few JPEG frames, not more. */
 const INPUT_HIGH_WATER_MARK = 512 * 1024;
@@ -135,6 +143,13 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
   command.on('start', () => {
     // fluent-ffmpeg sets ffmpegProc just before emitting 'start'; it is not in its typings.
     proc = (command as unknown as { ffmpegProc?: ChildProcess }).ffmpegProc;
+    if (proc?.pid !== undefined) {
+      try {
+        os.setPriority(proc.pid, ENCODER_NICENESS);
+      } catch {
+        // Not permitted here: the encoder keeps the worker's priority.
+      }
+    }
   });
   command.on('end', () => settle({ ok: true }));
   command.on('error', (error: Error, _stdout: string | null, stderr: string | null) => {

@@ -169,6 +169,17 @@ describe('computer actions in real Chromium', () => {
     expect(events.filter((e) => e.type === 'input').at(-1)?.value).toBe('pw hunter2!');
   });
 
+  it('types each character as its own key events, in order, and inserts what no key types', async () => {
+    ok(await act({ action: 'left_click', coordinate: [120, 32] }));
+    ok(await act({ action: 'type', text: 'Ab1!é z' }));
+    const events = await log.until((es) => es.some((e) => e.type === 'keyup' && e.key === 'z'), 'the last keyup');
+    const keys = events.filter((e) => e.type === 'keydown' || e.type === 'keyup').map((e) => `${e.type}:${String(e.key)}:${String(e.code)}`);
+    const press = (key: string, code: string) => [`keydown:${key}:${code}`, `keyup:${key}:${code}`];
+    expect(keys).toEqual([...press('A', 'KeyA'), ...press('b', 'KeyB'), ...press('1', 'Digit1'), ...press('!', 'Digit1'), ...press(' ', 'Space'), ...press('z', 'KeyZ')]);
+    // One input event per character, each showing the text so far: nothing merged or reordered.
+    expect(events.filter((e) => e.type === 'input').map((e) => e.value)).toEqual(['A', 'Ab', 'Ab1', 'Ab1!', 'Ab1!é', 'Ab1!é ', 'Ab1!é z']);
+  });
+
   it('scrolls the element under the pointer by 100 px per click', async () => {
     const out = ok(await act({ action: 'scroll', coordinate: [170, 250], scroll_direction: 'down', scroll_amount: 3 }));
     expect(out.point).toEqual({ x: 170, y: 250 });
