@@ -1,5 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { JsonSchema } from './specification.js';
 
@@ -11,7 +11,11 @@ export type SchemaValidator = (value: unknown) => SchemaCheck;
 // ajv-formats is CommonJS: its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => void;
 
-function createAjv(schema: JsonSchema): Ajv {
+/**
+ * An Ajv for `schema`'s draft (2020-12 when its `$schema` says so, else draft 07), with formats
+ * and our `x-secret` keyword. Without a schema: draft 07.
+ */
+export function createSchemaAjv(schema?: JsonSchema): Ajv {
   const is2020 = typeof schema === 'object' && typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
   const options = { allErrors: true, strict: false, validateFormats: true } as const;
   const ajv = is2020 ? new Ajv2020(options) : new Ajv(options);
@@ -21,10 +25,14 @@ function createAjv(schema: JsonSchema): Ajv {
   return ajv as Ajv;
 }
 
+/** Compiles a schema to Ajv's validator (its raw errors); throws when the schema is invalid. */
+export function compileRawSchema(schema: JsonSchema): ValidateFunction {
+  return createSchemaAjv(schema).compile(schema as object);
+}
+
 /** Compiles a schema; throws with a readable message when the schema itself is invalid. */
 export function compileSchema(schema: JsonSchema): SchemaValidator {
-  const ajv = createAjv(schema);
-  const validate = ajv.compile(schema as object);
+  const validate = compileRawSchema(schema);
   return (value) => {
     if (validate(value)) return { ok: true };
     const errors = (validate.errors ?? [])

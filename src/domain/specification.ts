@@ -26,6 +26,17 @@ const SNAKE_TO_CAMEL: Record<string, keyof Specification> = {
   timeout_ms: 'timeoutMs',
 };
 
+/** The fields of `raw` under their camelCase names; an explicit camelCase field wins over its snake_case twin. */
+export function camelCaseFields(raw: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const camel = SNAKE_TO_CAMEL[key] ?? key;
+    if (camel !== key && camel in raw) continue;
+    out[camel] = value;
+  }
+  return out;
+}
+
 const jsonSchema = z.union([z.record(z.string(), z.unknown()), z.boolean()]);
 
 const specificationSchema = z.object({
@@ -48,14 +59,7 @@ export function parseSpecification(raw: unknown): Specification {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ExecutionError('invalid_specification', 'the specification must be a JSON object');
   }
-  const normalised: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
-    const camel = SNAKE_TO_CAMEL[key] ?? key;
-    // An explicit camelCase field wins over its snake_case twin.
-    if (camel !== key && camel in (raw as object)) continue;
-    if (value === null) continue;
-    normalised[camel] = value;
-  }
+  const normalised = Object.fromEntries(Object.entries(camelCaseFields(raw as Record<string, unknown>)).filter(([, value]) => value !== null));
   const parsed = specificationSchema.safeParse(normalised);
   if (!parsed.success) {
     throw new ExecutionError('invalid_specification', `invalid specification: ${formatIssues(parsed.error.issues)}`);

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
+import { CHROMIUM_ARGS } from '../support/screencast-session.js';
 
 /**
  * The dashboard in real Chromium against the local API on real Redis. The worker is not part
@@ -22,20 +23,7 @@ let artifactsDir: string;
 beforeAll(async () => {
   artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-test-'));
   h = await startHarness({ artifactsDir });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      // Running as root in a container: Chromium's sandbox needs user namespaces we lack.
-      '--no-sandbox',
-      // The machine is offline: background fetches would only flood refused connections.
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      // The test plays the video without a user gesture.
-      '--autoplay-policy=no-user-gesture-required',
-    ],
-  });
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await browser.newPage();
   page.on('dialog', (dialog) => void dialog.accept());
 });

@@ -1,4 +1,5 @@
 import { chromium, type Browser, type BrowserServer, type CDPSession, type Page } from 'playwright-core';
+import { jpegSize } from '../../src/browser/playwright-session.js';
 import type { BrowserSession, FrameHandler, Screencast, ScreencastOptions, Size } from '../../src/browser/types.js';
 
 /**
@@ -97,6 +98,7 @@ async function startScreencast(page: Page, options: ScreencastOptions, onFrame: 
     if (stopped) return;
     const data = Buffer.from(event.data, 'base64');
     const size = jpegSize(data);
+    if (!size) throw new Error('screencast frame is not a JPEG with a frame header');
     // metadata.timestamp is seconds since the epoch, when Chromium painted the frame.
     const timestampMs = event.metadata.timestamp !== undefined ? event.metadata.timestamp * 1000 : Date.now();
     void Promise.resolve()
@@ -115,20 +117,4 @@ async function startScreencast(page: Page, options: ScreencastOptions, onFrame: 
         await cdp.detach().catch(() => undefined);
       })()),
   };
-}
-
-/** Pixel size from a JPEG's start-of-frame segment. */
-export function jpegSize(jpeg: Buffer): { width: number; height: number } {
-  let offset = 2;
-  while (offset + 9 < jpeg.length) {
-    if (jpeg[offset] !== 0xff) break;
-    const marker = jpeg[offset + 1]!;
-    const length = jpeg.readUInt16BE(offset + 2);
-    // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC).
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      return { height: jpeg.readUInt16BE(offset + 5), width: jpeg.readUInt16BE(offset + 7) };
-    }
-    offset += 2 + length;
-  }
-  throw new Error('not a JPEG with a frame header');
 }

@@ -1,6 +1,6 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { compileRawSchema, createSchemaAjv } from '../../domain/json-schema.js';
+import { camelCaseFields, type JsonSchema } from '../../domain/specification.js';
 import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
 import { EXECUTION_STATUSES, type ExecutionStatus } from './store.js';
 
@@ -10,25 +10,15 @@ import { EXECUTION_STATUSES, type ExecutionStatus } from './store.js';
  * 422 `detail[]`: `loc` starts with `body`, `query` or `path`, `type` is the failed keyword.
  */
 
-// ajv-formats is CommonJS: under ESM its function may arrive wrapped in `default`.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => void;
-
-function createAjv(draft2020 = false): Ajv {
-  const options = { allErrors: true, strict: false } as const;
-  const ajv = draft2020 ? new Ajv2020(options) : new Ajv(options);
-  addFormats(ajv as Ajv);
-  // Contract §8's secret marker is ours, not JSON Schema's.
-  ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
-  return ajv as Ajv;
-}
-
-const requestAjv = createAjv();
+const requestAjv = createSchemaAjv();
 
 const jsonSchemaValue = { type: ['object', 'boolean'] } as const;
 /** The same schema admitting null too (a type list, so a fault reports one error, not three). */
 const nullable = (schema: { type: string | readonly string[] }) => ({ ...schema, type: [...(Array.isArray(schema.type) ? schema.type : [schema.type]), 'null'] });
 const count = { type: 'integer', minimum: 0 } as const;
 const url = { type: ['string', 'null'], maxLength: 4096 } as const;
+/** Contract §2's counters and artifact urls, shared by the completed and failed reports. */
+const reportCounters = { durationMs: count, nSteps: count, nAgentActions: count, nScreenshots: count, outputUrl: url, videoUrl: url, logsUrl: url } as const;
 
 /** Specification fields of contract §3, as the API takes them (camelCase). */
 const specificationProperties = {
@@ -87,13 +77,7 @@ export const schemas = {
     required: ['completedAt', 'durationMs', 'nSteps', 'nAgentActions', 'nScreenshots'],
     properties: {
       completedAt: { type: 'string', format: 'date-time' },
-      durationMs: count,
-      nSteps: count,
-      nAgentActions: count,
-      nScreenshots: count,
-      outputUrl: url,
-      videoUrl: url,
-      logsUrl: url,
+      ...reportCounters,
     },
   },
   FailedReport: {
@@ -106,13 +90,7 @@ export const schemas = {
         required: ['code', 'message'],
         properties: { code: { type: 'string', minLength: 1, maxLength: 100 }, message: { type: 'string', maxLength: 100_000 } },
       },
-      durationMs: count,
-      nSteps: count,
-      nAgentActions: count,
-      nScreenshots: count,
-      outputUrl: url,
-      videoUrl: url,
-      logsUrl: url,
+      ...reportCounters,
     },
   },
 } as const;
@@ -132,25 +110,9 @@ export function validateBody<T>(name: SchemaName, body: unknown): T {
   return body as T;
 }
 
-const SNAKE_TO_CAMEL: Record<string, string> = {
-  allowed_domains: 'allowedDomains',
-  start_url: 'startUrl',
-  payload_schema: 'payloadSchema',
-  output_schema: 'outputSchema',
-  max_steps: 'maxSteps',
-  timeout_ms: 'timeoutMs',
-};
-
 /** Accepts contract §3's snake_case spellings; an explicit camelCase field wins. */
 export function normaliseWorkflowBody(body: unknown): unknown {
-  if (!isObject(body)) return body;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) {
-    const camel = SNAKE_TO_CAMEL[k];
-    if (camel === undefined) out[k] = v;
-    else if (!(camel in body)) out[camel] = v;
-  }
-  return out;
+  return isObject(body) ? camelCaseFields(body) : body;
 }
 
 /** Throws 422 when a schema given in a workflow cannot be compiled. */
@@ -169,8 +131,7 @@ function compilePayloadSchema(schema: unknown): ValidateFunction {
   const cacheKey = JSON.stringify(schema);
   const cached = payloadValidators.get(cacheKey);
   if (cached) return cached;
-  const draft2020 = isObject(schema) && typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
-  const validate = createAjv(draft2020).compile(schema as object);
+  const validate = compileRawSchema(schema as JsonSchema);
   // A small cache: a local API sees few distinct schemas, and each compile builds code.
   if (payloadValidators.size > 100) payloadValidators.clear();
   payloadValidators.set(cacheKey, validate);
