@@ -58,14 +58,20 @@ afterAll(async () => {
   if (outDir) await rm(outDir, { recursive: true, force: true });
 });
 
+/** Opens a fixture page in `on` and starts recording it to `file` in the output folder. */
+async function recordFixture(fixture: string, file: string, on: ScreencastHarness = harness) {
+  const logs: LogEntry[] = [];
+  await on.page.goto(`${baseUrl}/fixtures/${fixture}`);
+  const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
+  const outputPath = path.join(outDir, file);
+  const startedAtMs = Date.now();
+  const recording = await recorder.start({ session: on.session, outputPath, startedAtMs });
+  return { logs, page: on.page, recording, startedAtMs, outputPath };
+}
+
 describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
   it('records a page with long still periods on a true timeline, with a marker where the click landed', async () => {
-    const logs: LogEntry[] = [];
-    const { page, session } = harness;
-    await page.goto(`${baseUrl}/fixtures/still.html`);
-    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
-    const startedAtMs = Date.now();
-    const recording = await recorder.start({ session, outputPath: path.join(outDir, 'still.mp4'), startedAtMs });
+    const { logs, page, recording, startedAtMs } = await recordFixture('still.html', 'still.mp4');
 
     await pause(1200); // the page is still: no frame comes from Chromium
     const click = { x: 200, y: 150 };
@@ -114,12 +120,7 @@ describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
   });
 
   it('records an animated page with duration equal to the wall time', async () => {
-    const logs: LogEntry[] = [];
-    const { page, session } = harness;
-    await page.goto(`${baseUrl}/fixtures/animated.html`);
-    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
-    const startedAtMs = Date.now();
-    const recording = await recorder.start({ session, outputPath: path.join(outDir, 'animated.mp4'), startedAtMs });
+    const { logs, recording, startedAtMs } = await recordFixture('animated.html', 'animated.mp4');
     await pause(3000);
     const endedAtMs = Date.now();
     const video = await recording.stop(endedAtMs);
@@ -139,12 +140,7 @@ describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
   });
 
   it('keeps drawing click markers when the frames change size mid-run', async () => {
-    const logs: LogEntry[] = [];
-    const { page, session } = harness;
-    await page.goto(`${baseUrl}/fixtures/still.html`);
-    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
-    const startedAtMs = Date.now();
-    const recording = await recorder.start({ session, outputPath: path.join(outDir, 'resized.mp4'), startedAtMs });
+    const { logs, page, recording, startedAtMs } = await recordFixture('still.html', 'resized.mp4');
     try {
       await pause(600);
       // Frames of another size from here on (ffmpeg scales them to the first frame's size).
@@ -179,12 +175,7 @@ describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
   });
 
   it('keeps the run going when ffmpeg dies mid-run, and reports no video', async () => {
-    const logs: LogEntry[] = [];
-    const { page, session } = harness;
-    await page.goto(`${baseUrl}/fixtures/animated.html`);
-    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
-    const outputPath = path.join(outDir, 'killed-ffmpeg.mp4');
-    const recording = await recorder.start({ session, outputPath, startedAtMs: Date.now() });
+    const { logs, recording, outputPath } = await recordFixture('animated.html', 'killed-ffmpeg.mp4');
     const pid = await waitFor(() => childProcesses('ffmpeg').find((p) => p.cmd.includes(outputPath))?.pid);
     process.kill(pid, 'SIGKILL');
     await waitFor(() => logs.find((l) => l.level === 'error' && /ffmpeg stopped during the run/.test(l.msg ?? '')));
@@ -197,12 +188,8 @@ describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
   });
 
   it('finalises a playable video when Chromium is killed mid-way', async () => {
-    const logs: LogEntry[] = [];
     crashHarness = await launchScreencastHarness(VIEWPORT);
-    await crashHarness.page.goto(`${baseUrl}/fixtures/animated.html`);
-    const recorder = createFfmpegRecorder({ fps: FPS, crf: 30, logger: captureLogger(logs) });
-    const startedAtMs = Date.now();
-    const recording = await recorder.start({ session: crashHarness.session, outputPath: path.join(outDir, 'crash.mp4'), startedAtMs });
+    const { logs, recording, startedAtMs } = await recordFixture('animated.html', 'crash.mp4', crashHarness);
     await pause(1200);
     crashHarness.killBrowser();
     await pause(800);
