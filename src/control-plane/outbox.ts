@@ -62,29 +62,39 @@ export function createOutbox(options: {
 
   function deliverInBackground(entry: Entry, file: string): void {
     if (pending.has(file)) return;
+    const who = { executionId: entry.executionId, kind: entry.kind };
     const run = (async () => {
-      for (let round = 1; !stop.signal.aborted; round++) {
-        try {
-          if (entry.kind === 'completed') await inner.reportCompleted(entry.executionId, entry.report as CompletedReport, stop.signal);
-          else await inner.reportFailed(entry.executionId, entry.report as FailedReport, stop.signal);
-          logger.info({ executionId: entry.executionId, kind: entry.kind, round }, 'final report delivered');
-          break;
-        } catch (error) {
-          if (stop.signal.aborted) return;
-          if (isFinalRefusal(error)) {
-            logger.error({ executionId: entry.executionId, kind: entry.kind, err: String(error) }, 'final report refused by the API; not sending it again');
-            break;
-          }
-          logger.error({ executionId: entry.executionId, kind: entry.kind, round, err: String(error), retryInMs: retryEveryMs }, 'final report not delivered yet; kept in the outbox');
-          await sleep(retryEveryMs, stop.signal);
-        }
-      }
-      if (!stop.signal.aborted) await rm(file, { force: true });
+      const outcome = await deliver(entry);
+      if (outcome.kind === 'closed') return;
+      // Removed from disk and from the count before anyone is told: whoever reads the log line
+      // "delivered" and then asks for the depth sees the report gone.
+      await rm(file, { force: true });
+      pending.delete(file);
+      if (outcome.kind === 'delivered') logger.info({ ...who, round: outcome.round }, 'final report delivered');
+      else logger.error({ ...who, err: String(outcome.error) }, 'final report refused by the API; not sending it again');
     })().finally(() => {
       pending.delete(file);
       if (pending.size === 0) for (const wake of waiters) wake();
     });
     pending.set(file, run);
+  }
+
+  type Outcome = { kind: 'delivered'; round: number } | { kind: 'refused'; error: unknown } | { kind: 'closed' };
+
+  async function deliver(entry: Entry): Promise<Outcome> {
+    for (let round = 1; !stop.signal.aborted; round++) {
+      try {
+        if (entry.kind === 'completed') await inner.reportCompleted(entry.executionId, entry.report as CompletedReport, stop.signal);
+        else await inner.reportFailed(entry.executionId, entry.report as FailedReport, stop.signal);
+        return { kind: 'delivered', round };
+      } catch (error) {
+        if (stop.signal.aborted) break;
+        if (isFinalRefusal(error)) return { kind: 'refused', error };
+        logger.error({ executionId: entry.executionId, kind: entry.kind, round, err: String(error), retryInMs: retryEveryMs }, 'final report not delivered yet; kept in the outbox');
+        await sleep(retryEveryMs, stop.signal);
+      }
+    }
+    return { kind: 'closed' };
   }
 
   return {

@@ -28,27 +28,37 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the CLI; a run still going after `limitMs` is stopped (SIGTERM, then SIGKILL) so no process outlives the test. */
+function cli(args: string[], env: Record<string, string> = {}, limitMs = 70_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/cli-entry.ts', ...args], {
-      env: { ...process.env, BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: path.join(dir, 'work'), LOG_LEVEL: 'warn', ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '', VIDEO_FPS: '5', ...env },
+      env: { ...process.env, BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: path.join(dir, 'work'), LOG_LEVEL: 'info', ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '', VIDEO_FPS: '5', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
+    const term = setTimeout(() => child.kill('SIGTERM'), limitMs);
+    const kill = setTimeout(() => child.kill('SIGKILL'), limitMs + 10_000);
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => {
+      clearTimeout(term);
+      clearTimeout(kill);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
+
+/** The end of a run's log, to explain a failed expectation. */
+const tail = (text: string) => text.split('\n').slice(-40).join('\n');
 
 describe('execution-worker run', () => {
   it('runs one execution with a model, then replays its recording to the same counters and output', async () => {
     const out1 = path.join(dir, 'out1');
     const first = await cli(['run', '--spec', specFile, '--input', JSON.stringify(DEMO_INPUT), '--out', out1], { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url });
     expect(first.stderr).not.toContain('demo-Pa55word');
-    expect(first.code).toBe(0);
+    expect(first.code, tail(first.stderr)).toBe(0);
     const doc1 = JSON.parse(first.stdout);
     expect(doc1).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 9, nAgentActions: 8, nScreenshots: 9 } });
 
@@ -60,7 +70,7 @@ describe('execution-worker run', () => {
 
     const modelCalls = model.requests.length;
     const second = await cli(['run', '--spec', specFile, '--input', JSON.stringify(DEMO_INPUT), '--replay', recording, '--out', path.join(dir, 'out2')]);
-    expect(second.code).toBe(0);
+    expect(second.code, tail(second.stderr)).toBe(0);
     const doc2 = JSON.parse(second.stdout);
     expect(doc2.status).toBe('completed');
     expect(doc2.output).toEqual(doc1.output);
@@ -75,7 +85,7 @@ describe('execution-worker run', () => {
     const capped = path.join(dir, 'capped.json');
     await writeFile(capped, JSON.stringify({ ...DEMO_WORKFLOW(`${shop.origin}/`), maxSteps: 2 }));
     const run = await cli(['run', '--spec', capped, '--input', JSON.stringify(DEMO_INPUT), '--replay', path.join(recordingDir, executionId!, 'recording.json'), '--out', path.join(dir, 'out3')]);
-    expect(run.code).toBe(1);
+    expect(run.code, tail(run.stderr)).toBe(1);
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'failed', error: { code: 'max_steps' }, counters: { nSteps: 2 } });
   });
 

@@ -9,8 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 const MARKER = 'EXECUTION_WORKER_TEST_RUN';
 
 export default function setup(): () => Promise<void> {
-  const token = randomUUID();
-  process.env[MARKER] = token;
+  // One token for the whole run, even if each project of the config calls this setup.
+  const token = (process.env[MARKER] ??= randomUUID());
   return async () => {
     let leaked = findMarked(token);
     // Give processes that are already exiting a moment, polling rather than sleeping blind.

@@ -45,6 +45,24 @@ describe('final-report outbox', () => {
     await outbox.close();
   });
 
+  it('has forgotten a report (depth 0, file gone) by the time it logs "final report delivered"', async () => {
+    const dir = await tempDir('outbox');
+    dirs.push(dir);
+    const { api } = fakeApi(0);
+    const seen: { depth: number; files: Promise<string[]> }[] = [];
+    const logger = { ...createSilentLogger() };
+    logger.info = (_fields, msg) => {
+      if (msg === 'final report delivered') seen.push({ depth: outbox.depth(), files: readdir(dir) });
+    };
+    const outbox = createOutbox({ dir, inner: api, logger, retryEveryMs: 5 });
+    await outbox.reportCompleted('e4', report);
+    expect(await outbox.drain(5_000)).toBe(true);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.depth).toBe(0);
+    expect(await seen[0]!.files).toEqual([]);
+    await outbox.close();
+  });
+
   it('keeps undelivered reports on disk across a restart and delivers them once after it', async () => {
     const dir = await tempDir('outbox');
     dirs.push(dir);
