@@ -3,7 +3,7 @@
  * `npm start` runs this file.
  */
 import { ConfigError, loadConfig, requireDaemonSettings } from './config/schema.js';
-import { startDaemon } from './daemon.js';
+import { startDaemon, type Daemon } from './daemon.js';
 import { createLogger } from './telemetry/logger.js';
 
 async function main(): Promise<void> {
@@ -19,8 +19,22 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.LOG_LEVEL });
-  const daemon = await startDaemon(config, logger);
+  // Signals are handled from the first moment: a SIGTERM while the daemon starts (a pod stopped
+  // during a rollout) stops it once started, through the same graceful path, instead of killing
+  // it between two steps of its start.
+  const running: { daemon?: Daemon } = {};
+  let stopWhenStarted: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
+    const { daemon } = running;
+    if (!daemon) {
+      if (stopWhenStarted) {
+        logger.warn({ signal }, 'second stop request while starting: exiting now');
+        process.exit(1);
+      }
+      stopWhenStarted = signal;
+      logger.info({ signal }, 'stop requested while starting: stopping once started');
+      return;
+    }
     void daemon.shutdown(signal).then(() => {
       logger.info({}, 'bye');
       process.exitCode = 0;
@@ -30,6 +44,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  running.daemon = await startDaemon(config, logger);
+  if (stopWhenStarted) onSignal(stopWhenStarted);
 }
 
 main().catch((error: unknown) => {

@@ -36,7 +36,7 @@ describe('an API outage at report time', () => {
     expect(await readdir(`${workDir}/outbox`)).toEqual([`${executionId}.completed.json`]);
 
     first.signal('SIGTERM');
-    expect(await first.exited).toEqual({ code: 0, signal: null });
+    expect(await first.exited, first.tail()).toEqual({ code: 0, signal: null });
     expect(first.find('final reports left in the outbox for the next start')).toHaveLength(1);
     expect(first.find('final report delivered')).toHaveLength(0);
     expect(await readdir(`${workDir}/outbox`)).toEqual([`${executionId}.completed.json`]);
@@ -55,7 +55,7 @@ describe('an API outage at report time', () => {
     await pollUntil('the outbox to be empty', async () => ((await readdir(`${workDir}/outbox`)).length === 0 ? true : undefined), 10_000);
 
     second.signal('SIGTERM');
-    expect(await second.exited).toEqual({ code: 0, signal: null });
+    expect(await second.exited, second.tail()).toEqual({ code: 0, signal: null });
     // Exactly once, and the execution ran once.
     expect(onlyFinal(rig.api, executionId).kind).toBe('completed');
     expect(callsOf(rig.api, executionId).started).toHaveLength(1);

@@ -56,7 +56,7 @@ describe('a storage outage at upload time', () => {
     await first.waitForLog((l) => l.msg === 'spooled artifact still not uploaded' && l.executionId === executionId);
 
     first.signal('SIGTERM');
-    expect(await first.exited).toEqual({ code: 0, signal: null });
+    expect(await first.exited, first.tail()).toEqual({ code: 0, signal: null });
     expect((await readdir(`${workDir}/spool/${executionId}`)).filter((f) => !f.endsWith('.meta.json')).sort()).toEqual([...spooled].sort());
 
     await s3.start();

@@ -36,6 +36,8 @@ export interface DaemonProcess {
   waitForLog(match: LogMatch, timeoutMs?: number): Promise<LogLine>;
   /** Log lines matching. */
   find(match: LogMatch): LogLine[];
+  /** The last log lines and stderr, to explain a failed expectation. */
+  tail(): string;
   /** Sends a signal. SIGKILL also remembers the descendants, so `stop` can end orphans. */
   signal(sig: NodeJS.Signals): void;
   /** Processes started by this daemon now (Chromium, ffmpeg), from /proc. */
@@ -145,6 +147,7 @@ export function spawnDaemon(name: string, env: Record<string, string>): DaemonPr
       child.kill(sig);
     },
     descendants,
+    tail: () => tail(),
     async stop() {
       for (const pid of descendants()) orphans.add(pid);
       if (exitInfo === undefined) child.kill('SIGKILL');
