@@ -13,6 +13,8 @@ import { startStaticServer, type StaticServer } from '../support/static-server.j
 /** What the fixture page reports (see test/fixtures/sites/actions/index.html). */
 interface PageEvent {
   type: string;
+  /** Which page load sent it, and its place among that page's events (from 0). */
+  page: string;
   seq: number;
   [field: string]: unknown;
 }
@@ -38,32 +40,45 @@ function identityGeometry(size: Size): DisplayGeometry {
   };
 }
 
-/** Collects the page's events as the server receives them; waits for a condition on them. */
+/**
+ * Collects the page's events as the server receives them; waits for a condition on them. Each
+ * event comes in its own request, so they can arrive out of order: the events are kept in the
+ * order the pages recorded them, and a condition is only checked once no earlier event of any
+ * page is still on its way.
+ */
 function createEventLog() {
   let events: PageEvent[] = [];
+  let pages: string[] = [];
+  // Pages of earlier tests: a late event of theirs is dropped.
+  const retired = new Set<string>();
   const waiters = new Set<() => void>();
+  const complete = () => pages.every((page) => events.filter((e) => e.page === page).every((e, i) => e.seq === i));
   return {
     push(event: PageEvent) {
+      if (retired.has(event.page)) return;
+      if (!pages.includes(event.page)) pages.push(event.page);
       events.push(event);
-      events.sort((a, b) => a.seq - b.seq);
+      events.sort((a, b) => pages.indexOf(a.page) - pages.indexOf(b.page) || a.seq - b.seq);
       for (const w of [...waiters]) w();
     },
     reset() {
+      for (const page of pages) retired.add(page);
       events = [];
+      pages = [];
     },
     all: () => events,
     /** Resolves with the events once `done(events)` holds; fails the test after a bound. */
     until(done: (events: PageEvent[]) => boolean, what: string): Promise<PageEvent[]> {
       return new Promise((resolve, reject) => {
         const check = () => {
-          if (!done(events)) return;
+          if (!complete() || !done(events)) return;
           clearTimeout(timer);
           waiters.delete(check);
           resolve(events);
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`page never reported ${what}; got ${JSON.stringify(events.map((e) => e.type))}`));
+          reject(new Error(`page never reported ${what}; got ${JSON.stringify(events.map((e) => `${e.type}#${e.seq}`))}`));
         }, EVENT_WAIT_MS);
         waiters.add(check);
         check();
