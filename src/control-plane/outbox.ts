@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../telemetry/types.js';
+import { sleep } from './retry.js';
 import type { CompletedReport, ControlPlane, FailedReport } from './types.js';
 
 /**
@@ -91,7 +92,8 @@ export function createOutbox(options: {
         if (stop.signal.aborted) break;
         if (isFinalRefusal(error)) return { kind: 'refused', error };
         logger.error({ executionId: entry.executionId, kind: entry.kind, round, err: String(error), retryInMs: retryEveryMs }, 'final report not delivered yet; kept in the outbox');
-        await sleep(retryEveryMs, stop.signal);
+        // Ends early when the outbox closes; the loop then stops.
+        await sleep(retryEveryMs, stop.signal).catch(() => undefined);
       }
     }
     return { kind: 'closed' };
@@ -140,14 +142,4 @@ export function createOutbox(options: {
 function defaultFinalRefusal(error: unknown): boolean {
   const status = (error as { status?: unknown } | null)?.status;
   return typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 }

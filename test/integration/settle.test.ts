@@ -55,30 +55,32 @@ afterAll(async () => {
 
 const panel = async () => decodePng((await session.screenshot()).data).pixel(400, 120);
 
+/** Clicks a fixture button, then waits as the worker does before its screenshot. */
+const clickAndSettle = async (x: number, y: number) => {
+  await session.click(x, y, { button: 'left', clickCount: 1 });
+  await session.settle(new AbortController().signal);
+};
+
 describe('settle after an action', () => {
   it('waits for a change the click causes 300 ms later, so the screenshot shows it', async () => {
     expect(await panel()).toEqual([255, 255, 255]);
-    await session.click(120, 40, { button: 'left', clickCount: 1 });
-    await session.settle(new AbortController().signal);
+    await clickAndSettle(120, 40);
     expect(await panel()).toEqual([0, 0, 255]);
   });
 
   it('does not wait on a still page for a timer the page set before the action', async () => {
-    await session.click(120, 100, { button: 'left', clickCount: 1 });
-    await session.settle(new AbortController().signal);
+    await clickAndSettle(120, 100);
     // The page's own timer, set at load and due 3 s later, has not fired: settle did not wait.
     expect(await panel()).toEqual([255, 255, 255]);
   });
 
   it('waits for the answer of a request the click made, and for the page to show it', async () => {
-    await session.click(120, 220, { button: 'left', clickCount: 1 });
-    await session.settle(new AbortController().signal);
+    await clickAndSettle(120, 220);
     expect(await panel()).toEqual([255, 255, 0]);
   });
 
   it('waits for a form submission whose navigation starts after the page looked still', async () => {
-    await session.click(120, 160, { button: 'left', clickCount: 1 });
-    await session.settle(new AbortController().signal);
+    await clickAndSettle(120, 160);
     expect(await panel()).toEqual([0, 255, 0]);
   });
 });
