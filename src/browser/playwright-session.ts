@@ -298,6 +298,9 @@ export function createSession(parts: SessionParts): BrowserSession {
       closing ??= (async () => {
         browser.off('disconnected', onDisconnected);
         for (const stop of [...screencasts]) await stop().catch(() => undefined);
+        // The context first, then the session's proxy. While a context is disposed, requests its
+        // pages still send (pagehide beacons, a script mid-fetch) are no longer paused for the
+        // Playwright guard: the proxy, still open, is the layer that refuses them.
         await context.close().catch((error: unknown) => logger.warn({ err: firstLine(error) }, 'context close failed'));
         await guard.close().catch((error: unknown) => logger.warn({ err: firstLine(error) }, 'confinement close failed'));
         parts.onClosed();
