@@ -1,7 +1,8 @@
-import { QueueEvents } from 'bullmq';
+import type { QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stopAllDaemons } from '../support/daemon-process.js';
+import { openQueueEvents } from '../support/queue-events.js';
 import { finish } from '../support/scripted-model-server.js';
 import { callsOf, onlyFinal, startRig, type FaultRig } from './harness.js';
 
@@ -72,11 +73,10 @@ function malformedJobs(spec: (extra?: Record<string, unknown>) => Record<string,
 describe('malformed jobs', () => {
   it('fail with the contract’s codes, one report each when the id is readable, and the worker keeps serving', async () => {
     const worker = await rig.startWorker('bad-input', `${rig.tmp}/work`, { WORKER_CONCURRENCY: '4', VIDEO_ENABLED: 'false' });
-    events = new QueueEvents(rig.queueName, { connection: { url: rig.redis.url } });
+    events = await openQueueEvents(rig.queue, rig.redis.url);
     // One completion listener per awaited job.
     events.setMaxListeners(250);
     rig.queue.setMaxListeners(250);
-    await events.waitUntilReady();
 
     const bad = malformedJobs((extra = {}) => rig.spec('bad', extra));
     expect(bad).toHaveLength(100);

@@ -1,4 +1,4 @@
-import { Job, Queue, QueueEvents } from 'bullmq';
+import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { loadRecording } from '../../src/model/replay-client.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
+import { waitForJob } from '../support/queue-events.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
 
@@ -74,14 +75,11 @@ describe('local API and worker together', () => {
     const executionId = String(executed.json.execution_uuid);
 
     // The worker ends the job after its final report: wait for that event, then read the API.
-    const events = new QueueEvents(queueName, { connection: { url: redis.url } });
     const queue = new Queue(queueName, { connection: { url: redis.url } });
     try {
-      await events.waitUntilReady();
-      const job = await Job.fromId(queue, executionId);
-      await job!.waitUntilFinished(events);
+      await waitForJob(queue, executionId, redis.url);
     } finally {
-      await Promise.all([events.close(), queue.close()]);
+      await queue.close();
     }
     const execution = (await call('GET', `/api/executions/${executionId}`)).json;
     expect(execution).toMatchObject({ status: 'completed', n_steps: 9, n_agent_actions: 8, n_screenshots: 9, workflow_uuid: workflowId });

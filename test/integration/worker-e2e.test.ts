@@ -2,17 +2,19 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
+import { Writable } from 'node:stream';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/schema.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startRecordingApi, type RecordingApi } from '../support/recording-api.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
 import { endTurn, finish, startScriptedModelServer, toolUse, type ScriptedTurn } from '../support/scripted-model-server.js';
 import { DEMO_INPUT, DEMO_TOOL_CALLS, DEMO_WORKFLOW } from '../../demo/workflow.js';
+import { waitForJob } from '../support/queue-events.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
 import { ffprobe, isMarkerRed, pixelsDuring } from '../support/video-probe.js';
 
@@ -74,18 +76,54 @@ async function startWorker(script: ScriptedTurn[], extraEnv: Record<string, stri
     EXECUTION_TIMEOUT_MS: '60000',
     ...extraEnv,
   });
-  const daemon: Daemon = await startDaemon(config, createSilentLogger());
+  const log = logTail();
+  const daemon: Daemon = await startDaemon(config, createLogger({ level: 'info', destination: log.stream }));
   const queue = new Queue(queueName, { connection: { url: redis.url } });
+  // Just inside the test's own limit (vitest.config.ts): a wait still pending then says which
+  // one it was and what the worker logged last, where a bare test timeout would say nothing.
+  const deadline = Date.now() + 85_000;
   return {
     model,
     queue,
     daemon,
+    async waitFor<T>(what: string, promise: Promise<T>): Promise<T> {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error(`still waiting for ${what} at the test's deadline; the worker's last log lines: ${log.last(8)}`)), Math.max(0, deadline - Date.now()));
+      });
+      try {
+        return await Promise.race([promise, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     async stop() {
       await daemon.shutdown('test over');
       await queue.close();
       await model.stop();
     },
   };
+}
+
+/** The worker's log (pino JSON lines), its last few hundred lines kept to explain a failure. */
+function logTail(): { stream: Writable; last(n: number): string } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) lines.push(line);
+      if (lines.length > 300) lines.splice(0, lines.length - 300);
+      done();
+    },
+  });
+  const brief = (line: string): string => {
+    try {
+      const { level, msg, executionId, err, code } = JSON.parse(line) as Record<string, unknown>;
+      return [level, msg, executionId, code, err].filter((v) => v !== undefined).map(String).join(' ');
+    } catch {
+      return line;
+    }
+  };
+  return { stream, last: (n) => lines.slice(-n).map(brief).join(' | ') || '(none)' };
 }
 
 async function object(key: string): Promise<Buffer> {
@@ -106,7 +144,7 @@ describe('worker end to end', () => {
     try {
       const executionId = randomUUID();
       await worker.queue.add('execute', { executionId, workflowId: 'wf-1', workflowVersionId: 'v-1', inputPayload: input, specification: spec(shop) }, { jobId: executionId });
-      const final = await api.waitForFinal(executionId);
+      const final = await worker.waitFor('the final report', api.waitForFinal(executionId));
       if (!final.path.endsWith('/completed')) {
         // Say what went wrong: the report and the run's log.
         const logs = await object(`test/executions/${executionId}/logs.jsonl`).then(String, () => '(no logs)');
@@ -198,7 +236,7 @@ describe('worker end to end', () => {
         { workflow_version_uuid: 'v-2', workflow_uuid: 'wf-2', specification: spec(shop), version: 2, is_current: true },
       ]);
       await worker.queue.add('execute', { executionId }, { jobId: executionId });
-      const final = await api.waitForFinal(executionId);
+      const final = await worker.waitFor('the final report', api.waitForFinal(executionId));
       expect(api.calls.filter((c) => c.path === `/api/executions/${executionId}` || c.path === '/api/workflows/wf-2/versions').map((c) => c.path)).toEqual([
         `/api/executions/${executionId}`,
         '/api/workflows/wf-2/versions',
@@ -216,18 +254,18 @@ describe('worker end to end', () => {
       const gone = randomUUID();
       api.startedStatus.set(gone, 409);
       const job = await worker.queue.add('execute', { executionId: gone, inputPayload: input, specification: spec(shop) }, { jobId: gone });
-      await expect(waitForJob(worker.queue, job.id!)).resolves.toMatchObject({ status: 'skipped' });
+      await expect(worker.waitFor('the refused job to end', waitForJob(worker.queue, job.id!, redis.url))).resolves.toMatchObject({ status: 'skipped' });
       expect(callsFor(gone)).toEqual(['POST /api/executions/:id/started']);
       expect(worker.model.requests).toHaveLength(0);
 
       // Run one to its end, then deliver its job again: it is not run twice.
       const once = randomUUID();
       await worker.queue.add('execute', { executionId: once, inputPayload: input, specification: spec(shop) }, { jobId: once });
-      await api.waitForFinal(once);
-      await waitForJob(worker.queue, once);
+      await worker.waitFor('the final report of the first run', api.waitForFinal(once));
+      await worker.waitFor('the first run\'s job to end', waitForJob(worker.queue, once, redis.url));
       await (await worker.queue.getJob(once))!.remove();
       const again = await worker.queue.add('execute', { executionId: once, inputPayload: input, specification: spec(shop) }, { jobId: once });
-      await expect(waitForJob(worker.queue, again.id!)).resolves.toMatchObject({ status: 'skipped', code: 'already_ended' });
+      await expect(worker.waitFor('the re-delivered job to end', waitForJob(worker.queue, again.id!, redis.url))).resolves.toMatchObject({ status: 'skipped', code: 'already_ended' });
       expect(callsFor(once).filter((c) => c.endsWith('started'))).toHaveLength(1);
     } finally {
       await worker.stop();
@@ -240,18 +278,18 @@ describe('worker end to end', () => {
       // Malformed data with a readable id: reported as invalid_job.
       const badJob = randomUUID();
       await worker.queue.add('execute', { executionId: badJob, specification: 'not an object' }, { jobId: badJob });
-      const badJobReport = await api.waitForFinal(badJob);
+      const badJobReport = await worker.waitFor('the invalid_job report', api.waitForFinal(badJob));
       expect(badJobReport.path).toMatch(/\/failed$/);
       expect(badJobReport.body).toMatchObject({ error: { code: 'invalid_job' }, nSteps: 0, videoUrl: null });
 
       // Unreadable data: the job fails in the queue with the reason.
       const orphan = await worker.queue.add('execute', { hello: 'world' });
-      await expect(waitForJob(worker.queue, orphan.id!)).rejects.toThrow(/executionId/);
+      await expect(worker.waitFor('the unreadable job to fail', waitForJob(worker.queue, orphan.id!, redis.url))).rejects.toThrow(/executionId/);
 
       // Input failing the payload schema: invalid_input, never started, no model call.
       const badInput = randomUUID();
       await worker.queue.add('execute', { executionId: badInput, inputPayload: { user: 'ann' }, specification: spec(shop) }, { jobId: badInput });
-      const badInputReport = await api.waitForFinal(badInput);
+      const badInputReport = await worker.waitFor('the invalid_input report', api.waitForFinal(badInput));
       expect(badInputReport.body).toMatchObject({ error: { code: 'invalid_input' }, durationMs: 0, videoUrl: null });
       expect((badInputReport.body as { error: { message: string } }).error.message).toContain('password');
       expect(callsFor(badInput)).toEqual(['POST /api/executions/:id/failed']);
@@ -259,30 +297,15 @@ describe('worker end to end', () => {
       // A bad specification: invalid_specification.
       const badSpec = randomUUID();
       await worker.queue.add('execute', { executionId: badSpec, inputPayload: null, specification: { prompt: 'x', allowedDomains: [] } }, { jobId: badSpec });
-      expect((await api.waitForFinal(badSpec)).body).toMatchObject({ error: { code: 'invalid_specification' } });
+      expect((await worker.waitFor('the invalid_specification report', api.waitForFinal(badSpec))).body).toMatchObject({ error: { code: 'invalid_specification' } });
       expect(worker.model.requests).toHaveLength(0);
 
       // The worker still runs good work.
       const good = randomUUID();
       await worker.queue.add('execute', { executionId: good, inputPayload: input, specification: spec(shop) }, { jobId: good });
-      expect((await api.waitForFinal(good)).path).toMatch(/\/completed$/);
+      expect((await worker.waitFor('the good run\'s report', api.waitForFinal(good))).path).toMatch(/\/completed$/);
     } finally {
       await worker.stop();
     }
   });
 });
-
-/** Waits for a job to finish through BullMQ's own events. */
-async function waitForJob(queue: Queue, jobId: string): Promise<unknown> {
-  const { QueueEvents, Job } = await import('bullmq');
-  const events = new QueueEvents(queue.name, { connection: { url: redis.url } });
-  try {
-    await events.waitUntilReady();
-    const job = await Job.fromId(queue, jobId);
-    if (!job) throw new Error(`no job ${jobId}`);
-    return await job.waitUntilFinished(events);
-  } finally {
-    await events.close();
-  }
-}
-
