@@ -58,11 +58,23 @@ export function createSession(parts: SessionParts): BrowserSession {
   /** When the network last started or finished a request, and when the agent last acted. */
   let lastNetworkAt = 0;
   let lastInputAt = 0;
-  const input = <T>(fn: () => Promise<T>): Promise<T> => {
-    lastInputAt = Date.now();
-    return fn();
-  };
   let closing: Promise<void> | undefined;
+  /**
+   * Delivers an input to the agent's page. A popup may close under it (its own "Close" button
+   * closes the window while Playwright still waits for the end of the click): that input was
+   * taken, and the agent acts on the page below from now on. Any other failure is thrown.
+   */
+  const input = async (fn: (page: Page) => Promise<void>): Promise<void> => {
+    lastInputAt = Date.now();
+    const page = active();
+    try {
+      await fn(page);
+    } catch (error) {
+      // The first page closing, or the browser going away, ends the session: that is thrown.
+      if (page === parts.page || closing || !browser.isConnected() || !(await closedUnderInput(page, error))) throw error;
+      logger.debug({ err: firstLine(error) }, 'the popup closed under the input; acting on the page below');
+    }
+  };
 
   const active = (): Page => pages[pages.length - 1] ?? parts.page;
   const notify = (listeners: Set<() => void>) => [...listeners].forEach((fn) => fn());
@@ -200,44 +212,37 @@ export function createSession(parts: SessionParts): BrowserSession {
     currentUrl: () => active().url(),
 
     async mouseMove(x, y) {
-      lastInputAt = Date.now();
-      await active().mouse.move(x, y);
+      await input((page) => page.mouse.move(x, y));
       pointer = { x, y };
     },
-    async mouseDown(button) {
-      lastInputAt = Date.now();
-      await pressButton(active(), button, 'down', pointer);
-    },
-    async mouseUp(button) {
-      lastInputAt = Date.now();
-      await pressButton(active(), button, 'up', pointer);
-    },
+    mouseDown: (button) => input((page) => pressButton(page, button, 'down', pointer)),
+    mouseUp: (button) => input((page) => pressButton(page, button, 'up', pointer)),
     async click(x, y, { button, clickCount }) {
-      lastInputAt = Date.now();
-      const page = active();
-      if (isPlaywrightButton(button)) await page.mouse.click(x, y, { button, clickCount });
-      else {
-        await page.mouse.move(x, y);
-        await pressButton(page, button, 'down', { x, y });
-        await pressButton(page, button, 'up', { x, y });
-      }
+      await input(async (page) => {
+        if (isPlaywrightButton(button)) await page.mouse.click(x, y, { button, clickCount });
+        else {
+          await page.mouse.move(x, y);
+          await pressButton(page, button, 'down', { x, y });
+          await pressButton(page, button, 'up', { x, y });
+        }
+      });
       pointer = { x, y };
     },
     async wheel(x, y, deltaX, deltaY) {
-      lastInputAt = Date.now();
-      const page = active();
-      await page.mouse.move(x, y);
-      pointer = { x, y };
-      await page.mouse.wheel(deltaX, deltaY);
+      await input(async (page) => {
+        await page.mouse.move(x, y);
+        pointer = { x, y };
+        await page.mouse.wheel(deltaX, deltaY);
+      });
     },
     pointer: () => ({ ...pointer }),
 
-    keyDown: (key) => input(() => active().keyboard.down(key)),
-    keyUp: (key) => input(() => active().keyboard.up(key)),
+    keyDown: (key) => input((page) => page.keyboard.down(key)),
+    keyUp: (key) => input((page) => page.keyboard.up(key)),
     typeText: (text) =>
-      input(async () => {
+      input(async (page) => {
         // All of a batch's key events at once; CDP keeps them in order (see keystrokes.ts).
-        const client = await cdp(active());
+        const client = await cdp(page);
         const commands = keystrokesFor(text);
         for (let i = 0; i < commands.length; i += KEYSTROKE_BATCH) {
           await Promise.all(commands.slice(i, i + KEYSTROKE_BATCH).map((c) => client.send(c.method, c.params)));
@@ -455,6 +460,20 @@ async function pressButton(page: Page, button: MouseButton, direction: 'down' | 
   } finally {
     await client.detach().catch(() => undefined);
   }
+}
+
+/**
+ * Whether `error` only says that `page` closed while it took an input. Playwright may reject
+ * the input before the page's close event arrives: then the event is awaited, briefly.
+ */
+export async function closedUnderInput(page: Pick<Page, 'isClosed' | 'waitForEvent'>, error: unknown, waitMs = 2_000): Promise<boolean> {
+  if (page.isClosed()) return true;
+  const targetClosed = error instanceof Error && (error.name === 'TargetClosedError' || /target page, context or browser has been closed|target closed/i.test(error.message));
+  if (!targetClosed) return false;
+  return page.waitForEvent('close', { timeout: waitMs }).then(
+    () => true,
+    () => page.isClosed(),
+  );
 }
 
 function frameOwner(request: Request): Page | undefined {
