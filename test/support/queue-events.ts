@@ -16,7 +16,7 @@ export async function openQueueEvents(queue: Queue, redisUrl: string): Promise<Q
   } finally {
     redis.disconnect();
   }
-  const events = new QueueEvents(queue.name, { connection: { url: redisUrl }, lastEventId: newest?.[0] ?? '0' });
+  const events = new QueueEvents(queue.name, { connection: { url: redisUrl }, prefix: queue.opts.prefix, lastEventId: newest?.[0] ?? '0' });
   await events.waitUntilReady();
   return events;
 }
