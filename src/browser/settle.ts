@@ -172,12 +172,13 @@ export async function pageStill(page: Page, sinceMs: number, deadline: number): 
 }
 
 /**
- * Resolves or rejects like `work`, or rejects after `ms`. For browser calls that can wait on a
- * document that never comes; what is left pending ends when its page or session closes.
+ * Resolves or rejects like `work`, or rejects after `ms` with `late()`. For browser calls that
+ * can wait on a document that never comes; what is left pending ends when its page or session
+ * closes.
  */
-export function withinMs<T>(ms: number, work: Promise<T>): Promise<T> {
+export function withinMs<T>(ms: number, work: Promise<T>, late: () => Error = () => new Error(`no answer from the page within ${ms} ms`)): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer from the page within ${ms} ms`)), ms);
+    const timer = setTimeout(() => reject(late()), ms);
     work.then(
       (value) => {
         clearTimeout(timer);

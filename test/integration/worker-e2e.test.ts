@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/schema.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/telemetry/logger.js';
+import { withinMs } from '../../src/browser/settle.js';
 import { hostRules, tempDir } from '../support/env.js';
+import { createLogLines, type LogLine } from '../support/log-lines.js';
 import { startRecordingApi, type RecordingApi } from '../support/recording-api.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
@@ -76,8 +78,14 @@ async function startWorker(script: ScriptedTurn[], extraEnv: Record<string, stri
     EXECUTION_TIMEOUT_MS: '60000',
     ...extraEnv,
   });
-  const log = logTail();
-  const daemon: Daemon = await startDaemon(config, createLogger({ level: 'info', destination: log.stream }));
+  const log = createLogLines();
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      log.write(String(chunk));
+      done();
+    },
+  });
+  const daemon: Daemon = await startDaemon(config, createLogger({ level: 'info', destination }));
   const queue = new Queue(queueName, { connection: { url: redis.url } });
   // Just inside the test's own limit (vitest.config.ts): a wait still pending then says which
   // one it was and what the worker logged last, where a bare test timeout would say nothing.
@@ -86,17 +94,8 @@ async function startWorker(script: ScriptedTurn[], extraEnv: Record<string, stri
     model,
     queue,
     daemon,
-    async waitFor<T>(what: string, promise: Promise<T>): Promise<T> {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`still waiting for ${what} at the test's deadline; the worker's last log lines: ${log.last(8)}`)), Math.max(0, deadline - Date.now()));
-      });
-      try {
-        return await Promise.race([promise, late]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    waitFor: <T>(what: string, promise: Promise<T>): Promise<T> =>
+      withinMs(Math.max(0, deadline - Date.now()), promise, () => new Error(`still waiting for ${what} at the test's deadline; the worker's last log lines: ${lastLines(log.lines, 8)}`)),
     async stop() {
       await daemon.shutdown('test over');
       await queue.close();
@@ -105,25 +104,10 @@ async function startWorker(script: ScriptedTurn[], extraEnv: Record<string, stri
   };
 }
 
-/** The worker's log (pino JSON lines), its last few hundred lines kept to explain a failure. */
-function logTail(): { stream: Writable; last(n: number): string } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line) lines.push(line);
-      if (lines.length > 300) lines.splice(0, lines.length - 300);
-      done();
-    },
-  });
-  const brief = (line: string): string => {
-    try {
-      const { level, msg, executionId, err, code } = JSON.parse(line) as Record<string, unknown>;
-      return [level, msg, executionId, code, err].filter((v) => v !== undefined).map(String).join(' ');
-    } catch {
-      return line;
-    }
-  };
-  return { stream, last: (n) => lines.slice(-n).map(brief).join(' | ') || '(none)' };
+/** The last `n` log lines, one short line each: level, message, execution, code, error. */
+function lastLines(lines: LogLine[], n: number): string {
+  const brief = ({ level, msg, executionId, code, err }: LogLine) => [level, msg, executionId, code, err].filter((v) => v !== undefined).map(String).join(' ');
+  return lines.slice(-n).map(brief).join(' | ') || '(none)';
 }
 
 async function object(key: string): Promise<Buffer> {

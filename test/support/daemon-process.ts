@@ -2,6 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createLogLines, type LogLine } from './log-lines.js';
+
+export type { LogLine } from './log-lines.js';
 
 /**
  * The worker daemon as a real child process (`node --import tsx src/main.ts`), for fault tests
@@ -13,12 +16,6 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const MAIN = path.join(ROOT, 'src/main.ts');
 /** How long `waitForLog` waits by default: a worker starts Chromium and tsx compiles on first use. */
 const DEFAULT_WAIT_MS = 60_000;
-
-export interface LogLine {
-  msg: string;
-  level?: string;
-  [field: string]: unknown;
-}
 
 export type LogMatch = string | RegExp | ((line: LogLine) => boolean);
 
@@ -55,7 +52,6 @@ export function spawnDaemon(name: string, env: Record<string, string>): DaemonPr
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const logs: LogLine[] = [];
   let stderr = '';
   const listeners = new Set<() => void>();
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -73,25 +69,14 @@ export function spawnDaemon(name: string, env: Record<string, string>): DaemonPr
   process.once('exit', killOnExit);
   void exited.then(() => process.removeListener('exit', killOnExit));
 
-  let partial = '';
+  const stdout = createLogLines(() => {
+    for (const wake of listeners) wake();
+  });
+  const logs = stdout.lines;
   child.stdout!.setEncoding('utf8');
   child.stdout!.on('data', (chunk: string) => {
-    partial += chunk;
-    const lines = partial.split('\n');
-    partial = lines.pop() ?? '';
-    for (const raw of lines) {
-      if (!raw.trim()) continue;
-      let line: LogLine;
-      try {
-        const parsed = JSON.parse(raw) as LogLine;
-        line = typeof parsed === 'object' && parsed !== null ? { ...parsed, msg: String(parsed.msg ?? '') } : { msg: raw };
-      } catch {
-        line = { msg: raw };
-      }
-      logs.push(line);
-    }
+    stdout.write(chunk);
     if (process.env.FAULT_TEST_ECHO) process.stdout.write(chunk.replace(/^/gm, `[${name}] `));
-    for (const wake of listeners) wake();
   });
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => {
