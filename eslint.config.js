@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint';
 
 /** Folders holding adapters: they may import ports and shared helpers, never each other. */
-const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane'];
+const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane', 'toolset'];
 
 // runner/ and agent/ know ports (each folder's types.ts) and domain code, never adapters.
 const coreRestrictions = ADAPTER_DIRS.map((dir) => ({

@@ -2,7 +2,6 @@
  * Wiring shared by the two entry points (the daemon in main.ts and the one-shot CLI): config
  * → adapters → runner deps. Only this file, main.ts and cli.ts know concrete adapters.
  */
-import { executeComputerAction } from './agent/computer-actions.js';
 import { createHostMatcher } from './browser/host-matcher.js';
 import { createPlaywrightSandbox } from './browser/playwright-sandbox.js';
 import type { BrowserSandbox } from './browser/types.js';
@@ -13,7 +12,7 @@ import type { Specification } from './domain/specification.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
 import { createRecordingModel } from './model/recording-client.js';
 import { createReplayModel } from './model/replay-client.js';
-import { toolVersionFor } from './model/tool-versions.js';
+import { chooseActionSpace } from './model/tool-versions.js';
 import type { ModelClient, RecordingFile } from './model/types.js';
 import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
 import type { VideoRecorder } from './recorder/types.js';
@@ -22,6 +21,7 @@ import { createLocalStore } from './storage/local-store.js';
 import { createS3Store } from './storage/s3-store.js';
 import type { ArtifactStore } from './storage/types.js';
 import type { Logger } from './telemetry/types.js';
+import { createActionSpace } from './toolset/create.js';
 
 /**
  * Approximate list prices (USD per million tokens) of Sonnet-class models, for the estimated
@@ -105,9 +105,14 @@ export function createRunnerDeps(options: {
     ...(options.controlPlane ? { controlPlane: options.controlPlane } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
     createModel: modelFactory(config, logger, options.replay),
-    resolveTool: (modelId) => toolVersionFor(modelId),
+    chooseActionSpace: (modelId, requested) => {
+      const chosen = chooseActionSpace(modelId, requested);
+      if (!chosen.ok) return chosen;
+      const { tools } = chosen;
+      return { ok: true, choice: { kind: chosen.kind, computer: tools.computer, images: tools.images }, pruneImages: tools.pruneImages };
+    },
+    createActionSpace,
     checkSpecification,
-    executeAction: executeComputerAction,
     logger,
     settings: {
       defaultModel: config.ANTHROPIC_MODEL,

@@ -1,52 +1,48 @@
-import type { BrowserSession, Screenshot } from '../browser/types.js';
+import type { BrowserSession } from '../browser/types.js';
 import type { Counters } from '../control-plane/types.js';
 import { ExecutionError, errorFromSignal, isExecutionError, type ErrorCode } from '../domain/errors.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
 import type { SecretVault } from '../domain/secrets.js';
 import type { Specification } from '../domain/specification.js';
-import type {
-  AssistantBlock,
-  ImageBlock,
-  Message,
-  ModelClient,
-  TextBlock,
-  TokenUsage,
-  ToolResultBlock,
-  ToolUseBlock,
-} from '../model/types.js';
+import type { AssistantBlock, Message, ModelClient, TextBlock, TokenUsage, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import type { EventSink } from '../telemetry/types.js';
-import type { ActionOutcome, ComputerToolVersion, DisplayGeometry, ExecuteComputerAction } from './action-types.js';
+import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { DEFAULT_CONTEXT_WINDOW, prepareMessages, type ContextWindowOptions } from './context-window.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
-import { buildTools, COMPUTER_TOOL, FINISH_TOOL, NAVIGATE_TOOL } from './tools.js';
+import { FINISH_DEFINITION, FINISH_TOOL } from './tools.js';
 
 /**
- * The one step loop: screenshot → model turn → execute its tool calls → answer → again,
- * until `finish`, a cap, or the signal. The model client never sees the browser; the loop
- * never sees a vendor SDK.
+ * The one step loop: opening observation → model turn → run its tool calls → answer → again,
+ * until `finish`, a cap, or the signal. What the model can do is the action space (the browser
+ * toolset, the computer toolset or the earlier computer tool): the loop is the same for all.
+ * The model client never sees the browser; the loop never sees a vendor SDK.
  */
 
 export interface AgentDeps {
   model: ModelClient;
+  /** What the model acts with. */
+  space: ActionSpace;
+  /** The browser, for the start page. */
   session: BrowserSession;
-  executeAction: ExecuteComputerAction;
   events: EventSink;
-  /** Each executed action, for the video's steps track and click markers. */
+  /** Each action about to run (or refused), for the video's steps track and click markers. */
   onAction?: (mark: { atMs: number; label: string; point?: { x: number; y: number } }) => void;
+  /** Each executed action with what the run cache keeps of it. */
+  onTrace?: (step: number, trace: ActionTrace) => void;
   now?: () => number;
 }
 
 export interface AgentInput {
   spec: Specification;
   modelId: string;
-  tool: { version: ComputerToolVersion; beta: string; supportsZoom: boolean };
-  geometry: DisplayGeometry;
   vault: SecretVault;
   maxSteps: number;
   startUrl: string;
   validateOutput?: SchemaValidator;
   maxTokens?: number;
   contextWindow?: ContextWindowOptions;
+  /** Steps already taken (a run that continues after a replay): the model learns what was done. */
+  resume?: { done: string; steps: number };
   signal: AbortSignal;
 }
 
@@ -68,9 +64,11 @@ export function createRunStats(): RunStats {
 
 /** Invalid `finish` outputs the model may correct before the run fails with `output_invalid`. */
 const OUTPUT_RETRIES = 1;
+const FINISH_AFTER_FAILURE =
+  'finish was not run: an earlier action in this turn failed. Look at the page now (the failed action may have changed nothing), then call finish again.';
 
 export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunStats): Promise<AgentOutcome> {
-  const { model, session, events } = deps;
+  const { model, space, events } = deps;
   const { signal } = input;
   const now = deps.now ?? Date.now;
   const system: TextBlock[] = [
@@ -78,6 +76,7 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
       type: 'text',
       text: buildSystemPrompt({
         spec: input.spec,
+        guide: space.guide,
         maskedInput: input.vault.maskedPayload,
         secretPaths: input.vault.paths,
         outputSchema: input.spec.outputSchema,
@@ -86,17 +85,23 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
       cache_control: { type: 'ephemeral' },
     },
   ];
-  const tools = buildTools({ toolVersion: input.tool.version, geometry: input.geometry, zoom: input.tool.supportsZoom });
+  const tools = [...space.tools(), FINISH_DEFINITION];
   tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: { type: 'ephemeral' } };
 
   throwIfAborted(signal);
-  const opened = await browserCall(() => session.navigate(input.startUrl, signal), signal);
-  events.emit('navigation', { url: input.startUrl, ok: opened.ok, reason: opened.error, by: 'worker' });
-  if (!opened.ok) {
-    throw new ExecutionError('browser_error', `could not open the start page ${input.startUrl}: ${opened.error ?? 'unknown error'}`);
+  if (!input.resume) {
+    const opened = await browserCall(() => deps.session.navigate(input.startUrl, signal), signal);
+    events.emit('navigation', { url: input.startUrl, ok: opened.ok, reason: opened.error, by: 'worker' });
+    if (!opened.ok) {
+      throw new ExecutionError('browser_error', `could not open the start page ${input.startUrl}: ${opened.error ?? 'unknown error'}`);
+    }
   }
-  const first = await capture(input, deps, stats);
-  const history: Message[] = [{ role: 'user', content: [{ type: 'text', text: FIRST_USER_TEXT }, first] }];
+  const first = await browserCall(() => space.opening(signal), signal);
+  stats.nScreenshots += first.filter((b) => b.type === 'image').length;
+  const opening = input.resume
+    ? `${input.resume.done}\nContinue the task from here. This is the browser now.`
+    : FIRST_USER_TEXT;
+  const history: Message[] = [{ role: 'user', content: [{ type: 'text', text: opening }, ...first] }];
 
   let nudged = false;
   let outputRetries = 0;
@@ -115,7 +120,7 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
         tools,
         messages: prepareMessages(history, input.contextWindow ?? DEFAULT_CONTEXT_WINDOW),
         maxTokens: input.maxTokens ?? 4096,
-        betas: [input.tool.beta],
+        betas: [...space.betas],
       },
       signal,
     );
@@ -124,12 +129,13 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
     addUsage(stats.usage, response.usage);
     events.emit('model_turn', {
       step: stats.nSteps,
+      by: 'model',
       latencyMs: receivedAt - requestAt,
       overheadMs: lastResponseAt === undefined ? null : requestAt - lastResponseAt,
       stopReason: response.stopReason,
       usage: response.usage,
       text: textOf(response.content),
-      toolCalls: response.content.filter(isToolUse).map((b) => ({ id: b.id, name: b.name, input: b.input })),
+      toolCalls: response.content.filter(isToolUse).map((b) => ({ id: b.id, name: b.name, ...(b.toolset_name ? { toolset: b.toolset_name } : {}), input: b.input })),
     });
     lastResponseAt = receivedAt;
     history.push({ role: 'assistant', content: response.content });
@@ -157,116 +163,91 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
     }
 
     const results: ToolResultBlock[] = [];
+    /** Toolsets with a failed call in this turn: the rest of their calls are not run (the documented rule). */
+    const halted = new Set<string>();
+    /** The last successful result that may carry an observation, and whether anything changed the page since. */
+    let observable: ToolResultBlock | undefined;
+    let changedSinceImage = false;
     let finished: AgentOutcome | undefined;
     for (const call of toolUses) {
       if (finished) {
-        results.push(errorResult(call.id, 'not executed: finish was called before this tool call'));
+        results.push(errorResult(call, 'not executed: finish was called before this tool call'));
         continue;
       }
       throwIfAborted(signal);
-      if (call.name === FINISH_TOOL) {
+      if (call.name === FINISH_TOOL && !call.toolset_name) {
+        if (halted.size > 0) {
+          results.push(errorResult(call, FINISH_AFTER_FAILURE));
+          continue;
+        }
         const verdict = handleFinish(call, input, events);
         if (verdict.kind === 'end') finished = verdict.outcome;
         else if (verdict.kind === 'retry' && outputRetries < OUTPUT_RETRIES) {
           outputRetries++;
-          results.push(errorResult(call.id, verdict.error));
+          results.push(errorResult(call, verdict.error));
         } else if (verdict.kind === 'retry') {
           finished = { status: 'failed', code: 'output_invalid', message: verdict.error };
-        } else results.push(errorResult(call.id, verdict.error));
+        } else results.push(errorResult(call, verdict.error));
         if (finished) results.push({ type: 'tool_result', tool_use_id: call.id, content: [{ type: 'text', text: 'finished' }] });
         continue;
       }
-      results.push(await runTool(call, input, deps, stats));
+      if (!space.owns(call)) {
+        events.emit('action', { step: stats.nSteps, tool: call.toolset_name ?? call.name, action: call.name, input: call.input, ok: false, error: 'unknown tool' });
+        results.push(errorResult(call, `unknown tool "${call.name}"${call.toolset_name ? ` of toolset "${call.toolset_name}"` : ''}`));
+        if (call.toolset_name) halted.add(call.toolset_name);
+        continue;
+      }
+      if (call.toolset_name && halted.has(call.toolset_name)) {
+        results.push(space.notExecuted(call));
+        events.emit('action', { step: stats.nSteps, tool: call.toolset_name, action: call.name, input: call.input, ok: false, error: 'not executed: an earlier action in this turn failed' });
+        continue;
+      }
+      const startedAt = now();
+      const report = await browserCall(
+        () => space.run(call, { signal, beforeRun: (planned) => deps.onAction?.({ atMs: now(), ...planned }) }),
+        signal,
+      );
+      if (report.counted) stats.nAgentActions++;
+      stats.nScreenshots += report.images;
+      events.emit(
+        'action',
+        {
+          step: stats.nSteps,
+          by: 'model',
+          tool: call.toolset_name ?? call.name,
+          action: report.action,
+          input: call.input,
+          ok: report.ok,
+          ...(report.ok ? { text: resultText(report.result) } : { error: report.error }),
+          label: report.label,
+          durationMs: now() - startedAt,
+        },
+        startedAt,
+      );
+      if (report.ok && report.trace) deps.onTrace?.(stats.nSteps, report.trace);
+      results.push(report.result);
+      if (!report.ok) {
+        if (call.toolset_name) halted.add(call.toolset_name);
+        continue;
+      }
+      // An image taken by the call shows the page after it; otherwise an action leaves it unseen.
+      if (report.images > 0) changedSinceImage = false;
+      else if (report.changesPage) changedSinceImage = true;
+      if (!isStateOnly(report.result)) observable = report.result;
     }
     if (finished) {
       events.emit('finish', { status: finished.status, ...(finished.status === 'failed' ? { code: finished.code, reason: finished.message } : {}) });
       return finished;
     }
+    // The computer toolset answers actions with text: one look at the page after the turn saves
+    // the model a screenshot call.
+    if (space.observe && observable && changedSinceImage) {
+      const shot = await browserCall(() => space.observe!(signal), signal);
+      observable.content.push(shot);
+      stats.nScreenshots++;
+    }
     history.push({ role: 'user', content: results });
   }
-}
-
-async function runTool(call: ToolUseBlock, input: AgentInput, deps: AgentDeps, stats: RunStats): Promise<ToolResultBlock> {
-  const { session, events } = deps;
-  const now = deps.now ?? Date.now;
-  const started = now();
-  if (call.name === COMPUTER_TOOL) {
-    let marked = false;
-    const outcome: ActionOutcome = await browserCall(
-      () =>
-        deps.executeAction(call.input, {
-          session,
-          geometry: input.geometry,
-          toolVersion: input.tool.version,
-          vault: input.vault,
-          signal: input.signal,
-          beforeRun: (planned) => {
-            marked = true;
-            deps.onAction?.({ atMs: now(), ...planned });
-          },
-        }),
-      input.signal,
-    );
-    if (outcome.counted) stats.nAgentActions++;
-    const durationMs = now() - started;
-    events.emit(
-      'action',
-      {
-        step: stats.nSteps,
-        tool: COMPUTER_TOOL,
-        action: outcome.action,
-        input: call.input,
-        ok: outcome.ok,
-        ...(outcome.ok ? { text: outcome.text } : { error: outcome.error }),
-        label: outcome.label,
-        durationMs,
-      },
-      started,
-    );
-    // Refused actions never ran: they are marked here, on the timeline where they were refused.
-    if (outcome.counted && !marked) deps.onAction?.({ atMs: started, label: outcome.label });
-    if (!outcome.ok) return errorResult(call.id, outcome.error);
-    const content: Array<TextBlock | ImageBlock> = [];
-    if (outcome.text) content.push({ type: 'text', text: outcome.text });
-    if (outcome.image) {
-      stats.nScreenshots++;
-      content.push(imageBlock(outcome.image));
-    } else if (outcome.wantsScreenshot) {
-      content.push(await capture(input, deps, stats));
-    }
-    if (content.length === 0) content.push({ type: 'text', text: 'done' });
-    return { type: 'tool_result', tool_use_id: call.id, content };
-  }
-
-  if (call.name === NAVIGATE_TOOL) {
-    stats.nAgentActions++;
-    const url = readUrl(call.input);
-    if (!url.ok) {
-      events.emit('action', { step: stats.nSteps, tool: NAVIGATE_TOOL, input: call.input, ok: false, error: url.error, durationMs: 0 });
-      return errorResult(call.id, url.error);
-    }
-    const result = await browserCall(() => session.navigate(url.value, input.signal), input.signal);
-    const label = `navigate ${url.value}`;
-    events.emit(
-      'action',
-      {
-        step: stats.nSteps,
-        tool: NAVIGATE_TOOL,
-        input: call.input,
-        ok: result.ok,
-        ...(result.ok ? { url: result.url } : { error: result.error }),
-        label,
-        durationMs: now() - started,
-      },
-      started,
-    );
-    deps.onAction?.({ atMs: started, label });
-    if (!result.ok) return errorResult(call.id, `navigation refused or failed: ${result.error ?? 'unknown error'}`);
-    return { type: 'tool_result', tool_use_id: call.id, content: [await capture(input, deps, stats)] };
-  }
-
-  events.emit('action', { step: stats.nSteps, tool: call.name, input: call.input, ok: false, error: 'unknown tool' });
-  return errorResult(call.id, `unknown tool "${call.name}": use computer, navigate or finish`);
 }
 
 type FinishVerdict = { kind: 'end'; outcome: AgentOutcome } | { kind: 'retry'; error: string } | { kind: 'bad'; error: string };
@@ -290,30 +271,29 @@ function handleFinish(call: ToolUseBlock, input: AgentInput, events: EventSink):
   return { kind: 'end', outcome: { status: 'completed', output: output ?? null } };
 }
 
-async function capture(input: AgentInput, deps: AgentDeps, stats: RunStats): Promise<ImageBlock> {
-  const shot = await browserCall(async () => {
-    await deps.session.settle(input.signal);
-    throwIfAborted(input.signal);
-    const { display, viewport } = input.geometry;
-    const scaled = display.width !== viewport.width || display.height !== viewport.height;
-    return deps.session.screenshot(scaled ? { outputSize: display } : undefined);
-  }, input.signal);
-  stats.nScreenshots++;
-  return imageBlock(shot);
+/** A result made of the browser_state block alone (a tab member's): no room for anything else. */
+function isStateOnly(result: ToolResultBlock): boolean {
+  return result.content.length > 0 && result.content.every((b) => b.type === 'browser_state');
 }
 
-function imageBlock(shot: Screenshot): ImageBlock {
-  return { type: 'image', source: { type: 'base64', media_type: shot.mediaType, data: shot.data.toString('base64') } };
+/** The text of a result, for the log (page reads can be long: the log keeps their start). */
+function resultText(result: ToolResultBlock): string | undefined {
+  const text = result.content
+    .filter((b): b is TextBlock => b.type === 'text')
+    .map((b) => b.text)
+    .join('\n');
+  if (!text) return undefined;
+  return text.length > 2_000 ? `${text.slice(0, 2_000)}… (${text.length} characters)` : text;
 }
 
-function errorResult(id: string, message: string): ToolResultBlock {
-  return { type: 'tool_result', tool_use_id: id, is_error: true, content: [{ type: 'text', text: message }] };
-}
-
-function readUrl(value: unknown): { ok: true; value: string } | { ok: false; error: string } {
-  const url = value && typeof value === 'object' ? (value as Record<string, unknown>).url : undefined;
-  if (typeof url !== 'string' || url.trim() === '') return { ok: false, error: 'navigate expects {"url": string}' };
-  return { ok: true, value: url.trim() };
+function errorResult(call: ToolUseBlock, message: string): ToolResultBlock {
+  return {
+    type: 'tool_result',
+    tool_use_id: call.id,
+    is_error: true,
+    content: [{ type: 'text', text: message }],
+    ...(call.toolset_name ? { toolset_name: call.toolset_name } : {}),
+  };
 }
 
 function isToolUse(block: AssistantBlock): block is ToolUseBlock {
@@ -344,7 +324,7 @@ function throwIfAborted(signal: AbortSignal): void {
  * An abort also ends the wait: a hung page must not hold the run past its deadline. What the
  * browser was still doing is cleaned up when the runner closes the session, right after.
  */
-async function browserCall<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
+export async function browserCall<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
   try {
     return await untilAborted(fn(), signal);
   } catch (error) {

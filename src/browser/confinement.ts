@@ -8,7 +8,7 @@
  *   4. `checkUrl`, which the navigate tool calls before anything is sent.
  * Every refusal is reported through `onBlocked`; the session goes on.
  */
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 
 import type { BlockedRequest } from './types.js';
 import type { Logger } from '../telemetry/types.js';
@@ -38,6 +38,10 @@ export interface SessionGuard {
   attach(context: BrowserContext): Promise<void>;
   /** The navigate tool's check, before anything is sent. */
   checkUrl(url: string): { ok: true } | { ok: false; reason: string };
+  /** A page the worker opened (not a popup): never closed by the guard, only sent back to about:blank. */
+  trustPage(page: Page): void;
+  /** Told of each top-level navigation of a page that the guard refused. */
+  onRefusedNavigation(listener: (page: Page, url: string) => void): void;
   /** Detaches the guard and stops the proxy; idempotent. */
   close(): Promise<void>;
 }
@@ -106,10 +110,18 @@ export function createConfinement(opts: { hostRules?: string; logger?: Logger })
     const proxy: EgressProxy = await startEgressProxy({ matcher, hostRules, onBlocked, logger });
     let guard: RequestGuard | undefined;
     let closing: Promise<void> | undefined;
+    const trusted = new WeakSet<Page>();
+    let navigationListener: ((page: Page, url: string) => void) | undefined;
 
     const attach = async (context: BrowserContext): Promise<void> => {
       if (guard !== undefined) throw new Error('session guard already attached');
-      guard = await attachRequestGuard(context, { matcher, onBlocked, logger });
+      guard = await attachRequestGuard(context, {
+        matcher,
+        onBlocked,
+        logger,
+        isTrusted: (page) => trusted.has(page),
+        onRefusedNavigation: (page, url) => navigationListener?.(page, url),
+      });
     };
 
     const checkUrl = (url: string): { ok: true } | { ok: false; reason: string } => {
@@ -138,6 +150,10 @@ export function createConfinement(opts: { hostRules?: string; logger?: Logger })
       },
       attach,
       checkUrl,
+      trustPage: (page) => void trusted.add(page),
+      onRefusedNavigation: (listener) => {
+        navigationListener = listener;
+      },
       close,
     };
   };

@@ -3,30 +3,32 @@
  * popups), input, settling, screenshots and the screencast, all through the BrowserSession
  * port. Created by the sandbox (playwright-sandbox.ts), which owns the browser process.
  */
-import { type Browser, type BrowserContext, type CDPSession, type Page, type Request } from 'playwright-core';
+import { type Browser, type BrowserContext, type CDPSession, type Dialog, type Page, type Request, type Response } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import type { SessionGuard } from './confinement.js';
 import { KEYSTROKE_BATCH, keystrokesFor } from './keystrokes.js';
-import { pageStill, withinMs } from './settle.js';
+import { createPlaywrightTab, firstLine, jpegSize, screenshotOf, type PlaywrightTab } from './playwright-tab.js';
+import { pageStill } from './settle.js';
 import type {
   BlockedRequest,
+  BrowserChange,
   BrowserSession,
   FrameHandler,
   MouseButton,
   NavigationResult,
   Screencast,
   ScreencastOptions,
-  Screenshot,
-  ScreenshotOptions,
   SessionOptions,
+  TabInfo,
 } from './types.js';
 
+export { firstLine, jpegSize, pngSize } from './playwright-tab.js';
 
 const NAVIGATION_TIMEOUT_MS = 30_000;
 /** settle() never waits longer than this, whatever the page does. */
 const SETTLE_CAP_MS = 2_000;
-/** One screenshot attempt; a capture waiting on a frame that never comes is asked again. */
-const CAPTURE_TIMEOUT_MS = 5_000;
+/** Changes kept for the agent between two reports (a page opening dialogs in a loop). */
+const CHANGES_MAX = 100;
 /** After a request that started or ended since the action, the network must be idle this long. */
 const QUIET_MS = 60;
 /** Long-lived requests that never "finish": they must not hold settle() to its cap. */
@@ -45,9 +47,13 @@ export interface SessionParts {
 
 export function createSession(parts: SessionParts): BrowserSession {
   const { browser, context, guard, options, logger } = parts;
-  /** Open pages, oldest first; the agent acts on the newest. */
-  const pages: Page[] = [];
-  const cdpSessions = new Map<Page, Promise<CDPSession>>();
+  /** Open tabs, oldest first. A popup joins once it shows an allowed document. */
+  const tabs: PlaywrightTab[] = [];
+  const tabOf = new Map<Page, PlaywrightTab>();
+  /** Tabs in the order they were last active: when the active one closes, the one before it takes over. */
+  const activations: PlaywrightTab[] = [];
+  let nextTabNumber = 1;
+  const changes: BrowserChange[] = [];
   const inflight = new Set<Request>();
   const networkListeners = new Set<() => void>();
   const activeListeners = new Set<() => void>();
@@ -59,6 +65,22 @@ export function createSession(parts: SessionParts): BrowserSession {
   let lastNetworkAt = 0;
   let lastInputAt = 0;
   let closing: Promise<void> | undefined;
+
+  const record = (change: BrowserChange) => {
+    changes.push(change);
+    if (changes.length > CHANGES_MAX) changes.splice(0, changes.length - CHANGES_MAX);
+  };
+  const notify = (listeners: Set<() => void>) => [...listeners].forEach((fn) => fn());
+  const activeTab = (): PlaywrightTab => activations[activations.length - 1] ?? tabs[tabs.length - 1] ?? tabOf.get(parts.page)!;
+  const active = (): Page => activeTab().page;
+  const activate = (tab: PlaywrightTab) => {
+    const at = activations.indexOf(tab);
+    if (at === activations.length - 1 && at >= 0) return;
+    if (at >= 0) activations.splice(at, 1);
+    activations.push(tab);
+    notify(activeListeners);
+  };
+
   /**
    * Delivers an input to the agent's page. A popup may close under it (its own "Close" button
    * closes the window while Playwright still waits for the end of the click): that input was
@@ -70,21 +92,10 @@ export function createSession(parts: SessionParts): BrowserSession {
     try {
       await fn(page);
     } catch (error) {
-      // The first page closing, or the browser going away, ends the session: that is thrown.
-      if (page === parts.page || closing || !browser.isConnected() || !(await closedUnderInput(page, error))) throw error;
-      logger.debug({ err: firstLine(error) }, 'the popup closed under the input; acting on the page below');
+      // The last tab closing, or the browser going away, ends the session: that is thrown.
+      if (tabs.length <= 1 || closing || !browser.isConnected() || !(await closedUnderInput(page, error))) throw error;
+      logger.debug({ err: firstLine(error) }, 'the tab closed under the input; acting on the tab below');
     }
-  };
-
-  const active = (): Page => pages[pages.length - 1] ?? parts.page;
-  const notify = (listeners: Set<() => void>) => [...listeners].forEach((fn) => fn());
-  const cdp = (page: Page): Promise<CDPSession> => {
-    let session = cdpSessions.get(page);
-    if (!session) {
-      session = context.newCDPSession(page);
-      cdpSessions.set(page, session);
-    }
-    return session;
   };
 
   const reportCrash = (error: Error) => {
@@ -100,41 +111,62 @@ export function createSession(parts: SessionParts): BrowserSession {
   };
   browser.on('disconnected', onDisconnected);
 
-  const adopt = (page: Page, opener = false) => {
-    // The newest page is the one the agent acts on. A popup becomes it only once it has
-    // committed an allowed document: one the confinement refuses is closed by it, and must
-    // never receive the agent's keystrokes in the meantime.
-    const promote = () => {
-      if (pages.includes(page) || page.isClosed()) return;
-      pages.push(page);
-      notify(activeListeners);
+  /**
+   * A page of the context becomes a tab. The worker's own pages (the first one, new_tab) are
+   * tabs at once; a popup the page opened only once it has committed an allowed document: one
+   * the confinement refuses is closed by it, and must never receive the agent's keystrokes in
+   * the meantime. A popup that joins becomes the active tab, as a browser shows it.
+   */
+  const adopt = (page: Page, own: boolean): PlaywrightTab => {
+    const tab = createPlaywrightTab(`tab_${nextTabNumber++}`, page);
+    tabOf.set(page, tab);
+    if (own) guard.trustPage(page);
+    const join = () => {
+      if (tabs.includes(tab) || page.isClosed() || closing) return;
+      tabs.push(tab);
+      if (!own) record({ type: 'tab_opened', tabId: tab.id });
+      activate(tab);
     };
     // Playwright may announce a popup after its first document already committed.
-    if (opener) pages.push(page);
-    else if (/^https?:/i.test(page.url())) promote();
+    if (own || /^https?:/i.test(page.url())) join();
     page.on('framenavigated', (frame) => {
       if (frame !== page.mainFrame()) return;
       navigations++;
       // Only allowed http(s) documents can commit (the proxy and the guard refuse the rest);
-      // error pages and about:blank do not make a popup the agent's page.
-      if (/^https?:/i.test(frame.url())) promote();
+      // error pages and about:blank do not make a popup a tab.
+      if (/^https?:/i.test(frame.url())) join();
     });
     page.on('crash', () => {
-      if (page === active()) reportCrash(new Error('the page crashed'));
+      if (tab === activeTab()) reportCrash(new Error('the page crashed'));
+    });
+    page.on('dialog', (dialog: Dialog) => {
+      // Nobody answers a dialog in an unattended run. Leaving a page is allowed; every other
+      // dialog is dismissed, and the agent is told what it said.
+      const kind = dialog.type();
+      const leave = kind === 'beforeunload';
+      (leave ? dialog.accept() : dialog.dismiss()).catch(() => undefined);
+      if (!leave) record({ type: 'dialog_dismissed', tabId: tab.id, kind, message: dialog.message() });
     });
     page.on('close', () => {
-      const wasActive = page === active();
-      const index = pages.indexOf(page);
-      if (index >= 0) pages.splice(index, 1);
-      cdpSessions.delete(page);
+      const wasActive = tab === activeTab();
+      for (const list of [tabs, activations]) {
+        const index = list.indexOf(tab);
+        if (index >= 0) list.splice(index, 1);
+      }
+      tabOf.delete(page);
+      tab.dispose();
       for (const request of inflight) if (frameOwner(request) === page) inflight.delete(request);
       if (wasActive) notify(activeListeners);
     });
-    if (opener) notify(activeListeners);
+    return tab;
   };
   adopt(parts.page, true);
   context.on('page', (page) => {
-    if (!closing) adopt(page);
+    if (!closing && !tabOf.has(page)) adopt(page, false);
+  });
+  guard.onRefusedNavigation((page, url) => {
+    const tab = tabOf.get(page);
+    if (tab) record({ type: 'navigation_refused', tabId: tab.id, url });
   });
   const settled = (request: Request) => {
     if (!inflight.delete(request)) return;
@@ -184,32 +216,73 @@ export function createSession(parts: SessionParts): BrowserSession {
       check();
     });
 
+  /** Runs a navigation of the active tab; a page that failed to load is an answer, a dead one an exception. */
+  const navigation = async (signal: AbortSignal, go: (page: Page) => Promise<Response | null>): Promise<NavigationResult> => {
+    const tab = activeTab();
+    const page = tab.page;
+    lastInputAt = Date.now();
+    // goto() takes no signal: stopping the load makes it fail fast instead.
+    const stop = () => void tab.cdp().then((c) => c.send('Page.stopLoading')).catch(() => undefined);
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      const response = await go(page);
+      return { ok: true, url: page.url(), ...(response ? { status: response.status() } : {}) };
+    } catch (error) {
+      if (page.isClosed() || !browser.isConnected()) throw error;
+      return { ok: false, url: page.url(), error: firstLine(error) };
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
+  };
+
+  const checkUrl = (url: string) => parts.reports.check(() => guard.checkUrl(url), { url, layer: 'navigate-tool' });
+
   const session: BrowserSession = {
     viewport: { ...options.viewport },
 
     async navigate(url: string, signal: AbortSignal): Promise<NavigationResult> {
-      const verdict = parts.reports.check(() => guard.checkUrl(url), { url, layer: 'navigate-tool' });
-      if (!verdict.ok) {
-        return { ok: false, url: session.currentUrl(), error: `navigation to ${url} refused: ${verdict.reason}` };
-      }
-      const page = active();
-      lastInputAt = Date.now();
-      // goto() takes no signal: stopping the load makes it fail fast instead.
-      const stop = () => void cdp(page).then((c) => c.send('Page.stopLoading')).catch(() => undefined);
-      signal.addEventListener('abort', stop, { once: true });
-      try {
-        await page.goto(url, { waitUntil: 'domcontentloaded', timeout: NAVIGATION_TIMEOUT_MS });
-        return { ok: true, url: page.url() };
-      } catch (error) {
-        // A dead page or browser is an exception; a page that failed to load is an answer.
-        if (page.isClosed() || !browser.isConnected()) throw error;
-        return { ok: false, url: page.url(), error: firstLine(error) };
-      } finally {
-        signal.removeEventListener('abort', stop);
-      }
+      const verdict = checkUrl(url);
+      if (!verdict.ok) return { ok: false, url: session.currentUrl(), error: `navigation to ${url} refused: ${verdict.reason}` };
+      return navigation(signal, (page) => page.goto(url, { waitUntil: 'domcontentloaded', timeout: NAVIGATION_TIMEOUT_MS }));
     },
 
+    async history(direction, signal) {
+      const result = await navigation(signal, (page) => {
+        const options = { waitUntil: 'domcontentloaded' as const, timeout: NAVIGATION_TIMEOUT_MS };
+        return direction === 'back' ? page.goBack(options) : direction === 'forward' ? page.goForward(options) : page.reload(options);
+      });
+      return result;
+    },
+
+    checkUrl,
     currentUrl: () => active().url(),
+
+    async tabs(): Promise<TabInfo[]> {
+      const current = activeTab();
+      return Promise.all(tabs.map(async (tab) => ({ id: tab.id, url: tab.url(), title: await tab.title(), active: tab === current })));
+    },
+    tab: (id) => (id === undefined ? activeTab() : tabs.find((tab) => tab.id === id)),
+    async newTab() {
+      const page = await context.newPage();
+      const tab = tabOf.get(page) ?? adopt(page, true);
+      activate(tab);
+      return { id: tab.id, url: page.url(), title: '', active: true };
+    },
+    async switchTab(id) {
+      const tab = tabs.find((t) => t.id === id);
+      if (!tab) return false;
+      activate(tab);
+      await tab.page.bringToFront().catch(() => undefined);
+      return true;
+    },
+    async closeTab(id) {
+      const tab = tabs.find((t) => t.id === id);
+      if (!tab) return { ok: false, error: `there is no open tab ${JSON.stringify(id)}` };
+      if (tabs.length === 1) return { ok: false, error: 'the last open tab cannot be closed; navigate it instead' };
+      await tab.page.close({ runBeforeUnload: false });
+      return { ok: true, value: null };
+    },
+    drainChanges: () => changes.splice(0),
 
     async mouseMove(x, y) {
       await input((page) => page.mouse.move(x, y));
@@ -240,34 +313,18 @@ export function createSession(parts: SessionParts): BrowserSession {
     keyDown: (key) => input((page) => page.keyboard.down(key)),
     keyUp: (key) => input((page) => page.keyboard.up(key)),
     typeText: (text) =>
-      input(async (page) => {
+      input(async () => {
         // All of a batch's key events at once; CDP keeps them in order (see keystrokes.ts).
-        const client = await cdp(page);
+        const client = await activeTab().cdp();
         const commands = keystrokesFor(text);
         for (let i = 0; i < commands.length; i += KEYSTROKE_BATCH) {
           await Promise.all(commands.slice(i, i + KEYSTROKE_BATCH).map((c) => client.send(c.method, c.params)));
         }
       }),
 
-    async screenshot(shot?: ScreenshotOptions): Promise<Screenshot> {
-      const page = active();
-      const client = await cdp(page);
-      const params: { format: 'png'; optimizeForSpeed: boolean; clip?: { x: number; y: number; width: number; height: number; scale: number } } = {
-        format: 'png',
-        // Faster zlib settings: the PNG stays lossless, only a little larger.
-        optimizeForSpeed: true,
-      };
-      if (shot?.clip || shot?.outputSize) {
-        const region = shot.clip ?? { x: 0, y: 0, ...session.viewport };
-        const scale = shot.outputSize ? shot.outputSize.width / region.width : 1;
-        // CDP clips are in document coordinates: shift by how far the page is scrolled.
-        const metrics = await client.send('Page.getLayoutMetrics');
-        const { pageX, pageY } = metrics.cssVisualViewport;
-        params.clip = { x: region.x + pageX, y: region.y + pageY, width: region.width, height: region.height, scale };
-      }
-      const { data } = await captureWithRetry(page, () => withinMs(CAPTURE_TIMEOUT_MS, client.send('Page.captureScreenshot', params)));
-      const image = Buffer.from(data, 'base64');
-      return { data: image, mediaType: 'image/png', ...pngSize(image) };
+    screenshot: (shot) => {
+      const tab = activeTab();
+      return screenshotOf(tab.page, tab.cdp, shot);
     },
 
     async settle(signal) {
@@ -316,7 +373,7 @@ export function createSession(parts: SessionParts): BrowserSession {
 
   const screencasts = new Set<() => Promise<void>>();
 
-  /** Streams the active page; when another page becomes active, moves the stream there. */
+  /** Streams the active tab; when another tab becomes active, moves the stream there. */
   async function startScreencast(cast: ScreencastOptions, onFrame: FrameHandler): Promise<Screencast> {
     let stopped = false;
     let current: { page: Page; client: CDPSession; handler: (event: ScreencastFramePayload) => void } | undefined;
@@ -330,8 +387,8 @@ export function createSession(parts: SessionParts): BrowserSession {
       was.client.off('Page.screencastFrame', was.handler);
       await was.client.send('Page.stopScreencast').catch(() => undefined);
     };
-    const attach = async (page: Page) => {
-      const client = await cdp(page);
+    const attach = async (tab: PlaywrightTab) => {
+      const client = await tab.cdp();
       const handler = (event: ScreencastFramePayload) => {
         const ack = () => client.send('Page.screencastFrameAck', { sessionId: event.sessionId }).catch(() => undefined);
         if (stopped || current?.client !== client) return void ack();
@@ -352,15 +409,15 @@ export function createSession(parts: SessionParts): BrowserSession {
         });
       };
       client.on('Page.screencastFrame', handler);
-      current = { page, client, handler };
+      current = { page: tab.page, client, handler };
       await client.send('Page.startScreencast', { format: 'jpeg', quality: cast.quality, maxWidth: cast.maxWidth, maxHeight: cast.maxHeight, everyNthFrame: 1 });
     };
     const follow = () => {
       chain = chain.then(async () => {
-        const page = active();
-        if (stopped || current?.page === page) return;
+        const tab = activeTab();
+        if (stopped || current?.page === tab.page) return;
         await detach();
-        if (!page.isClosed() && !closing) await attach(page).catch((error: unknown) => logger.warn({ err: firstLine(error) }, 'screencast could not follow the page'));
+        if (!tab.page.isClosed() && !closing) await attach(tab).catch((error: unknown) => logger.warn({ err: firstLine(error) }, 'screencast could not follow the page'));
       });
     };
     let stopping: Promise<void> | undefined;
@@ -419,30 +476,6 @@ interface ScreencastFramePayload {
   metadata: { deviceWidth: number; deviceHeight: number; timestamp?: number };
 }
 
-/**
- * Chromium answers "Unable to capture screenshot" while a document has not produced its first
- * frame yet (just after a navigation commits), and may not answer at all while a navigation is
- * pending. Waiting for the next animation frame and asking again is enough; a third failure is
- * a real one.
- */
-async function captureWithRetry<T>(page: Page, capture: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await capture();
-    } catch (error) {
-      if (attempt >= 3 || !/Unable to capture screenshot|no answer from the page/i.test(firstLine(error))) throw error;
-      // Animation frames do not run in a page that is not rendering, and a document being
-      // replaced may not run the evaluation at all: both waits are bounded.
-      await withinMs(
-        1_000,
-        page.evaluate(() => new Promise((resolve) => {
-          requestAnimationFrame(() => resolve(null));
-          setTimeout(() => resolve(null), 100);
-        })),
-      ).catch(() => undefined);
-    }
-  }
-}
 
 function isPlaywrightButton(button: MouseButton): button is 'left' | 'right' | 'middle' {
   return button === 'left' || button === 'right' || button === 'middle';
@@ -485,30 +518,6 @@ function frameOwner(request: Request): Page | undefined {
   }
 }
 
-/** Width and height from a PNG's IHDR chunk. */
-export function pngSize(png: Buffer): { width: number; height: number } {
-  if (png.length < 24 || png.toString('ascii', 12, 16) !== 'IHDR') throw new Error('not a PNG image');
-  return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
-}
 
-/** Width and height from a JPEG's start-of-frame marker; undefined if none is found. */
-export function jpegSize(jpeg: Buffer): { width: number; height: number } | undefined {
-  let offset = 2;
-  while (offset + 9 < jpeg.length) {
-    if (jpeg[offset] !== 0xff) return undefined;
-    const marker = jpeg[offset + 1]!;
-    const length = jpeg.readUInt16BE(offset + 2);
-    // SOF0–SOF15 except DHT (C4), JPG (C8) and DAC (CC).
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      return { height: jpeg.readUInt16BE(offset + 5), width: jpeg.readUInt16BE(offset + 7) };
-    }
-    offset += 2 + length;
-  }
-  return undefined;
-}
 
-export function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split('\n')[0] ?? text;
-}
 

@@ -20,6 +20,10 @@ export interface RequestGuardOptions {
   matcher: HostMatcher;
   onBlocked: (event: BlockedRequest) => void;
   logger?: Logger;
+  /** Pages the worker opened itself: a refused document there is undone, the tab kept. Default: the context's first page. */
+  isTrusted?: (page: Page) => boolean;
+  /** Each refused top-level navigation of a page (after `onBlocked`). */
+  onRefusedNavigation?: (page: Page, url: string) => void;
 }
 
 export interface RequestGuard {
@@ -36,6 +40,7 @@ function isInertDocument(url: string): boolean {
 
 export async function attachRequestGuard(context: BrowserContext, options: RequestGuardOptions): Promise<RequestGuard> {
   const { matcher, onBlocked, logger } = options;
+  const trusted = (page: Page): boolean => (options.isTrusted ? options.isTrusted(page) : context.pages()[0] === page);
   let detached = false;
 
   const report = (event: BlockedRequest): void => {
@@ -52,7 +57,7 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
   let lastRefusedNavigation: string | undefined;
   /** Closes `page` when it is a popup (any tab but the first one of the context). */
   const closeIfPopup = (page: Page, url: string, reason: string): void => {
-    if (page.isClosed() || closedPopups.has(page) || context.pages()[0] === page) return;
+    if (page.isClosed() || closedPopups.has(page) || trusted(page)) return;
     closedPopups.add(page);
     report({ url, layer: 'popup', reason: `popup closed: ${reason}` });
     page.close().catch(() => undefined);
@@ -71,7 +76,10 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
     if (request.isNavigationRequest()) {
       lastRefusedNavigation = url;
       const frame = safeFrame(request);
-      if (frame !== undefined && frame.parentFrame() === null) closeIfPopup(frame.page(), url, verdict.reason);
+      if (frame !== undefined && frame.parentFrame() === null) {
+        options.onRefusedNavigation?.(frame.page(), url);
+        closeIfPopup(frame.page(), url, verdict.reason);
+      }
     }
   };
 
@@ -108,7 +116,8 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
       return;
     }
     report({ url: shown, layer: 'request-guard', reason: `top-level document refused: ${verdict.reason}` });
-    if (context.pages()[0] !== page) {
+    options.onRefusedNavigation?.(page, shown);
+    if (!trusted(page)) {
       closeIfPopup(page, shown, verdict.reason);
       return;
     }

@@ -51,6 +51,10 @@ export interface ScreenshotOptions {
   clip?: Rect;
   /** Size of the returned image; the captured region is scaled to it. Default: region size. */
   outputSize?: Size;
+  /** Default PNG (lossless, for checks); what the model sees is JPEG (smaller requests, same tokens). */
+  format?: 'png' | 'jpeg';
+  /** JPEG quality 0–100 (default 80). */
+  quality?: number;
 }
 
 export interface ScreencastFrame {
@@ -84,16 +88,147 @@ export interface NavigationResult {
   ok: boolean;
   /** The URL the page shows after the navigation (or the attempt). */
   url: string;
+  /** HTTP status of the document, when one was received. */
+  status?: number;
   /** Why it failed, when it did. */
   error?: string;
+}
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+/** An answer the agent can act on: a value, or the reason it could not be had. */
+export type StructureResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/**
+ * What identifies an element across page loads (the run cache's precondition): its role and
+ * accessible name first; attributes and its position in the document break ties.
+ */
+export interface ElementIdentity {
+  role: string;
+  name: string;
+  tag: string;
+  /** `type` of an input. */
+  type?: string;
+  id?: string;
+  /** The `name` attribute. */
+  nameAttr?: string;
+  testId?: string;
+  href?: string;
+  /** A structural path from the body (`form>div:nth-of-type(2)>button`). */
+  path?: string;
+}
+
+export interface PageReadOptions {
+  /** Absent: visible elements in the viewport; `interactive`: only those one acts on; `all`: off-viewport ones too. */
+  filter?: 'interactive' | 'all';
+  /** Nesting levels of reported elements (default 15). */
+  depth?: number;
+  /** Read only this element's subtree. */
+  ref?: string;
+  /** The text stops growing at this many characters; what did not fit is counted. */
+  maxChars: number;
+}
+
+export interface PageRead {
+  /** One element (or text run) per line: `role "name" [ref_N] state…`, indented by nesting. */
+  lines: string[];
+  /** Elements left out because the text reached its limit. */
+  omitted: number;
+  /** Elements left out because they were nested deeper than `depth`. */
+  deeper: number;
+}
+
+/** One element as find() ranks it. */
+export interface FoundElement {
+  i: number;
+  role: string;
+  name: string;
+  /** Words around it: placeholder, title, name and id attributes, its form or section heading. */
+  context: string;
+  inView: boolean;
+}
+
+export interface TabInfo {
+  id: string;
+  url: string;
+  title: string;
+  active: boolean;
+}
+
+/** Something that happened in the browser between two reports to the agent. */
+export type BrowserChange =
+  | { type: 'tab_opened'; tabId: string }
+  | { type: 'navigation_refused'; tabId: string; url: string }
+  | { type: 'dialog_dismissed'; tabId: string; kind: string; message: string };
+
+export interface ConsoleEntry {
+  level: string;
+  text: string;
+  atMs: number;
+}
+
+export interface NetworkEntry {
+  method: string;
+  url: string;
+  /** HTTP status; absent when the request failed or was refused. */
+  status?: number;
+  mimeType?: string;
+  durationMs?: number;
+  /** Why the request failed (refused by the allow-list, connection error). */
+  failure?: string;
+  atMs: number;
+}
+
+/** One tab of the session: its page's structure, logs and pixels. */
+export interface BrowserTab {
+  readonly id: string;
+  url(): string;
+  title(): Promise<string>;
+  readPage(options: PageReadOptions): Promise<StructureResult<PageRead>>;
+  find(rank: (candidates: FoundElement[]) => number[], limit: number): Promise<string[]>;
+  pageText(maxChars: number): Promise<{ text: string; total: number; cut: boolean }>;
+  pointOf(ref: string): Promise<StructureResult<Point>>;
+  setValue(ref: string, value: string | number | boolean): Promise<StructureResult<{ shown?: string }>>;
+  scrollTo(ref: string): Promise<StructureResult<null>>;
+  identify(ref: string): Promise<StructureResult<ElementIdentity>>;
+  identifyAt(point: Point): Promise<ElementIdentity | null>;
+  locate(identity: ElementIdentity): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
+  focused(): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
+  describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
+  /** Runs a script expression in the page (its own world and authority) and returns its value as text. */
+  evaluate(expression: string, timeoutMs: number): Promise<StructureResult<string>>;
+  /** Console entries and network requests since the last call (each read drains them). */
+  drainConsole(): ConsoleEntry[];
+  drainNetwork(): NetworkEntry[];
+  screenshot(options?: ScreenshotOptions): Promise<Screenshot>;
 }
 
 export interface BrowserSession {
   readonly viewport: Size;
   /** Opens a URL in the current tab. Refused (ok: false) outside the allow-list. */
   navigate(url: string, signal: AbortSignal): Promise<NavigationResult>;
+  /** Back, forward or reload in the current tab. */
+  history(direction: 'back' | 'forward' | 'reload', signal: AbortSignal): Promise<NavigationResult>;
+  /** Whether the allow-list lets the agent open `url` (reports a refusal as `blocked`). */
+  checkUrl(url: string): { ok: true } | { ok: false; reason: string };
   /** URL of the page the agent is acting on. */
   currentUrl(): string;
+
+  /** Open tabs, oldest first; exactly one is active while any is open. */
+  tabs(): Promise<TabInfo[]>;
+  /** A tab by id, or the active one. */
+  tab(id?: string): BrowserTab | undefined;
+  /** Opens an empty tab and makes it the active one. */
+  newTab(): Promise<TabInfo>;
+  /** Makes a tab the one the agent acts on (and the one the video shows). */
+  switchTab(id: string): Promise<boolean>;
+  /** Closes a tab; the last open tab cannot be closed. */
+  closeTab(id: string): Promise<StructureResult<null>>;
+  /** What happened since the last call: tabs the pages opened, navigations refused, dialogs dismissed. */
+  drainChanges(): BrowserChange[];
 
   mouseMove(x: number, y: number): Promise<void>;
   mouseDown(button: MouseButton): Promise<void>;

@@ -45,7 +45,8 @@ const optionalUrl = (protocols: readonly string[]) =>
     .transform((v) => (v === '' ? undefined : v))
     .pipe(url(protocols).optional());
 
-export const DEFAULT_MODEL = 'claude-sonnet-5-5';
+/** The newest Sonnet the browser use tool's documentation lists (Sonnet 5.5 is not on it). */
+export const DEFAULT_MODEL = 'claude-sonnet-5';
 
 export const configSchema = z.object({
   /** Redis holding the queue. */

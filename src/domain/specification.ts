@@ -12,6 +12,12 @@ export interface Specification {
   maxSteps?: number;
   timeoutMs?: number;
   model?: string;
+  /** The agent's action space (contract §10): default `browser` where the model supports it. */
+  toolset?: 'browser' | 'computer';
+  /** Enables the browser toolset's `javascript_exec` (default false). */
+  allowJavascript?: boolean;
+  /** Use and update this version's run cache (default true). */
+  cache?: boolean;
 }
 
 export type JsonSchema = Record<string, unknown> | boolean;
@@ -24,6 +30,8 @@ const SNAKE_TO_CAMEL: Record<string, keyof Specification> = {
   output_schema: 'outputSchema',
   max_steps: 'maxSteps',
   timeout_ms: 'timeoutMs',
+  tool_set: 'toolset',
+  allow_javascript: 'allowJavascript',
 };
 
 /** The fields of `raw` under their camelCase names; an explicit camelCase field wins over its snake_case twin. */
@@ -49,6 +57,9 @@ const specificationSchema = z.object({
   maxSteps: z.number().int().positive().max(10_000).optional(),
   timeoutMs: z.number().int().positive().optional(),
   model: z.string().min(1).optional(),
+  toolset: z.enum(['browser', 'computer'], { message: 'must be "browser" or "computer"' }).optional(),
+  allowJavascript: z.boolean({ message: 'must be true or false' }).optional(),
+  cache: z.boolean({ message: 'must be true or false' }).optional(),
 });
 
 /**

@@ -1,5 +1,6 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type {
+  BetaBrowserStateBlockParam,
   BetaContentBlock,
   BetaContentBlockParam,
   BetaImageBlockParam,
@@ -20,6 +21,8 @@ import type {
   ModelTurnRequest,
   TextBlock,
   ToolDefinition,
+  ToolResultContent,
+  ToolUseBlock,
   UserBlock,
 } from './types.js';
 
@@ -162,24 +165,25 @@ function toTextParam(block: TextBlock): BetaTextBlockParam {
 }
 
 function toTool(tool: ToolDefinition): BetaToolUnion {
-  if ('type' in tool) {
-    const base = {
-      name: 'computer' as const,
-      display_width_px: tool.display_width_px,
-      display_height_px: tool.display_height_px,
+  if (!('type' in tool)) {
+    return {
+      name: tool.name,
+      description: tool.description,
+      input_schema: { ...tool.input_schema, type: 'object' },
       ...(tool.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {}),
     };
-    if (tool.type === 'computer_20251124') {
-      return { ...base, type: 'computer_20251124', ...(tool.enable_zoom !== undefined ? { enable_zoom: tool.enable_zoom } : {}) };
-    }
-    return { ...base, type: 'computer_20250124' };
   }
-  return {
-    name: tool.name,
-    description: tool.description,
-    input_schema: { ...tool.input_schema, type: 'object' },
-    ...(tool.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {}),
-  };
+  const cache = tool.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {};
+  if (tool.type === 'browser_toolset_20260801' || tool.type === 'computer_toolset_20260801') {
+    const entry = { ...(tool.configs ? { configs: structuredClone(tool.configs) } : {}), ...cache };
+    return tool.type === 'browser_toolset_20260801' ? { type: 'browser_toolset_20260801', ...entry } : { type: 'computer_toolset_20260801', ...entry };
+  }
+  const computer = tool as Extract<ToolDefinition, { name: 'computer' }>;
+  const base = { name: 'computer' as const, display_width_px: computer.display_width_px, display_height_px: computer.display_height_px, ...cache };
+  if (computer.type === 'computer_20251124') {
+    return { ...base, type: 'computer_20251124', ...(computer.enable_zoom !== undefined ? { enable_zoom: computer.enable_zoom } : {}) };
+  }
+  return { ...base, type: 'computer_20250124' };
 }
 
 function toMessageParam(message: Message): BetaMessageParam {
@@ -196,11 +200,22 @@ function toUserBlock(block: UserBlock): BetaContentBlockParam {
       return {
         type: 'tool_result',
         tool_use_id: block.tool_use_id,
-        content: block.content.map(toMediaParam),
+        content: block.content.map(toResultContent),
         ...(block.is_error !== undefined ? { is_error: block.is_error } : {}),
+        ...(block.toolset_name !== undefined ? { toolset_name: block.toolset_name } : {}),
         ...(block.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {}),
       };
   }
+}
+
+function toResultContent(block: ToolResultContent): BetaTextBlockParam | BetaImageBlockParam | BetaBrowserStateBlockParam {
+  if (block.type !== 'browser_state') return toMediaParam(block);
+  return {
+    type: 'browser_state',
+    tabs: block.tabs.map((tab) => ({ ...tab })),
+    ...(block.state_changes ? { state_changes: structuredClone(block.state_changes) as unknown as BetaBrowserStateBlockParam['state_changes'] } : {}),
+    ...(block.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {}),
+  };
 }
 
 function toMediaParam(block: TextBlock | ImageBlock): BetaTextBlockParam | BetaImageBlockParam {
@@ -215,8 +230,9 @@ function toMediaParam(block: TextBlock | ImageBlock): BetaTextBlockParam | BetaI
 function toAssistantParam(block: AssistantBlock): BetaContentBlockParam {
   if (block.type === 'text' && typeof (block as { text?: unknown }).text === 'string') return toTextParam(block as TextBlock);
   if (block.type === 'tool_use') {
-    const use = block as { id: string; name: string; input: unknown };
-    return { type: 'tool_use', id: use.id, name: use.name, input: use.input };
+    const use = block as ToolUseBlock;
+    // A toolset member's call goes back with its toolset_name, as the API sent it.
+    return { type: 'tool_use', id: use.id, name: use.name, input: use.input, ...(use.toolset_name ? { toolset_name: use.toolset_name } : {}) } as BetaContentBlockParam;
   }
   // thinking, redacted_thinking and whatever else the model sent: back verbatim, as the API
   // requires (thinking blocks carry a signature it checks).
@@ -245,7 +261,7 @@ function fromContentBlock(block: BetaContentBlock): AssistantBlock {
     case 'text':
       return { type: 'text', text: block.text };
     case 'tool_use':
-      return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
+      return { type: 'tool_use', id: block.id, name: block.name, input: block.input, ...(block.toolset_name ? { toolset_name: block.toolset_name } : {}) };
     default:
       // A plain JSON copy, so that what we record is exactly what we will send back.
       return JSON.parse(JSON.stringify(block)) as AssistantBlock;

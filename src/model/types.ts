@@ -24,13 +24,27 @@ export interface ToolUseBlock {
   id: string;
   name: string;
   input: unknown;
+  /** Set on a call to a member of a client toolset (`browser`, `computer`); `name` is the member. */
+  toolset_name?: string;
 }
+
+/** The browser toolset's report of the tabs after a call, carried in its tool results. */
+export interface BrowserStateBlock {
+  type: 'browser_state';
+  tabs: Array<{ tab_id: string; title: string; url: string; active?: boolean }>;
+  state_changes?: Array<{ type: string; [key: string]: unknown }>;
+  cache_control?: CacheControl;
+}
+
+export type ToolResultContent = TextBlock | ImageBlock | BrowserStateBlock;
 
 export interface ToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
-  content: Array<TextBlock | ImageBlock>;
+  content: ToolResultContent[];
   is_error?: boolean;
+  /** Echoes the call's `toolset_name` (the API requires it on every member result). */
+  toolset_name?: string;
   cache_control?: CacheControl;
 }
 
@@ -47,7 +61,10 @@ export type Message =
   | { role: 'user'; content: UserBlock[] }
   | { role: 'assistant'; content: AssistantBlock[] };
 
-/** A tool as declared to the model: the computer tool's typed form or a custom tool. */
+/** Per-member switches of a client toolset entry. */
+export type ToolsetConfigs = Record<string, { enabled?: boolean }>;
+
+/** A tool as declared to the model: the computer tool's typed form, a client toolset, or a custom tool. */
 export type ToolDefinition =
   | {
       type: 'computer_20250124' | 'computer_20251124';
@@ -55,6 +72,11 @@ export type ToolDefinition =
       display_width_px: number;
       display_height_px: number;
       enable_zoom?: boolean;
+      cache_control?: CacheControl;
+    }
+  | {
+      type: 'browser_toolset_20260801' | 'computer_toolset_20260801';
+      configs?: ToolsetConfigs;
       cache_control?: CacheControl;
     }
   | {
@@ -70,7 +92,7 @@ export interface ModelTurnRequest {
   tools: ToolDefinition[];
   messages: Message[];
   maxTokens: number;
-  /** Beta flags for the request (e.g. `computer-use-2025-11-24`). */
+  /** Beta flags for the request (e.g. `computer-use-2025-11-24`); the toolsets need none. */
   betas: string[];
 }
 
@@ -104,6 +126,7 @@ export interface ModelClient {
 export interface RecordingFile {
   format: 'execution-worker/recording@1';
   model: string;
+  /** The action space's tool type (`browser_toolset_20260801`, `computer_toolset_20260801`, `computer_20251124`, …). */
   toolVersion: string;
   display: { width: number; height: number };
   turns: RecordedTurn[];

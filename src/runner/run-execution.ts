@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createDisplayGeometry } from '../agent/display.js';
+import { DEFAULT_CONTEXT_WINDOW } from '../agent/context-window.js';
 import { createRunStats, runAgent, type AgentOutcome, type RunStats } from '../agent/loop.js';
 import type { BrowserSession } from '../browser/types.js';
 import type { CompletedReport, FailedReport } from '../control-plane/types.js';
@@ -13,6 +13,7 @@ import { parseSpecification, type Specification } from '../domain/specification.
 import type { RecordingFile } from '../model/types.js';
 import type { ActiveRecording, FinishedVideo } from '../recorder/types.js';
 import { createEventLog, type EventLog } from '../telemetry/event-log.js';
+import type { ActionSpaceChoice } from '../toolset/types.js';
 import { ARTIFACT_FILES, uploadArtifacts, writeJson, type ArtifactKind } from './artifacts.js';
 import { createExecutionSignal } from './deadline.js';
 import { resolveJob } from './resolve.js';
@@ -73,11 +74,15 @@ class Execution {
     let spec: Specification;
     let startUrl: string;
     let validateOutput: SchemaValidator | undefined;
+    let space: { choice: ActionSpaceChoice; pruneImages: boolean };
     try {
       const resolved = await resolveJob(job, deps.controlPlane, this.outerSignal);
       spec = parseSpecification(resolved.rawSpecification);
       startUrl = spec.startUrl ?? `https://${spec.allowedDomains[0]!.replace(/^\*\./, '')}/`;
       deps.checkSpecification(spec, startUrl);
+      const chosen = deps.chooseActionSpace(spec.model ?? deps.settings.defaultModel, spec.toolset);
+      if (!chosen.ok) throw new ExecutionError('invalid_specification', `toolset: ${chosen.reason}`);
+      space = chosen;
       validateOutput = spec.outputSchema === undefined ? undefined : compileOrReject(spec.outputSchema, 'outputSchema');
       if (spec.payloadSchema !== undefined) {
         const check = compileOrReject(spec.payloadSchema, 'payloadSchema')(resolved.inputPayload ?? null);
@@ -114,7 +119,7 @@ class Execution {
       this.startedAtMs = this.now();
     }
     this.events!.setOrigin(this.startedAtMs);
-    this.events!.emit('execution_started', { startUrl, model: spec.model ?? deps.settings.defaultModel });
+    this.events!.emit('execution_started', { startUrl, model: spec.model ?? deps.settings.defaultModel, toolset: space.choice.kind, computerTool: space.choice.kind === 'computer' ? space.choice.computer.type : undefined });
 
     const run = createExecutionSignal(this.outerSignal, spec.timeoutMs ?? deps.settings.timeoutMs);
     let session: BrowserSession | undefined;
@@ -123,7 +128,7 @@ class Execution {
     let finishedVideo: FinishedVideo | null = null;
     let stepsVtt: string | null = null;
     try {
-      outcome = await this.drive(spec, startUrl, validateOutput, run, (s) => (session = s), (v) => (video = v));
+      outcome = await this.drive(spec, startUrl, validateOutput, space, run, (s) => (session = s), (v) => (video = v));
     } catch (error) {
       const failed = run.signal.aborted ? errorFromSignal(run.signal) : toExecutionError(error);
       if (!isExecutionError(error) || error !== failed) this.log.debug({ err: String(error) }, 'run ended by error');
@@ -151,15 +156,14 @@ class Execution {
     spec: Specification,
     startUrl: string,
     validateOutput: SchemaValidator | undefined,
+    chosen: { choice: ActionSpaceChoice; pruneImages: boolean },
     run: ReturnType<typeof createExecutionSignal>,
     onSession: (session: BrowserSession) => void,
     onVideo: (video: ActiveRecording) => void,
   ): Promise<AgentOutcome> {
     const { deps, job } = this;
     const events = this.events!;
-    const geometry = createDisplayGeometry(deps.settings.viewport);
     const modelId = spec.model ?? deps.settings.defaultModel;
-    const tool = deps.resolveTool(modelId);
 
     let session: BrowserSession;
     const openingAt = this.now();
@@ -167,7 +171,7 @@ class Execution {
       session = await deps.browser.openSession(
         {
           executionId: job.executionId,
-          viewport: geometry.viewport,
+          viewport: deps.settings.viewport,
           allowedDomains: spec.allowedDomains,
           onBlocked: (blocked) => events.emit('blocked', { ...blocked }),
           onCrash: (error) => {
@@ -182,7 +186,8 @@ class Execution {
       throw isExecutionError(error) ? error : new ExecutionError('browser_error', `could not start the browser: ${String(error instanceof Error ? error.message : error)}`, { cause: error });
     }
     onSession(session);
-    events.emit('browser_ready', { durationMs: this.now() - openingAt, viewport: geometry.viewport, display: geometry.display });
+    const space = deps.createActionSpace(chosen.choice, { session, secrets: this.vault, allowJavascript: spec.allowJavascript === true });
+    events.emit('browser_ready', { durationMs: this.now() - openingAt, viewport: session.viewport, display: space.display, toolType: space.toolType });
 
     let video: ActiveRecording | undefined;
     if (deps.recorder) {
@@ -198,18 +203,27 @@ class Execution {
       }
     }
 
-    const model = deps.createModel({ modelId, toolVersion: tool.version, display: geometry.display });
+    const model = deps.createModel({ modelId, toolVersion: space.toolType, display: space.display });
     this.recording = model.recording;
     return runAgent(
       {
         model: model.client,
+        space,
         session,
-        executeAction: deps.executeAction,
         events,
         onAction: (mark) => video?.mark(mark),
         now: this.now,
       },
-      { spec, modelId, tool, geometry, vault: this.vault, maxSteps: spec.maxSteps ?? deps.settings.maxSteps, startUrl, ...(validateOutput ? { validateOutput } : {}), signal: run.signal },
+      {
+        spec,
+        modelId,
+        vault: this.vault,
+        maxSteps: spec.maxSteps ?? deps.settings.maxSteps,
+        startUrl,
+        ...(validateOutput ? { validateOutput } : {}),
+        ...(chosen.pruneImages ? {} : { contextWindow: { ...DEFAULT_CONTEXT_WINDOW, keepImages: Number.POSITIVE_INFINITY } }),
+        signal: run.signal,
+      },
       this.stats,
     );
   }

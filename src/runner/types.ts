@@ -1,4 +1,3 @@
-import type { ComputerToolVersion, ExecuteComputerAction } from '../agent/action-types.js';
 import type { BrowserSandbox, Size } from '../browser/types.js';
 import type { ControlPlane, Counters } from '../control-plane/types.js';
 import type { ErrorCode } from '../domain/errors.js';
@@ -7,6 +6,7 @@ import type { ModelClient, RecordingFile, TokenUsage } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
 import type { ArtifactStore } from '../storage/types.js';
 import type { Logger } from '../telemetry/types.js';
+import type { ActionSpace, ActionSpaceChoice, ActionSpaceKind, ActionSpaceOptions } from '../toolset/types.js';
 
 /** Everything one execution needs from the outside, wired by main.ts or the CLI. */
 export interface RunnerDeps {
@@ -17,15 +17,16 @@ export interface RunnerDeps {
   recorder?: VideoRecorder;
   store: ArtifactStore;
   /** Creates the model client of one execution, recording its turns for `recording.json`. */
-  createModel(options: { modelId: string; toolVersion: ComputerToolVersion; display: Size }): {
+  createModel(options: { modelId: string; toolVersion: string; display: Size }): {
     client: ModelClient;
     recording(): RecordingFile;
   };
-  /** Which computer tool version (and beta flag) a model speaks. */
-  resolveTool(modelId: string): { version: ComputerToolVersion; beta: string; supportsZoom: boolean };
+  /** The action space of a model and the specification's `toolset` (contract §10), or why it cannot be had. */
+  chooseActionSpace(modelId: string, requested: ActionSpaceKind | undefined): { ok: true; choice: ActionSpaceChoice; pruneImages: boolean } | { ok: false; reason: string };
+  /** Builds the chosen action space on the execution's browser session. */
+  createActionSpace(choice: ActionSpaceChoice, options: ActionSpaceOptions): ActionSpace;
   /** Rejects a specification the browser could not confine (bad allow-list, start URL outside it). */
   checkSpecification(spec: Specification, startUrl: string): void;
-  executeAction: ExecuteComputerAction;
   logger: Logger;
   settings: RunnerSettings;
   /** Each event of each execution, after redaction (metrics, debug logging). */

@@ -23,7 +23,29 @@ export function createFakeSession(options: { allowed?: (url: string) => boolean;
       session.url = url;
       return { ok: true, url };
     },
+    async history(direction) {
+      record('history', direction);
+      return { ok: true, url: session.url };
+    },
+    checkUrl(url) {
+      return !options.allowed || options.allowed(url) ? { ok: true } : { ok: false, reason: `${url} is outside the allow-list` };
+    },
     currentUrl: () => session.url,
+    async tabs() {
+      return [{ id: 'tab_1', url: session.url, title: '', active: true }];
+    },
+    // No page structure in unit tests: toolset members that read it are tested on real Chromium.
+    tab: () => undefined,
+    async newTab() {
+      throw new Error('the fake session has one tab');
+    },
+    async switchTab(id) {
+      return id === 'tab_1';
+    },
+    async closeTab() {
+      return { ok: false, error: 'the last open tab cannot be closed' };
+    },
+    drainChanges: () => [],
     async mouseMove(x, y) {
       record('mouseMove', x, y);
       pointer = { x, y };

@@ -1,49 +1,48 @@
 import { describe, expect, it } from 'vitest';
-import type { ActionOutcome, ExecuteComputerAction } from '../../src/agent/action-types.js';
-import { createDisplayGeometry } from '../../src/agent/display.js';
 import { createRunStats, runAgent, type AgentInput } from '../../src/agent/loop.js';
 import { ExecutionError } from '../../src/domain/errors.js';
 import { compileSchema } from '../../src/domain/json-schema.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { ToolResultBlock } from '../../src/model/types.js';
+import { createComputerTool } from '../../src/toolset/computer-tool.js';
+import { createDisplayGeometry } from '../../src/toolset/display.js';
+import type { ActionSpace } from '../../src/toolset/types.js';
 import { createFakeSession } from '../support/fake-session.js';
 import { computer, finish, say, scriptedModel, tool, type Turn } from '../support/scripted-model.js';
 
-/** A minimal action executor: the loop's contract, not the action table (tested elsewhere). */
-const execute: ExecuteComputerAction = async (input, ctx): Promise<ActionOutcome> => {
-  const { action, coordinate, text } = input as { action: string; coordinate?: [number, number]; text?: string };
-  if (action === 'left_click' && coordinate) {
-    const p = ctx.geometry.toViewport(coordinate[0], coordinate[1]);
-    await ctx.session.click(p.x, p.y, { button: 'left', clickCount: 1 });
-    return { ok: true, action, counted: true, wantsScreenshot: true, label: `click (${p.x}, ${p.y})`, point: p };
-  }
-  if (action === 'type' && typeof text === 'string') {
-    await ctx.session.typeText(ctx.vault.reveal(text));
-    return { ok: true, action, counted: true, wantsScreenshot: true, label: `type "${text}"` };
-  }
-  if (action === 'screenshot') return { ok: true, action, counted: false, wantsScreenshot: true, label: 'screenshot' };
-  return { ok: false, action, counted: false, error: `unknown action "${action}"`, label: action };
-};
-
-function setup(turns: Turn[], overrides: Partial<AgentInput> = {}, payload: unknown = null, schema?: Record<string, unknown>) {
+/**
+ * The loop over the earlier computer tool (the real action table) on a fake browser, and over
+ * a toy toolset for the rules that only toolsets have (halting a batch, one observation per turn).
+ */
+function setup(turns: Turn[], overrides: Partial<AgentInput> = {}, payload: unknown = null, schema?: Record<string, unknown>, size = { width: 1280, height: 800 }, space?: (vault: ReturnType<typeof createSecretVault>) => ActionSpace) {
   const model = scriptedModel(turns);
-  const session = createFakeSession({ allowed: (url) => new URL(url).hostname === 'shop.test' });
+  const session = createFakeSession({ allowed: (url) => new URL(url).hostname === 'shop.test', ...size });
   const events: Array<{ type: string; fields: Record<string, unknown> }> = [];
   const marks: string[] = [];
   const stats = createRunStats();
+  const vault = createSecretVault(payload, schema);
   const input: AgentInput = {
     spec: { prompt: 'Buy a mug', allowedDomains: ['shop.test'], steps: ['Open the catalogue', 'Pay'] },
-    modelId: 'claude-sonnet-5-5',
-    tool: { version: 'computer_20251124', beta: 'computer-use-2025-11-24', supportsZoom: true },
-    geometry: createDisplayGeometry({ width: 1280, height: 800 }),
-    vault: createSecretVault(payload, schema),
+    modelId: 'claude-opus-4-7',
+    vault,
     maxSteps: 10,
     startUrl: 'http://shop.test/',
     signal: new AbortController().signal,
     ...overrides,
   };
+  const actions =
+    space?.(vault) ??
+    createComputerTool({
+      session,
+      secrets: vault,
+      allowJavascript: false,
+      geometry: createDisplayGeometry(session.viewport),
+      version: 'computer_20251124',
+      beta: 'computer-use-2025-11-24',
+      zoom: true,
+    });
   const run = () =>
-    runAgent({ model, session, executeAction: execute, events: { emit: (type, fields = {}) => events.push({ type, fields }) }, onAction: (m) => marks.push(m.label) }, input, stats);
+    runAgent({ model, space: actions, session, events: { emit: (type, fields = {}) => events.push({ type, fields }) }, onAction: (m) => marks.push(m.label) }, input, stats);
   return { model, session, events, marks, stats, run };
 }
 
@@ -189,9 +188,7 @@ describe('the agent loop', () => {
   });
 
   it('scales screenshots and coordinates when the viewport exceeds the image limits', async () => {
-    const t = setup([{ content: [computer('left_click', { coordinate: [676, 380] })] }, { content: [finish('completed')] }], {
-      geometry: createDisplayGeometry({ width: 1920, height: 1080 }),
-    });
+    const t = setup([{ content: [computer('left_click', { coordinate: [676, 380] })] }, { content: [finish('completed')] }], {}, null, undefined, { width: 1920, height: 1080 });
     await t.run();
     const display = t.model.requests[0]!.tools[0] as { display_width_px: number; display_height_px: number };
     expect(display.display_width_px * display.display_height_px).toBeLessThanOrEqual(1_150_000);
@@ -201,5 +198,69 @@ describe('the agent loop', () => {
     const [x, y] = click.slice(6).split(',').map(Number);
     expect(x).toBeCloseTo(676 * (1920 / display.display_width_px), -1);
     expect(y).toBeCloseTo(380 * (1080 / display.display_height_px), -1);
+  });
+
+  describe('with a toolset', () => {
+    /** A toy toolset: `act` acts (text answer), `look` answers with an image, `boom` fails. */
+    const toy =
+      (observe: boolean) =>
+      (): ActionSpace => ({
+        kind: 'browser',
+        toolType: 'toy_toolset',
+        betas: [],
+        display: { width: 1280, height: 800 },
+        guide: 'Use the toy toolset.',
+        tools: () => [{ type: 'browser_toolset_20260801' }],
+        owns: (call) => call.toolset_name === 'toy',
+        async run(call) {
+          const base = { tool_use_id: call.id, type: 'tool_result' as const, toolset_name: 'toy' };
+          if (call.name === 'boom') return { result: { ...base, is_error: true, content: [{ type: 'text', text: 'Error: boom' }] }, action: 'boom', counted: true, ok: false, error: 'Error: boom', label: 'boom', images: 0, changesPage: false };
+          if (call.name === 'look') return { result: { ...base, content: [{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: 'eA==' } }] }, action: 'look', counted: false, ok: true, label: 'look', images: 1, changesPage: false };
+          return { result: { ...base, content: [{ type: 'text', text: 'Clicked.' }] }, action: call.name, counted: true, ok: true, label: call.name, images: 0, changesPage: true };
+        },
+        opening: async () => [{ type: 'text', text: 'the page' }],
+        ...(observe ? { observe: async () => ({ type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/jpeg' as const, data: 'b2JzZXJ2ZQ==' } }) } : {}),
+        notExecuted: (call) => ({ type: 'tool_result', tool_use_id: call.id, toolset_name: 'toy', is_error: true, content: [{ type: 'text', text: 'Not executed: an earlier action in this turn failed.' }] }),
+      });
+    const member = (name: string) => ({ ...tool(name, {}), toolset_name: 'toy' });
+
+    it('stops a turn at the first failed member: the rest are not executed, finish is not run, every result echoes toolset_name', async () => {
+      const t = setup([{ content: [member('act'), member('boom'), member('act'), finish('completed')] }, { content: [finish('completed')] }], {}, null, undefined, undefined, toy(false));
+      expect(await t.run()).toEqual({ status: 'completed', output: null });
+      const results = lastResults(t.model.requests[1]!);
+      expect(results.map((r) => r.is_error ?? false)).toEqual([false, true, true, true]);
+      expect(results.slice(0, 3).map((r) => r.toolset_name)).toEqual(['toy', 'toy', 'toy']);
+      expect(results[3]!.toolset_name).toBeUndefined();
+      expect(JSON.stringify(results[2]!.content)).toContain('Not executed: an earlier action in this turn failed.');
+      expect(JSON.stringify(results[3]!.content)).toContain('finish was not run');
+      // The failed member counts as an action; the one not executed does not.
+      expect(t.stats.nAgentActions).toBe(2);
+    });
+
+    it('attaches one observation to the last result of a turn that changed the page, and none when the turn ended with a look', async () => {
+      const t = setup(
+        [{ content: [member('act'), member('act')] }, { content: [member('act'), member('look')] }, { content: [finish('completed')] }],
+        {},
+        null,
+        undefined,
+        undefined,
+        toy(true),
+      );
+      await t.run();
+      const first = lastResults(t.model.requests[1]!);
+      expect(first[0]!.content.some((b) => b.type === 'image')).toBe(false);
+      expect(first[1]!.content.at(-1)).toMatchObject({ type: 'image', source: { data: 'b2JzZXJ2ZQ==' } });
+      const second = lastResults(t.model.requests[2]!);
+      expect(second.flatMap((r) => r.content).filter((b) => b.type === 'image')).toHaveLength(1);
+      // No opening image; one observation; one look.
+      expect(t.stats.nScreenshots).toBe(2);
+    });
+
+    it('answers a call of another toolset with is_error and its toolset_name', async () => {
+      const t = setup([{ content: [{ ...tool('left_click', {}), toolset_name: 'computer' }] }, { content: [finish('completed')] }], {}, null, undefined, undefined, toy(false));
+      await t.run();
+      const [result] = lastResults(t.model.requests[1]!);
+      expect(result).toMatchObject({ is_error: true, toolset_name: 'computer' });
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ActionContext, ActionOutcome, ComputerToolVersion, DisplayGeometry } from '../../src/agent/action-types.js';
-import { SCROLL_PX_PER_CLICK, executeComputerAction } from '../../src/agent/computer-actions.js';
+import type { ActionContext, ActionOutcome, ComputerToolVersion, DisplayGeometry } from '../../src/toolset/computer-types.js';
+import { SCROLL_PX_PER_CLICK, executeComputerAction } from '../../src/toolset/computer-actions.js';
 import type { BrowserSession, Screenshot, ScreenshotOptions, Size } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 
@@ -14,7 +14,8 @@ function fakeSession(viewport: Size = { width: 1280, height: 800 }) {
     if (failOn === name) throw new Error(`browser gone (${name})`);
     calls.push(args.length ? `${name}(${args.join(',')})` : name);
   };
-  const session: BrowserSession = {
+  // Only what the computer actions use; the rest of the port is not theirs.
+  const session = {
     viewport,
     navigate: async (url) => ({ ok: true, url }),
     currentUrl: () => 'about:blank',
@@ -44,7 +45,7 @@ function fakeSession(viewport: Size = { width: 1280, height: 800 }) {
     settle: async () => undefined,
     startScreencast: async () => ({ stop: async () => undefined }),
     close: async () => undefined,
-  };
+  } satisfies Partial<BrowserSession> as unknown as BrowserSession;
   return {
     session,
     calls,
@@ -377,7 +378,7 @@ describe('executeComputerAction: wait, screenshot, zoom', () => {
     const t = setup({ factor: 2 });
     // Display 640x400; region 100x50 display px = 200x100 viewport px.
     const out = expectOk(await t.run({ action: 'zoom', region: [10, 20, 110, 70] }));
-    expect(t.shots).toEqual([{ clip: { x: 20, y: 40, width: 200, height: 100 }, outputSize: { width: 640, height: 320 } }]);
+    expect(t.shots).toEqual([{ clip: { x: 20, y: 40, width: 200, height: 100 }, outputSize: { width: 640, height: 320 }, format: 'jpeg', quality: 80 }]);
     expect(out).toMatchObject({ counted: false, wantsScreenshot: false, label: 'zoom [10, 20, 110, 70]' });
     expect(out.image?.width).toBe(640);
     expect(out.image?.height).toBe(320);

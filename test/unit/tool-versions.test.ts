@@ -1,57 +1,66 @@
 import { describe, expect, it } from 'vitest';
-import { toolVersionFor } from '../../src/model/tool-versions.js';
+import { chooseActionSpace, modelTools } from '../../src/model/tool-versions.js';
 
-const NEWEST = { version: 'computer_20251124', beta: 'computer-use-2025-11-24', supportsZoom: true };
-const PREVIOUS = { version: 'computer_20250124', beta: 'computer-use-2025-01-24', supportsZoom: false };
+/**
+ * The model table against Anthropic's tool documentation (browser use tool and computer use tool
+ * pages, November 2026). The lists below are the pages' own; a change of the table that
+ * disagrees with them fails here.
+ */
 
-describe('toolVersionFor', () => {
-  it.each([
-    'claude-opus-4-5',
-    'claude-opus-4-5-20251101',
-    'claude-opus-4-6',
-    'claude-sonnet-4-6',
-    'claude-opus-4-7',
-  ])('gives the documented newest tool to %s', (model) => {
-    expect(toolVersionFor(model)).toEqual(NEWEST);
+// Browser use tool, "Supported models": Fable 5 and 5.1 · Mythos 5 and 5.1 · Opus 4.8, 5, and 5.5 · Sonnet 5.
+const BROWSER_DOCUMENTED = ['claude-fable-5', 'claude-fable-5-1', 'claude-mythos-5', 'claude-mythos-5-1', 'claude-opus-4-8', 'claude-opus-5', 'claude-opus-5-5', 'claude-sonnet-5'];
+// Their own "what's new" pages name the browser use tool; the browser page does not list them.
+const BROWSER_MODEL_PAGE = ['claude-sonnet-5-5', 'claude-haiku-5-5'];
+// Computer use tool: the toolset's models, plus the 5.5 models that take nothing else.
+const COMPUTER_TOOLSET = [...BROWSER_DOCUMENTED, ...BROWSER_MODEL_PAGE];
+// "Earlier tool versions": computer_20251124 for these (and no toolset).
+const V20251124_ONLY = ['claude-opus-4-7', 'claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-5'];
+// computer_20250124 for these.
+const V20250124 = ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1', 'claude-sonnet-4-0', 'claude-opus-4-0', 'claude-opus-4-20250514', 'claude-sonnet-4-20250514'];
+
+describe('the model table follows the tool documentation', () => {
+  it.each(COMPUTER_TOOLSET)('%s uses computer_toolset_20260801 (no beta header, zoom on)', (model) => {
+    expect(modelTools(model).computer).toEqual({ type: 'computer_toolset_20260801', zoom: true });
   });
 
-  it.each([
-    'claude-sonnet-4-5',
-    'claude-sonnet-4-5-20250929',
-    'claude-haiku-4-5',
-    'claude-haiku-4-5-20251001',
-    'claude-opus-4-1',
-    'claude-opus-4-1-20250805',
-    'claude-opus-4-20250514',
-    'claude-sonnet-4-20250514',
-    'claude-sonnet-4-0',
-    'claude-opus-4-0',
-    'claude-3-7-sonnet-20250219',
-    'claude-3-7-sonnet-latest',
-  ])('gives the previous tool to %s', (model) => {
-    expect(toolVersionFor(model)).toEqual(PREVIOUS);
+  it.each(V20251124_ONLY)('%s uses computer_20251124 with its beta header', (model) => {
+    expect(modelTools(model).computer).toEqual({ type: 'computer_20251124', beta: 'computer-use-2025-11-24', zoom: true });
+    expect(modelTools(model).browser).toBe('no');
   });
 
-  it.each(['claude-opus-4-8', 'claude-sonnet-5-5', 'claude-opus-5', 'claude-haiku-5-5', 'claude-mythos-5-2', 'claude-fable-5-1', 'claude-next-9'])(
-    'defaults newer or unknown model %s to the newest tool',
-    (model) => {
-      expect(toolVersionFor(model)).toEqual(NEWEST);
-    },
-  );
-
-  it('ignores case and surrounding spaces', () => {
-    expect(toolVersionFor('  Claude-Sonnet-4-5 ')).toEqual(PREVIOUS);
+  it.each(V20250124)('%s uses computer_20250124 with its beta header', (model) => {
+    expect(modelTools(model).computer).toEqual({ type: 'computer_20250124', beta: 'computer-use-2025-01-24', zoom: false });
+    expect(modelTools(model).browser).toBe('no');
   });
 
-  it('does not let a family prefix swallow a different family', () => {
-    // `claude-opus-4-5` must not match `claude-opus-4` rows, nor `claude-sonnet-4-50` match 4-5.
-    expect(toolVersionFor('claude-opus-4-5').version).toBe('computer_20251124');
-    expect(toolVersionFor('claude-sonnet-4-50').version).toBe('computer_20251124');
+  it('defaults to the browser toolset exactly for the models the browser page lists', () => {
+    for (const model of BROWSER_DOCUMENTED) expect(chooseActionSpace(model, undefined)).toMatchObject({ ok: true, kind: 'browser' });
+    for (const model of [...BROWSER_MODEL_PAGE, ...V20251124_ONLY, ...V20250124, 'claude-fable-5-2']) {
+      expect(chooseActionSpace(model, undefined)).toMatchObject({ ok: true, kind: 'computer' });
+    }
   });
 
-  it('returns a fresh object each call', () => {
-    const a = toolVersionFor('claude-opus-4-5');
-    a.supportsZoom = false;
-    expect(toolVersionFor('claude-opus-4-5').supportsZoom).toBe(true);
+  it('lets a specification ask for the browser toolset where the documentation allows it, and refuses it where it does not', () => {
+    expect(chooseActionSpace('claude-sonnet-5-5', 'browser')).toMatchObject({ ok: true, kind: 'browser' });
+    expect(chooseActionSpace('claude-opus-5', 'computer')).toMatchObject({ ok: true, kind: 'computer' });
+    const refused = chooseActionSpace('claude-sonnet-4-5', 'browser');
+    expect(refused.ok).toBe(false);
+    expect(refused.ok ? '' : refused.reason).toMatch(/does not support the browser use tool/);
+  });
+
+  it('resolves dated ids and aliases by family, the longer family first', () => {
+    expect(modelTools('claude-opus-5-5-20260922').pruneImages).toBe(false);
+    expect(modelTools('claude-opus-5-20260724').pruneImages).toBe(true);
+    expect(modelTools('Claude-Sonnet-5-Latest').browser).toBe('documented');
+    expect(modelTools('claude-sonnet-4-6-20260101').computer.type).toBe('computer_20251124');
+  });
+
+  it('keeps screenshots within what each model takes', () => {
+    expect(modelTools('claude-sonnet-5').images).toEqual({ maxEdgePx: 2000, maxPixels: 3_750_000 });
+    expect(modelTools('claude-opus-4-6').images).toEqual({ maxEdgePx: 1568, maxPixels: 1_150_000 });
+  });
+
+  it('gives an unknown model the computer toolset and no browser default', () => {
+    expect(modelTools('some-proxy-model')).toMatchObject({ computer: { type: 'computer_toolset_20260801' }, browser: 'unknown' });
   });
 });

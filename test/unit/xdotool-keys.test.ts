@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isModifierKey, parseChord, parseKeyName, parseKeySequence } from '../../src/agent/xdotool-keys.js';
+import { isModifierKey, parseChord, parseKeyName, parseKeySequence } from '../../src/toolset/xdotool-keys.js';
 
 describe('parseKeyName', () => {
   it.each([

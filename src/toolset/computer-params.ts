@@ -18,11 +18,14 @@ export interface Point {
 export type ScrollDirection = 'up' | 'down' | 'left' | 'right';
 
 /** Every parameter either tool version defines; `key` is the older spelling of click modifiers. */
-export const KNOWN_PARAMS = ['coordinate', 'start_coordinate', 'text', 'key', 'scroll_direction', 'scroll_amount', 'duration', 'region'] as const;
+export const KNOWN_PARAMS = ['coordinate', 'start_coordinate', 'text', 'key', 'scroll_direction', 'scroll_amount', 'duration', 'region', 'repeat'] as const;
 export type ParamName = (typeof KNOWN_PARAMS)[number];
 
-/** hold_key and wait longer than this are refused (the reference tool's limit too). */
+/** hold_key and wait longer than this are refused (the reference tool's limit; the toolset's is 300 s). */
 export const MAX_DURATION_S = 100;
+export const TOOLSET_MAX_DURATION_S = 300;
+/** `repeat` of a key press, 1–100 (the computer toolset's documented bound). */
+export const MAX_KEY_REPEAT = 100;
 
 const ok = <T>(value: T): Check<T> => ({ ok: true, value });
 const bad = <T>(error: string): Check<T> => ({ ok: false, error });
@@ -93,13 +96,21 @@ export function readHeldKeys(input: ToolInput): Check<{ keys: string[]; text?: s
   return parsed.ok ? ok({ keys: parsed.keys, text: raw.trim() }) : bad(parsed.reason);
 }
 
-/** `duration` in seconds, 0–MAX_DURATION_S. */
-export function readDuration(input: ToolInput, action: string): Check<number> {
+/** `repeat` of a key press: 1 when absent. */
+export function readRepeat(input: ToolInput): Check<number> {
+  if (!present(input, 'repeat')) return ok(1);
+  const raw = input.repeat;
+  if (!isFiniteNumber(raw) || !Number.isInteger(raw) || raw < 1 || raw > MAX_KEY_REPEAT) return bad(`repeat must be a whole number from 1 to ${MAX_KEY_REPEAT}, got ${preview(raw)}`);
+  return ok(raw);
+}
+
+/** `duration` in seconds, 0 to `max` (MAX_DURATION_S unless the tool allows longer). */
+export function readDuration(input: ToolInput, action: string, max = MAX_DURATION_S): Check<number> {
   const raw = input.duration;
   if (raw === undefined || raw === null) return bad(`duration (seconds) is required for action ${action}`);
   if (!isFiniteNumber(raw)) return bad(`duration must be a number of seconds, got ${preview(raw)}`);
   if (raw < 0) return bad(`duration must not be negative, got ${raw}`);
-  if (raw > MAX_DURATION_S) return bad(`duration ${raw} s is too long: at most ${MAX_DURATION_S} s`);
+  if (raw > max) return bad(`duration ${raw} s is too long: at most ${max} s`);
   return ok(raw);
 }
 

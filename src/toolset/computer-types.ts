@@ -2,7 +2,7 @@ import type { BrowserSession, Screenshot, Size } from '../browser/types.js';
 import type { SecretVault } from '../domain/secrets.js';
 
 /** Versions of Anthropic's computer-use tool the worker speaks (contract §10). */
-export type ComputerToolVersion = 'computer_20250124' | 'computer_20251124';
+export type ComputerToolVersion = 'computer_20250124' | 'computer_20251124' | 'computer_toolset_20260801';
 
 /**
  * The geometry between the model's display and the browser viewport. The model sees and
@@ -25,7 +25,7 @@ export interface ActionContext {
   geometry: DisplayGeometry;
   toolVersion: ComputerToolVersion;
   /** Puts secret values back into `{{path}}` placeholders of text to type. */
-  vault: SecretVault;
+  vault: Pick<SecretVault, 'reveal'>;
   signal: AbortSignal;
   /**
    * Called once a valid action is about to touch the browser, with what it will do: the video

@@ -5,7 +5,7 @@
  * keys arrive in xdotool syntax and are mapped to DOM key names.
  */
 import type { BrowserSession, MouseButton, Screenshot } from '../browser/types.js';
-import type { ActionContext, ActionOutcome, ComputerToolVersion, ExecuteComputerAction } from './action-types.js';
+import type { ActionContext, ActionOutcome, ComputerToolVersion, ExecuteComputerAction } from './computer-types.js';
 import {
   type Check,
   type ParamName,
@@ -14,6 +14,8 @@ import {
   isRecord,
   readCoordinate,
   readDuration,
+  readRepeat,
+  TOOLSET_MAX_DURATION_S,
   readHeldKeys,
   readKeySequence,
   readOptionalCoordinate,
@@ -21,7 +23,8 @@ import {
   readScroll,
   readText,
   unexpectedParams,
-} from './action-params.js';
+} from './computer-params.js';
+import { MODEL_IMAGE_QUALITY } from './results.js';
 
 /**
  * CSS pixels per wheel click. Chromium scrolls 100 px per notch on Windows and in headless
@@ -61,14 +64,14 @@ const CLICK_PARAMS: readonly ParamName[] = ['coordinate', 'text', 'key'];
 
 const ACTIONS: Readonly<Record<string, ActionSpec>> = {
   key: {
-    params: ['text'],
+    params: ['text', 'repeat'],
     counted: true,
     wantsScreenshot: true,
     plan: (input, { session }) =>
-      map(readKeySequence(input, 'key'), (chords) => ({
-        label: `key ${String(input.text).trim()}`,
+      both(readKeySequence(input, 'key'), readRepeat(input), (chords, repeat) => ({
+        label: `key ${String(input.text).trim()}${repeat > 1 ? ` ×${repeat}` : ''}`,
         run: async () => {
-          for (const chord of chords) await withKeysHeld(session, chord, async () => undefined);
+          for (let i = 0; i < repeat; i++) for (const chord of chords) await withKeysHeld(session, chord, async () => undefined);
         },
       })),
   },
@@ -76,8 +79,8 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     params: ['text', 'duration'],
     counted: true,
     wantsScreenshot: true,
-    plan: (input, { session, signal }) =>
-      both(readKeySequence(input, 'hold_key'), readDuration(input, 'hold_key'), (chords, seconds) => ({
+    plan: (input, { session, signal, toolVersion }) =>
+      both(readKeySequence(input, 'hold_key'), readDuration(input, 'hold_key', maxDuration(toolVersion)), (chords, seconds) => ({
         label: `hold_key ${String(input.text).trim()} for ${seconds}s`,
         run: () => withKeysHeld(session, unique(chords.flat()), () => pause(seconds * 1000, signal)),
       })),
@@ -179,7 +182,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     params: ['duration'],
     counted: true,
     wantsScreenshot: true,
-    plan: (input, { signal }) => map(readDuration(input, 'wait'), (seconds) => ({ label: `wait ${seconds}s`, run: () => pause(seconds * 1000, signal) })),
+    plan: (input, { signal, toolVersion }) => map(readDuration(input, 'wait', maxDuration(toolVersion)), (seconds) => ({ label: `wait ${seconds}s`, run: () => pause(seconds * 1000, signal) })),
   },
   screenshot: {
     params: [],
@@ -191,7 +194,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     params: ['region'],
     counted: false,
     wantsScreenshot: false,
-    versions: ['computer_20251124'],
+    versions: ['computer_20251124', 'computer_toolset_20260801'],
     plan: (input, { session, geometry }) =>
       map(readRegion(input, geometry.display), (r) => {
         const { display, viewport } = geometry;
@@ -203,7 +206,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
         const outputSize = { width: Math.max(1, Math.round(clip.width * scale)), height: Math.max(1, Math.round(clip.height * scale)) };
         return {
           label: `zoom [${r.x0}, ${r.y0}, ${r.x1}, ${r.y1}]`,
-          run: async () => ({ image: await session.screenshot({ clip, outputSize }) }),
+          run: async () => ({ image: await session.screenshot({ clip, outputSize, format: 'jpeg', quality: MODEL_IMAGE_QUALITY }) }),
         };
       }),
   },
@@ -224,7 +227,8 @@ export const executeComputerAction: ExecuteComputerAction = async (input, contex
   if (stray) return rejected(name, spec.counted, stray);
   const plan = spec.plan(input, context);
   if (!plan.ok) return rejected(name, spec.counted, plan.error);
-  context.beforeRun?.({ label: plan.value.label, ...(plan.value.point ? { point: plan.value.point } : {}) });
+  // Reads (screenshot, zoom, cursor_position) are not actions: no marker on the video.
+  if (spec.counted) context.beforeRun?.({ label: plan.value.label, ...(plan.value.point ? { point: plan.value.point } : {}) });
   const result = (await plan.value.run()) ?? {};
   return {
     ok: true,
@@ -327,6 +331,10 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
+}
+
+function maxDuration(version: ComputerToolVersion): number | undefined {
+  return version === 'computer_toolset_20260801' ? TOOLSET_MAX_DURATION_S : undefined;
 }
 
 function rejected(action: string, counted: boolean, error: string): ActionOutcome {

@@ -1,0 +1,253 @@
+/**
+ * The structure of one tab's page, as the agent reads and targets it: read_page, find,
+ * get_page_text, and the element behind a reference. The work happens in the page, in an
+ * isolated world of the worker's own (structure-script.ts), created once per document: the
+ * page's scripts share the DOM with it but not its variables, so they cannot redirect a
+ * reference to another element.
+ *
+ * References: one sequence per tab (`ref_1`, `ref_2`, …), never reused in the tab. Each number
+ * remembers the document it was given in, so a reference from before a navigation is refused
+ * as stale here, before the page is asked; one whose element left the document is refused by
+ * the page. Either way the agent is told to read the page again, and nothing else is clicked.
+ */
+import type { CDPSession } from 'playwright-core';
+import { STRUCTURE_KEY, STRUCTURE_SCRIPT } from './structure-script.js';
+import type { ElementIdentity, FoundElement, PageRead, PageReadOptions, Point, StructureResult } from './types.js';
+
+/** Name of the isolated world; the page cannot address it. */
+const WORLD_NAME = 'execution-worker-structure';
+/** find() looks at this many elements at most (a page with more is ranked on its first ones). */
+const FIND_POOL = 3_000;
+
+export interface PageStructure {
+  readPage(options: PageReadOptions): Promise<StructureResult<PageRead>>;
+  /** Ranks the page's elements with `rank` (indices, best first) and returns the lines of the first `limit`. */
+  find(rank: (candidates: FoundElement[]) => number[], limit: number): Promise<string[]>;
+  pageText(maxChars: number): Promise<{ text: string; total: number; cut: boolean }>;
+  /** A point inside the element, scrolled into view and not covered by another element. */
+  pointOf(ref: string): Promise<StructureResult<Point>>;
+  setValue(ref: string, value: string | number | boolean): Promise<StructureResult<{ shown?: string }>>;
+  scrollTo(ref: string): Promise<StructureResult<null>>;
+  identify(ref: string): Promise<StructureResult<ElementIdentity>>;
+  identifyAt(point: Point): Promise<ElementIdentity | null>;
+  /** The element of the current document matching `identity`, with a reference to it. */
+  locate(identity: ElementIdentity): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
+  focused(): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
+  /** A remote object id for the element (for CDP calls such as DOM.setFileInputFiles). */
+  objectId(ref: string): Promise<StructureResult<string>>;
+  /** The short description of a referenced element, for labels and errors. */
+  describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
+}
+
+interface World {
+  loaderId: string;
+  contextId: number;
+}
+
+/** The error the agent reads for a reference it cannot use (the documented wording, and why). */
+export function staleRefError(ref: string, why: 'navigated' | 'removed' | 'unknown'): string {
+  const reason =
+    why === 'navigated' ? 'the page navigated since it was read' : why === 'removed' ? 'that element is no longer on the page' : 'this tab never gave that reference';
+  return `${ref} is stale or not found on the current page (${reason}). Re-read the page to get fresh references.`;
+}
+
+export function createPageStructure(client: () => Promise<CDPSession>): PageStructure {
+  let world: World | undefined;
+  let next = 1;
+  /** Reference number → the document (loader id) it was given in. */
+  const issuedIn = new Map<number, string>();
+
+  const ensureWorld = async (session: CDPSession): Promise<World> => {
+    const { frameTree } = (await session.send('Page.getFrameTree')) as { frameTree: { frame: { id: string; loaderId: string } } };
+    const { id: frameId, loaderId } = frameTree.frame;
+    if (world?.loaderId === loaderId) return world;
+    const { executionContextId } = (await session.send('Page.createIsolatedWorld', { frameId, worldName: WORLD_NAME, grantUniveralAccess: false })) as {
+      executionContextId: number;
+    };
+    const installed = (await session.send('Runtime.evaluate', { expression: STRUCTURE_SCRIPT, contextId: executionContextId })) as { exceptionDetails?: unknown };
+    if (installed.exceptionDetails) throw new Error(`the structure script failed in the page: ${describeException(installed.exceptionDetails)}`);
+    world = { loaderId, contextId: executionContextId };
+    return world;
+  };
+
+  /** Calls `fn(...args)` of the script in the current document; retried once if the document changed under it. */
+  const call = async <T>(fn: string, args: unknown[], options: { byValue?: boolean } = {}): Promise<{ value: T; loaderId: string }> => {
+    const session = await client();
+    for (let attempt = 1; ; attempt++) {
+      const current = await ensureWorld(session);
+      const expression = `globalThis.${STRUCTURE_KEY}.${fn}(${args.map((a) => JSON.stringify(a)).join(', ')})`;
+      const reply = (await session
+        .send('Runtime.evaluate', { expression, contextId: current.contextId, returnByValue: options.byValue ?? true })
+        .catch((error: unknown) => ({ lost: error }))) as { result?: { value?: T; objectId?: string }; exceptionDetails?: unknown; lost?: unknown };
+      if (reply.lost !== undefined || reply.exceptionDetails) {
+        const text = reply.lost !== undefined ? String(reply.lost) : describeException(reply.exceptionDetails);
+        // The document went away between the frame check and the call: a new world, once.
+        if (attempt < 2 && /Cannot find context|context was destroyed|Execution context|not defined|Cannot read properties of undefined/i.test(text)) {
+          world = undefined;
+          continue;
+        }
+        throw new Error(`the page could not be read: ${text}`);
+      }
+      const value = (options.byValue === false ? reply.result?.objectId : reply.result?.value) as T;
+      return { value, loaderId: current.loaderId };
+    }
+  };
+
+  /** Why a reference cannot be used before the page is even asked, or undefined when it may be. */
+  const precheck = async (ref: string): Promise<string | undefined> => {
+    const match = /^ref_(\d+)$/.exec(ref.trim());
+    if (!match) return `${JSON.stringify(ref)} is not an element reference: use a ref_N that read_page or find returned`;
+    const doc = issuedIn.get(Number(match[1]));
+    if (doc === undefined) return staleRefError(ref, 'unknown');
+    const session = await client();
+    const current = await ensureWorld(session);
+    if (doc !== current.loaderId) return staleRefError(ref, 'navigated');
+    return undefined;
+  };
+
+  /** Records the references the page issued in this call (numbers from `from` up to `to`). */
+  const issued = (from: number, to: number, loaderId: string) => {
+    for (let n = from; n < to; n++) issuedIn.set(n, loaderId);
+    next = Math.max(next, to);
+  };
+
+  const withRef = async <T>(ref: string, run: () => Promise<StructureResult<T>>): Promise<StructureResult<T>> => {
+    const refused = await precheck(ref);
+    if (refused) return { ok: false, error: refused };
+    return run();
+  };
+
+  const pageError = (ref: string, reply: { error?: string; by?: string; options?: string[]; type?: string; role?: string }): string => {
+    switch (reply.error) {
+      case 'stale':
+        return staleRefError(ref, 'removed');
+      case 'hidden':
+        return `${ref} is not visible on the page (hidden or of zero size)`;
+      case 'covered':
+        return `${ref} is covered by another element (${reply.by ?? 'unknown'}); close or scroll away what covers it, or act on that element`;
+      case 'offscreen':
+        return `${ref} could not be scrolled into the viewport`;
+      case 'disabled':
+        return `${ref} is disabled`;
+      case 'readonly':
+        return `${ref} is read-only`;
+      case 'no-option':
+        return `${ref} has no option with that value or text; its options include: ${(reply.options ?? []).map((o) => JSON.stringify(o)).join(', ')}`;
+      case 'option-disabled':
+        return `that option of ${ref} is disabled`;
+      case 'not-boolean':
+        return `${ref} is a checkbox or radio button: give true or false`;
+      case 'radio-clear':
+        return `${ref} is a radio button and cannot be cleared: choose another option of its group`;
+      case 'refused':
+        return `the page did not let ${ref} change its state`;
+      case 'file':
+        return `${ref} is a file input: use file_upload`;
+      case 'format':
+        return `the page refused that value for ${ref} (an input of type ${reply.type ?? 'text'}${reply.type === 'date' ? ': use YYYY-MM-DD' : reply.type === 'time' ? ': use HH:MM' : ''})`;
+      case 'not-a-field':
+        return `${ref} is a ${reply.role ?? 'element'}, not a form field`;
+      default:
+        return `${ref}: ${reply.error ?? 'the page refused the action'}`;
+    }
+  };
+
+  return {
+    async readPage(options) {
+      if (options.ref !== undefined) {
+        const refused = await precheck(options.ref);
+        if (refused) return { ok: false, error: refused };
+      }
+      const from = next;
+      const { value, loaderId } = await call<{ ok: boolean; error?: string; lines: string[]; omitted: number; deeper: number; next: number }>('readPage', [
+        { next: from, filter: options.filter, depth: options.depth, ref: options.ref, maxChars: options.maxChars },
+      ]);
+      if (!value.ok) return { ok: false, error: staleRefError(options.ref ?? '', 'removed') };
+      issued(from, value.next, loaderId);
+      return { ok: true, value: { lines: value.lines, omitted: value.omitted, deeper: value.deeper } };
+    },
+
+    async find(rank, limit) {
+      const { value: candidates } = await call<FoundElement[]>('findCandidates', [FIND_POOL]);
+      const chosen = rank(candidates).slice(0, limit);
+      const from = next;
+      const { value, loaderId } = await call<{ lines: string[]; next: number }>('linesFor', [chosen, from]);
+      issued(from, value.next, loaderId);
+      return value.lines;
+    },
+
+    async pageText(maxChars) {
+      return (await call<{ text: string; total: number; cut: boolean }>('pageText', [maxChars])).value;
+    },
+
+    pointOf: (ref) =>
+      withRef(ref, async () => {
+        const { value } = await call<{ ok: boolean; x: number; y: number; error?: string; by?: string }>('point', [ref]);
+        return value.ok ? { ok: true, value: { x: value.x, y: value.y } } : { ok: false, error: pageError(ref, value) };
+      }),
+
+    setValue: (ref, input) =>
+      withRef(ref, async () => {
+        const { value } = await call<{ ok: boolean; shown?: string; error?: string }>('setValue', [ref, input]);
+        return value.ok ? { ok: true, value: value.shown === undefined ? {} : { shown: value.shown } } : { ok: false, error: pageError(ref, value) };
+      }),
+
+    scrollTo: (ref) =>
+      withRef(ref, async () => {
+        const { value } = await call<{ ok: boolean; error?: string }>('scrollTo', [ref]);
+        return value.ok ? { ok: true, value: null } : { ok: false, error: pageError(ref, value) };
+      }),
+
+    identify: (ref) =>
+      withRef(ref, async () => {
+        const { value } = await call<ElementIdentity | null>('identify', [ref]);
+        return value ? { ok: true, value: compact(value) } : { ok: false, error: staleRefError(ref, 'removed') };
+      }),
+
+    async identifyAt(point) {
+      const { value } = await call<ElementIdentity | null>('identifyAt', [point.x, point.y]);
+      return value ? compact(value) : null;
+    },
+
+    async locate(identity) {
+      const from = next;
+      const { value, loaderId } = await call<{ ok: boolean; ref?: string; next?: number; enabled?: boolean; inView?: boolean; error?: string; count?: number }>('locate', [
+        identity,
+        from,
+      ]);
+      if (!value.ok) {
+        const what = `${identity.role}${identity.name ? ` "${identity.name}"` : ''}`;
+        return { ok: false, error: value.error === 'ambiguous' ? `${value.count} elements match ${what}` : `no ${what} on the page` };
+      }
+      issued(from, value.next!, loaderId);
+      return { ok: true, value: { ref: value.ref!, enabled: value.enabled!, inView: value.inView! } };
+    },
+
+    async focused() {
+      const { value } = await call<{ identity: ElementIdentity; editable: boolean } | null>('focused', [next]);
+      return value ? { identity: compact(value.identity), editable: value.editable } : null;
+    },
+
+    objectId: (ref) =>
+      withRef(ref, async () => {
+        const { value } = await call<string | undefined>('lookup', [ref], { byValue: false });
+        return value ? { ok: true, value } : { ok: false, error: staleRefError(ref, 'removed') };
+      }),
+
+    async describe(ref) {
+      if (await precheck(ref)) return null;
+      return (await call<{ role: string; name: string; tag: string; type?: string } | null>('describe', [ref])).value;
+    },
+  };
+}
+
+/** The identity without its absent fields, so that it compares and serialises cleanly. */
+function compact(identity: ElementIdentity): ElementIdentity {
+  const kept = Object.entries(identity).filter(([key, v]) => key === 'name' || (v !== undefined && v !== null && v !== ''));
+  return { ...(Object.fromEntries(kept) as unknown as ElementIdentity), name: identity.name ?? '' };
+}
+
+function describeException(details: unknown): string {
+  const d = details as { exception?: { description?: string }; text?: string } | undefined;
+  return (d?.exception?.description ?? d?.text ?? 'unknown error').split('\n')[0] ?? 'unknown error';
+}

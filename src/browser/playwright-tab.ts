@@ -1,0 +1,216 @@
+/**
+ * One tab of a session on Playwright: its page, the structure the agent reads and targets
+ * (page-structure.ts), its console and network logs, screenshots and script evaluation. The
+ * session (playwright-session.ts) keeps the tabs, decides which one is active and sends input.
+ */
+import type { CDPSession, Page, Request } from 'playwright-core';
+import { createPageStructure } from './page-structure.js';
+import { withinMs } from './settle.js';
+import type { BrowserTab, ConsoleEntry, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
+
+/** One screenshot attempt; a capture waiting on a frame that never comes is asked again. */
+const CAPTURE_TIMEOUT_MS = 5_000;
+/** Console and network entries kept per tab between two reads (the oldest go first). */
+const LOG_ENTRIES_MAX = 300;
+const JPEG_QUALITY = 80;
+
+export interface PlaywrightTab extends BrowserTab {
+  readonly page: Page;
+  readonly cdp: () => Promise<CDPSession>;
+  /** Stops listening; the page itself is closed by its owner. */
+  dispose(): void;
+}
+
+export function createPlaywrightTab(id: string, page: Page): PlaywrightTab {
+  let cdpSession: Promise<CDPSession> | undefined;
+  const cdp = (): Promise<CDPSession> => {
+    cdpSession ??= page.context().newCDPSession(page);
+    return cdpSession;
+  };
+  const structure = createPageStructure(cdp);
+  const consoleLog: ConsoleEntry[] = [];
+  const networkLog: NetworkEntry[] = [];
+  const started = new WeakMap<Request, number>();
+  const keep = <T>(log: T[], entry: T) => {
+    log.push(entry);
+    if (log.length > LOG_ENTRIES_MAX) log.splice(0, log.length - LOG_ENTRIES_MAX);
+  };
+
+  const onConsole = (message: { type(): string; text(): string }) => keep(consoleLog, { level: message.type(), text: message.text(), atMs: Date.now() });
+  const onPageError = (error: Error) => keep(consoleLog, { level: 'error', text: `uncaught ${error.name}: ${error.message}`, atMs: Date.now() });
+  const onRequest = (request: Request) => started.set(request, Date.now());
+  const onFinished = (request: Request) => {
+    const at = started.get(request) ?? Date.now();
+    void request.response().then(
+      (response) =>
+        keep(networkLog, {
+          method: request.method(),
+          url: request.url(),
+          ...(response ? { status: response.status(), mimeType: (response.headers()['content-type'] ?? '').split(';')[0] || undefined } : {}),
+          durationMs: Date.now() - at,
+          atMs: at,
+        }),
+      () => undefined,
+    );
+  };
+  const onFailed = (request: Request) => {
+    const at = started.get(request) ?? Date.now();
+    const reason = request.failure()?.errorText ?? 'failed';
+    keep(networkLog, {
+      method: request.method(),
+      url: request.url(),
+      failure: /BLOCKED_BY_CLIENT|blockedbyclient/i.test(reason) ? 'refused: outside the allow-list' : reason,
+      durationMs: Date.now() - at,
+      atMs: at,
+    });
+  };
+  page.on('console', onConsole);
+  page.on('pageerror', onPageError);
+  page.on('request', onRequest);
+  page.on('requestfinished', onFinished);
+  page.on('requestfailed', onFailed);
+
+  const tab: PlaywrightTab = {
+    id,
+    page,
+    cdp,
+    url: () => page.url(),
+    title: () => withinMs(2_000, page.title()).catch(() => ''),
+    readPage: (options) => structure.readPage(options),
+    find: (rank, limit) => structure.find(rank, limit),
+    pageText: (maxChars) => structure.pageText(maxChars),
+    pointOf: (ref) => structure.pointOf(ref),
+    setValue: (ref, value) => structure.setValue(ref, value),
+    scrollTo: (ref) => structure.scrollTo(ref),
+    identify: (ref) => structure.identify(ref),
+    identifyAt: (point) => structure.identifyAt(point),
+    locate: (identity) => structure.locate(identity),
+    focused: () => structure.focused(),
+    describe: (ref) => structure.describe(ref),
+    evaluate: (expression, timeoutMs) => evaluateInPage(cdp, expression, timeoutMs),
+    drainConsole: () => consoleLog.splice(0),
+    drainNetwork: () => networkLog.splice(0),
+    screenshot: (options) => screenshotOf(page, cdp, options),
+    dispose() {
+      page.off('console', onConsole);
+      page.off('pageerror', onPageError);
+      page.off('request', onRequest);
+      page.off('requestfinished', onFinished);
+      page.off('requestfailed', onFailed);
+    },
+  };
+  return tab;
+}
+
+/** A screenshot of the tab's viewport (or a region of it), straight from CDP. */
+export async function screenshotOf(page: Page, cdp: () => Promise<CDPSession>, shot?: ScreenshotOptions): Promise<Screenshot> {
+  const client = await cdp();
+  const jpeg = shot?.format === 'jpeg';
+  const params: {
+    format: 'png' | 'jpeg';
+    quality?: number;
+    optimizeForSpeed: boolean;
+    clip?: { x: number; y: number; width: number; height: number; scale: number };
+  } = {
+    format: jpeg ? 'jpeg' : 'png',
+    ...(jpeg ? { quality: shot?.quality ?? JPEG_QUALITY } : {}),
+    // Faster zlib settings: the PNG stays lossless, only a little larger.
+    optimizeForSpeed: true,
+  };
+  if (shot?.clip || shot?.outputSize) {
+    const viewport = page.viewportSize() ?? { width: 1280, height: 800 };
+    const region = shot.clip ?? { x: 0, y: 0, ...viewport };
+    const scale = shot.outputSize ? shot.outputSize.width / region.width : 1;
+    // CDP clips are in document coordinates: shift by how far the page is scrolled.
+    const metrics = (await client.send('Page.getLayoutMetrics')) as { cssVisualViewport: { pageX: number; pageY: number } };
+    const { pageX, pageY } = metrics.cssVisualViewport;
+    params.clip = { x: region.x + pageX, y: region.y + pageY, width: region.width, height: region.height, scale };
+  }
+  const { data } = (await captureWithRetry(page, () => withinMs(CAPTURE_TIMEOUT_MS, client.send('Page.captureScreenshot', params)))) as { data: string };
+  const image = Buffer.from(data, 'base64');
+  const size = jpeg ? jpegSize(image) : pngSize(image);
+  if (!size) throw new Error('the browser returned an unreadable screenshot');
+  return { data: image, mediaType: jpeg ? 'image/jpeg' : 'image/png', ...size };
+}
+
+/**
+ * Chromium answers "Unable to capture screenshot" while a document has not produced its first
+ * frame yet (just after a navigation commits), and may not answer at all while a navigation is
+ * pending. Waiting for the next animation frame and asking again is enough; a third failure is
+ * a real one.
+ */
+async function captureWithRetry<T>(page: Page, capture: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await capture();
+    } catch (error) {
+      if (attempt >= 3 || !/Unable to capture screenshot|no answer from the page/i.test(firstLine(error))) throw error;
+      // Animation frames do not run in a page that is not rendering, and a document being
+      // replaced may not run the evaluation at all: both waits are bounded.
+      await withinMs(
+        1_000,
+        page.evaluate(() => new Promise((resolve) => {
+          requestAnimationFrame(() => resolve(null));
+          setTimeout(() => resolve(null), 100);
+        })),
+      ).catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * javascript_exec: the expression runs in the page's own world, with its authority, as a user
+ * gesture; its value comes back as text (JSON where it can be, else the value's description).
+ */
+async function evaluateInPage(cdp: () => Promise<CDPSession>, expression: string, timeoutMs: number): Promise<StructureResult<string>> {
+  const client = await cdp();
+  type Remote = { type: string; subtype?: string; value?: unknown; description?: string; objectId?: string; unserializableValue?: string };
+  const reply = (await withinMs(
+    timeoutMs + 500,
+    client.send('Runtime.evaluate', { expression, awaitPromise: true, userGesture: true, returnByValue: false, timeout: timeoutMs, replMode: true }),
+    () => new Error(`the script did not finish within ${Math.round(timeoutMs / 1000)} s`),
+  )) as { result: Remote; exceptionDetails?: { exception?: { description?: string }; text?: string } };
+  if (reply.exceptionDetails) {
+    const text = reply.exceptionDetails.exception?.description ?? reply.exceptionDetails.text ?? 'the script threw';
+    return { ok: false, error: text.split('\n')[0] ?? text };
+  }
+  const result = reply.result;
+  if (result.type === 'undefined') return { ok: true, value: 'undefined' };
+  if (result.unserializableValue !== undefined) return { ok: true, value: result.unserializableValue };
+  if (result.objectId === undefined) return { ok: true, value: typeof result.value === 'string' ? result.value : JSON.stringify(result.value) };
+  if (result.subtype === 'node' || result.type === 'function') return { ok: true, value: result.description ?? result.type };
+  const json = (await client.send('Runtime.callFunctionOn', {
+    objectId: result.objectId,
+    functionDeclaration: 'function () { try { return JSON.stringify(this); } catch (e) { return String(this); } }',
+    returnByValue: true,
+  })) as { result: { value?: unknown } };
+  await client.send('Runtime.releaseObject', { objectId: result.objectId }).catch(() => undefined);
+  return { ok: true, value: typeof json.result.value === 'string' ? json.result.value : (result.description ?? 'object') };
+}
+
+/** Width and height from a PNG's IHDR chunk. */
+export function pngSize(png: Buffer): { width: number; height: number } {
+  if (png.length < 24 || png.toString('ascii', 12, 16) !== 'IHDR') throw new Error('not a PNG image');
+  return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
+}
+
+/** Width and height from a JPEG's start-of-frame marker; undefined if none is found. */
+export function jpegSize(jpeg: Buffer): { width: number; height: number } | undefined {
+  let offset = 2;
+  while (offset + 9 < jpeg.length) {
+    if (jpeg[offset] !== 0xff) return undefined;
+    const marker = jpeg[offset + 1]!;
+    const length = jpeg.readUInt16BE(offset + 2);
+    // SOF0–SOF15 except DHT (C4), JPG (C8) and DAC (CC).
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return { height: jpeg.readUInt16BE(offset + 5), width: jpeg.readUInt16BE(offset + 7) };
+    }
+    offset += 2 + length;
+  }
+  return undefined;
+}
+
+export function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0] ?? text;
+}

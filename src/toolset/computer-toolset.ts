@@ -1,0 +1,134 @@
+/**
+ * Computer use with `computer_toolset_20260801`, the only computer use tool of the Claude 5.5
+ * models: 17 members (`left_click`, `type`, `zoom`, …) called by name with `toolset_name:
+ * "computer"`, several per turn, each answered with a short acknowledgment instead of a
+ * screenshot. The SDK's toolset class runs the wire rules (acknowledgment texts, the cursor
+ * position format, one call at a time); the actions themselves are the same table as the
+ * earlier tool's (computer-actions.ts). After a turn that changed the page, the loop attaches
+ * one fresh screenshot to its last result (`observe`), as the documentation suggests, which
+ * saves the model a `screenshot` call.
+ */
+import { BetaAbstractComputerToolset20260801, type BetaComputerMemberResult, type BetaToolsetCallContext } from '@anthropic-ai/sdk/helpers/beta/toolsets';
+import type { BetaComputerMemberInput, BetaComputerMemberName, BetaToolResultBlockParam, BetaToolUseBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import { executeComputerAction } from './computer-actions.js';
+import type { ActionOutcome, DisplayGeometry } from './computer-types.js';
+import { capture, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, runNavigate, screenshotForModel } from './results.js';
+import { fromSdkResult } from './sdk-results.js';
+import { traceOf } from './trace.js';
+import type { ActionReport, ActionRunContext, ActionSpace, ActionSpaceOptions, ActionTrace } from './types.js';
+
+export const COMPUTER_TOOLSET = 'computer_toolset_20260801';
+const TOOLSET_NAME = 'computer';
+const NOT_EXECUTED = 'Not executed: an earlier computer action in this turn failed.';
+
+export interface ComputerToolsetOptions extends ActionSpaceOptions {
+  geometry: DisplayGeometry;
+}
+
+interface CallState {
+  context: ActionRunContext;
+  outcome?: ActionOutcome;
+  trace?: ActionTrace;
+}
+
+/** The SDK's computer toolset, driven by the computer actions on our browser port. */
+class ComputerToolsetDriver extends BetaAbstractComputerToolset20260801 {
+  current: CallState | undefined;
+
+  constructor(private readonly options: ComputerToolsetOptions) {
+    // The SDK asks for a confirm gate when typing is on; an unattended run has nobody to ask.
+    // What may be typed or clicked is bounded elsewhere: by the allow-list and the secrets rules.
+    super({ confirm: () => true, toolConfigs: {} });
+  }
+
+  protected override async execute(_ctx: BetaToolsetCallContext, name: BetaComputerMemberName, input: BetaComputerMemberInput): Promise<BetaComputerMemberResult> {
+    const state = this.current!;
+    const { session, geometry } = this.options;
+    const call = { action: name, ...(input && typeof input === 'object' ? (input as Record<string, unknown>) : {}) };
+    const outcome = await executeComputerAction(call, {
+      session,
+      geometry,
+      toolVersion: 'computer_toolset_20260801',
+      vault: this.options.secrets,
+      signal: state.context.signal,
+      beforeRun: (planned) => state.context.beforeRun?.(planned),
+    });
+    state.outcome = outcome;
+    if (!outcome.ok) throw new Error(outcome.error);
+    if (outcome.counted) await session.settle(state.context.signal);
+    if (name === 'cursor_position') {
+      const at = session.pointer();
+      return geometry.toDisplay(at.x, at.y);
+    }
+    if (name === 'screenshot') {
+      await session.settle(state.context.signal);
+      const shot = await screenshotForModel(session, geometry);
+      return { data: shot.data.toString('base64'), mediaType: shot.mediaType };
+    }
+    if (outcome.image) return { data: outcome.image.data.toString('base64'), mediaType: outcome.image.mediaType };
+    return undefined;
+  }
+}
+
+export function createComputerToolset(options: ComputerToolsetOptions): ActionSpace {
+  const { session, geometry } = options;
+  const driver = new ComputerToolsetDriver(options);
+  return {
+    kind: 'computer',
+    toolType: COMPUTER_TOOLSET,
+    betas: [],
+    display: geometry.display,
+    guide: [
+      'You see the browser through screenshots and act with the computer toolset (mouse and keyboard) and the `navigate` tool (open a URL).',
+      'You may send several actions in one turn; they run in order, and the page settles after each. After a turn that changed the page, its last result carries a fresh screenshot.',
+    ].join('\n'),
+    tools: () => [{ type: COMPUTER_TOOLSET, ...(driver.configs ? { configs: structuredClone(driver.configs) as Record<string, { enabled?: boolean }> } : {}) }, NAVIGATE_DEFINITION],
+    owns: (call) => call.toolset_name === TOOLSET_NAME || (!call.toolset_name && call.name === NAVIGATE_TOOL),
+    async run(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport> {
+      if (!call.toolset_name) {
+        context.beforeRun?.({ label: `navigate ${String((call.input as { url?: unknown } | null)?.url ?? '')}` });
+        return runNavigate(call, session, geometry, context.signal);
+      }
+      const state: CallState = { context };
+      const trace = await traceOf(session, call, geometry);
+      if (trace) state.trace = trace;
+      driver.current = state;
+      let wire: BetaToolResultBlockParam;
+      try {
+        wire = await driver.toolResult(call as BetaToolUseBlock);
+      } finally {
+        driver.current = undefined;
+      }
+      const result = fromSdkResult(wire);
+      const outcome = state.outcome;
+      const action = outcome?.action ?? call.name;
+      if (!outcome || !outcome.ok) {
+        const error = outcome && !outcome.ok ? outcome.error : textOf(result);
+        if (outcome?.counted) context.beforeRun?.({ label: outcome.label });
+        return { result, action, counted: outcome?.counted ?? false, ok: false, error, label: outcome?.label ?? `${call.name} (refused)`, images: 0, changesPage: false };
+      }
+      return {
+        result,
+        action,
+        counted: outcome.counted,
+        ok: !result.is_error,
+        label: outcome.label,
+        ...(outcome.point ? { point: outcome.point } : {}),
+        images: result.content.filter((b) => b.type === 'image').length,
+        changesPage: outcome.counted,
+        ...(outcome.counted && state.trace ? { trace: state.trace } : {}),
+      };
+    },
+    async opening(signal) {
+      await session.settle(signal);
+      return [imageBlock(await screenshotForModel(session, geometry))];
+    },
+    observe: (signal) => capture(session, geometry, signal),
+    notExecuted: (call) => errorResult(call, NOT_EXECUTED),
+  };
+}
+
+function textOf(result: ToolResultBlock): string {
+  return result.content.map((b) => (b.type === 'text' ? b.text : '')).join(' ').trim();
+}

@@ -1,0 +1,151 @@
+/**
+ * `find`: the elements of a page that answer a description in plain words ("search field",
+ * "add to cart button", "the password box"). No model call: matching over the accessibility
+ * tree is free, takes a few milliseconds, and on the fixture pages finds the intended element
+ * first for every query of the benchmark set (bench/toolset.ts prints the hit rate).
+ *
+ * The query is split into words; words naming a kind of element ("button", "field",
+ * "dropdown") ask for a role, the rest are matched against the element's name first, then the
+ * words around it (placeholder, name/id attributes, the heading of its form). A word matches
+ * exactly, as a synonym, or by a shared prefix of at least four letters ("e-mail"/"email",
+ * "qty"/"quantity" through the synonym table). Elements in view win ties.
+ */
+import type { FoundElement } from '../browser/types.js';
+
+/** Words that ask for a kind of element, and the roles that answer them. */
+const ROLE_WORDS: Readonly<Record<string, readonly string[]>> = {
+  button: ['button'],
+  btn: ['button'],
+  link: ['link'],
+  field: ['textbox', 'searchbox', 'combobox', 'spinbutton'],
+  input: ['textbox', 'searchbox', 'combobox', 'spinbutton', 'checkbox', 'radio', 'slider'],
+  box: ['textbox', 'searchbox', 'combobox', 'checkbox'],
+  textbox: ['textbox', 'searchbox'],
+  textfield: ['textbox', 'searchbox'],
+  textarea: ['textbox'],
+  entry: ['textbox', 'searchbox'],
+  dropdown: ['combobox', 'listbox'],
+  select: ['combobox', 'listbox'],
+  combobox: ['combobox'],
+  menu: ['combobox', 'menu', 'menuitem', 'listbox'],
+  list: ['list', 'listbox'],
+  option: ['option', 'radio', 'menuitem'],
+  checkbox: ['checkbox', 'switch'],
+  check: ['checkbox'],
+  tickbox: ['checkbox'],
+  toggle: ['switch', 'checkbox'],
+  switch: ['switch', 'checkbox'],
+  radio: ['radio'],
+  heading: ['heading'],
+  title: ['heading'],
+  header: ['heading', 'banner'],
+  image: ['img'],
+  picture: ['img'],
+  logo: ['img', 'link'],
+  icon: ['img', 'button', 'link'],
+  tab: ['tab'],
+  table: ['table'],
+  row: ['row'],
+  cell: ['cell'],
+  slider: ['slider'],
+  form: ['form'],
+  dialog: ['dialog', 'alertdialog'],
+  modal: ['dialog', 'alertdialog'],
+  navigation: ['navigation'],
+  nav: ['navigation'],
+  paragraph: ['paragraph'],
+  text: ['paragraph', 'textbox'],
+  message: ['alert', 'status', 'paragraph'],
+  error: ['alert', 'status', 'paragraph'],
+};
+
+/** Words with the same meaning on forms and buttons. */
+const SYNONYMS: ReadonlyArray<readonly string[]> = [
+  ['login', 'signin', 'log', 'sign', 'logon'],
+  ['logout', 'signout'],
+  ['register', 'signup', 'join', 'create'],
+  ['submit', 'send', 'save', 'confirm', 'ok', 'apply'],
+  ['search', 'find', 'lookup', 'query'],
+  ['next', 'continue', 'proceed', 'forward'],
+  ['back', 'previous', 'prev', 'return'],
+  ['delete', 'remove', 'trash', 'discard'],
+  ['cancel', 'close', 'dismiss'],
+  ['email', 'mail', 'e-mail'],
+  ['phone', 'telephone', 'tel', 'mobile'],
+  ['zip', 'postcode', 'postal'],
+  ['qty', 'quantity', 'amount', 'count'],
+  ['user', 'username', 'login', 'account'],
+  ['password', 'passwd', 'pwd', 'pass'],
+  ['name', 'fullname'],
+  ['address', 'street'],
+  ['cart', 'basket', 'bag'],
+  ['buy', 'purchase', 'checkout', 'order'],
+  ['add', 'plus', 'new'],
+  ['edit', 'modify', 'change', 'update'],
+  ['date', 'day'],
+  ['reference', 'ref', 'number', 'id'],
+];
+
+const STOP_WORDS = new Set(['the', 'a', 'an', 'to', 'of', 'for', 'on', 'in', 'at', 'with', 'and', 'or', 'my', 'your', 'this', 'that', 'element', 'page', 'where', 'which', 'is', 'it']);
+
+const synonymsOf = (() => {
+  const map = new Map<string, Set<string>>();
+  for (const group of SYNONYMS) for (const word of group) map.set(word, new Set([...(map.get(word) ?? []), ...group]));
+  return (word: string) => map.get(word) ?? new Set([word]);
+})();
+
+function words(text: string): string[] {
+  return text
+    .toLowerCase()
+    .replace(/e-mail/g, 'email')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 0);
+}
+
+/** How well one query word matches a set of words: 1 exact, 0.8 synonym, 0.6 shared prefix, else 0. */
+function wordScore(word: string, against: readonly string[]): number {
+  let best = 0;
+  const synonyms = synonymsOf(word);
+  for (const other of against) {
+    if (other === word) return 1;
+    if (synonyms.has(other)) best = Math.max(best, 0.8);
+    else if (word.length >= 4 && other.length >= 4 && (other.startsWith(word.slice(0, Math.max(4, word.length - 2))) || word.startsWith(other.slice(0, Math.max(4, other.length - 2))))) best = Math.max(best, 0.6);
+  }
+  return best;
+}
+
+/** Indices of `candidates` that match `query`, best first; those that match nothing are left out. */
+export function rankElements(query: string, candidates: readonly FoundElement[]): number[] {
+  const all = words(query).filter((w) => !STOP_WORDS.has(w));
+  const roles = new Set(all.flatMap((w) => ROLE_WORDS[w] ?? []));
+  const terms = all.filter((w) => !ROLE_WORDS[w]);
+  const scored: Array<{ i: number; score: number }> = [];
+  for (const c of candidates) {
+    const name = words(c.name);
+    const context = words(c.context);
+    let score = 0;
+    let matched = 0;
+    for (const term of terms) {
+      const inName = wordScore(term, name);
+      const inContext = wordScore(term, context) * 0.6;
+      const best = Math.max(inName, inContext);
+      if (best > 0) matched++;
+      score += best;
+    }
+    const roleMatch = roles.size === 0 ? 0 : roles.has(c.role) ? 1 : -0.5;
+    if (terms.length === 0) {
+      // "the button": any element of that kind, the visible ones first.
+      if (roleMatch <= 0) continue;
+      score = roleMatch;
+    } else {
+      if (matched === 0) continue;
+      // Every word of the description found beats most of them found.
+      score = score / terms.length + (matched === terms.length ? 0.5 : 0) + roleMatch * 0.6;
+      // A name that is exactly the description is what was meant.
+      if (name.join(' ') === terms.join(' ')) score += 0.5;
+    }
+    if (c.inView) score += 0.05;
+    if (score > 0) scored.push({ i: c.i, score });
+  }
+  return scored.sort((a, b) => b.score - a.score || a.i - b.i).map((s) => s.i);
+}

@@ -1,0 +1,101 @@
+/**
+ * The action-space port (contract §10): what the agent loop offers the model besides `finish`,
+ * and how one call of it is carried out. Three adapters sit behind it, all on the browser port:
+ * the browser use toolset (browser-toolset.ts), the computer use toolset (computer-toolset.ts)
+ * and the earlier computer use tool with our `navigate` (computer-tool.ts). The loop is the
+ * same for all three.
+ */
+import type { BrowserSession, ElementIdentity, Point, Size } from '../browser/types.js';
+import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
+
+export type ActionSpaceKind = 'browser' | 'computer';
+
+/** What the run cache keeps of one executed action (issue 12): what it did, and to what. */
+export interface ActionTrace {
+  /** The call as the model made it (placeholders in place of secrets). */
+  tool: string;
+  toolsetName?: string;
+  input: Record<string, unknown>;
+  /** The page it acted on: URL of the tab before the action. */
+  url: string;
+  /** The element it acted on (by reference, or the one under the point), when there is one. */
+  target?: ElementIdentity;
+  /** The element that had the keyboard focus, for actions that type into it. */
+  focus?: ElementIdentity;
+}
+
+export interface ActionReport {
+  /** The answer to the call, for the model. */
+  result: ToolResultBlock;
+  /** The member or action the call named ('unknown' when it named none). */
+  action: string;
+  /** Contract §4: an action against the browser (refused and failed ones too), not a read. */
+  counted: boolean;
+  ok: boolean;
+  error?: string;
+  /** One line for logs and the video's steps track; secrets as placeholders. */
+  label: string;
+  /** Where a pointer action landed, viewport px (the video's click marker). */
+  point?: Point;
+  /** Images the result carries (each counts as a screenshot sent to the model). */
+  images: number;
+  /** Whether the call may have changed what the page shows. */
+  changesPage: boolean;
+  /** Present for executed actions the run cache can replay. */
+  trace?: ActionTrace;
+}
+
+export interface ActionRunContext {
+  signal: AbortSignal;
+  /**
+   * Called once a valid action is about to touch the page, with what it will do: the video marks
+   * it before the page reacts, so the marker is on the frames that show the reaction.
+   */
+  beforeRun?: (planned: { label: string; point?: Point }) => void;
+}
+
+export interface ActionSpace {
+  readonly kind: ActionSpaceKind;
+  /** The tool type, as recording.json names it (`browser_toolset_20260801`, …). */
+  readonly toolType: string;
+  /** `anthropic-beta` flags the tool needs (none for the toolsets). */
+  readonly betas: readonly string[];
+  /** The display the model sees (screenshots' size; coordinates are in it). */
+  readonly display: Size;
+  /** The tools[] entries, `finish` aside. */
+  tools(): ToolDefinition[];
+  /** How to act in this space, for the system prompt. */
+  readonly guide: string;
+  /** Whether a tool call belongs to this space. */
+  owns(call: ToolUseBlock): boolean;
+  /** Runs one call. Never throws for a bad call (that is an `is_error` result); throws when the browser is gone. */
+  run(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport>;
+  /** What the model is shown before its first turn. */
+  opening(signal: AbortSignal): Promise<Array<TextBlock | ImageBlock>>;
+  /**
+   * A fresh screenshot, for the loop to attach to the last result of a turn that changed the
+   * page (the computer toolset, whose actions answer with text only). Absent where every action
+   * answers with its own screenshot, or where the model chooses what to read (the browser toolset).
+   */
+  observe?(signal: AbortSignal): Promise<ImageBlock>;
+  /** The answer to a call not run because an earlier call of the same toolset failed in this turn. */
+  notExecuted(call: ToolUseBlock): ToolResultBlock;
+}
+
+/** What every action space is built from. */
+export interface ActionSpaceOptions {
+  session: BrowserSession;
+  /** Placeholders ↔ secret values (contract §8). */
+  secrets: { reveal(text: string): string; redact(text: string): string };
+  /** Whether the browser toolset's javascript_exec is offered (specification `allowJavascript`). */
+  allowJavascript: boolean;
+}
+
+/** Which action space an execution gets, and what its model's tools look like (from the model table). */
+export interface ActionSpaceChoice {
+  kind: ActionSpaceKind;
+  /** The model's computer use tool. */
+  computer: { type: 'computer_toolset_20260801' | 'computer_20251124' | 'computer_20250124'; beta?: string; zoom: boolean };
+  /** The largest screenshot the model takes. */
+  images: { maxEdgePx: number; maxPixels: number };
+}
