@@ -117,6 +117,8 @@ export function createSession(parts: SessionParts): BrowserSession {
    * the confinement refuses is closed by it, and must never receive the agent's keystrokes in
    * the meantime. A popup that joins becomes the active tab, as a browser shows it.
    */
+  /** Pages the worker is about to open itself (new_tab): the context announces them like popups. */
+  let ownPagesExpected = 0;
   const adopt = (page: Page, own: boolean): PlaywrightTab => {
     const tab = createPlaywrightTab(`tab_${nextTabNumber++}`, page);
     tabOf.set(page, tab);
@@ -162,7 +164,10 @@ export function createSession(parts: SessionParts): BrowserSession {
   };
   adopt(parts.page, true);
   context.on('page', (page) => {
-    if (!closing && !tabOf.has(page)) adopt(page, false);
+    if (closing || tabOf.has(page)) return;
+    const own = ownPagesExpected > 0;
+    if (own) ownPagesExpected--;
+    adopt(page, own);
   });
   guard.onRefusedNavigation((page, url) => {
     const tab = tabOf.get(page);
@@ -263,7 +268,16 @@ export function createSession(parts: SessionParts): BrowserSession {
     },
     tab: (id) => (id === undefined ? activeTab() : tabs.find((tab) => tab.id === id)),
     async newTab() {
-      const page = await context.newPage();
+      // The context announces the page (and the handler counts it as ours) before newPage()
+      // resolves. If it fails, nothing was announced: a later popup must not pass as ours.
+      ownPagesExpected++;
+      let page: Page;
+      try {
+        page = await context.newPage();
+      } catch (error) {
+        ownPagesExpected = Math.max(0, ownPagesExpected - 1);
+        throw error;
+      }
       const tab = tabOf.get(page) ?? adopt(page, true);
       activate(tab);
       return { id: tab.id, url: page.url(), title: '', active: true };

@@ -3,7 +3,7 @@
  * (page-structure.ts), its console and network logs, screenshots and script evaluation. The
  * session (playwright-session.ts) keeps the tabs, decides which one is active and sends input.
  */
-import type { CDPSession, Page, Request } from 'playwright-core';
+import type { CDPSession, Page, Request, Response } from 'playwright-core';
 import { createPageStructure } from './page-structure.js';
 import { withinMs } from './settle.js';
 import type { BrowserTab, ConsoleEntry, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
@@ -31,29 +31,35 @@ export function createPlaywrightTab(id: string, page: Page): PlaywrightTab {
   const consoleLog: ConsoleEntry[] = [];
   const networkLog: NetworkEntry[] = [];
   const started = new WeakMap<Request, number>();
+  const answered = new WeakSet<Request>();
   const keep = <T>(log: T[], entry: T) => {
     log.push(entry);
     if (log.length > LOG_ENTRIES_MAX) log.splice(0, log.length - LOG_ENTRIES_MAX);
   };
 
-  const onConsole = (message: { type(): string; text(): string }) => keep(consoleLog, { level: message.type(), text: message.text(), atMs: Date.now() });
+  // The page's own lines: Chromium's verbose advice ("Input elements should have autocomplete…") is not.
+  const onConsole = (message: { type(): string; text(): string }) => {
+    if (message.type() === 'verbose' || message.type() === 'debug') return;
+    keep(consoleLog, { level: message.type(), text: message.text(), atMs: Date.now() });
+  };
   const onPageError = (error: Error) => keep(consoleLog, { level: 'error', text: `uncaught ${error.name}: ${error.message}`, atMs: Date.now() });
   const onRequest = (request: Request) => started.set(request, Date.now());
-  const onFinished = (request: Request) => {
+  // Logged when the answer's head arrives: a body the page never reads may never finish.
+  const onResponse = (response: Response) => {
+    const request = response.request();
+    answered.add(request);
     const at = started.get(request) ?? Date.now();
-    void request.response().then(
-      (response) =>
-        keep(networkLog, {
-          method: request.method(),
-          url: request.url(),
-          ...(response ? { status: response.status(), mimeType: (response.headers()['content-type'] ?? '').split(';')[0] || undefined } : {}),
-          durationMs: Date.now() - at,
-          atMs: at,
-        }),
-      () => undefined,
-    );
+    keep(networkLog, {
+      method: request.method(),
+      url: request.url(),
+      status: response.status(),
+      ...(response.headers()['content-type'] ? { mimeType: response.headers()['content-type']!.split(';')[0]!.trim() } : {}),
+      durationMs: Date.now() - at,
+      atMs: at,
+    });
   };
   const onFailed = (request: Request) => {
+    if (answered.has(request)) return;
     const at = started.get(request) ?? Date.now();
     const reason = request.failure()?.errorText ?? 'failed';
     keep(networkLog, {
@@ -67,7 +73,7 @@ export function createPlaywrightTab(id: string, page: Page): PlaywrightTab {
   page.on('console', onConsole);
   page.on('pageerror', onPageError);
   page.on('request', onRequest);
-  page.on('requestfinished', onFinished);
+  page.on('response', onResponse);
   page.on('requestfailed', onFailed);
 
   const tab: PlaywrightTab = {
@@ -95,7 +101,7 @@ export function createPlaywrightTab(id: string, page: Page): PlaywrightTab {
       page.off('console', onConsole);
       page.off('pageerror', onPageError);
       page.off('request', onRequest);
-      page.off('requestfinished', onFinished);
+      page.off('response', onResponse);
       page.off('requestfailed', onFailed);
     },
   };

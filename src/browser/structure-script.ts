@@ -68,8 +68,9 @@ export const STRUCTURE_SCRIPT = `(() => {
     if (!el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return 'hidden';
     const r = el.getBoundingClientRect();
     if (r.width < 1 || r.height < 1) return 'hidden';
-    // The "visually hidden" pattern (a 1px clipped box) is for screen readers, not for the eye.
-    if (r.width <= 2 && r.height <= 2 && style.overflow === 'hidden') return 'hidden';
+    // The "visually hidden" pattern (a 1px clipped box) is for screen readers, not for the eye:
+    // nothing inside it is shown, so nothing inside it is read.
+    if (r.width <= 2 && r.height <= 2 && style.overflow === 'hidden') return 'gone';
     return 'shown';
   }
 
@@ -287,7 +288,7 @@ export const STRUCTURE_SCRIPT = `(() => {
         if (filter === 'interactive' || parentTextual) return;
         const t = squash(node.data);
         const host = node.parentElement;
-        if (t && host && inView(host)) push(pad(depth) + 'text ' + quote(cut(t, TEXT_MAX)));
+        if (t && host && inView(host) && visibility(host) === 'shown') push(pad(depth) + 'text ' + quote(cut(t, TEXT_MAX)));
         return;
       }
       if (node.nodeType !== 1 && node.nodeType !== 11) return;
@@ -321,9 +322,9 @@ export const STRUCTURE_SCRIPT = `(() => {
             const options = Array.from(node.options);
             options.slice(0, OPTIONS_MAX).forEach((o) => {
               const label = squash(o.label || o.textContent);
-              push(pad(depth + 1) + '  option ' + quote(cut(label, NAME_MAX)) + (o.value !== label ? ' value=' + quote(cut(o.value, NAME_MAX)) : '') + (o.selected ? ' selected' : '') + (o.disabled ? ' disabled' : ''));
+              push((filter === 'interactive' ? '  ' : pad(depth + 1)) + 'option ' + quote(cut(label, NAME_MAX)) + (o.value !== label ? ' value=' + quote(cut(o.value, NAME_MAX)) : '') + (o.selected ? ' selected' : '') + (o.disabled ? ' disabled' : ''));
             });
-            if (options.length > OPTIONS_MAX) push(pad(depth + 1) + '  (' + (options.length - OPTIONS_MAX) + ' more options)');
+            if (options.length > OPTIONS_MAX) push((filter === 'interactive' ? '  ' : pad(depth + 1)) + '(' + (options.length - OPTIONS_MAX) + ' more options)');
             return;
           }
           if (tag === 'iframe' || tag === 'frame') return;

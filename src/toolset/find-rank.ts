@@ -86,6 +86,9 @@ const SYNONYMS: ReadonlyArray<readonly string[]> = [
   ['reference', 'ref', 'number', 'id'],
 ];
 
+/** Matches scoring under this share of the best one are left out. */
+const RELATIVE_FLOOR = 0.4;
+
 const STOP_WORDS = new Set(['the', 'a', 'an', 'to', 'of', 'for', 'on', 'in', 'at', 'with', 'and', 'or', 'my', 'your', 'this', 'that', 'element', 'page', 'where', 'which', 'is', 'it']);
 
 const synonymsOf = (() => {
@@ -94,22 +97,34 @@ const synonymsOf = (() => {
   return (word: string) => map.get(word) ?? new Set([word]);
 })();
 
+/** Lower-case words, plurals folded to their singular ("addresses" → "address", "cities" → "city"). */
 function words(text: string): string[] {
   return text
     .toLowerCase()
     .replace(/e-mail/g, 'email')
     .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length > 0);
+    .filter((w) => w.length > 0)
+    .map((w) => (w.length > 4 && w.endsWith('ies') ? `${w.slice(0, -3)}y` : w.length > 4 && /(ss|sh|ch|x)es$/.test(w) ? w.slice(0, -2) : w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w));
 }
 
-/** How well one query word matches a set of words: 1 exact, 0.8 synonym, 0.6 shared prefix, else 0. */
+function commonPrefix(a: string, b: string): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}
+
+/** How well one query word matches a set of words: 1 exact, 0.8 synonym, 0.6 nearly the same word, else 0. */
 function wordScore(word: string, against: readonly string[]): number {
   let best = 0;
   const synonyms = synonymsOf(word);
   for (const other of against) {
     if (other === word) return 1;
     if (synonyms.has(other)) best = Math.max(best, 0.8);
-    else if (word.length >= 4 && other.length >= 4 && (other.startsWith(word.slice(0, Math.max(4, word.length - 2))) || word.startsWith(other.slice(0, Math.max(4, other.length - 2))))) best = Math.max(best, 0.6);
+    else {
+      // "addr" and "address", "organisation" and "organization": most of the longer word shared.
+      const shared = commonPrefix(word, other);
+      if (shared >= 4 && (shared === Math.min(word.length, other.length) || shared >= 0.75 * Math.max(word.length, other.length))) best = Math.max(best, 0.6);
+    }
   }
   return best;
 }
@@ -147,5 +162,8 @@ export function rankElements(query: string, candidates: readonly FoundElement[])
     if (c.inView) score += 0.05;
     if (score > 0) scored.push({ i: c.i, score });
   }
-  return scored.sort((a, b) => b.score - a.score || a.i - b.i).map((s) => s.i);
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  // Far weaker matches than the best are noise, not alternatives.
+  const floor = (scored[0]?.score ?? 0) * RELATIVE_FLOOR;
+  return scored.filter((s) => s.score >= floor).map((s) => s.i);
 }
