@@ -1,6 +1,7 @@
 /**
  * Makes demo/shop.recording.json: runs the demo workflow on the demo shop with a scripted
- * model (DEMO_TOOL_CALLS) instead of Claude, and keeps the run's recording.json. Run it again
+ * model instead of Claude (the browser toolset, turns from demoToolsetTurn: each reads its
+ * references from what the worker showed), and keeps the run's recording.json. Run it again
  * after changing the shop or the script: `node --import tsx demo/record.ts`.
  */
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
@@ -15,18 +16,26 @@ import { runExecution } from '../src/runner/run-execution.js';
 import { createLocalStore } from '../src/storage/local-store.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import { startShopServer } from './shop-server.js';
-import { DEMO_INPUT, DEMO_TOOL_CALLS, DEMO_WORKFLOW } from './workflow.js';
+import { DEMO_INPUT, DEMO_WORKFLOW, demoToolsetTurn, lastObservation, turnOf } from './workflow.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
-/** A minimal Messages API that answers turn n with DEMO_TOOL_CALLS[n]. */
+/** A minimal Messages API that answers turn n with demoToolsetTurn(n, what the worker showed last). */
 async function startScriptedModel(): Promise<{ url: string; close(): Promise<void> }> {
   let turn = 0;
   const server = http.createServer((req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const call = DEMO_TOOL_CALLS[turn++];
-      if (!call) return void res.writeHead(400, { 'content-type': 'application/json', 'x-should-retry': 'false' }).end('{"type":"error","error":{"type":"invalid_request_error","message":"script over"}}');
+      let calls;
+      try {
+        const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        turn++;
+        calls = demoToolsetTurn(turnOf(body), lastObservation(body));
+      } catch (error) {
+        const message = JSON.stringify((error as Error).message);
+        return void res.writeHead(400, { 'content-type': 'application/json', 'x-should-retry': 'false' }).end(`{"type":"error","error":{"type":"invalid_request_error","message":${message}}}`);
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
@@ -34,7 +43,7 @@ async function startScriptedModel(): Promise<{ url: string; close(): Promise<voi
           type: 'message',
           role: 'assistant',
           model: 'scripted',
-          content: [{ type: 'tool_use', id: `toolu_demo_${turn}`, name: call.name, input: call.input }],
+          content: calls.map((call, i) => ({ type: 'tool_use', id: `toolu_demo_${turn}_${i + 1}`, name: call.name, input: call.input, ...(call.toolset_name ? { toolset_name: call.toolset_name } : {}) })),
           stop_reason: 'tool_use',
           stop_sequence: null,
           usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },

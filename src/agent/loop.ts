@@ -203,8 +203,18 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
         continue;
       }
       const startedAt = now();
+      // The action's time is when it touched the page (its marker on the video), not when the
+      // worker began to look up its target: the log, the steps track and the video agree.
+      let touchedAt: number | undefined;
       const report = await browserCall(
-        () => space.run(call, { signal, beforeRun: (planned) => deps.onAction?.({ atMs: now(), ...planned }) }),
+        () =>
+          space.run(call, {
+            signal,
+            beforeRun: (planned) => {
+              touchedAt ??= now();
+              deps.onAction?.({ atMs: touchedAt, ...planned });
+            },
+          }),
         signal,
       );
       if (report.counted) stats.nAgentActions++;
@@ -220,9 +230,10 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
           ok: report.ok,
           ...(report.ok ? { text: resultText(report.result) } : { error: report.error }),
           label: report.label,
+          ...(report.point ? { point: report.point } : {}),
           durationMs: now() - startedAt,
         },
-        startedAt,
+        touchedAt ?? startedAt,
       );
       if (report.ok && report.trace) deps.onTrace?.(stats.nSteps, report.trace);
       results.push(report.result);

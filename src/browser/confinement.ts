@@ -119,7 +119,9 @@ export function createConfinement(opts: { hostRules?: string; logger?: Logger })
         matcher,
         onBlocked,
         logger,
-        isTrusted: (page) => trusted.has(page),
+        // The context's first page is the one the sandbox opens for the session; later ones the
+        // worker opened itself (new_tab) are registered with trustPage.
+        isTrusted: (page) => trusted.has(page) || context.pages()[0] === page,
         onRefusedNavigation: (page, url) => navigationListener?.(page, url),
       });
     };

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { commandLine, stopAllDaemons } from '../support/daemon-process.js';
-import { computer, finish } from '../support/scripted-model-server.js';
+import { browser, finish } from '../support/scripted-model-server.js';
 import { callsOf, onlyFinal, pollUntil, startRig, type FaultRig } from './harness.js';
 
 /**
@@ -13,8 +13,8 @@ let rig: FaultRig;
 
 beforeAll(async () => {
   rig = await startRig('chromium', {
-    crash: (turn) => (turn === 0 ? computer('left_click', { coordinate: [100, 100] }) : { hang: true }),
-    next: (turn) => (turn === 0 ? computer('left_click', { coordinate: [250, 120] }) : finish('completed', { fine: true })),
+    crash: (turn) => (turn === 0 ? browser('left_click', { target: { type: 'coordinate', x: 100, y: 100 } }) : { hang: true }),
+    next: (turn) => (turn === 0 ? browser('left_click', { target: { type: 'coordinate', x: 250, y: 120 } }) : finish('completed', { fine: true })),
   });
 });
 afterEach(stopAllDaemons);

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stopAllDaemons } from '../support/daemon-process.js';
-import { computer, finish } from '../support/scripted-model-server.js';
+import { browser, finish } from '../support/scripted-model-server.js';
 import { callsOf, onlyFinal, startRig, type FaultRig } from './harness.js';
 
 /**
@@ -14,7 +14,7 @@ let rig: FaultRig;
 beforeAll(async () => {
   rig = await startRig('lost', {
     // Turn 1 acts, turn 2 never answers: the run is in flight when its worker dies.
-    doomed: (turn) => (turn === 0 ? computer('left_click', { coordinate: [100, 100] }) : { hang: true }),
+    doomed: (turn) => (turn === 0 ? browser('left_click', { target: { type: 'coordinate', x: 100, y: 100 } }) : { hang: true }),
     later: () => finish('completed', { ok: true }),
   });
 });

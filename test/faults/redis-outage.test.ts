@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stopAllDaemons } from '../support/daemon-process.js';
-import { computer, finish } from '../support/scripted-model-server.js';
+import { browser, finish } from '../support/scripted-model-server.js';
 import { callsOf, freePort, httpGet, onlyFinal, pollUntil, startRig, type FaultRig } from './harness.js';
 
 /**
@@ -15,7 +15,7 @@ let rig: FaultRig;
 beforeAll(async () => {
   rig = await startRig('redis', {
     // A 10 s wait in the browser: Redis goes away and comes back during it.
-    survivor: (turn) => (turn === 0 ? computer('wait', { duration: 10 }) : finish('completed', { survived: true })),
+    survivor: (turn) => (turn === 0 ? browser('wait', { duration: 10 }) : finish('completed', { survived: true })),
     after: () => finish('completed', { after: true }),
   });
 });

@@ -3,7 +3,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { spawnDaemon, stopAllDaemons } from '../support/daemon-process.js';
-import { computer, finish } from '../support/scripted-model-server.js';
+import { browser, finish } from '../support/scripted-model-server.js';
 import { callsOf, onlyFinal, startRig, type FaultRig } from './harness.js';
 
 /**
@@ -18,7 +18,7 @@ let rig: FaultRig;
 beforeAll(async () => {
   rig = await startRig('shutdown', {
     // Still working (a 2 s wait in the browser) when SIGTERM comes, done well within the grace.
-    short: (turn) => (turn === 0 ? computer('wait', { duration: 2 }) : finish('completed', { done: 'short' })),
+    short: (turn) => (turn === 0 ? browser('wait', { duration: 2 }) : finish('completed', { done: 'short' })),
     long: () => ({ hang: true }),
     endless: () => ({ hang: true }),
     late: () => finish('completed', { done: 'late' }),

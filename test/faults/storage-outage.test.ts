@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stopAllDaemons } from '../support/daemon-process.js';
 import { s3Credentials } from '../support/s3.js';
-import { computer, finish } from '../support/scripted-model-server.js';
+import { browser, finish } from '../support/scripted-model-server.js';
 import { callsOf, onlyFinal, startRig, type FaultRig } from './harness.js';
 import { startStoppableS3, type StoppableS3 } from './stoppable-s3.js';
 
@@ -19,7 +19,7 @@ beforeAll(async () => {
   s3 = await startStoppableS3();
   rig = await startRig('s3', {
     upload: (turn) => {
-      if (turn === 0) return computer('left_click', { coordinate: [200, 150] });
+      if (turn === 0) return browser('left_click', { target: { type: 'coordinate', x: 200, y: 150 } });
       // The model's last answer takes storage down: every upload of this run finds it gone.
       void s3.stop();
       return finish('completed', { stored: 'later' });

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_INPUT, DEMO_TOOL_CALLS, DEMO_WORKFLOW } from '../../demo/workflow.js';
+import { DEMO_INPUT, DEMO_WORKFLOW, demoToolsetTurn, lastObservation, turnOf } from '../../demo/workflow.js';
 import { hostRules, tempDir } from '../support/env.js';
-import { startScriptedModelServer, toolUse, type ScriptedModelServer } from '../support/scripted-model-server.js';
+import { calls, startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
 
 /**
@@ -18,7 +18,7 @@ let dir: string;
 let specFile: string;
 
 beforeAll(async () => {
-  [shop, model, dir] = await Promise.all([startShopServer(), startScriptedModelServer(DEMO_TOOL_CALLS.map((c) => toolUse(c.name, c.input))), tempDir('cli-run')]);
+  [shop, model, dir] = await Promise.all([startShopServer(), startScriptedModelServer((request) => calls(demoToolsetTurn(turnOf(request.body), lastObservation(request.body)))), tempDir('cli-run')]);
   specFile = path.join(dir, 'spec.json');
   await writeFile(specFile, JSON.stringify(DEMO_WORKFLOW(`${shop.origin}/`)));
 });
@@ -60,13 +60,13 @@ describe('execution-worker run', () => {
     expect(first.stderr).not.toContain('demo-Pa55word');
     expect(first.code, tail(first.stderr)).toBe(0);
     const doc1 = JSON.parse(first.stdout);
-    expect(doc1).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 9, nAgentActions: 8, nScreenshots: 9 } });
+    expect(doc1).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 3, nAgentActions: 5, nScreenshots: 1 } });
 
     const [executionId] = await readdir(path.join(out1, 'executions'));
     const files = (await readdir(path.join(out1, 'executions', executionId!))).sort();
     expect(files).toEqual(['logs.jsonl', 'output.json', 'recording.json', 'steps.vtt', 'video.mp4']);
     const recording = path.join(out1, 'executions', executionId!, 'recording.json');
-    expect(JSON.parse(await readFile(recording, 'utf8')).turns).toHaveLength(9);
+    expect(JSON.parse(await readFile(recording, 'utf8')).turns).toHaveLength(3);
 
     const modelCalls = model.requests.length;
     const second = await cli(['run', '--spec', specFile, '--input', JSON.stringify(DEMO_INPUT), '--replay', recording, '--out', path.join(dir, 'out2')]);

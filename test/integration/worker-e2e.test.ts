@@ -14,8 +14,8 @@ import { createLogLines, type LogLine } from '../support/log-lines.js';
 import { startRecordingApi, type RecordingApi } from '../support/recording-api.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
-import { endTurn, finish, startScriptedModelServer, toolUse, type ScriptedTurn } from '../support/scripted-model-server.js';
-import { DEMO_INPUT, DEMO_TOOL_CALLS, DEMO_WORKFLOW } from '../../demo/workflow.js';
+import { calls, endTurn, finish, startScriptedModelServer, toolUse, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { DEMO_COMPUTER_CALLS, DEMO_INPUT, DEMO_WORKFLOW, asComputerMember, demoToolsetTurn, lastObservation, turnOf } from '../../demo/workflow.js';
 import { waitForJob } from '../support/queue-events.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
 import { ffprobe, isMarkerRed, pixelsDuring } from '../support/video-probe.js';
@@ -33,8 +33,10 @@ const ANTHROPIC_KEY = 'sk-ant-test-key-0002';
 const spec = (shop: ShopServer) => DEMO_WORKFLOW(`${shop.origin}/`);
 const input = { ...DEMO_INPUT, password: SECRET };
 
-/** What a model would do on the shop, as scripted turns: 9 turns, 8 actions. */
-const shopScript = (): ScriptedTurn[] => DEMO_TOOL_CALLS.map((call) => toolUse(call.name, call.input));
+/** What a model would do on the shop with computer use, as scripted turns: 9 turns, 8 actions. */
+const computerScript = (): ScriptedTurn[] => DEMO_COMPUTER_CALLS.map((call) => toolUse(call.name, call.input));
+/** The same with the browser toolset: 3 turns whose references come from the worker's own page reads. */
+const toolsetScript: Script = (request) => calls(demoToolsetTurn(turnOf(request.body), lastObservation(request.body)));
 
 let redis: TestRedis;
 let s3: TestS3;
@@ -55,7 +57,7 @@ afterAll(async () => {
 });
 
 /** A daemon on its own queue, with its own scripted model. */
-async function startWorker(script: ScriptedTurn[], extraEnv: Record<string, string> = {}) {
+async function startWorker(script: Script, extraEnv: Record<string, string> = {}) {
   const model = await startScriptedModelServer(script);
   const queueName = `e2e-${randomUUID().slice(0, 8)}`;
   const config = loadConfig({
@@ -122,12 +124,63 @@ async function object(key: string): Promise<Buffer> {
 
 const callsFor = (id: string) => api.calls.filter((c) => c.path.includes(id)).map((c) => `${c.method} ${c.path.replace(`/${id}`, '/:id')}`);
 
+/** What differs between the two action spaces on the same shop run. */
+interface ShopCase {
+  script: Script;
+  specification: Record<string, unknown>;
+  counters: { nSteps: number; nAgentActions: number; nScreenshots: number };
+  /** `action` events in logs.jsonl (reads included) and cues on the steps track (actions only). */
+  actionEvents: number;
+  cues: number;
+  firstCue: RegExp;
+  clicks: number;
+  toolType: RegExp;
+}
+
+const CASES: Record<'browser toolset' | 'computer toolset' | 'computer tool', (shop: ShopServer) => ShopCase> = {
+  'browser toolset': (shop) => ({
+    script: toolsetScript,
+    specification: spec(shop),
+    // Turn 1: two form inputs, a click, a read; turn 2: a form input, a click, a read; turn 3: finish.
+    counters: { nSteps: 3, nAgentActions: 5, nScreenshots: 1 },
+    actionEvents: 7,
+    cues: 5,
+    firstCue: /^form_input ref_\d+ \(textbox "User"\) = "ann"$/,
+    clicks: 2,
+    toolType: /^browser_toolset_20260801$/,
+  }),
+  // The same model, asked for computer use: the computer toolset, one member per turn here,
+  // each turn's last result carrying a fresh screenshot.
+  'computer toolset': (shop) => ({
+    script: DEMO_COMPUTER_CALLS.map((call) => calls([asComputerMember(call)])),
+    specification: { ...spec(shop), toolset: 'computer' },
+    counters: { nSteps: 9, nAgentActions: 8, nScreenshots: 9 },
+    actionEvents: 8,
+    cues: 8,
+    firstCue: /^click \(250, 120\)$/,
+    clicks: 4,
+    toolType: /^computer_toolset_20260801$/,
+  }),
+  // A model that takes only the earlier tool version (with its beta header).
+  'computer tool': (shop) => ({
+    script: computerScript(),
+    specification: { ...spec(shop), model: 'claude-opus-4-7' },
+    counters: { nSteps: 9, nAgentActions: 8, nScreenshots: 9 },
+    actionEvents: 8,
+    cues: 8,
+    firstCue: /^click \(250, 120\)$/,
+    clicks: 4,
+    toolType: /^computer_20251124$/,
+  }),
+};
+
 describe('worker end to end', () => {
-  it('runs a queued execution on the shop and reports it completed with counters and artifacts', async () => {
-    const worker = await startWorker(shopScript());
+  it.each(Object.keys(CASES) as Array<keyof typeof CASES>)('runs a queued execution on the shop with the %s and reports it completed with counters and artifacts', async (name) => {
+    const shopCase = CASES[name](shop);
+    const worker = await startWorker(shopCase.script);
     try {
       const executionId = randomUUID();
-      await worker.queue.add('execute', { executionId, workflowId: 'wf-1', workflowVersionId: 'v-1', inputPayload: input, specification: spec(shop) }, { jobId: executionId });
+      await worker.queue.add('execute', { executionId, workflowId: 'wf-1', workflowVersionId: 'v-1', inputPayload: input, specification: shopCase.specification }, { jobId: executionId });
       const final = await worker.waitFor('the final report', api.waitForFinal(executionId));
       if (!final.path.endsWith('/completed')) {
         // Say what went wrong: the report and the run's log.
@@ -143,11 +196,11 @@ describe('worker end to end', () => {
 
       const body = final.body as Record<string, unknown>;
       expect(Object.keys(body).sort()).toEqual(['completedAt', 'durationMs', 'logsUrl', 'nAgentActions', 'nScreenshots', 'nSteps', 'outputUrl', 'videoUrl'].sort());
-      expect(body).toMatchObject({ nSteps: 9, nAgentActions: 8, nScreenshots: 9 });
+      expect(body).toMatchObject(shopCase.counters);
       expect(body.durationMs).toBeGreaterThan(0);
       const prefix = `test/executions/${executionId}/`;
-      for (const [field, name] of [['outputUrl', 'output.json'], ['videoUrl', 'video.mp4'], ['logsUrl', 'logs.jsonl']] as const) {
-        expect(body[field]).toBe(`${s3.endpoint}/${s3.bucket}/${prefix}${name}`);
+      for (const [field, file] of [['outputUrl', 'output.json'], ['videoUrl', 'video.mp4'], ['logsUrl', 'logs.jsonl']] as const) {
+        expect(body[field]).toBe(`${s3.endpoint}/${s3.bucket}/${prefix}${file}`);
       }
 
       // The shop really received what the agent typed, the secret included.
@@ -156,17 +209,18 @@ describe('worker end to end', () => {
 
       // Artifacts: present, parseable, consistent, and without secrets.
       const output = JSON.parse((await object(`${prefix}output.json`)).toString());
-      expect(output).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, error: null, counters: { nSteps: 9, nAgentActions: 8, nScreenshots: 9 } });
+      expect(output).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, error: null, counters: shopCase.counters });
       expect(output.usage.inputTokens).toBeGreaterThan(0);
       const logs = (await object(`${prefix}logs.jsonl`)).toString();
       const events = logs.trim().split('\n').map((line) => JSON.parse(line) as { type: string; t: number });
       const count = (type: string) => events.filter((e) => e.type === type).length;
-      expect(count('model_turn')).toBe(9);
-      expect(count('action')).toBe(8);
+      expect(count('model_turn')).toBe(shopCase.counters.nSteps);
+      expect(count('action')).toBe(shopCase.actionEvents);
       expect(count('execution_started')).toBe(1);
       expect(count('execution_completed')).toBe(1);
       const recording = JSON.parse((await object(`${prefix}recording.json`)).toString());
-      expect(recording.turns).toHaveLength(9);
+      expect(recording.turns).toHaveLength(shopCase.counters.nSteps);
+      expect(recording.toolVersion).toMatch(shopCase.toolType);
       const video = await object(`${prefix}video.mp4`);
       expect(video.subarray(4, 8).toString()).toBe('ftyp');
       // The video covers the run on a real-time timeline: its length is the reported duration.
@@ -176,35 +230,45 @@ describe('worker end to end', () => {
       expect(probe.codec).toBe('h264');
       expect(probe.pixFmt).toBe('yuv420p');
       expect(Math.abs(probe.durationMs - (body.durationMs as number))).toBeLessThanOrEqual(Math.max(500, 0.02 * (body.durationMs as number)));
-      // Every click shows its marker where it landed, in the frames of the 0.6 s after its
-      // logged time (VIDEO_FPS 5: frames 0.2 s apart).
-      const clicks = events.filter((e) => e.type === 'action' && /click/.test((e as { action?: string }).action ?? '')) as unknown as Array<{ t: number; input: { coordinate: [number, number] } }>;
-      expect(clicks).toHaveLength(4);
-      for (const { t, input: { coordinate: [x, y] } } of clicks) {
-        const frames = await pixelsDuring(videoFile, 5, t / 1000, 0.6, { x, y });
+      // Every click shows its marker where it landed (by reference: at the element's point), in
+      // the frames of the 0.6 s after its logged time (VIDEO_FPS 5: frames 0.2 s apart).
+      const clicks = events.filter((e) => e.type === 'action' && /click/.test((e as { action?: string }).action ?? '')) as unknown as Array<{ t: number; point: { x: number; y: number } }>;
+      expect(clicks).toHaveLength(shopCase.clicks);
+      for (const { t, point } of clicks) {
+        expect(point).toBeDefined();
+        const frames = await pixelsDuring(videoFile, 5, t / 1000, 0.6, point);
         // A click in the run's last moments may have no frame after it: the run ended.
         if (frames.length > 0) expect(frames.some(isMarkerRed), `marker of the click at ${t} ms: ${JSON.stringify(frames)}`).toBe(true);
       }
-      const click = clicks[0]!;
-      expect(click.t).toBeGreaterThan(0);
       const vtt = (await object(`${prefix}steps.vtt`)).toString();
       expect(vtt.startsWith('WEBVTT')).toBe(true);
-      expect(vtt.split('-->').length - 1).toBe(8);
+      expect(vtt.split('-->').length - 1).toBe(shopCase.cues);
       expect(vtt).toContain('{{password}}');
       const firstCue = /^(\d\d):(\d\d):(\d\d)\.(\d\d\d) --> .*\n(.*)$/m.exec(vtt)!;
       const cueMs = ((Number(firstCue[1]) * 60 + Number(firstCue[2])) * 60 + Number(firstCue[3])) * 1000 + Number(firstCue[4]);
-      expect(firstCue[5]).toBe('click (250, 120)');
-      expect(Math.abs(cueMs - click.t)).toBeLessThanOrEqual(5);
+      expect(firstCue[5]).toMatch(shopCase.firstCue);
+      const firstAction = events.find((e) => e.type === 'action')!;
+      expect(Math.abs(cueMs - firstAction.t)).toBeLessThanOrEqual(5);
       expect(vtt).not.toContain(SECRET);
       for (const text of [logs, JSON.stringify(output), JSON.stringify(recording), JSON.stringify(worker.model.requests.map((r) => r.body))]) {
         expect(text).not.toContain(SECRET);
         expect(text).not.toContain(API_KEY);
         expect(text).not.toContain(ANTHROPIC_KEY);
       }
-      // The model saw the placeholder and a fresh screenshot after each action.
+      // The model saw the placeholder, and the action space it was given.
       const lastRequest = worker.model.requests.at(-1)!.body as { system: Array<{ text: string }>; tools: Array<{ type?: string }> };
       expect(lastRequest.system[0]!.text).toContain('{{password}}');
-      expect(lastRequest.tools[0]!.type).toMatch(/^computer_2025/);
+      expect(lastRequest.tools[0]!.type).toMatch(shopCase.toolType);
+      // No beta header for the toolsets (generally available); the earlier tool has its own.
+      const beta = name === 'computer tool' ? 'computer-use-2025-11-24' : undefined;
+      expect(worker.model.requests.every((r) => r.headers['anthropic-beta'] === beta)).toBe(true);
+      // Every result of a toolset member echoes its toolset_name; no other result has one.
+      type Block = { type: string; id?: string; tool_use_id?: string; toolset_name?: string };
+      const blocks = worker.model.requests.flatMap((q) => (q.body as { messages: Array<{ content: unknown }> }).messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : [])));
+      const toolsetOf = new Map(blocks.filter((b) => b.type === 'tool_use').map((b) => [b.id, b.toolset_name]));
+      const answered = blocks.filter((b) => b.type === 'tool_result');
+      expect(answered.length).toBeGreaterThan(0);
+      for (const r of answered) expect(r.toolset_name).toBe(toolsetOf.get(r.tool_use_id));
     } finally {
       await worker.stop();
     }

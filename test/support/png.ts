@@ -48,3 +48,20 @@ export function decodePng(png: Buffer): { width: number; height: number; pixel(x
     },
   };
 }
+
+/** Decodes a JPEG (what the model is shown) with jpeg-js; pixels are approximate, as JPEG is. */
+export async function decodeJpeg(jpeg: Buffer): Promise<{ width: number; height: number; pixel(x: number, y: number): [number, number, number] }> {
+  const { decode } = await import('jpeg-js');
+  const image = decode(jpeg, { useTArray: true });
+  return {
+    width: image.width,
+    height: image.height,
+    pixel: (x, y) => {
+      const i = (y * image.width + x) * 4;
+      return [image.data[i]!, image.data[i + 1]!, image.data[i + 2]!];
+    },
+  };
+}
+
+/** Red as JPEG keeps it: close to (255, 0, 0). */
+export const isRed = ([r, g, b]: [number, number, number]): boolean => r > 200 && g < 60 && b < 60;

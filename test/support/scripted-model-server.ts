@@ -210,9 +210,24 @@ export function text(value: string): ScriptedContentBlock {
   return { type: 'text', text: value };
 }
 
-/** A tool_use content block with a fresh id. */
-export function toolUseBlock(name: string, input: unknown, id = `toolu_scripted_${String(++toolUseCounter).padStart(4, '0')}`): ScriptedContentBlock {
-  return { type: 'tool_use', id, name, input };
+/** A tool_use content block with a fresh id (a toolset member's when `toolsetName` is given). */
+export function toolUseBlock(name: string, input: unknown, id = `toolu_scripted_${String(++toolUseCounter).padStart(4, '0')}`, toolsetName?: string): ScriptedContentBlock {
+  return { type: 'tool_use', id, name, input, ...(toolsetName ? { toolset_name: toolsetName } : {}) };
+}
+
+/** A browser toolset member call, as a content block: `member('left_click', { target: … })`. */
+export function memberBlock(name: string, input: Record<string, unknown> = {}, toolsetName = 'browser'): ScriptedContentBlock {
+  return toolUseBlock(name, input, undefined, toolsetName);
+}
+
+/** A turn calling one member of the browser toolset (the default action space). */
+export function browser(name: string, input: Record<string, unknown> = {}): ScriptedResponse {
+  return turn(memberBlock(name, input));
+}
+
+/** A turn made of tool calls in the demo's shape (`{ name, input, toolset_name? }`). */
+export function calls(list: ReadonlyArray<{ name: string; input: unknown; toolset_name?: string }>): ScriptedResponse {
+  return turn(...list.map((c) => toolUseBlock(c.name, c.input, undefined, c.toolset_name)));
 }
 
 /** A turn made of the given blocks; `tool_use` stop reason when one of them is a tool call. */
