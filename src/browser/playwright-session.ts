@@ -71,8 +71,14 @@ export function createSession(parts: SessionParts): BrowserSession {
     if (changes.length > CHANGES_MAX) changes.splice(0, changes.length - CHANGES_MAX);
   };
   const notify = (listeners: Set<() => void>) => [...listeners].forEach((fn) => fn());
-  const activeTab = (): PlaywrightTab => activations[activations.length - 1] ?? tabs[tabs.length - 1] ?? tabOf.get(parts.page)!;
-  const active = (): Page => activeTab().page;
+  /** The tab the agent acts on; none once the browser has closed them all (it died). */
+  const activeTab = (): PlaywrightTab | undefined => activations[activations.length - 1] ?? tabs[tabs.length - 1];
+  const requireTab = (): PlaywrightTab => {
+    const tab = activeTab();
+    if (!tab) throw new Error('the browser has no open tab');
+    return tab;
+  };
+  const active = (): Page => requireTab().page;
   const activate = (tab: PlaywrightTab) => {
     const at = activations.indexOf(tab);
     if (at === activations.length - 1 && at >= 0) return;
@@ -223,7 +229,7 @@ export function createSession(parts: SessionParts): BrowserSession {
 
   /** Runs a navigation of the active tab; a page that failed to load is an answer, a dead one an exception. */
   const navigation = async (signal: AbortSignal, go: (page: Page) => Promise<Response | null>): Promise<NavigationResult> => {
-    const tab = activeTab();
+    const tab = requireTab();
     const page = tab.page;
     lastInputAt = Date.now();
     // goto() takes no signal: stopping the load makes it fail fast instead.
@@ -329,15 +335,15 @@ export function createSession(parts: SessionParts): BrowserSession {
     typeText: (text) =>
       input(async () => {
         // All of a batch's key events at once; CDP keeps them in order (see keystrokes.ts).
-        const client = await activeTab().cdp();
+        const client = await requireTab().cdp();
         const commands = keystrokesFor(text);
         for (let i = 0; i < commands.length; i += KEYSTROKE_BATCH) {
           await Promise.all(commands.slice(i, i + KEYSTROKE_BATCH).map((c) => client.send(c.method, c.params)));
         }
       }),
 
-    screenshot: (shot) => {
-      const tab = activeTab();
+    screenshot: async (shot) => {
+      const tab = requireTab();
       return screenshotOf(tab.page, tab.cdp, shot);
     },
 
@@ -429,9 +435,9 @@ export function createSession(parts: SessionParts): BrowserSession {
     const follow = () => {
       chain = chain.then(async () => {
         const tab = activeTab();
-        if (stopped || current?.page === tab.page) return;
+        if (stopped || current?.page === tab?.page) return;
         await detach();
-        if (!tab.page.isClosed() && !closing) await attach(tab).catch((error: unknown) => logger.warn({ err: firstLine(error) }, 'screencast could not follow the page'));
+        if (tab && !tab.page.isClosed() && !closing) await attach(tab).catch((error: unknown) => logger.warn({ err: firstLine(error) }, 'screencast could not follow the page'));
       });
     };
     let stopping: Promise<void> | undefined;
