@@ -23,19 +23,29 @@ import type { DownloadEvent } from './types.js';
 export interface DownloadTracker {
   /** Takes over a download the guard allowed. */
   accept(download: Download): void;
-  /** Cancels the downloads still running, waits until each is reported, detaches; idempotent. */
+  /**
+   * Gives the downloads still running `graceMs` to finish, cancels the rest, waits until each
+   * one is reported, detaches; idempotent.
+   */
   close(): Promise<void>;
 }
 
 export interface DownloadOptions {
   dir: string;
   maxBytes: number;
+  /** How long a download running when the session closes may take to finish. */
+  graceMs?: number;
   onEvent: (event: DownloadEvent) => void;
   logger: Logger;
 }
 
 /** Downloads one execution may start; a page looping on downloads must not fill the disk. */
 export const MAX_DOWNLOADS = 50;
+/**
+ * The agent often ends the run right after the click that starts a download ("download the
+ * invoice, then finish"): such a download is given this long to arrive before it is cancelled.
+ */
+export const DEFAULT_DOWNLOAD_GRACE_MS = 10_000;
 /** Content types remembered from responses, by URL, until their download starts. */
 const REMEMBERED_TYPES = 100;
 
@@ -182,7 +192,7 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
       const tracked: Tracked = { download, id: `download-${++count}`, name: uniqueName(safeFileName(download.suggestedFilename()), taken), url };
       running.add(tracked);
       emit({ id: tracked.id, state: 'started', url, name: tracked.name });
-      if (closing) cancel(tracked, 'the run ended before the download finished');
+      if (closing) cancel(tracked, 'it started after the run ended');
       else if (count > MAX_DOWNLOADS) cancel(tracked, `more than ${MAX_DOWNLOADS} downloads in one execution`);
       const index = unmatched.findIndex((p) => p.url === url && p.suggestedFilename === download.suggestedFilename());
       if (index >= 0) link(tracked, unmatched.splice(index, 1)[0]!);
@@ -195,7 +205,16 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
       closing ??= (async () => {
         context.off('page', watchProgress);
         context.off('response', onResponse);
-        for (const tracked of running) cancel(tracked, 'the run ended before the download finished');
+        const graceMs = opts.graceMs ?? DEFAULT_DOWNLOAD_GRACE_MS;
+        if (settling.size > 0 && graceMs > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, graceMs);
+            void Promise.all([...settling]).then(() => resolve());
+          });
+          clearTimeout(timer);
+        }
+        for (const tracked of running) cancel(tracked, `the run ended and the download did not finish within ${graceMs} ms`);
         await Promise.all([...settling]);
         for (const session of cdpSessions) await (await session)?.detach().catch(() => undefined);
       })();

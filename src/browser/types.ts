@@ -40,7 +40,12 @@ export interface SessionOptions {
    * Where downloads from allowed hosts are saved (contract §12); without it every download is
    * refused. Each download's lifecycle is reported through `onDownload`.
    */
-  downloads?: { dir: string; maxBytes: number };
+  downloads?: {
+    dir: string;
+    maxBytes: number;
+    /** How long a download still running at close may take to finish (default 10 s); then it is cancelled. */
+    graceMs?: number;
+  };
   onDownload?: (event: DownloadEvent) => void;
   /** The execution's input files: the only files a page's file input may ever receive. */
   inputFiles?: readonly StagedFile[];
@@ -72,7 +77,7 @@ export interface DownloadEvent {
   sha256?: string;
   contentType?: string;
   path?: string;
-  /** failed: why (too large, cancelled by the page, the run ended first, …). */
+  /** failed: why (too large, cancelled by the page, not done within the grace after the run, …). */
   error?: string;
 }
 

@@ -116,23 +116,29 @@ function toRef(found: { path: string; url: string; name?: string }, taken: Set<s
   let lastSegment: string;
   if (url.protocol === 's3:') {
     scheme = 's3';
-    const key = url.pathname.replace(/^\//, '');
-    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(url.hostname)) throw bad(path, `${shown(raw)} does not name a valid S3 bucket`);
+    const { bucket, key } = s3Location(raw);
+    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw bad(path, `${shown(raw)} does not name a valid S3 bucket`);
     if (key === '' || key.endsWith('/')) throw bad(path, `${shown(raw)} names a folder, not an object`);
     lastSegment = key.split('/').pop()!;
   } else if (url.protocol === 'https:' || url.protocol === 'http:') {
     scheme = 'http';
     if (url.username !== '' || url.password !== '') throw bad(path, `${shown(raw)} carries credentials; put them nowhere in a file URL`);
-    lastSegment = url.pathname.split('/').pop() ?? '';
+    lastSegment = decodeSegment(url.pathname.split('/').pop() ?? '');
   } else {
     throw bad(path, `files are fetched from s3:// or https:// URLs, not "${url.protocol}"`);
   }
-  const name = checkFileName(found.name ?? decodeSegment(lastSegment));
+  const name = checkFileName(found.name ?? lastSegment);
   if (!name.ok) {
     const hint = found.name === undefined ? ' (give the file a "name" when its URL does not end in one)' : '';
     throw bad(path, `unsafe file name: ${name.reason}${hint}`);
   }
   return { payloadPath: path, url: raw, scheme, name: uniqueName(name.name, taken) };
+}
+
+/** Bucket and key of `s3://bucket/key`; the key percent-decoded (`a%20b.pdf` is `a b.pdf`). */
+export function s3Location(raw: string): { bucket: string; key: string } {
+  const url = new URL(raw);
+  return { bucket: url.hostname, key: decodeSegment(url.pathname.replace(/^\//, '')) };
 }
 
 function decodeSegment(segment: string): string {

@@ -205,15 +205,15 @@ describe('downloads', () => {
     expect(await readdir(o.downloadsDir).catch(() => [])).toEqual([]);
   });
 
-  it('reports a download still running when the session closes as failed, before close resolves', async () => {
-    const o = await openSession();
+  it('reports a download still running when the session closes (after its grace) as failed, before close resolves', async () => {
+    const o = await openSession({ downloads: { dir: path.join(dir, 'no-grace'), maxBytes: MAX_BYTES, graceMs: 0 } });
     await goto(o.session, '');
     await clickRow(o.session, 340);
     await o.download((e) => e.state === 'started');
     await o.session.close();
     expect(o.downloads.map((e) => [e.state, e.error])).toEqual([
       ['started', undefined],
-      ['failed', 'the run ended before the download finished'],
+      ['failed', 'the run ended and the download did not finish within 0 ms'],
     ]);
   });
 
