@@ -22,6 +22,8 @@ export interface ConfinedFetchOptions {
   /** BROWSER_HOST_RULES: the names the proxy maps, as for the browser. */
   hostRules?: string;
   logger?: Logger;
+  /** Certificates trusted besides Node's (tests; operators use NODE_EXTRA_CA_CERTS). */
+  ca?: string | Buffer;
 }
 
 export interface ConfinedFetcher {
@@ -63,7 +65,7 @@ export function createConfinedFetcher(opts: ConfinedFetchOptions): ConfinedFetch
         let url = new URL(raw);
         for (let hop = 0; ; hop++) {
           refusal = undefined;
-          response = await get(proxy, url, signal);
+          response = await get(proxy, url, signal, opts.ca);
           const status = response.statusCode ?? 0;
           const location = response.headers.location;
           if (REDIRECTS.has(status) && location) {
@@ -113,7 +115,7 @@ async function fail(proxy: EgressProxy, reason: string): Promise<OpenedFile> {
 const HEADERS = { 'user-agent': 'execution-worker (input file)', accept: '*/*' };
 
 /** One GET through the proxy: absolute form for http, a CONNECT tunnel then TLS for https. */
-function get(proxy: EgressProxy, url: URL, signal: AbortSignal): Promise<IncomingMessage> {
+function get(proxy: EgressProxy, url: URL, signal: AbortSignal, ca: string | Buffer | undefined): Promise<IncomingMessage> {
   if (url.protocol === 'http:') {
     return send(http.request({ host: '127.0.0.1', port: proxy.port, method: 'GET', path: url.href, headers: { ...HEADERS, host: url.host }, signal }));
   }
@@ -137,7 +139,7 @@ function get(proxy: EgressProxy, url: URL, signal: AbortSignal): Promise<Incomin
         signal,
         // The tunnel is the connection: TLS (with certificate checks) runs inside it.
         // SNI carries names only, never an address.
-        createConnection: () => tls.connect({ socket, ...(net.isIP(servername) === 0 ? { servername } : {}) }),
+        createConnection: () => tls.connect({ socket, ...(net.isIP(servername) === 0 ? { servername } : {}), ...(ca ? { ca: [...tls.rootCertificates, ca.toString()] } : {}) }),
       });
       send(request).then(resolve, reject);
     });
