@@ -24,8 +24,8 @@ export interface DownloadTracker {
   /** Takes over a download the guard allowed. */
   accept(download: Download): void;
   /**
-   * Gives the downloads still running `graceMs` to finish, cancels the rest, waits until each
-   * one is reported, detaches; idempotent.
+   * Gives the downloads still running `graceMs` to finish (none once the run's signal has
+   * aborted), cancels the rest, waits until each one is reported, detaches; idempotent.
    */
   close(): Promise<void>;
 }
@@ -35,6 +35,8 @@ export interface DownloadOptions {
   maxBytes: number;
   /** How long a download running when the session closes may take to finish. */
   graceMs?: number;
+  /** The run's signal: once it aborts (deadline, shutdown, crash) there is no grace. */
+  signal?: AbortSignal;
   onEvent: (event: DownloadEvent) => void;
   logger: Logger;
 }
@@ -206,15 +208,21 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
         context.off('page', watchProgress);
         context.off('response', onResponse);
         const graceMs = opts.graceMs ?? DEFAULT_DOWNLOAD_GRACE_MS;
-        if (settling.size > 0 && graceMs > 0) {
+        const { signal } = opts;
+        if (settling.size > 0 && graceMs > 0 && !signal?.aborted) {
           let timer: NodeJS.Timeout | undefined;
+          let stop = (): void => undefined;
           await new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, graceMs);
-            void Promise.all([...settling]).then(() => resolve());
+            stop = () => resolve();
+            timer = setTimeout(stop, graceMs);
+            signal?.addEventListener('abort', stop, { once: true });
+            void Promise.all([...settling]).then(stop);
           });
           clearTimeout(timer);
+          signal?.removeEventListener('abort', stop);
         }
-        for (const tracked of running) cancel(tracked, `the run ended and the download did not finish within ${graceMs} ms`);
+        const why = signal?.aborted ? 'the run was stopped before the download finished' : `the run ended and the download did not finish within ${graceMs} ms`;
+        for (const tracked of running) cancel(tracked, why);
         await Promise.all([...settling]);
         for (const session of cdpSessions) await (await session)?.detach().catch(() => undefined);
       })();

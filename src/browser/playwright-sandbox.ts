@@ -117,7 +117,8 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
         });
         if (options.downloads) {
           const { onDownload } = options;
-          downloads = attachDownloads(context, { ...options.downloads, onEvent: (event) => onDownload?.(event), logger: sessionLogger });
+          // The run's signal: a run stopped from outside gives its downloads no grace.
+          downloads = attachDownloads(context, { ...options.downloads, signal, onEvent: (event) => onDownload?.(event), logger: sessionLogger });
         }
         const files = attachFileChoosers(context, { files: options.inputFiles ?? [], logger: sessionLogger, ...(options.onFileChooser ? { onOpened: options.onFileChooser } : {}) });
         const tracker = downloads;

@@ -315,7 +315,8 @@ export function createSession(parts: SessionParts): BrowserSession {
       closing ??= (async () => {
         browser.off('disconnected', onDisconnected);
         for (const stop of [...screencasts]) await stop().catch(() => undefined);
-        // Downloads still running are cancelled and reported while their context is alive.
+        // Downloads still running get their grace, then are cancelled and reported, while their
+        // context is alive.
         await parts.downloads?.close().catch((error: unknown) => logger.warn({ err: firstLine(error) }, 'closing downloads failed'));
         // The context first, then the session's proxy. While a context is disposed, requests its
         // pages still send (pagehide beacons, a script mid-fetch) are no longer paused for the

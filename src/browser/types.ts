@@ -43,7 +43,10 @@ export interface SessionOptions {
   downloads?: {
     dir: string;
     maxBytes: number;
-    /** How long a download still running at close may take to finish (default 10 s); then it is cancelled. */
+    /**
+     * How long a download still running at close may take to finish (default 10 s; none when
+     * the signal given to openSession has aborted); then it is cancelled.
+     */
     graceMs?: number;
   };
   onDownload?: (event: DownloadEvent) => void;

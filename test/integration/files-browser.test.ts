@@ -61,7 +61,7 @@ interface Opened {
 let open: Opened | undefined;
 let sessions = 0;
 
-async function openSession(extra: Partial<SessionOptions> = {}, withDownloads = true): Promise<Opened> {
+async function openSession(extra: Partial<SessionOptions> = {}, withDownloads = true, signal = new AbortController().signal): Promise<Opened> {
   const downloadsDir = path.join(dir, `downloads-${++sessions}`);
   const emitter = new EventEmitter();
   const downloads: DownloadEvent[] = [];
@@ -104,7 +104,7 @@ async function openSession(extra: Partial<SessionOptions> = {}, withDownloads = 
       },
       ...extra,
     },
-    new AbortController().signal,
+    signal,
   );
   open = {
     session,
@@ -214,6 +214,20 @@ describe('downloads', () => {
     expect(o.downloads.map((e) => [e.state, e.error])).toEqual([
       ['started', undefined],
       ['failed', 'the run ended and the download did not finish within 0 ms'],
+    ]);
+  });
+
+  it('gives no grace to a download when the run was stopped', async () => {
+    const run = new AbortController();
+    const o = await openSession({}, true, run.signal);
+    await goto(o.session, '');
+    await clickRow(o.session, 340);
+    await o.download((e) => e.state === 'started');
+    run.abort(new Error('deadline'));
+    await o.session.close();
+    expect(o.downloads.map((e) => [e.state, e.error])).toEqual([
+      ['started', undefined],
+      ['failed', 'the run was stopped before the download finished'],
     ]);
   });
 
