@@ -17,6 +17,11 @@ export interface FileChooserTracker {
   pending(page: Page): FileChooserEvent | undefined;
   /** Gives the named input files to `page`'s pending chooser or to its file input at a point. */
   setFiles(page: Page, names: readonly string[], target: FileInputTarget): Promise<FileInputResult>;
+  /**
+   * Gives the named input files to a file input found otherwise (an element `ref` of the
+   * toolset): the element must be an `<input type=file>` or a label of one.
+   */
+  setFilesOn(page: Page, element: ElementHandle, names: readonly string[]): Promise<FileInputResult>;
 }
 
 export function attachFileChoosers(
@@ -90,8 +95,8 @@ export function attachFileChoosers(
           const input = await fileInputAt(page, target.x, target.y);
           if (!input) return { ok: false, error: `there is no file input at (${target.x}, ${target.y})` };
           try {
-            if (files.paths.length > 1 && !(await input.evaluate((e) => (e as HTMLInputElement).multiple))) return { ok: false, error: 'this file input takes one file' };
-            await input.setInputFiles(files.paths);
+            const given = await fill(input, files.paths);
+            if (given) return given;
           } finally {
             await input.dispose().catch(() => undefined);
           }
@@ -103,7 +108,35 @@ export function attachFileChoosers(
       }
       return { ok: true, names: files.names };
     },
+
+    async setFilesOn(page, element, names) {
+      const files = await resolve(names);
+      if (!files.ok) return files;
+      try {
+        const handle = await element.evaluateHandle((e) => (e instanceof HTMLLabelElement ? e.control : e));
+        try {
+          const input = handle.asElement() as ElementHandle<HTMLInputElement> | null;
+          if (!input || !(await input.evaluate((e) => e instanceof HTMLInputElement && e.type === 'file'))) return { ok: false, error: 'that element is not a file input' };
+          const given = await fill(input, files.paths);
+          if (given) return given;
+        } finally {
+          await handle.dispose().catch(() => undefined);
+        }
+        choosers.delete(page);
+      } catch (error) {
+        if (page.isClosed()) throw error;
+        return { ok: false, error: `the files could not be set: ${firstLine(error)}` };
+      }
+      return { ok: true, names: files.names };
+    },
   };
+}
+
+/** Sets the files of a file input; a refusal (one input, several files) comes back as a result. */
+async function fill(input: ElementHandle<HTMLInputElement>, paths: string[]): Promise<FileInputResult | undefined> {
+  if (paths.length > 1 && !(await input.evaluate((e) => e.multiple))) return { ok: false, error: 'this file input takes one file' };
+  await input.setInputFiles(paths);
+  return undefined;
 }
 
 /** The `<input type=file>` at a viewport point: itself, the control of a label there, or none. */

@@ -3,7 +3,9 @@ import { EventEmitter } from 'node:events';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
+import { chromium } from 'playwright-core';
+import { attachFileChoosers } from '../../src/browser/file-chooser.js';
+import { createPlaywrightSandbox, resolveChromiumPath } from '../../src/browser/playwright-sandbox.js';
 import type { BlockedRequest, BrowserSandbox, BrowserSession, DownloadEvent, FileChooserEvent, SessionOptions, StagedFile } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { Logger } from '../../src/telemetry/types.js';
@@ -286,6 +288,25 @@ describe('file choosers and inputs', () => {
     // The chooser is still waiting for a valid answer.
     expect(o.session.pendingFileChooser()).toEqual({ multiple: false, url: 'http://files.test/upload.html' });
     expect(site.uploads.length).toBe(uploadsBefore);
+  });
+
+  it('fills a file input the caller found itself (a toolset ref), and nothing else', async () => {
+    // The element-level entry the toolset's refs will use, on a plain context: no session port.
+    const browser = await chromium.launch({ executablePath: resolveChromiumPath(), args: ['--no-sandbox', `--host-resolver-rules=${site.hostRules}`] });
+    try {
+      const context = await browser.newContext();
+      const files = attachFileChoosers(context, { files: stagedFiles, logger: silent });
+      const page = await context.newPage();
+      await page.goto('http://files.test/upload.html');
+      expect(await files.setFilesOn(page, (await page.$('#send'))!, ['invoice.pdf'])).toEqual({ ok: false, error: 'that element is not a file input' });
+      expect(await files.setFilesOn(page, (await page.$('#hidden-doc'))!, ['/etc/hostname'])).toEqual({ ok: false, error: expect.stringContaining('is not an input file') });
+      expect(await files.setFilesOn(page, (await page.$('#hidden-doc'))!, ['invoice.pdf'])).toEqual({ ok: true, names: ['invoice.pdf'] });
+      const received = site.next('upload');
+      await page.click('#send');
+      expect((await received).find((u) => u.field === 'doc')).toEqual({ field: 'doc', filename: 'invoice.pdf', bytes: INVOICE.length, sha256: sha256(INVOICE) });
+    } finally {
+      await browser.close();
+    }
   });
 
   it('offers nothing when the execution has no input files', async () => {
