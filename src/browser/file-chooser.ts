@@ -77,59 +77,56 @@ export function attachFileChoosers(
       return chooser ? { multiple: chooser.isMultiple(), url: page.url() } : undefined;
     },
 
-    async setFiles(page, names, target) {
-      const files = await resolve(names);
-      if (!files.ok) return files;
-      try {
-        if (target.kind === 'chooser') {
-          const chooser = choosers.get(page);
-          if (!chooser) return { ok: false, error: 'no file chooser is open: click the page’s upload control first, or name the file input’s position' };
-          if (files.paths.length > 1 && !chooser.isMultiple()) return { ok: false, error: 'this file chooser takes one file' };
-          if (!(await chooser.element().evaluate((e) => e.isConnected).catch(() => false))) {
-            choosers.delete(page);
-            return { ok: false, error: 'the file chooser’s input is gone (the page changed); open it again' };
-          }
-          await chooser.setFiles(files.paths);
-          choosers.delete(page);
-        } else {
+    setFiles(page, names, target) {
+      return give(page, names, async (paths) => {
+        if (target.kind === 'point') {
           const input = await fileInputAt(page, target.x, target.y);
           if (!input) return { ok: false, error: `there is no file input at (${target.x}, ${target.y})` };
-          try {
-            const given = await fill(input, files.paths);
-            if (given) return given;
-          } finally {
-            await input.dispose().catch(() => undefined);
-          }
-          choosers.delete(page);
+          return fill(input, paths).finally(() => input.dispose().catch(() => undefined));
         }
-      } catch (error) {
-        if (page.isClosed()) throw error;
-        return { ok: false, error: `the files could not be set: ${firstLine(error)}` };
-      }
-      return { ok: true, names: files.names };
+        const chooser = choosers.get(page);
+        if (!chooser) return { ok: false, error: 'no file chooser is open: click the page’s upload control first, or name the file input’s position' };
+        if (paths.length > 1 && !chooser.isMultiple()) return { ok: false, error: 'this file chooser takes one file' };
+        if (!(await chooser.element().evaluate((e) => e.isConnected).catch(() => false))) {
+          choosers.delete(page);
+          return { ok: false, error: 'the file chooser’s input is gone (the page changed); open it again' };
+        }
+        await chooser.setFiles(paths);
+        return undefined;
+      });
     },
 
-    async setFilesOn(page, element, names) {
-      const files = await resolve(names);
-      if (!files.ok) return files;
-      try {
+    setFilesOn(page, element, names) {
+      return give(page, names, async (paths) => {
         const handle = await element.evaluateHandle((e) => (e instanceof HTMLLabelElement ? e.control : e));
         try {
           const input = handle.asElement() as ElementHandle<HTMLInputElement> | null;
           if (!input || !(await input.evaluate((e) => e instanceof HTMLInputElement && e.type === 'file'))) return { ok: false, error: 'that element is not a file input' };
-          const given = await fill(input, files.paths);
-          if (given) return given;
+          return await fill(input, paths);
         } finally {
           await handle.dispose().catch(() => undefined);
         }
-        choosers.delete(page);
-      } catch (error) {
-        if (page.isClosed()) throw error;
-        return { ok: false, error: `the files could not be set: ${firstLine(error)}` };
-      }
-      return { ok: true, names: files.names };
+      });
     },
   };
+
+  /**
+   * Resolves the names, lets `put` give the paths to the page (a result when it refuses), and
+   * clears the page's pending chooser once given: a page error is a refusal, a closed page throws.
+   */
+  async function give(page: Page, names: readonly string[], put: (paths: string[]) => Promise<FileInputResult | undefined>): Promise<FileInputResult> {
+    const files = await resolve(names);
+    if (!files.ok) return files;
+    try {
+      const refused = await put(files.paths);
+      if (refused) return refused;
+    } catch (error) {
+      if (page.isClosed()) throw error;
+      return { ok: false, error: `the files could not be set: ${firstLine(error)}` };
+    }
+    choosers.delete(page);
+    return { ok: true, names: files.names };
+  }
 }
 
 /** Sets the files of a file input; a refusal (one input, several files) comes back as a result. */
