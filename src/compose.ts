@@ -2,12 +2,14 @@
  * Wiring shared by the two entry points (the daemon in main.ts and the one-shot CLI): config
  * → adapters → runner deps. Only this file, main.ts and cli.ts know concrete adapters.
  */
+import { createConfinedFetcher } from './browser/confined-fetch.js';
 import { createHostMatcher } from './browser/host-matcher.js';
 import { createPlaywrightSandbox } from './browser/playwright-sandbox.js';
 import type { BrowserSandbox } from './browser/types.js';
 import type { Config } from './config/schema.js';
 import type { ControlPlane } from './control-plane/types.js';
 import { ExecutionError } from './domain/errors.js';
+import { s3Location } from './domain/input-files.js';
 import type { Specification } from './domain/specification.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
 import { createRecordingModel } from './model/recording-client.js';
@@ -18,6 +20,7 @@ import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
 import type { VideoRecorder } from './recorder/types.js';
 import type { RunnerDeps, TokenPricing } from './runner/types.js';
 import { createLocalStore } from './storage/local-store.js';
+import { createS3ObjectReader } from './storage/s3-object-reader.js';
 import { createS3Store } from './storage/s3-store.js';
 import type { ArtifactStore } from './storage/types.js';
 import type { Logger } from './telemetry/types.js';
@@ -87,6 +90,34 @@ export function checkSpecification(spec: Specification, startUrl: string): void 
   if (!allowed.ok) throw new ExecutionError('invalid_specification', `startUrl ${startUrl} is not allowed: ${allowed.reason}`);
 }
 
+/** The http(s) input file check, with the one host matcher the browser uses. */
+export function checkFileUrl(url: string, allowedDomains: readonly string[]): { ok: true } | { ok: false; reason: string } {
+  return createHostMatcher(allowedDomains).allowsUrl(url);
+}
+
+/**
+ * Opens input files (contract §12): s3:// with the worker's S3 settings (the standard
+ * credentials chain unless `credentials` are given, as tests do), http(s):// through the
+ * confinement of the execution's allow-list.
+ */
+export function inputFileOpener(config: Config, logger: Logger, credentials?: { accessKeyId: string; secretAccessKey: string }): RunnerDeps['openInputFile'] {
+  const s3 = createS3ObjectReader({
+    region: config.S3_REGION,
+    forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    logger,
+    ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}),
+    ...(credentials ? { credentials } : {}),
+  });
+  const web = createConfinedFetcher({ logger, ...(config.BROWSER_HOST_RULES ? { hostRules: config.BROWSER_HOST_RULES } : {}) });
+  return (url, allowedDomains, signal, onBlocked) => {
+    if (url.startsWith('s3:')) {
+      const { bucket, key } = s3Location(url);
+      return s3.open(bucket, key, signal);
+    }
+    return web.open(url, allowedDomains, signal, onBlocked);
+  };
+}
+
 export function createRunnerDeps(options: {
   config: Config;
   logger: Logger;
@@ -96,6 +127,8 @@ export function createRunnerDeps(options: {
   controlPlane?: ControlPlane;
   replay?: RecordingFile;
   observe?: RunnerDeps['observe'];
+  /** Replaces the default input file opener (tests give S3 credentials this way). */
+  openInputFile?: RunnerDeps['openInputFile'];
 }): RunnerDeps {
   const { config, logger } = options;
   return {
@@ -113,6 +146,8 @@ export function createRunnerDeps(options: {
     },
     createActionSpace,
     checkSpecification,
+    checkFileUrl,
+    openInputFile: options.openInputFile ?? inputFileOpener(config, logger),
     logger,
     settings: {
       defaultModel: config.ANTHROPIC_MODEL,
@@ -122,6 +157,10 @@ export function createRunnerDeps(options: {
       workDir: config.WORK_DIR,
       secrets: [config.API_KEY, config.ANTHROPIC_API_KEY].filter((s): s is string => typeof s === 'string' && s.length > 0),
       pricing: SONNET_PRICING,
+      downloadMaxBytes: config.DOWNLOAD_MAX_BYTES,
+      inputFileMaxBytes: config.INPUT_FILE_MAX_BYTES,
+      inputFileTimeoutMs: config.INPUT_FILE_TIMEOUT_MS,
+      inputFileBuckets: config.INPUT_FILE_BUCKETS,
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { BrowserSession } from '../browser/types.js';
 import type { Counters } from '../control-plane/types.js';
 import { ExecutionError, errorFromSignal, isExecutionError, type ErrorCode } from '../domain/errors.js';
+import type { InputFile } from '../domain/input-files.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
 import type { SecretVault } from '../domain/secrets.js';
 import type { Specification } from '../domain/specification.js';
@@ -39,6 +40,11 @@ export interface AgentInput {
   maxSteps: number;
   startUrl: string;
   validateOutput?: SchemaValidator;
+  /**
+   * The execution's input files (contract §12), fetched before the run: what file choosers may
+   * be given, by name (BrowserSession.setInputFiles). Never show `path` to the model.
+   */
+  inputFiles?: readonly InputFile[];
   maxTokens?: number;
   contextWindow?: ContextWindowOptions;
   /** Steps already taken (a run that continues after a replay): the model learns what was done. */

@@ -8,7 +8,7 @@
  *   4. `checkUrl`, which the navigate tool calls before anything is sent.
  * Every refusal is reported through `onBlocked`; the session goes on.
  */
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Download, Page } from 'playwright-core';
 
 import type { BlockedRequest } from './types.js';
 import type { Logger } from '../telemetry/types.js';
@@ -27,15 +27,20 @@ export interface Confinement {
 export interface SessionGuard {
   /**
    * Options for `browser.newContext` (spread them in): the session's proxy, with loopback
-   * forced through it, service workers blocked and downloads refused.
+   * forced through it, service workers blocked and downloads refused (a session that saves
+   * downloads overrides `acceptDownloads` and passes `onDownload` to `attach`).
    */
   contextOptions: {
     proxy?: { server: string; bypass?: string };
     serviceWorkers?: 'block';
     acceptDownloads?: boolean;
   };
-  /** Installs the request guard on the context; call once, before the first page navigates. */
-  attach(context: BrowserContext): Promise<void>;
+  /**
+   * Installs the request guard on the context; call once, before the first page navigates.
+   * `onDownload` receives the downloads the allow-list permits (create the context with
+   * `acceptDownloads: true` then); without it every download is refused.
+   */
+  attach(context: BrowserContext, options?: { onDownload?: (download: Download) => void }): Promise<void>;
   /** The navigate tool's check, before anything is sent. */
   checkUrl(url: string): { ok: true } | { ok: false; reason: string };
   /** A page the worker opened (not a popup): never closed by the guard, only sent back to about:blank. */
@@ -113,7 +118,7 @@ export function createConfinement(opts: { hostRules?: string; logger?: Logger })
     const trusted = new WeakSet<Page>();
     let navigationListener: ((page: Page, url: string) => void) | undefined;
 
-    const attach = async (context: BrowserContext): Promise<void> => {
+    const attach = async (context: BrowserContext, attachOptions: { onDownload?: (download: Download) => void } = {}): Promise<void> => {
       if (guard !== undefined) throw new Error('session guard already attached');
       guard = await attachRequestGuard(context, {
         matcher,
@@ -123,6 +128,7 @@ export function createConfinement(opts: { hostRules?: string; logger?: Logger })
         // worker opened itself (new_tab) are registered with trustPage.
         isTrusted: (page) => trusted.has(page) || context.pages()[0] === page,
         onRefusedNavigation: (page, url) => navigationListener?.(page, url),
+        ...(attachOptions.onDownload ? { onDownload: attachOptions.onDownload } : {}),
       });
     };
 

@@ -8,6 +8,8 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import { createConfinement } from './confinement.js';
+import { attachDownloads, type DownloadTracker } from './downloads.js';
+import { attachFileChoosers } from './file-chooser.js';
 import { blockReports, createSession } from './playwright-session.js';
 import { SETTLE_PROBE_SCRIPT } from './settle.js';
 import type { BrowserSandbox, BrowserSession } from './types.js';
@@ -100,6 +102,8 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
       const reports = blockReports(options.onBlocked);
       const guard = await confinement.openSessionGuard({ allowedDomains: options.allowedDomains, onBlocked: (event) => reports.report(event) });
       let context: BrowserContext | undefined;
+      let downloads: DownloadTracker | undefined;
+      const sessionLogger = logger.child({ executionId: options.executionId });
       try {
         context = await browser.newContext({
           viewport: { ...options.viewport },
@@ -108,8 +112,17 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           // Service workers could answer requests outside the reach of request interception.
           serviceWorkers: 'block',
           ...guard.contextOptions,
+          // Downloads from allowed hosts are saved (contract §12); the guard refuses the rest.
+          ...(options.downloads ? { acceptDownloads: true } : {}),
         });
-        await guard.attach(context);
+        if (options.downloads) {
+          const { onDownload } = options;
+          // The run's signal: a run stopped from outside gives its downloads no grace.
+          downloads = attachDownloads(context, { ...options.downloads, signal, onEvent: (event) => onDownload?.(event), logger: sessionLogger });
+        }
+        const files = attachFileChoosers(context, { files: options.inputFiles ?? [], logger: sessionLogger, ...(options.onFileChooser ? { onOpened: options.onFileChooser } : {}) });
+        const tracker = downloads;
+        await guard.attach(context, tracker ? { onDownload: (download) => tracker.accept(download) } : {});
         await context.addInitScript(SETTLE_PROBE_SCRIPT);
         const page = await context.newPage();
         signal.throwIfAborted();
@@ -120,12 +133,15 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           guard,
           options,
           reports,
-          logger: logger.child({ executionId: options.executionId }),
+          files,
+          ...(downloads ? { downloads } : {}),
+          logger: sessionLogger,
           onClosed: () => sessions.delete(session),
         });
         sessions.add(session);
         return session;
       } catch (error) {
+        await downloads?.close().catch(() => undefined);
         await context?.close().catch(() => undefined);
         await guard.close().catch(() => undefined);
         throw error;

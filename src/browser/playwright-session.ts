@@ -6,6 +6,8 @@
 import { type Browser, type BrowserContext, type CDPSession, type Dialog, type Page, type Request, type Response } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import type { SessionGuard } from './confinement.js';
+import type { DownloadTracker } from './downloads.js';
+import type { FileChooserTracker } from './file-chooser.js';
 import { KEYSTROKE_BATCH, keystrokesFor } from './keystrokes.js';
 import { createPlaywrightTab, firstLine, jpegSize, screenshotOf, type PlaywrightTab } from './playwright-tab.js';
 import { pageStill } from './settle.js';
@@ -41,6 +43,10 @@ export interface SessionParts {
   guard: SessionGuard;
   options: SessionOptions;
   reports: BlockReports;
+  /** File choosers and inputs of the context's pages (file-chooser.ts). */
+  files: FileChooserTracker;
+  /** Present when the session saves downloads (downloads.ts). */
+  downloads?: DownloadTracker;
   logger: Logger;
   onClosed: () => void;
 }
@@ -376,10 +382,19 @@ export function createSession(parts: SessionParts): BrowserSession {
 
     startScreencast: (cast, onFrame) => startScreencast(cast, onFrame),
 
+    setInputFiles(names, target) {
+      lastInputAt = Date.now();
+      return parts.files.setFiles(active(), names, target);
+    },
+    pendingFileChooser: () => parts.files.pending(active()),
+
     close() {
       closing ??= (async () => {
         browser.off('disconnected', onDisconnected);
         for (const stop of [...screencasts]) await stop().catch(() => undefined);
+        // Downloads still running get their grace, then are cancelled and reported, while their
+        // context is alive.
+        await parts.downloads?.close().catch((error: unknown) => logger.warn({ err: firstLine(error) }, 'closing downloads failed'));
         // The context first, then the session's proxy. While a context is disposed, requests its
         // pages still send (pagehide beacons, a script mid-fetch) are no longer paused for the
         // Playwright guard: the proxy, still open, is the layer that refuses them.

@@ -3,14 +3,14 @@
  * cannot see or cannot stop. Every request of the context passes `context.route('**\/*')`
  * (including redirect hops, which Chromium re-issues as new requests), WebSockets of pages pass
  * `context.routeWebSocket`, and top-level navigations to non-network schemes (`data:`, `blob:`,
- * `file:`, `chrome:`) are undone. Popups whose navigation is refused are closed, downloads are
- * cancelled, and a service worker that still appears is reported (the context is created with
+ * `file:`, `chrome:`) are undone. Popups whose navigation is refused are closed, downloads from
+ * outside the allow-list are cancelled (the others go to `onDownload`), and a service worker that still appears is reported (the context is created with
  * `serviceWorkers: 'block'`, so none should).
  *
  * The guard is defence in depth, not the boundary: workers and anything Playwright does not
  * intercept still meet the proxy.
  */
-import type { BrowserContext, Frame, Page, Route, WebSocketRoute } from 'playwright-core';
+import type { BrowserContext, Download, Frame, Page, Route, WebSocketRoute } from 'playwright-core';
 
 import type { BlockedRequest } from './types.js';
 import type { Logger } from '../telemetry/types.js';
@@ -24,6 +24,11 @@ export interface RequestGuardOptions {
   isTrusted?: (page: Page) => boolean;
   /** Each refused top-level navigation of a page (after `onBlocked`). */
   onRefusedNavigation?: (page: Page, url: string) => void;
+  /**
+   * Receives each download the allow-list permits (downloads.ts saves it); without it every
+   * download is refused. Downloads from elsewhere are always refused here.
+   */
+  onDownload?: (download: Download) => void;
 }
 
 export interface RequestGuard {
@@ -39,7 +44,7 @@ function isInertDocument(url: string): boolean {
 }
 
 export async function attachRequestGuard(context: BrowserContext, options: RequestGuardOptions): Promise<RequestGuard> {
-  const { matcher, onBlocked, logger } = options;
+  const { matcher, onBlocked, logger, onDownload } = options;
   const trusted = (page: Page): boolean => (options.isTrusted ? options.isTrusted(page) : context.pages()[0] === page);
   let detached = false;
 
@@ -128,8 +133,15 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
     if (page.url().startsWith('chrome-error://')) closeIfPopup(page, lastRefusedNavigation ?? page.url(), 'its navigation was refused or failed');
     page.on('framenavigated', (frame) => onFrameNavigated(page, frame));
     page.on('download', (download) => {
-      report({ url: download.url(), layer: 'download', reason: 'downloads are disabled' });
-      download.cancel().catch(() => undefined);
+      // The URL after redirects: a hop the proxy let through (it refuses the others) still has
+      // to land on an allowed host. `<a download>` requests are not routed, so this is their check.
+      const verdict = downloadVerdict(matcher, download.url(), page.url());
+      if (!verdict.ok || !onDownload) {
+        report({ url: truncateUrl(download.url()), layer: 'download', reason: verdict.ok ? 'downloads are disabled' : verdict.reason });
+        download.cancel().catch(() => undefined);
+        return;
+      }
+      onDownload(download);
     });
     page.on('console', (message) => {
       // `serviceWorkers: 'block'` makes registration fail quietly; its console line is the only
@@ -168,6 +180,23 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
   };
 
   return { detach };
+}
+
+/**
+ * Where a download's bytes come from: an http(s) URL must be allowed; a `blob:` URL belongs to
+ * the origin inside it, and a `data:` URL to the page that made it (both were made by a page
+ * of an allowed host, and reach no other host). Every other scheme is refused.
+ */
+export function downloadVerdict(matcher: HostMatcher, url: string, pageUrl: string): { ok: true } | { ok: false; reason: string } {
+  if (/^blob:/i.test(url)) {
+    const verdict = matcher.allowsUrl(url.slice('blob:'.length));
+    return verdict.ok ? verdict : { ok: false, reason: `a blob of another origin: ${verdict.reason}` };
+  }
+  if (/^data:/i.test(url)) {
+    const verdict = matcher.allowsUrl(pageUrl);
+    return verdict.ok ? verdict : { ok: false, reason: `a data: URL of a page outside the allow-list: ${verdict.reason}` };
+  }
+  return matcher.allowsUrl(url);
 }
 
 function safeFrame(request: { frame(): Frame }): Frame | undefined {

@@ -36,7 +36,65 @@ export interface SessionOptions {
   onBlocked: (event: BlockedRequest) => void;
   /** Called once if the browser or the page dies under the session. */
   onCrash?: (error: Error) => void;
+  /**
+   * Where downloads from allowed hosts are saved (contract §12); without it every download is
+   * refused. Each download's lifecycle is reported through `onDownload`.
+   */
+  downloads?: {
+    dir: string;
+    maxBytes: number;
+    /**
+     * How long a download still running at close may take to finish (default 10 s; none when
+     * the signal given to openSession has aborted); then it is cancelled.
+     */
+    graceMs?: number;
+  };
+  onDownload?: (event: DownloadEvent) => void;
+  /** The execution's input files: the only files a page's file input may ever receive. */
+  inputFiles?: readonly StagedFile[];
+  /** Called when a page opens a file chooser (the session holds it until files are chosen). */
+  onFileChooser?: (event: FileChooserEvent) => void;
 }
+
+/** A local file offered to pages under its name. */
+export interface StagedFile {
+  name: string;
+  /** Absolute path; only the session reads it, the model never sees it. */
+  path: string;
+}
+
+/**
+ * One step of a download's life. `started` comes first, then exactly one of `completed` or
+ * `failed` (refused downloads never start: they are `blocked` events).
+ */
+export interface DownloadEvent {
+  /** `download-1`, `download-2`… in order of start. */
+  id: string;
+  state: 'started' | 'completed' | 'failed';
+  /** The URL the file came from (after redirects). */
+  url: string;
+  /** Safe and unique among the execution's downloads: its artifact is `downloads/{name}`. */
+  name: string;
+  /** completed: size, hash, type and the saved file (never shown to the model). */
+  bytes?: number;
+  sha256?: string;
+  contentType?: string;
+  path?: string;
+  /** failed: why (too large, cancelled by the page, not done within the grace after the run, …). */
+  error?: string;
+}
+
+export interface FileChooserEvent {
+  /** The chooser accepts several files (`<input multiple>`). */
+  multiple: boolean;
+  /** URL of the page that opened it. */
+  url: string;
+}
+
+/** Where `setInputFiles` puts files: the pending file chooser, or the file input at a point. */
+export type FileInputTarget = { kind: 'chooser' } | { kind: 'point'; x: number; y: number };
+
+export type FileInputResult = { ok: true; names: string[] } | { ok: false; error: string };
 
 export interface Screenshot {
   data: Buffer;
@@ -252,6 +310,15 @@ export interface BrowserSession {
   settle(signal: AbortSignal): Promise<void>;
   /** Streams frames of the page the agent is acting on, following new tabs. */
   startScreencast(options: ScreencastOptions, onFrame: FrameHandler): Promise<Screencast>;
+
+  /**
+   * Gives the files named (input files of SessionOptions.inputFiles, by name: the port takes no
+   * path) to the pending file chooser of the agent's page, or to the file input at a point.
+   * A name that is not an input file, no chooser or no file input is `ok: false` with a reason.
+   */
+  setInputFiles(names: readonly string[], target: FileInputTarget): Promise<FileInputResult>;
+  /** The file chooser the agent's page opened and nobody answered yet, if any. */
+  pendingFileChooser(): FileChooserEvent | undefined;
 
   /** Closes the context; safe to call twice and after a crash. */
   close(): Promise<void>;

@@ -115,6 +115,18 @@ export const configSchema = z.object({
   VIDEO_FPS: int(1, 30).default(10),
   /** H.264 CRF (lower is better quality, bigger files). */
   VIDEO_CRF: int(0, 51).default(30),
+  /** Largest download kept (bytes); a bigger one is cancelled and reported failed. */
+  DOWNLOAD_MAX_BYTES: int(1, 10 * 1024 ** 3).default(100 * 1024 ** 2),
+  /** Largest input file fetched (bytes); a bigger one fails the execution with invalid_input. */
+  INPUT_FILE_MAX_BYTES: int(1, 10 * 1024 ** 3).default(100 * 1024 ** 2),
+  /** How long fetching one input file may take before the execution fails with invalid_input. */
+  INPUT_FILE_TIMEOUT_MS: int(1_000, 3_600_000).default(120_000),
+  /** Buckets s3:// input files may come from (comma-separated); empty refuses s3:// input files. */
+  INPUT_FILE_BUCKETS: z
+    .string()
+    .trim()
+    .default('')
+    .transform((v) => v.split(',').map((b) => b.trim()).filter((b) => b !== '')),
   /** Local scratch folder for artifacts being made and uploads not yet done. */
   WORK_DIR: z.string().trim().min(1).default(path.join(os.tmpdir(), 'execution-worker')),
 });

@@ -1,7 +1,8 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { JsonSchema } from './specification.js';
+import { parseTotpSeed } from './totp.js';
 
 /** JSON Schema validation of payloads and outputs; drafts 07 and 2020-12. */
 
@@ -20,8 +21,11 @@ export function createSchemaAjv(schema?: JsonSchema): Ajv {
   const options = { allErrors: true, strict: false, validateFormats: true } as const;
   const ajv = is2020 ? new Ajv2020(options) : new Ajv(options);
   addFormats(ajv as Ajv);
-  // The secret markers of contract §8 are ours, not JSON Schema's.
+  // The secret and file markers of contract §8 and §12 are ours, not JSON Schema's.
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
+  ajv.addKeyword({ keyword: 'x-file', schemaType: 'boolean' });
+  // One-time-code seeds (§12): a base32 secret or an otpauth://totp/ URI.
+  ajv.addFormat('totp', { type: 'string', validate: (value: string) => parseTotpSeed(value).ok });
   return ajv as Ajv;
 }
 
@@ -36,8 +40,27 @@ export function compileSchema(schema: JsonSchema): SchemaValidator {
   return (value) => {
     if (validate(value)) return { ok: true };
     const errors = (validate.errors ?? [])
-      .map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`)
+      .map((e) => `${e.instancePath || '(root)'} ${describeError(e, value)}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`)
       .join('; ');
     return { ok: false, errors };
   };
+}
+
+/** Ajv's message, or for a bad TOTP seed why it is bad (never the seed itself). */
+function describeError(error: ErrorObject, root: unknown): string {
+  if (error.keyword === 'format' && (error.params as { format?: unknown }).format === 'totp') {
+    const parsed = parseTotpSeed(valueAt(root, error.instancePath));
+    if (!parsed.ok) return `is not a usable TOTP seed: ${parsed.reason}`;
+  }
+  return error.message ?? 'is invalid';
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  if (pointer === '') return root;
+  let node = root;
+  for (const part of pointer.slice(1).split('/')) {
+    const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
+    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined;
+  }
+  return node;
 }

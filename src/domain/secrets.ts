@@ -1,16 +1,27 @@
+import { ExecutionError } from './errors.js';
 import type { JsonSchema } from './specification.js';
+import { parseTotpSeed, totp, type TotpSeed } from './totp.js';
 
 /**
  * Secret input values (contract §8): fields whose schema says `"writeOnly": true` or
  * `"x-secret": true`. The model only ever sees `{{path}}`; the worker puts the real value back
  * when it types, and scrubs it from anything it writes.
+ *
+ * A property with `"format": "totp"` holds a one-time-code seed (contract §12) and is a secret
+ * whether or not it is marked: its placeholder types the code of the moment it is revealed,
+ * never the seed, and every code revealed is redacted from then on like the seed itself.
  */
 export interface SecretVault {
   /** The input payload with every secret replaced by its `{{path}}` placeholder. */
   readonly maskedPayload: unknown;
   /** Placeholder paths, e.g. `password`, `login.password`, `cards.0.pin`. */
   readonly paths: readonly string[];
-  /** Replaces each known `{{path}}` in text the model wants typed with the real value. */
+  /** The paths among `paths` whose placeholder types a one-time code (`format: "totp"`). */
+  readonly oneTimeCodePaths: readonly string[];
+  /**
+   * Replaces each known `{{path}}` in text the model wants typed with the real value; a
+   * one-time-code placeholder becomes the code valid now. Call it just before typing.
+   */
   reveal(text: string): string;
   /** Replaces every occurrence of a secret value in text with its placeholder. */
   redact(text: string): string;
@@ -21,19 +32,50 @@ export interface SecretVault {
 interface SecretEntry {
   path: string;
   value: string;
+  /** Set for a `format: "totp"` seed: reveal computes a code from it. */
+  seed?: TotpSeed;
 }
 
-export function createSecretVault(payload: unknown, schema: JsonSchema | undefined, extraSecrets: readonly string[] = []): SecretVault {
+export interface SecretVaultOptions {
+  /** Clock of one-time codes (tests); Date.now by default. */
+  now?: () => number;
+}
+
+/**
+ * Throws `invalid_input` naming the property when a one-time-code seed cannot be read (the
+ * payload schema's `format: "totp"` check normally finds it first).
+ */
+export function createSecretVault(
+  payload: unknown,
+  schema: JsonSchema | undefined,
+  extraSecrets: readonly string[] = [],
+  options: SecretVaultOptions = {},
+): SecretVault {
+  const now = options.now ?? Date.now;
   const entries: SecretEntry[] = [];
   const maskedPayload = schema === undefined ? payload : mask(payload, schema, [], entries);
-  const byPath = new Map(entries.map((e) => [e.path, e.value]));
-  // Longest first, so a secret that contains another is replaced whole.
-  const redactions = [
-    ...entries.map((e) => ({ value: e.value, placeholder: `{{${e.path}}}` })),
-    ...extraSecrets.filter((s) => s.length >= 4).map((value) => ({ value, placeholder: '[REDACTED]' })),
-  ]
-    .filter((r) => r.value.length > 0)
-    .sort((a, b) => b.value.length - a.value.length);
+  const byPath = new Map(entries.map((e) => [e.path, e]));
+  const redactions: Array<{ value: string; placeholder: string }> = [];
+  const addRedaction = (value: string, placeholder: string): void => {
+    if (value.length === 0 || redactions.some((r) => r.value === value)) return;
+    redactions.push({ value, placeholder });
+    // Longest first, so a secret that contains another is replaced whole.
+    redactions.sort((a, b) => b.value.length - a.value.length);
+  };
+  for (const e of entries) {
+    addRedaction(e.value, `{{${e.path}}}`);
+    // The seed also appears as its bare secret (in an otpauth URI, or spaced out in groups).
+    if (e.seed) addRedaction(e.seed.base32, `{{${e.path}}}`);
+  }
+  for (const value of extraSecrets) if (value.length >= 4) addRedaction(value, '[REDACTED]');
+
+  const revealOne = (entry: SecretEntry): string => {
+    if (!entry.seed) return entry.value;
+    const code = totp(entry.seed, now());
+    // A page that echoes the code ("code 123456 accepted") must not carry it into logs.
+    addRedaction(code, `{{${entry.path}}}`);
+    return code;
+  };
 
   const redact = (text: string): string => {
     let out = text;
@@ -45,8 +87,12 @@ export function createSecretVault(payload: unknown, schema: JsonSchema | undefin
   return {
     maskedPayload,
     paths: entries.map((e) => e.path),
+    oneTimeCodePaths: entries.filter((e) => e.seed).map((e) => e.path),
     reveal: (text) =>
-      text.replace(/\{\{\s*([A-Za-z0-9_.\-[\]]+)\s*\}\}/g, (whole, path: string) => byPath.get(normalisePath(path)) ?? whole),
+      text.replace(/\{\{\s*([A-Za-z0-9_.\-[\]]+)\s*\}\}/g, (whole, path: string) => {
+        const entry = byPath.get(normalisePath(path));
+        return entry ? revealOne(entry) : whole;
+      }),
     redact,
     redactValue,
   };
@@ -57,14 +103,24 @@ function normalisePath(path: string): string {
 }
 
 function isSecretSchema(schema: JsonSchema): boolean {
-  return typeof schema === 'object' && (schema.writeOnly === true || schema['x-secret'] === true);
+  return typeof schema === 'object' && (schema.writeOnly === true || schema['x-secret'] === true || isTotpSchema(schema));
+}
+
+function isTotpSchema(schema: JsonSchema): boolean {
+  return typeof schema === 'object' && schema.format === 'totp';
 }
 
 function mask(value: unknown, schema: JsonSchema, path: string[], out: SecretEntry[]): unknown {
   if (typeof schema !== 'object') return value;
   if (isSecretSchema(schema) && value !== undefined && value !== null) {
     const key = path.join('.');
-    out.push({ path: key, value: typeof value === 'string' ? value : JSON.stringify(value) });
+    const entry: SecretEntry = { path: key, value: typeof value === 'string' ? value : JSON.stringify(value) };
+    if (isTotpSchema(schema)) {
+      const parsed = parseTotpSeed(value);
+      if (!parsed.ok) throw new ExecutionError('invalid_input', `input ${key || '(root)'} is not a usable TOTP seed: ${parsed.reason}`);
+      entry.seed = parsed.seed;
+    }
+    out.push(entry);
     return `{{${key}}}`;
   }
   let result = value;

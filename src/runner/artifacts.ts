@@ -37,15 +37,34 @@ export async function uploadArtifacts(options: {
       const file = options.files[kind];
       if (!file) return;
       const { name, contentType } = ARTIFACT_FILES[kind];
-      const body: ArtifactBody = { kind: 'file', path: file };
-      try {
-        const stored = await options.store.put(options.executionId, name, body, contentType);
-        urls[kind] = stored.url;
-        options.logger.debug({ artifact: name, key: stored.key, bytes: stored.bytes }, 'artifact uploaded');
-      } catch (error) {
-        options.logger.error({ artifact: name, err: error instanceof Error ? error.message : String(error) }, 'artifact upload failed');
-      }
+      urls[kind] = await putFile(options, name, file, contentType);
     }),
   );
   return urls;
+}
+
+/** Stores one file; its url, or null (logged) when the store refused it. */
+async function putFile(options: { store: ArtifactStore; executionId: string; logger: Logger }, name: string, file: string, contentType: string): Promise<string | null> {
+  const body: ArtifactBody = { kind: 'file', path: file };
+  try {
+    const stored = await options.store.put(options.executionId, name, body, contentType);
+    options.logger.debug({ artifact: name, key: stored.key, bytes: stored.bytes }, 'artifact uploaded');
+    return stored.url;
+  } catch (error) {
+    options.logger.error({ artifact: name, err: error instanceof Error ? error.message : String(error) }, 'artifact upload failed');
+    return null;
+  }
+}
+
+/**
+ * Uploads the downloads a run kept as `downloads/{name}`, each on its own like the other
+ * artifacts; returns each one's url (null when it could not be stored).
+ */
+export async function uploadDownloads(options: {
+  store: ArtifactStore;
+  executionId: string;
+  downloads: ReadonlyArray<{ name: string; path: string; contentType: string }>;
+  logger: Logger;
+}): Promise<Array<string | null>> {
+  return Promise.all(options.downloads.map((download) => putFile(options, `downloads/${download.name}`, download.path, download.contentType)));
 }

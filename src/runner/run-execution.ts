@@ -3,9 +3,10 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_CONTEXT_WINDOW } from '../agent/context-window.js';
 import { createRunStats, runAgent, type AgentOutcome, type RunStats } from '../agent/loop.js';
-import type { BrowserSession } from '../browser/types.js';
+import type { BrowserSession, DownloadEvent } from '../browser/types.js';
 import type { CompletedReport, FailedReport } from '../control-plane/types.js';
 import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../domain/errors.js';
+import { findInputFiles, type InputFile } from '../domain/input-files.js';
 import { parseJobData, readableExecutionId, type JobData } from '../domain/job.js';
 import { compileSchema, type SchemaValidator } from '../domain/json-schema.js';
 import { createSecretVault, type SecretVault } from '../domain/secrets.js';
@@ -14,14 +15,15 @@ import type { RecordingFile } from '../model/types.js';
 import type { ActiveRecording, FinishedVideo } from '../recorder/types.js';
 import { createEventLog, type EventLog } from '../telemetry/event-log.js';
 import type { ActionSpaceChoice } from '../toolset/types.js';
-import { ARTIFACT_FILES, uploadArtifacts, writeJson, type ArtifactKind } from './artifacts.js';
+import { ARTIFACT_FILES, uploadArtifacts, uploadDownloads, writeJson, type ArtifactKind } from './artifacts.js';
 import { createExecutionSignal } from './deadline.js';
+import { stageInputFiles } from './input-files.js';
 import { resolveJob } from './resolve.js';
-import type { ExecutionSummary, OutputDocument, RunnerDeps } from './types.js';
+import type { ExecutionSummary, OutputDocument, RunnerDeps, SavedDownload } from './types.js';
 
 /**
  * Runs one execution from raw job data to its final report. States, in order:
- *   validate → resolve → check → started → browser → agent → finalise → upload → report.
+ *   validate → resolve → check → input files → started → browser → agent → finalise → upload → report.
  * Finalisation always runs in the same order, whatever happened before it.
  */
 export async function runExecution(deps: RunnerDeps, rawJob: unknown, outerSignal: AbortSignal): Promise<ExecutionSummary> {
@@ -47,6 +49,10 @@ class Execution {
   private events: EventLog | undefined;
   private startedAtMs: number | undefined;
   private recording: (() => RecordingFile) | undefined;
+  /** Fetched before `started` (contract §12); offered to the pages' file inputs. */
+  private inputFiles: InputFile[] = [];
+  /** Downloads completed and kept, in order; uploaded with the artifacts. */
+  private readonly downloads: Array<Required<Pick<DownloadEvent, 'name' | 'url' | 'bytes' | 'sha256' | 'contentType' | 'path'>>> = [];
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -88,7 +94,17 @@ class Execution {
         const check = compileOrReject(spec.payloadSchema, 'payloadSchema')(resolved.inputPayload ?? null);
         if (!check.ok) throw new ExecutionError('invalid_input', `the input payload does not match the payload schema: ${check.errors}`);
       }
-      this.vault = createSecretVault(resolved.inputPayload, spec.payloadSchema, deps.settings.secrets);
+      // Input files are shown to the model by name; their URLs and local paths never are.
+      const files = findInputFiles(resolved.inputPayload, spec.payloadSchema);
+      this.vault = createSecretVault(files.payload, spec.payloadSchema, deps.settings.secrets);
+      this.inputFiles = await stageInputFiles({
+        refs: files.files,
+        deps,
+        allowedDomains: spec.allowedDomains,
+        dir: path.join(this.workDir, 'inputs'),
+        events: this.events!,
+        signal: this.outerSignal,
+      });
     } catch (error) {
       if (this.outerSignal.aborted) return this.finish(failure(errorFromSignal(this.outerSignal)), null, null);
       const failed = toExecutionError(error);
@@ -178,6 +194,9 @@ class Execution {
             events.emit('browser_crashed', { message: error.message });
             run.abort(new ExecutionError('browser_error', `the browser died: ${error.message}`, { cause: error }));
           },
+          downloads: { dir: path.join(this.workDir, 'downloads'), maxBytes: deps.settings.downloadMaxBytes },
+          onDownload: (event) => this.onDownload(event),
+          inputFiles: this.inputFiles.map((file) => ({ name: file.name, path: file.path })),
         },
         run.signal,
       );
@@ -222,10 +241,19 @@ class Execution {
         startUrl,
         ...(validateOutput ? { validateOutput } : {}),
         ...(chosen.pruneImages ? {} : { contextWindow: { ...DEFAULT_CONTEXT_WINDOW, keepImages: Number.POSITIVE_INFINITY } }),
+        ...(this.inputFiles.length > 0 ? { inputFiles: this.inputFiles } : {}),
         signal: run.signal,
       },
       this.stats,
     );
+  }
+
+  /** A download's step in logs.jsonl (no local path); a completed one is kept for upload. */
+  private onDownload(event: DownloadEvent): void {
+    const { path: file, ...shown } = event;
+    this.events?.emit('download', { ...shown });
+    const { name, url, bytes, sha256, contentType } = event;
+    if (event.state === 'completed' && file && bytes !== undefined && sha256 && contentType) this.downloads.push({ name, url, bytes, sha256, contentType, path: file });
   }
 
   private async openScratch(): Promise<void> {
@@ -245,12 +273,15 @@ class Execution {
   private async finish(outcome: AgentOutcome, video: FinishedVideo | null, stepsVtt: string | null, endedAtMs = this.now()): Promise<ExecutionSummary> {
     const { deps, job } = this;
     const durationMs = this.startedAtMs === undefined ? 0 : Math.max(0, endedAtMs - this.startedAtMs);
+    const downloadUrls = await uploadDownloads({ store: deps.store, executionId: job.executionId, downloads: this.downloads, logger: this.log });
+    const downloads: SavedDownload[] = this.downloads.map(({ path: _file, ...saved }, i) => ({ ...saved, artifactUrl: downloadUrls[i] ?? null }));
     const document: OutputDocument = {
       status: outcome.status,
       output: outcome.status === 'completed' ? this.vault.redactValue(outcome.output) : null,
       error: outcome.status === 'failed' ? { code: outcome.code, message: this.vault.redact(outcome.message) } : null,
       counters: { nSteps: this.stats.nSteps, nAgentActions: this.stats.nAgentActions, nScreenshots: this.stats.nScreenshots, durationMs },
       usage: { ...this.stats.usage, estimatedCostUsd: estimateCost(this.stats.usage, deps.settings.pricing) },
+      downloads: this.vault.redactValue(downloads),
     };
     const events = this.events!;
     events.emit(outcome.status === 'completed' ? 'execution_completed' : 'execution_failed', {

@@ -1,6 +1,7 @@
 import type { BrowserSandbox, Size } from '../browser/types.js';
 import type { ControlPlane, Counters } from '../control-plane/types.js';
 import type { ErrorCode } from '../domain/errors.js';
+import type { OpenedFile } from '../domain/input-files.js';
 import type { Specification } from '../domain/specification.js';
 import type { ModelClient, RecordingFile, TokenUsage } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
@@ -27,6 +28,18 @@ export interface RunnerDeps {
   createActionSpace(choice: ActionSpaceChoice, options: ActionSpaceOptions): ActionSpace;
   /** Rejects a specification the browser could not confine (bad allow-list, start URL outside it). */
   checkSpecification(spec: Specification, startUrl: string): void;
+  /** The allow-list's verdict on an http(s) input file URL, before anything is fetched. */
+  checkFileUrl(url: string, allowedDomains: readonly string[]): { ok: true } | { ok: false; reason: string };
+  /**
+   * Opens an input file (`s3://` with the worker's S3 settings, `http(s)://` under the
+   * allow-list's confinement). Misses are reasons; `onBlocked` hears each refused request.
+   */
+  openInputFile(
+    url: string,
+    allowedDomains: readonly string[],
+    signal: AbortSignal,
+    onBlocked: (event: { url: string; layer: string; reason: string }) => void,
+  ): Promise<OpenedFile>;
   logger: Logger;
   settings: RunnerSettings;
   /** Each event of each execution, after redaction (metrics, debug logging). */
@@ -45,6 +58,12 @@ export interface RunnerSettings {
   secrets: string[];
   /** Price per million tokens, for the estimated cost in output.json. */
   pricing?: TokenPricing;
+  /** DOWNLOAD_MAX_BYTES: a download past it is cancelled. */
+  downloadMaxBytes: number;
+  /** INPUT_FILE_MAX_BYTES, INPUT_FILE_TIMEOUT_MS, INPUT_FILE_BUCKETS (contract §12). */
+  inputFileMaxBytes: number;
+  inputFileTimeoutMs: number;
+  inputFileBuckets: readonly string[];
 }
 
 export interface TokenPricing {
@@ -61,6 +80,20 @@ export interface OutputDocument {
   error: { code: ErrorCode; message: string } | null;
   counters: Counters & { durationMs: number };
   usage: TokenUsage & { estimatedCostUsd: number | null };
+  /** Files the pages downloaded and the worker kept (contract §12). */
+  downloads: SavedDownload[];
+}
+
+/** One entry of output.json's `downloads`. */
+export interface SavedDownload {
+  name: string;
+  /** Where the page downloaded it from. */
+  url: string;
+  bytes: number;
+  sha256: string;
+  contentType: string;
+  /** The stored artifact (`downloads/{name}`): its reported url, null when it could not be stored. */
+  artifactUrl: string | null;
 }
 
 export type ExecutionSummary =

@@ -1,9 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Logger } from '../telemetry/types.js';
 import { artifactKey, encodeKey, normalisePrefix, publicUrl } from './keys.js';
+import { createS3Client, s3ErrorMessage } from './s3-client.js';
 import type { ArtifactBody, ArtifactStore, StoredArtifact } from './types.js';
 
 /**
@@ -46,15 +47,12 @@ export type S3Store = ArtifactStore & {
 export function createS3Store(opts: S3StoreOptions): S3Store {
   const prefix = normalisePrefix(opts.prefix);
   const logger = opts.logger.child({ component: 's3-store', bucket: opts.bucket });
-  const client = new S3Client({
+  const client = createS3Client({
     region: opts.region,
-    ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
     forcePathStyle: opts.forcePathStyle,
     maxAttempts: opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
     ...(opts.credentials ? { credentials: opts.credentials } : {}),
-    // S3-compatible servers often reject the flexible checksums (aws-chunked trailers) that
-    // the SDK sends to AWS by default; send them only where an operation requires one.
-    ...(opts.endpoint ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
   });
   const partSize = Math.max(MIN_PART_SIZE_BYTES, opts.partSizeBytes ?? DEFAULT_PART_SIZE_BYTES);
   let closed = false;
@@ -89,8 +87,8 @@ export function createS3Store(opts: S3StoreOptions): S3Store {
         await upload.done();
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
-        logger.warn({ key, bytes, err: errorMessage(error) }, 'artifact upload failed');
-        throw new Error(`uploading s3://${opts.bucket}/${key} failed: ${errorMessage(error)}`, { cause: error });
+        logger.warn({ key, bytes, err: s3ErrorMessage(error) }, 'artifact upload failed');
+        throw new Error(`uploading s3://${opts.bucket}/${key} failed: ${s3ErrorMessage(error)}`, { cause: error });
       } finally {
         signal?.removeEventListener('abort', onAbort);
       }
@@ -121,12 +119,4 @@ export function s3ObjectUrl(o: { bucket: string; key: string; region: string; fo
   if (o.forcePathStyle) return `${base}/${encodeURIComponent(o.bucket)}/${key}`;
   const path = endpoint.pathname.replace(/\/+$/, '');
   return `${endpoint.protocol}//${o.bucket}.${endpoint.host}${path}/${key}`;
-}
-
-function errorMessage(error: unknown): string {
-  if (error instanceof Error) {
-    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    return status ? `${error.name} (status ${status}): ${error.message}` : `${error.name}: ${error.message}`;
-  }
-  return String(error);
 }

@@ -1,3 +1,5 @@
+import type { OpenedFile } from '../domain/input-files.js';
+
 /**
  * The artifact store port (contract §5). Keys are relative to the execution's folder:
  * `{S3_PREFIX}executions/{executionId}/{name}`.
@@ -17,4 +19,13 @@ export interface ArtifactStore {
   put(executionId: string, name: string, body: ArtifactBody, contentType: string, signal?: AbortSignal): Promise<StoredArtifact>;
   /** Reachability check for readiness. */
   checkReady?(signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * Reads objects of S3 (or an S3-compatible server) for input files (contract §12), with the
+ * worker's own S3 client settings, whatever stores the artifacts.
+ */
+export interface ObjectReader {
+  /** Opens `s3://bucket/key`; a missing or unreadable object is a reason, not an exception. */
+  open(bucket: string, key: string, signal: AbortSignal): Promise<OpenedFile>;
 }

@@ -51,7 +51,10 @@ async function writeArtifacts(executionId: string): Promise<void> {
   ]);
   await fs.writeFile(path.join(dir, 'steps.vtt'), 'WEBVTT\n\n00:00:00.000 --> 00:00:00.900\nStep 1: open the shop\n');
   await fs.writeFile(path.join(dir, 'logs.jsonl'), `${JSON.stringify({ type: 'run_started', time: '2025-05-01T10:00:00.000Z' })}\n${JSON.stringify({ type: 'action', name: 'left_click' })}\n`);
-  await fs.writeFile(path.join(dir, 'output.json'), JSON.stringify({ status: 'completed', output: { orderTotal: '42.00' }, error: null }));
+  await fs.mkdir(path.join(dir, 'downloads'));
+  await fs.writeFile(path.join(dir, 'downloads', 'orders 2024.csv'), 'order,total\nA-1,42.00\n');
+  const download = { name: 'orders 2024.csv', url: 'http://shop.test/export', bytes: 23, sha256: '0'.repeat(64), contentType: 'text/csv', artifactUrl: null };
+  await fs.writeFile(path.join(dir, 'output.json'), JSON.stringify({ status: 'completed', output: { orderTotal: '42.00' }, error: null, downloads: [download] }));
 }
 
 describe('dashboard', () => {
@@ -113,6 +116,12 @@ describe('dashboard', () => {
     expect(await video.locator('track').getAttribute('src')).toBe(`/artifacts/executions/${executionId}/steps.vtt`);
     await expect.poll(() => page.getByTestId('output').textContent()).toContain('42.00');
     expect(await page.getByTestId('log').textContent()).toContain('left_click');
+    // Downloads are links to their artifacts, which the artifact route serves (with the key's cookie).
+    const link = page.getByTestId('download');
+    expect(await link.textContent()).toBe('orders 2024.csv');
+    const href = await link.getAttribute('href');
+    expect(href).toBe(`/artifacts/executions/${executionId}/downloads/orders%202024.csv`);
+    expect(await page.evaluate(async (url) => (await fetch(url)).text(), href!)).toBe('order,total\nA-1,42.00\n');
 
     // Plays to its end: the artifact route streams with ranges and the right content type.
     const played = await video.evaluate(

@@ -73,6 +73,11 @@ export function createFakeSession(options: { allowed?: (url: string) => boolean;
     async typeText(t) {
       record('typeText', t);
     },
+    async setInputFiles(names, target) {
+      record('setInputFiles', names.join('|'), target.kind);
+      return { ok: true, names: [...names] };
+    },
+    pendingFileChooser: () => undefined,
     async screenshot(o?: ScreenshotOptions): Promise<Screenshot> {
       record('screenshot', o?.outputSize ? `${o.outputSize.width}x${o.outputSize.height}` : 'full');
       return { data: PNG, mediaType: 'image/png', width: o?.outputSize?.width ?? session.viewport.width, height: o?.outputSize?.height ?? session.viewport.height };

@@ -86,6 +86,8 @@ function createSession(page: Page, viewport: Size): BrowserSession {
     mouseUp: unsupported('mouseUp'),
     click: unsupported('click'),
     wheel: unsupported('wheel'),
+    setInputFiles: unsupported('setInputFiles'),
+    pendingFileChooser: unsupported('pendingFileChooser'),
     pointer: unsupported('pointer'),
     keyDown: unsupported('keyDown'),
     keyUp: unsupported('keyUp'),

@@ -37,6 +37,8 @@ function fakeSession(viewport: Size = { width: 1280, height: 800 }) {
     keyDown: async (k) => record('keyDown', k),
     keyUp: async (k) => record('keyUp', k),
     typeText: async (t) => record('typeText', t),
+    setInputFiles: async () => ({ ok: false, error: 'no input files' }),
+    pendingFileChooser: () => undefined,
     screenshot: async (o?: ScreenshotOptions): Promise<Screenshot> => {
       shots.push(o);
       record('screenshot');

@@ -16,6 +16,10 @@ describe('configuration', () => {
       VIEWPORT_WIDTH: 1280,
       VIEWPORT_HEIGHT: 800,
       HEALTH_PORT: 0,
+      DOWNLOAD_MAX_BYTES: 104_857_600,
+      INPUT_FILE_MAX_BYTES: 104_857_600,
+      INPUT_FILE_TIMEOUT_MS: 120_000,
+      INPUT_FILE_BUCKETS: [],
     });
     expect(config.API_KEY).toBeUndefined();
   });
@@ -23,6 +27,7 @@ describe('configuration', () => {
   it('parses numbers, booleans and urls, and adds the trailing slash of S3_PREFIX', () => {
     const config = loadConfig({ WORKER_CONCURRENCY: '8', S3_FORCE_PATH_STYLE: 'true', S3_PREFIX: 'prod', API_BASE_URL: 'http://api:8080', HEALTH_PORT: '9090' });
     expect(config).toMatchObject({ WORKER_CONCURRENCY: 8, S3_FORCE_PATH_STYLE: true, S3_PREFIX: 'prod/', API_BASE_URL: 'http://api:8080', HEALTH_PORT: 9090 });
+    expect(loadConfig({ INPUT_FILE_BUCKETS: ' inputs, shared-docs ,', DOWNLOAD_MAX_BYTES: '1048576' })).toMatchObject({ INPUT_FILE_BUCKETS: ['inputs', 'shared-docs'], DOWNLOAD_MAX_BYTES: 1_048_576 });
   });
 
   it('names every bad variable and what was expected', () => {

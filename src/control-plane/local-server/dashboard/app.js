@@ -345,12 +345,36 @@ async function loadArtifacts(id, { media, output, log }) {
     media.replaceChildren(h('p', { class: 'muted' }, 'No video for this execution.'));
   }
   output.replaceChildren(out === undefined ? h('p', { class: 'muted' }, 'No output.json.') : h('pre', { 'data-testid': 'output' }, prettyJson(out)));
+  const downloads = downloadsOf(out);
+  if (downloads.length > 0) {
+    // Files the pages downloaded, kept as artifacts `downloads/{name}` (contract §12).
+    output.prepend(
+      h('h3', {}, 'Downloads'),
+      h('ul', {}, downloads.map((d) =>
+        h('li', {}, h('a', { href: artifactUrl(id, `downloads/${encodeURIComponent(d.name)}`), download: d.name, 'data-testid': 'download' }, d.name), ` ${fmtBytes(d.bytes)} · ${d.contentType ?? ''}`),
+      )),
+    );
+  }
   if (logs === undefined) {
     log.replaceChildren(h('p', { class: 'muted' }, 'No logs.jsonl.'));
   } else {
     const events = logs.split('\n').filter(Boolean).slice(-500).map(describeEvent);
     log.replaceChildren(h('pre', { 'data-testid': 'log' }, events.join('\n')));
   }
+}
+
+function downloadsOf(text) {
+  try {
+    const doc = JSON.parse(text ?? 'null');
+    return Array.isArray(doc?.downloads) ? doc.downloads.filter((d) => typeof d?.name === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function fmtBytes(n) {
+  if (typeof n !== 'number') return '';
+  return n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 ** 2).toFixed(1)} MB`;
 }
 
 function prettyJson(text) {

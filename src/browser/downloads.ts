@@ -1,0 +1,243 @@
+/**
+ * Downloads of a session (contract §12). The request guard refuses downloads from outside the
+ * allow-list and hands the others here; each is saved under a safe, unique name in the session's
+ * downloads folder, or cancelled and reported failed when it grows past the size limit.
+ *
+ * Playwright tells when a download starts and ends but not how far it got, so each page also
+ * gets a CDP session of its own listening to `Page.downloadProgress`: the bytes received (and
+ * the announced total) are compared with the limit as they arrive, and a download past it is
+ * cancelled before it fills the disk. The two streams of events are matched by URL and suggested
+ * name, in order. A download whose progress could not be followed (a popup that started one
+ * before its CDP session was attached) is still checked once saved, and dropped when too large.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { BrowserContext, CDPSession, Download, Page } from 'playwright-core';
+
+import { contentTypeOf, safeFileName, uniqueName } from '../domain/file-names.js';
+import type { Logger } from '../telemetry/types.js';
+import type { DownloadEvent } from './types.js';
+
+export interface DownloadTracker {
+  /** Takes over a download the guard allowed. */
+  accept(download: Download): void;
+  /**
+   * Gives the downloads still running `graceMs` to finish (none once the run's signal has
+   * aborted), cancels the rest, waits until each one is reported, detaches; idempotent.
+   */
+  close(): Promise<void>;
+}
+
+export interface DownloadOptions {
+  dir: string;
+  maxBytes: number;
+  /** How long a download running when the session closes may take to finish. */
+  graceMs?: number;
+  /** The run's signal: once it aborts (deadline, shutdown, crash) there is no grace. */
+  signal?: AbortSignal;
+  onEvent: (event: DownloadEvent) => void;
+  logger: Logger;
+}
+
+/** Downloads one execution may start; a page looping on downloads must not fill the disk. */
+export const MAX_DOWNLOADS = 50;
+/**
+ * The agent often ends the run right after the click that starts a download ("download the
+ * invoice, then finish"): such a download is given this long to arrive before it is cancelled.
+ */
+export const DEFAULT_DOWNLOAD_GRACE_MS = 10_000;
+/** Content types remembered from responses, by URL, until their download starts. */
+const REMEMBERED_TYPES = 100;
+
+interface Progress {
+  guid: string;
+  url: string;
+  suggestedFilename: string;
+  receivedBytes: number;
+  totalBytes: number;
+  tracked?: Tracked;
+}
+
+interface Tracked {
+  download: Download;
+  id: string;
+  name: string;
+  url: string;
+  progress?: Progress;
+  /** Set when the worker cancels it: why. */
+  cancelReason?: string;
+}
+
+export function attachDownloads(context: BrowserContext, opts: DownloadOptions): DownloadTracker {
+  const { logger } = opts;
+  const taken = new Set<string>();
+  const running = new Set<Tracked>();
+  const settling = new Set<Promise<void>>();
+  const unmatched: Progress[] = [];
+  const progressByGuid = new Map<string, Progress>();
+  const cdpSessions = new Set<Promise<CDPSession | undefined>>();
+  const typesByUrl = new Map<string, string>();
+  let count = 0;
+  let closing: Promise<void> | undefined;
+
+  const emit = (event: DownloadEvent): void => {
+    try {
+      opts.onEvent(event);
+    } catch (error) {
+      logger.warn({ err: (error as Error).message }, 'download event handler threw');
+    }
+  };
+
+  const tooLarge = (bytes: number) => `larger than the download limit of ${opts.maxBytes} bytes (${bytes} bytes or more)`;
+
+  const cancel = (tracked: Tracked, reason: string): void => {
+    tracked.cancelReason ??= reason;
+    tracked.download.cancel().catch(() => undefined);
+  };
+
+  const checkSize = (progress: Progress): void => {
+    const { tracked } = progress;
+    if (!tracked || tracked.cancelReason) return;
+    const seen = Math.max(progress.receivedBytes, progress.totalBytes);
+    if (seen > opts.maxBytes) cancel(tracked, tooLarge(seen));
+  };
+
+  const link = (tracked: Tracked, progress: Progress): void => {
+    tracked.progress = progress;
+    progress.tracked = tracked;
+    checkSize(progress);
+  };
+
+  const watchProgress = (page: Page): void => {
+    const session = (async () => {
+      try {
+        const cdp = await context.newCDPSession(page);
+        cdp.on('Page.downloadWillBegin', (event) => {
+          const progress: Progress = { guid: event.guid, url: event.url, suggestedFilename: event.suggestedFilename, receivedBytes: 0, totalBytes: 0 };
+          progressByGuid.set(event.guid, progress);
+          const waiting = [...running].find((t) => !t.progress && t.download.url() === event.url && t.download.suggestedFilename() === event.suggestedFilename);
+          if (waiting) link(waiting, progress);
+          else unmatched.push(progress);
+        });
+        cdp.on('Page.downloadProgress', (event) => {
+          const progress = progressByGuid.get(event.guid);
+          if (!progress) return;
+          progress.receivedBytes = event.receivedBytes;
+          progress.totalBytes = event.totalBytes;
+          checkSize(progress);
+          if (event.state !== 'inProgress') {
+            progressByGuid.delete(event.guid);
+            // A refused download is never accepted: its record must not wait forever. (One that
+            // finished before Playwright announced it is only checked once saved.)
+            const index = unmatched.indexOf(progress);
+            if (index >= 0) unmatched.splice(index, 1);
+          }
+        });
+        await cdp.send('Page.enable');
+        return cdp;
+      } catch (error) {
+        // A page closed at once (a popup that only downloads) has nothing to follow.
+        logger.debug({ err: (error as Error).message }, 'download progress not followed for a page');
+        return undefined;
+      }
+    })();
+    cdpSessions.add(session);
+  };
+
+  const onResponse = (response: { url(): string; headers(): Record<string, string>; request(): { isNavigationRequest(): boolean } }): void => {
+    const headers = response.headers();
+    const type = headers['content-type'];
+    if (!type || !(/^\s*attachment/i.test(headers['content-disposition'] ?? '') || response.request().isNavigationRequest())) return;
+    typesByUrl.set(response.url(), type);
+    if (typesByUrl.size > REMEMBERED_TYPES) typesByUrl.delete(typesByUrl.keys().next().value!);
+  };
+
+  context.on('page', watchProgress);
+  context.on('response', onResponse);
+  for (const page of context.pages()) watchProgress(page);
+
+  /** Waits for the end of one download and saves or drops it; reports the outcome. */
+  const settle = async (tracked: Tracked): Promise<void> => {
+    const { download, id, name, url } = tracked;
+    const failed = (error: string) => emit({ id, state: 'failed', url, name, error });
+    try {
+      const failure = await download.failure();
+      if (tracked.cancelReason) return failed(tracked.cancelReason);
+      if (failure) return failed(failure === 'canceled' ? 'cancelled by the page or the browser' : failure);
+      await mkdir(opts.dir, { recursive: true });
+      const target = path.join(opts.dir, name);
+      await download.saveAs(target);
+      const { size } = await stat(target);
+      if (size > opts.maxBytes) {
+        await rm(target, { force: true });
+        return failed(tooLarge(size));
+      }
+      const sha256 = await hashFile(target);
+      const contentType = typesByUrl.get(url) ?? contentTypeOf(name);
+      logger.info({ id, name, bytes: size }, 'download saved');
+      emit({ id, state: 'completed', url, name, bytes: size, sha256, contentType, path: target });
+    } catch (error) {
+      failed(tracked.cancelReason ?? `the download could not be saved: ${firstLine(error)}`);
+    } finally {
+      running.delete(tracked);
+      if (tracked.progress) tracked.progress.tracked = undefined;
+      // Playwright keeps its own copy until the context closes: free the disk now.
+      await download.delete().catch(() => undefined);
+    }
+  };
+
+  return {
+    accept(download) {
+      const url = download.url();
+      const tracked: Tracked = { download, id: `download-${++count}`, name: uniqueName(safeFileName(download.suggestedFilename()), taken), url };
+      running.add(tracked);
+      emit({ id: tracked.id, state: 'started', url, name: tracked.name });
+      if (closing) cancel(tracked, 'it started after the run ended');
+      else if (count > MAX_DOWNLOADS) cancel(tracked, `more than ${MAX_DOWNLOADS} downloads in one execution`);
+      const index = unmatched.findIndex((p) => p.url === url && p.suggestedFilename === download.suggestedFilename());
+      if (index >= 0) link(tracked, unmatched.splice(index, 1)[0]!);
+      const done = settle(tracked);
+      settling.add(done);
+      void done.finally(() => settling.delete(done));
+    },
+
+    close() {
+      closing ??= (async () => {
+        context.off('page', watchProgress);
+        context.off('response', onResponse);
+        const graceMs = opts.graceMs ?? DEFAULT_DOWNLOAD_GRACE_MS;
+        const { signal } = opts;
+        if (settling.size > 0 && graceMs > 0 && !signal?.aborted) {
+          let timer: NodeJS.Timeout | undefined;
+          let stop = (): void => undefined;
+          await new Promise<void>((resolve) => {
+            stop = () => resolve();
+            timer = setTimeout(stop, graceMs);
+            signal?.addEventListener('abort', stop, { once: true });
+            void Promise.all([...settling]).then(stop);
+          });
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', stop);
+        }
+        const why = signal?.aborted ? 'the run was stopped before the download finished' : `the run ended and the download did not finish within ${graceMs} ms`;
+        for (const tracked of running) cancel(tracked, why);
+        await Promise.all([...settling]);
+        for (const session of cdpSessions) await (await session)?.detach().catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}
+
+async function hashFile(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0] ?? text;
+}

@@ -1,0 +1,170 @@
+import { ExecutionError } from './errors.js';
+import { checkFileName, uniqueName } from './file-names.js';
+import type { JsonSchema } from './specification.js';
+
+/**
+ * Input files (contract §12). An input value `{"$file": "s3://bucket/key"}` or
+ * `{"$file": "https://host/path"}` names a file, optionally with `"name": "invoice.pdf"` when the
+ * URL does not end in the file's name. A string under a payload-schema property marked
+ * `"x-file": true` is read the same way (the string is the URL). The worker fetches each one
+ * before `started`; the model sees `{"$file": "<name>"}` in their place, never a URL or a path.
+ */
+
+/** A file named by the input, before it is fetched. */
+export interface InputFileRef {
+  /** Where it sits in the input payload: `invoice`, `documents.0` (the secrets' notation). */
+  payloadPath: string;
+  url: string;
+  scheme: 's3' | 'http';
+  /** Safe and unique among the execution's input files. */
+  name: string;
+}
+
+/** A fetched input file, in the execution's scratch folder. */
+export interface InputFile {
+  name: string;
+  /** Absolute local path; never shown to the model. */
+  path: string;
+  bytes: number;
+  sha256: string;
+  contentType: string;
+  payloadPath: string;
+}
+
+/** The body of a file being fetched, as an adapter opens it; the runner reads and bounds it. */
+export type OpenedFile =
+  | { ok: true; body: AsyncIterable<Uint8Array>; contentLength?: number; contentType?: string; close(): void }
+  | { ok: false; reason: string };
+
+/** Files one execution may name: each is fetched before the run and kept on disk during it. */
+export const MAX_INPUT_FILES = 20;
+
+const FILE_KEYS = new Set(['$file', 'name']);
+
+/**
+ * Finds the input files of a payload (already validated against its schema) and returns them
+ * with the payload as the model may see it. Throws `invalid_input` naming the first bad file.
+ */
+export function findInputFiles(payload: unknown, schema: JsonSchema | undefined): { files: InputFileRef[]; payload: unknown } {
+  const found: Array<{ path: string; url: string; name?: string }> = [];
+  const shown = visit(payload, schema, [], found);
+  if (found.length > MAX_INPUT_FILES) {
+    throw new ExecutionError('invalid_input', `the input names ${found.length} files; at most ${MAX_INPUT_FILES} are accepted`);
+  }
+  const taken = new Set<string>();
+  const files = found.map((f) => toRef(f, taken));
+  const names = new Map(files.map((f) => [f.payloadPath, f.name]));
+  return { files, payload: rename(shown, [], names) };
+}
+
+/** Walks value and schema together; each file found becomes a placeholder to rename later. */
+function visit(value: unknown, schema: JsonSchema | undefined, path: string[], out: Array<{ path: string; url: string; name?: string }>): unknown {
+  const where = path.join('.');
+  const node = typeof schema === 'object' ? schema : undefined;
+  if (node?.['x-file'] === true && typeof value === 'string') {
+    out.push({ path: where, url: value });
+    return FILE_MARK;
+  }
+  if (isPlainObject(value) && '$file' in value) {
+    const extra = Object.keys(value).filter((k) => !FILE_KEYS.has(k));
+    if (extra.length > 0) throw bad(where, `a {"$file": …} value may have only "$file" and "name", not ${extra.map((k) => JSON.stringify(k)).join(', ')}`);
+    if (typeof value.$file !== 'string' || value.$file.trim() === '') throw bad(where, '"$file" must be a non-empty URL string');
+    if (value.name !== undefined && typeof value.name !== 'string') throw bad(where, '"name" must be a string');
+    out.push({ path: where, url: value.$file.trim(), ...(typeof value.name === 'string' ? { name: value.name } : {}) });
+    return FILE_MARK;
+  }
+  const branches = node ? (['allOf', 'anyOf', 'oneOf'] as const).flatMap((k) => (Array.isArray(node[k]) ? (node[k] as JsonSchema[]) : [])) : [];
+  if (Array.isArray(value)) {
+    const items = node?.items;
+    return value.map((item, i) => visit(item, typeof items === 'object' && !Array.isArray(items) ? (items as JsonSchema) : branchSchema(branches, 'items'), [...path, String(i)], out));
+  }
+  if (isPlainObject(value)) {
+    const props = (node?.properties ?? {}) as Record<string, JsonSchema>;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, visit(v, props[k] ?? branchSchema(branches, 'properties', k), [...path, k], out)]));
+  }
+  return value;
+}
+
+/** A marker from the combinators (`allOf: [{properties: …}]`), first branch that has one. */
+function branchSchema(branches: JsonSchema[], kind: 'items' | 'properties', key?: string): JsonSchema | undefined {
+  for (const branch of branches) {
+    if (typeof branch !== 'object') continue;
+    const sub = kind === 'items' ? branch.items : (branch.properties as Record<string, JsonSchema> | undefined)?.[key!];
+    if (sub !== undefined && typeof sub === 'object' && !Array.isArray(sub)) return sub as JsonSchema;
+  }
+  return undefined;
+}
+
+const FILE_MARK = Symbol('input file');
+
+function rename(value: unknown, path: string[], names: Map<string, string>): unknown {
+  if (value === FILE_MARK) return { $file: names.get(path.join('.')) };
+  if (Array.isArray(value)) return value.map((item, i) => rename(item, [...path, String(i)], names));
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rename(v, [...path, k], names)]));
+  return value;
+}
+
+function toRef(found: { path: string; url: string; name?: string }, taken: Set<string>): InputFileRef {
+  const { path, url: raw } = found;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw bad(path, 'the file is not named by an absolute URL (s3://bucket/key or https://host/path)');
+  }
+  let scheme: InputFileRef['scheme'];
+  let lastSegment: string;
+  if (url.protocol === 's3:') {
+    scheme = 's3';
+    const { bucket, key } = s3Location(raw);
+    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw bad(path, `${shown(raw)} does not name a valid S3 bucket`);
+    if (key === '' || key.endsWith('/')) throw bad(path, `${shown(raw)} names a folder, not an object`);
+    lastSegment = key.split('/').pop()!;
+  } else if (url.protocol === 'https:' || url.protocol === 'http:') {
+    scheme = 'http';
+    if (url.username !== '' || url.password !== '') throw bad(path, `${shown(raw)} carries credentials; put them nowhere in a file URL`);
+    lastSegment = decodeSegment(url.pathname.split('/').pop() ?? '');
+  } else {
+    throw bad(path, `files are fetched from s3:// or https:// URLs, not "${url.protocol}"`);
+  }
+  const name = checkFileName(found.name ?? lastSegment);
+  if (!name.ok) {
+    const hint = found.name === undefined ? ' (give the file a "name" when its URL does not end in one)' : '';
+    throw bad(path, `unsafe file name: ${name.reason}${hint}`);
+  }
+  return { payloadPath: path, url: raw, scheme, name: uniqueName(name.name, taken) };
+}
+
+/** Bucket and key of `s3://bucket/key`; the key percent-decoded (`a%20b.pdf` is `a b.pdf`). */
+export function s3Location(raw: string): { bucket: string; key: string } {
+  const url = new URL(raw);
+  return { bucket: url.hostname, key: decodeSegment(url.pathname.replace(/^\//, '')) };
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** A file URL as it may appear in messages and logs: without its query (signatures, tokens). */
+export function shownUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+const shown = (raw: string) => JSON.stringify(shownUrl(raw));
+
+function bad(path: string, why: string): ExecutionError {
+  return new ExecutionError('invalid_input', `input file at ${path === '' ? '(root)' : path}: ${why}`);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
