@@ -15,7 +15,7 @@ import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 import { CSV, NOTES, startFilesSite, TOTP_SEED, TOTP_USER, type FilesSite } from '../support/files-site.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
-import { computer, finish, startScriptedModelServer, type RecordedRequest, type Script } from '../support/scripted-model-server.js';
+import { browser as member, finish, startScriptedModelServer, type RecordedRequest, type Script } from '../support/scripted-model-server.js';
 
 /**
  * Files and one-time codes through the whole runner (contract §12), on real Chromium, s3rver
@@ -96,7 +96,7 @@ async function run(script: Script, spec: Record<string, unknown>, inputPayload: 
   }
 }
 
-const click = (x: number, y: number) => computer('left_click', { coordinate: [x, y] });
+const click = (x: number, y: number) => member('left_click', { target: { type: 'coordinate', x, y } });
 
 describe('downloads of a run', () => {
   it('keeps a download as an artifact, lists it in output.json and logs its steps', async () => {
@@ -121,7 +121,7 @@ describe('one-time codes in a run', () => {
     const seed = `otpauth://totp/Files:alice?secret=${TOTP_SEED}&issuer=Files`;
     const attempt = site.next('login');
     const r = await run(
-      [click(120, 35), computer('type', { text: TOTP_USER }), click(120, 75), computer('type', { text: '{{mfa}}' }), computer('key', { text: 'Return' }), finish('completed', { signedIn: true })],
+      [click(120, 35), member('type', { text: TOTP_USER }), click(120, 75), member('type', { text: '{{mfa}}' }), member('key', { text: 'Return' }), finish('completed', { signedIn: true })],
       { startUrl: 'http://files.test/login.html', payloadSchema: schema },
       { user: TOTP_USER, mfa: seed },
     );
