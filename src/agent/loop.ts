@@ -85,6 +85,8 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
         guide: space.guide,
         maskedInput: input.vault.maskedPayload,
         secretPaths: input.vault.paths,
+        oneTimeCodePaths: input.vault.oneTimeCodePaths,
+        ...(input.inputFiles && input.inputFiles.length > 0 ? { inputFiles: input.inputFiles, uploadHow: space.uploadHow } : {}),
         outputSchema: input.spec.outputSchema,
         now: new Date(now()),
       }),

@@ -10,6 +10,12 @@ export function buildSystemPrompt(options: {
   guide: string;
   maskedInput: unknown;
   secretPaths: readonly string[];
+  /** Secrets that type a one-time code (TOTP) instead of their value. */
+  oneTimeCodePaths?: readonly string[];
+  /** Input files the page may be given (by name). */
+  inputFiles?: ReadonlyArray<{ name: string; bytes: number; contentType: string }>;
+  /** How files are given to a page in this action space. */
+  uploadHow?: string;
   outputSchema?: unknown;
   now: Date;
 }): string {
@@ -42,10 +48,34 @@ export function buildSystemPrompt(options: {
       ].join('\n'),
     );
   }
+  const codes = options.oneTimeCodePaths ?? [];
+  if (codes.length > 0) {
+    parts.push(
+      `${codes.map((p) => `{{${p}}}`).join(', ')} ${codes.length === 1 ? 'is a one-time code' : 'are one-time codes'}: typing the placeholder enters the code that is valid at that moment. Type it when the page asks for the code, not before.`,
+    );
+  }
+  const files = options.inputFiles ?? [];
+  if (files.length > 0) {
+    parts.push(
+      [
+        'These input files can be uploaded to the page, by name (no other file can):',
+        ...files.map((f) => `- ${f.name} (${f.contentType || 'unknown type'}, ${formatBytes(f.bytes)})`),
+        options.uploadHow ?? '',
+      ]
+        .filter(Boolean)
+        .join('\n'),
+    );
+  }
   if (options.outputSchema !== undefined) {
     parts.push(`The \`output\` of \`finish\` must validate against this JSON Schema:\n<output_schema>\n${JSON.stringify(options.outputSchema, null, 2)}\n</output_schema>`);
   }
   return parts.join('\n\n');
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 export const FIRST_USER_TEXT = 'The browser is open on the start page. Here is what it shows. Begin the task.';

@@ -15,6 +15,8 @@ import type { FileChooserEvent, FileInputResult, FileInputTarget, StagedFile } f
 export interface FileChooserTracker {
   /** The chooser `page` opened and nobody answered, if any. */
   pending(page: Page): FileChooserEvent | undefined;
+  /** Resolves when `page` has a pending chooser (true), or after `ms` without one (false). */
+  whenPending(page: Page, ms: number): Promise<boolean>;
   /** Gives the named input files to `page`'s pending chooser or to its file input at a point. */
   setFiles(page: Page, names: readonly string[], target: FileInputTarget): Promise<FileInputResult>;
   /**
@@ -29,11 +31,13 @@ export function attachFileChoosers(
   opts: { files: readonly StagedFile[]; onOpened?: (event: FileChooserEvent) => void; logger: Logger },
 ): FileChooserTracker {
   const choosers = new Map<Page, FileChooser>();
+  const waiters = new Set<() => void>();
 
   const watch = (page: Page): void => {
     // Listening is what makes Playwright intercept the chooser instead of letting it open.
     page.on('filechooser', (chooser) => {
       choosers.set(page, chooser);
+      for (const wake of [...waiters]) wake();
       const event = { multiple: chooser.isMultiple(), url: page.url() };
       opts.logger.debug(event, 'file chooser opened');
       opts.onOpened?.(event);
@@ -75,6 +79,24 @@ export function attachFileChoosers(
     pending(page) {
       const chooser = choosers.get(page);
       return chooser ? { multiple: chooser.isMultiple(), url: page.url() } : undefined;
+    },
+
+    whenPending(page, ms) {
+      if (choosers.has(page)) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const done = () => {
+          if (!choosers.has(page) && !timedOut) return;
+          clearTimeout(timer);
+          waiters.delete(done);
+          resolve(choosers.has(page));
+        };
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          done();
+        }, Math.max(0, ms));
+        waiters.add(done);
+      });
     },
 
     setFiles(page, names, target) {

@@ -35,6 +35,8 @@ export interface PageStructure {
   focused(): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
   /** A remote object id for the element (for CDP calls such as DOM.setFileInputFiles). */
   objectId(ref: string): Promise<StructureResult<string>>;
+  /** Sets (or with null removes) an attribute on the referenced element; false when it is gone. */
+  mark(ref: string, name: string, value: string | null): Promise<boolean>;
   /** The short description of a referenced element, for labels and errors. */
   describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
 }
@@ -233,6 +235,11 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
         const { value } = await call<string | undefined>('lookup', [ref], { byValue: false });
         return value ? { ok: true, value } : { ok: false, error: staleRefError(ref, 'removed') };
       }),
+
+    async mark(ref, name, value) {
+      if (await precheck(ref)) return false;
+      return (await call<boolean>('mark', [ref, name, value])).value;
+    },
 
     async describe(ref) {
       if (await precheck(ref)) return null;

@@ -12,7 +12,7 @@ import { attachDownloads, type DownloadTracker } from './downloads.js';
 import { attachFileChoosers } from './file-chooser.js';
 import { blockReports, createSession } from './playwright-session.js';
 import { SETTLE_PROBE_SCRIPT } from './settle.js';
-import type { BrowserSandbox, BrowserSession } from './types.js';
+import type { BrowserSandbox, BrowserSession, DownloadEvent } from './types.js';
 
 export interface PlaywrightSandboxOptions {
   /** CHROMIUM_PATH; default: the system Chromium, else Playwright's own browser. */
@@ -115,10 +115,21 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           // Downloads from allowed hosts are saved (contract §12); the guard refuses the rest.
           ...(options.downloads ? { acceptDownloads: true } : {}),
         });
+        // Download events go to the runner and, once the session exists, into its change log
+        // (the browser toolset reports them in browser_state).
+        const downloadRelay: { listener?: (event: DownloadEvent) => void } = {};
         if (options.downloads) {
           const { onDownload } = options;
           // The run's signal: a run stopped from outside gives its downloads no grace.
-          downloads = attachDownloads(context, { ...options.downloads, signal, onEvent: (event) => onDownload?.(event), logger: sessionLogger });
+          downloads = attachDownloads(context, {
+            ...options.downloads,
+            signal,
+            onEvent: (event) => {
+              onDownload?.(event);
+              downloadRelay.listener?.(event);
+            },
+            logger: sessionLogger,
+          });
         }
         const files = attachFileChoosers(context, { files: options.inputFiles ?? [], logger: sessionLogger, ...(options.onFileChooser ? { onOpened: options.onFileChooser } : {}) });
         const tracker = downloads;
@@ -135,6 +146,7 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           reports,
           files,
           ...(downloads ? { downloads } : {}),
+          downloadRelay,
           logger: sessionLogger,
           onClosed: () => sessions.delete(session),
         });

@@ -14,6 +14,7 @@ import { pageStill } from './settle.js';
 import type {
   BlockedRequest,
   BrowserChange,
+  DownloadEvent,
   BrowserSession,
   FrameHandler,
   MouseButton,
@@ -45,6 +46,8 @@ export interface SessionParts {
   reports: BlockReports;
   /** File choosers and inputs of the context's pages (file-chooser.ts). */
   files: FileChooserTracker;
+  /** Where the sandbox relays download events for the session's change log. */
+  downloadRelay?: { listener?: (event: DownloadEvent) => void };
   /** Present when the session saves downloads (downloads.ts). */
   downloads?: DownloadTracker;
   logger: Logger;
@@ -132,7 +135,10 @@ export function createSession(parts: SessionParts): BrowserSession {
   /** Pages the worker is about to open itself (new_tab): the context announces them like popups. */
   let ownPagesExpected = 0;
   const adopt = (page: Page, own: boolean): PlaywrightTab => {
-    const tab = createPlaywrightTab(`tab_${nextTabNumber++}`, page);
+    const tab = createPlaywrightTab(`tab_${nextTabNumber++}`, page, {
+      setFilesOn: (element, names) => parts.files.setFilesOn(page, element, names),
+      setFilesToChooser: (names) => (parts.files.pending(page) ? parts.files.setFiles(page, names, { kind: 'chooser' }) : undefined),
+    });
     tabOf.set(page, tab);
     if (own) guard.trustPage(page);
     const join = () => {
@@ -175,6 +181,7 @@ export function createSession(parts: SessionParts): BrowserSession {
     return tab;
   };
   adopt(parts.page, true);
+  if (parts.downloadRelay) parts.downloadRelay.listener = (download) => record({ type: 'download', download });
   context.on('page', (page) => {
     if (closing || tabOf.has(page)) return;
     const own = ownPagesExpected > 0;
@@ -362,6 +369,8 @@ export function createSession(parts: SessionParts): BrowserSession {
         // the network for what only the browser sees (images, styles, fonts).
         const since = lastInputAt;
         const dom = await pageStill(page, since, deadline);
+        // A file chooser the page opened is announced a moment later: the agent is told of it.
+        if (dom === 'chooser') await parts.files.whenPending(page, deadline - Date.now());
         await networkQuiet(since, deadline, signal);
         if (signal.aborted) return;
         if (dom === 'failed') logger.warn({ url: page.url() }, 'the page could not run the settle check; settling on network and load state only');

@@ -3,10 +3,11 @@
  * (page-structure.ts), its console and network logs, screenshots and script evaluation. The
  * session (playwright-session.ts) keeps the tabs, decides which one is active and sends input.
  */
-import type { CDPSession, Page, Request, Response } from 'playwright-core';
-import { createPageStructure } from './page-structure.js';
+import { randomUUID } from 'node:crypto';
+import type { CDPSession, ElementHandle, Page, Request, Response } from 'playwright-core';
+import { createPageStructure, staleRefError } from './page-structure.js';
 import { withinMs } from './settle.js';
-import type { BrowserTab, ConsoleEntry, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
+import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
 
 /** One screenshot attempt; a capture waiting on a frame that never comes is asked again. */
 const CAPTURE_TIMEOUT_MS = 5_000;
@@ -21,7 +22,17 @@ export interface PlaywrightTab extends BrowserTab {
   dispose(): void;
 }
 
-export function createPlaywrightTab(id: string, page: Page): PlaywrightTab {
+export interface TabParts {
+  /** The session's file chooser tracker: the only way a file reaches a page. */
+  setFilesOn(element: ElementHandle, names: readonly string[]): Promise<FileInputResult>;
+  /** Answers the file chooser the page opened, if one is pending. */
+  setFilesToChooser(names: readonly string[]): Promise<FileInputResult> | undefined;
+}
+
+/** The attribute that marks an element for a moment so that the page's world can find it. */
+const MARK = 'data-execution-worker-target';
+
+export function createPlaywrightTab(id: string, page: Page, parts: TabParts): PlaywrightTab {
   let cdpSession: Promise<CDPSession> | undefined;
   const cdp = (): Promise<CDPSession> => {
     cdpSession ??= page.context().newCDPSession(page);
@@ -94,6 +105,24 @@ export function createPlaywrightTab(id: string, page: Page): PlaywrightTab {
     focused: () => structure.focused(),
     describe: (ref) => structure.describe(ref),
     evaluate: (expression, timeoutMs) => evaluateInPage(cdp, expression, timeoutMs),
+    async setFiles(ref, names) {
+      // The reference lives in the worker's isolated world; Playwright's handles in the page's.
+      // A one-off attribute carries the element across, and is removed at once.
+      const token = randomUUID();
+      if (!(await structure.mark(ref, MARK, token))) return { ok: false, error: staleRefError(ref, 'removed') };
+      let handle: ElementHandle | null = null;
+      try {
+        handle = await page.$(`[${MARK}="${token}"]`);
+        if (!handle) return { ok: false, error: staleRefError(ref, 'removed') };
+        const given = await parts.setFilesOn(handle, names);
+        // The upload button of a styled control is not the input; the chooser it opened is.
+        if (!given.ok && /not a file input/.test(given.error)) return (await parts.setFilesToChooser(names)) ?? given;
+        return given;
+      } finally {
+        await handle?.dispose().catch(() => undefined);
+        await structure.mark(ref, MARK, null).catch(() => false);
+      }
+    },
     drainConsole: () => consoleLog.splice(0),
     drainNetwork: () => networkLog.splice(0),
     screenshot: (options) => screenshotOf(page, cdp, options),

@@ -85,6 +85,27 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
       try { return nativeSend.apply(this, args); } catch (error) { end(); throw error; }
     };
   }
+  // A file chooser the page opened (a click on a file input, or a script's input.click()):
+  // Chromium tells the worker a moment later, and settling waits for that.
+  let chooserAt = 0;
+  const isFileInput = (el) => !!el && el.tagName === 'INPUT' && String(el.type).toLowerCase() === 'file';
+  addEventListener('click', (event) => {
+    const target = event.target;
+    const label = target && target.closest ? target.closest('label') : null;
+    if (isFileInput(target) || (label && isFileInput(label.control))) chooserAt = Date.now();
+  }, true);
+  if (window.HTMLInputElement) {
+    const nativeClick = HTMLInputElement.prototype.click;
+    HTMLInputElement.prototype.click = function (...args) {
+      if (isFileInput(this)) chooserAt = Date.now();
+      return nativeClick.apply(this, args);
+    };
+    const nativePicker = HTMLInputElement.prototype.showPicker;
+    if (nativePicker) HTMLInputElement.prototype.showPicker = function (...args) {
+      if (isFileInput(this)) chooserAt = Date.now();
+      return nativePicker.apply(this, args);
+    };
+  }
   const watch = () => new MutationObserver(() => { lastChange = Date.now(); })
     .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   watch();
@@ -92,6 +113,7 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
     enumerable: false,
     value: {
       lastChange: () => lastChange,
+      chooserSince: (since) => chooserAt >= since,
       leavingSince: (since) => !!leaving && leaving.at >= since && !leaving.event.defaultPrevented && !leaving.intercepted(),
       requestsBusy: (since, quiet) => {
         const now = Date.now();
@@ -126,7 +148,7 @@ const STILL_WAIT = `({ key, sinceMs, capMs, quietMs, horizonMs }) => new Promise
   if (observer) observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const finish = () => {
     if (observer) observer.disconnect();
-    resolve('quiet');
+    resolve(probe && probe.chooserSince && probe.chooserSince(sinceMs) ? 'chooser' : 'quiet');
   };
   const still = () => {
     const now = Date.now();
@@ -151,21 +173,21 @@ const DOCUMENT_GONE = /context was destroyed|Cannot find context|navigat|has bee
 
 /**
  * Resolves when the page is still after an input made at `sinceMs` (epoch ms), or at the
- * deadline: at least one animation frame (a pending paint lands), no timer set since the input
+ * deadline ('chooser' when the page opened a file chooser meanwhile): at least one animation frame (a pending paint lands), no timer set since the input
  * due within the horizon, no navigation under way, no script request made since the input still
  * unanswered (or just answered), and no DOM change for DOM_QUIET_MS.
  * 'destroyed' when a navigation replaced the document meanwhile; 'failed' when the page could
  * not run the wait at all (the caller then falls back on the network and load state alone).
  */
-export async function pageStill(page: Page, sinceMs: number, deadline: number): Promise<'quiet' | 'destroyed' | 'failed'> {
+export async function pageStill(page: Page, sinceMs: number, deadline: number): Promise<'quiet' | 'chooser' | 'destroyed' | 'failed'> {
   const capMs = deadline - Date.now();
   if (capMs <= 0 || page.isClosed()) return 'quiet';
   const args = { key: PROBE_KEY, sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS };
   try {
     // The in-page timer ends the wait in a live document; a document being replaced may never
     // run it, so the wait is bounded out here too (the evaluation is dropped with its document).
-    await withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`));
-    return 'quiet';
+    const state = await withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`));
+    return state === 'chooser' ? 'chooser' : 'quiet';
   } catch (error) {
     return DOCUMENT_GONE.test(String(error)) ? 'destroyed' : 'failed';
   }

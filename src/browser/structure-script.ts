@@ -593,6 +593,8 @@ export const STRUCTURE_SCRIPT = `(() => {
       setValue: (ref, value) => { const el = lookup(ref); return el ? setValue(el, value) : { ok: false, error: 'stale' }; },
       scrollTo: (ref) => { const el = lookup(ref); if (!el) return { ok: false, error: 'stale' }; el.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' }); return { ok: true }; },
       focused,
+      // A short-lived attribute that lets the page's own world find the element (file uploads).
+      mark: (ref, name, value) => { const el = lookup(ref); if (!el) return false; if (value === null) el.removeAttribute(name); else el.setAttribute(name, value); return true; },
       describe: (ref) => { const el = lookup(ref); if (!el) return null; const r = role(el); return { role: r || el.localName, name: name(el, r), tag: el.localName, type: el.localName === 'input' ? inputType(el) : undefined }; },
     },
   });

@@ -220,7 +220,8 @@ export interface TabInfo {
 export type BrowserChange =
   | { type: 'tab_opened'; tabId: string }
   | { type: 'navigation_refused'; tabId: string; url: string }
-  | { type: 'dialog_dismissed'; tabId: string; kind: string; message: string };
+  | { type: 'dialog_dismissed'; tabId: string; kind: string; message: string }
+  | { type: 'download'; download: DownloadEvent };
 
 export interface ConsoleEntry {
   level: string;
@@ -258,6 +259,8 @@ export interface BrowserTab {
   describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
   /** Runs a script expression in the page (its own world and authority) and returns its value as text. */
   evaluate(expression: string, timeoutMs: number): Promise<StructureResult<string>>;
+  /** Gives the named input files to the file input of a reference (or the input a label of it names). */
+  setFiles(ref: string, names: readonly string[]): Promise<FileInputResult>;
   /** Console entries and network requests since the last call (each read drains them). */
   drainConsole(): ConsoleEntry[];
   drainNetwork(): NetworkEntry[];

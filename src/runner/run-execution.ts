@@ -205,7 +205,12 @@ class Execution {
       throw isExecutionError(error) ? error : new ExecutionError('browser_error', `could not start the browser: ${String(error instanceof Error ? error.message : error)}`, { cause: error });
     }
     onSession(session);
-    const space = deps.createActionSpace(chosen.choice, { session, secrets: this.vault, allowJavascript: spec.allowJavascript === true });
+    const space = deps.createActionSpace(chosen.choice, {
+      session,
+      secrets: this.vault,
+      allowJavascript: spec.allowJavascript === true,
+      inputFiles: this.inputFiles.map((f) => ({ name: f.name, bytes: f.bytes, contentType: f.contentType })),
+    });
     events.emit('browser_ready', { durationMs: this.now() - openingAt, viewport: session.viewport, display: space.display, toolType: space.toolType });
 
     let video: ActiveRecording | undefined;

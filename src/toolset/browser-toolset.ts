@@ -19,6 +19,7 @@ import type {
   BetaBrowserCloseTabInput,
   BetaBrowserCoordinateTarget,
   BetaBrowserDoubleClickInput,
+  BetaBrowserFileUploadInput,
   BetaBrowserFindInput,
   BetaBrowserFormInputInput,
   BetaBrowserGetPageTextInput,
@@ -105,13 +106,32 @@ class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   current: CallState | undefined;
 
   constructor(private readonly options: BrowserToolsetOptions) {
+    const files = options.inputFiles ?? [];
     const configs: BetaBrowserToolsetConfigs = {
       read_console: { enabled: true },
       read_network: { enabled: true },
       ...(options.allowJavascript ? { javascript_exec: { enabled: true } } : {}),
+      // Only with input files to choose from; the session gives pages nothing else.
+      file_upload: { enabled: files.length > 0 },
     };
     super({
       configs,
+      filePolicy: {
+        // The model names input files; the session turns names into files (and nothing else).
+        resolveUploadPaths: (_context, names) => {
+          for (const name of names) {
+            if (!files.some((f) => f.name === name)) {
+              throw new ToolError(`${JSON.stringify(name)} is not an input file of this execution; the files you may upload are: ${files.map((f) => f.name).join(', ')}`);
+            }
+          }
+          return names;
+        },
+        resolveUploadDocuments: () => {
+          throw new ToolError('document_ids are not used here: name one of the execution\'s input files in paths');
+        },
+        // A download's saved path is the worker's, not a file the model can use.
+        isPathVisible: () => false,
+      },
       browserState: () => this.report(),
       // The allow-list, before the driver sees a navigate (the egress proxy and the request
       // guard still stand behind it for redirects and everything a page loads on its own).
@@ -123,7 +143,7 @@ class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       },
       // Nobody confirms in an unattended run: javascript_exec is on only when the workflow asked
       // for it, and then every call of it is allowed.
-      confirm: ({ member }) => member !== 'javascript_exec' || options.allowJavascript,
+      confirm: ({ member }) => (member === 'javascript_exec' ? options.allowJavascript : member === 'file_upload' ? files.length > 0 : true),
     });
   }
 
@@ -201,12 +221,15 @@ class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   }
 
   /** Runs one action of the computer table (mouse and keyboard are the same as computer use's), then settles. */
-  private async act(tab: BrowserTab, member: string, computerInput: Record<string, unknown>, note: { label: string; point?: Point; target?: ElementIdentity | null; focus?: boolean; modelInput: unknown }): Promise<void> {
+  private async act(tab: BrowserTab, member: string, computerInput: Record<string, unknown>, note: { label: string; point?: Point; target?: ElementIdentity | null; focus?: boolean; modelInput: unknown }): Promise<string | undefined> {
     await this.begin(member, tab, { label: note.label, ...(note.point ? { point: note.point } : {}), input: note.modelInput, ...(note.target !== undefined ? { target: note.target } : {}), ...(note.focus ? { focus: true } : {}) });
     const { session, geometry, secrets } = this.options;
     const outcome = await executeComputerAction(computerInput, { session, geometry, toolVersion: 'computer_toolset_20260801', vault: secrets, signal: this.signal });
     if (!outcome.ok) throw new Error(outcome.error);
     await this.settle();
+    // No dialog opens for a file chooser: the model learns of it here.
+    if ((this.options.inputFiles ?? []).length > 0 && session.pendingFileChooser()) return 'The page opened a file chooser: answer it with file_upload (the reference of the control that opened it will do) and the names of input files.';
+    return undefined;
   }
 
   // ---- the tab report attached to every successful result ----
@@ -263,7 +286,7 @@ class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const at = await this.pointOf(tab, input.target);
     const modifiers = input.modifiers ? String(input.modifiers) : undefined;
     const verb = member.replace('_', ' ');
-    await this.act(tab, member, { action, coordinate: [at.shown.x, at.shown.y], ...(modifiers ? { text: modifiers } : {}) }, {
+    return this.act(tab, member, { action, coordinate: [at.shown.x, at.shown.y], ...(modifiers ? { text: modifiers } : {}) }, {
       label: `${modifiers ? `${modifiers}+` : ''}${verb} ${at.ref ?? `(${at.shown.x}, ${at.shown.y})`}${describeTarget(at.identity)}`,
       point: at.point,
       target: at.identity ?? null,
@@ -470,6 +493,19 @@ class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     return this.options.secrets.redact(text);
   }
 
+  protected override async file_upload(_ctx: BetaToolsetCallContext, input: BetaBrowserFileUploadInput) {
+    const tab = await this.tabFor('file_upload', input);
+    const ref = refOf(input.target);
+    const names = input.paths ?? [];
+    if (names.length === 0) throw new Error('paths must name at least one input file');
+    const identity = await tab.identify(ref);
+    if (!identity.ok) throw new Error(identity.error);
+    await this.begin('file_upload', tab, { label: `file_upload ${ref}${describeTarget(identity.value)} ${names.map((n) => JSON.stringify(n)).join(', ')}`, input, target: identity.value });
+    const given = await tab.setFiles(ref, names);
+    if (!given.ok) throw new Error(given.error);
+    await this.settle();
+  }
+
   protected override async new_tab(_ctx: BetaToolsetCallContext, _input: BetaBrowserNewTabInput): Promise<BetaBrowserStateTabEntry> {
     const tab = this.options.session.tab()!;
     await this.begin('new_tab', tab, { label: 'new_tab', input: {} });
@@ -516,6 +552,9 @@ export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpac
       'Target elements by the references (ref_N) that read_page and find give; a reference lasts until the page navigates, then read again. Set form fields with form_input (text, selects by option text, checkboxes with true/false, dates as YYYY-MM-DD). Coordinates are pixels of the screenshot.',
       'You may send several calls in one turn: they run in order, the page settles after each action, and a failed call stops the rest of the turn. End a turn of actions with a read (read_page, find, get_page_text or screenshot) to see their effect.',
     ].join('\n'),
+    ...((options.inputFiles ?? []).length > 0
+      ? { uploadHow: 'To upload one, call file_upload with the reference of the page\'s file input (read_page shows it as "(file input)") and `paths` set to the file names.' }
+      : {}),
     tools: () => [{ type: BROWSER_TOOLSET, ...(driver.configs ? { configs: structuredClone(driver.configs) as Record<string, { enabled?: boolean }> } : {}) }],
     owns: (call) => call.toolset_name === TOOLSET_NAME,
     async run(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport> {
@@ -597,6 +636,13 @@ function toStateChange(change: BrowserChange, redact: (text: string) => string):
       return { type: 'navigation_refused' };
     case 'dialog_dismissed':
       return { type: 'dialog_dismissed', kind: change.kind, message: redact(change.message) };
+    case 'download': {
+      // The saved file's local path is never shown: the model cannot read it from here.
+      const { id, state, url, bytes, error } = change.download;
+      if (state === 'started') return { type: 'download_started', download_id: id, url: redact(url) };
+      if (state === 'completed') return { type: 'download_completed', download_id: id, url: redact(url), ...(bytes !== undefined ? { size_bytes: bytes } : {}) };
+      return { type: 'download_failed', download_id: id, url: redact(url), ...(error ? { error: redact(error) } : {}) };
+    }
   }
 }
 

@@ -7,7 +7,8 @@
 import type { ToolUseBlock } from '../model/types.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
-import { capture, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, resultFor, runNavigate, textBlock, errorResult, screenshotForModel } from './results.js';
+import { capture, changeNotes, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, resultFor, runNavigate, screenshotForModel, textBlock } from './results.js';
+import { runUpload, UPLOAD_HOW, UPLOAD_TOOL, uploadDefinition } from './upload-tool.js';
 import type { ActionReport, ActionRunContext, ActionSpace, ActionSpaceOptions } from './types.js';
 import { traceOf } from './trace.js';
 
@@ -22,6 +23,15 @@ export interface ComputerToolOptions extends ActionSpaceOptions {
 
 export function createComputerTool(options: ComputerToolOptions): ActionSpace {
   const { session, geometry, version } = options;
+  const files = (options.inputFiles ?? []).map((f) => f.name);
+  const run = async (call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport> => {
+    if (call.name === NAVIGATE_TOOL) {
+      context.beforeRun?.({ label: `navigate ${String((call.input as { url?: unknown } | null)?.url ?? '')}` });
+      return runNavigate(call, session, geometry, context.signal);
+    }
+    if (call.name === UPLOAD_TOOL) return runUpload(call, session, geometry, context.signal, context.beforeRun);
+    return runComputer(call, context);
+  };
   return {
     kind: 'computer',
     toolType: version,
@@ -40,52 +50,16 @@ export function createComputerTool(options: ComputerToolOptions): ActionSpace {
         ...(version === 'computer_20251124' && options.zoom ? { enable_zoom: true } : {}),
       },
       NAVIGATE_DEFINITION,
+      ...(files.length > 0 ? [uploadDefinition(files)] : []),
     ],
-    owns: (call) => !call.toolset_name && (call.name === COMPUTER_TOOL || call.name === NAVIGATE_TOOL),
-    async run(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport> {
-      if (call.name === NAVIGATE_TOOL) {
-        context.beforeRun?.({ label: `navigate ${String((call.input as { url?: unknown } | null)?.url ?? '')}` });
-        return runNavigate(call, session, geometry, context.signal);
-      }
-      let marked = false;
-      const before = await traceOf(session, call, geometry);
-      const outcome = await executeComputerAction(call.input, {
-        session,
-        geometry,
-        toolVersion: version,
-        vault: options.secrets,
-        signal: context.signal,
-        beforeRun: (planned) => {
-          marked = true;
-          context.beforeRun?.(planned);
-        },
-      });
-      if (!outcome.ok) {
-        // Refused actions never ran: they are marked where they were refused.
-        if (outcome.counted && !marked) context.beforeRun?.({ label: outcome.label });
-        return { result: errorResult(call, outcome.error), action: outcome.action, counted: outcome.counted, ok: false, error: outcome.error, label: outcome.label, images: 0, changesPage: false };
-      }
-      const content = [];
-      if (outcome.text) content.push(textBlock(outcome.text));
-      let images = 0;
-      if (outcome.image) {
-        content.push(imageBlock(outcome.image));
-        images++;
-      } else if (outcome.wantsScreenshot) {
-        content.push(await capture(session, geometry, context.signal));
-        images++;
-      }
-      return {
-        result: resultFor(call, content),
-        action: outcome.action,
-        counted: outcome.counted,
-        ok: true,
-        label: outcome.label,
-        ...(outcome.point ? { point: outcome.point } : {}),
-        images,
-        changesPage: outcome.counted,
-        ...(outcome.counted && before ? { trace: before } : {}),
-      };
+    ...(files.length > 0 ? { uploadHow: UPLOAD_HOW } : {}),
+    owns: (call) => !call.toolset_name && (call.name === COMPUTER_TOOL || call.name === NAVIGATE_TOOL || (call.name === UPLOAD_TOOL && files.length > 0)),
+    async run(call, context) {
+      const report = await run(call, context);
+      // Downloads, refused navigations and dialogs since the last call, told with this answer.
+      const notes = changeNotes(session, options.secrets.redact, files.length > 0 ? UPLOAD_TOOL : undefined);
+      if (notes) report.result.content.push(textBlock(notes));
+      return report;
     },
     async opening(signal) {
       await session.settle(signal);
@@ -93,4 +67,46 @@ export function createComputerTool(options: ComputerToolOptions): ActionSpace {
     },
     notExecuted: (call) => errorResult(call, 'Not executed: an earlier action in this turn failed.'),
   };
+
+  async function runComputer(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport> {
+    let marked = false;
+    const before = await traceOf(session, call, geometry);
+    const outcome = await executeComputerAction(call.input, {
+      session,
+      geometry,
+      toolVersion: version,
+      vault: options.secrets,
+      signal: context.signal,
+      beforeRun: (planned) => {
+        marked = true;
+        context.beforeRun?.(planned);
+      },
+    });
+    if (!outcome.ok) {
+      // Refused actions never ran: they are marked where they were refused.
+      if (outcome.counted && !marked) context.beforeRun?.({ label: outcome.label });
+      return { result: errorResult(call, outcome.error), action: outcome.action, counted: outcome.counted, ok: false, error: outcome.error, label: outcome.label, images: 0, changesPage: false };
+    }
+    const content = [];
+    if (outcome.text) content.push(textBlock(outcome.text));
+    let images = 0;
+    if (outcome.image) {
+      content.push(imageBlock(outcome.image));
+      images++;
+    } else if (outcome.wantsScreenshot) {
+      content.push(await capture(session, geometry, context.signal));
+      images++;
+    }
+    return {
+      result: resultFor(call, content),
+      action: outcome.action,
+      counted: outcome.counted,
+      ok: true,
+      label: outcome.label,
+      ...(outcome.point ? { point: outcome.point } : {}),
+      images,
+      changesPage: outcome.counted,
+      ...(outcome.counted && before ? { trace: before } : {}),
+    };
+  }
 }

@@ -13,9 +13,10 @@ import type { BetaComputerMemberInput, BetaComputerMemberName, BetaToolResultBlo
 import type { ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { ActionOutcome, DisplayGeometry } from './computer-types.js';
-import { capture, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, runNavigate, screenshotForModel } from './results.js';
+import { capture, changeNotes, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, runNavigate, screenshotForModel, textBlock } from './results.js';
 import { fromSdkResult } from './sdk-results.js';
 import { traceOf } from './trace.js';
+import { runUpload, UPLOAD_HOW, UPLOAD_TOOL, uploadDefinition } from './upload-tool.js';
 import type { ActionReport, ActionRunContext, ActionSpace, ActionSpaceOptions, ActionTrace } from './types.js';
 
 export const COMPUTER_TOOLSET = 'computer_toolset_20260801';
@@ -74,6 +75,7 @@ class ComputerToolsetDriver extends BetaAbstractComputerToolset20260801 {
 export function createComputerToolset(options: ComputerToolsetOptions): ActionSpace {
   const { session, geometry } = options;
   const driver = new ComputerToolsetDriver(options);
+  const files = (options.inputFiles ?? []).map((f) => f.name);
   return {
     kind: 'computer',
     toolType: COMPUTER_TOOLSET,
@@ -83,42 +85,19 @@ export function createComputerToolset(options: ComputerToolsetOptions): ActionSp
       'You see the browser through screenshots and act with the computer toolset (mouse and keyboard) and the `navigate` tool (open a URL).',
       'You may send several actions in one turn; they run in order, and the page settles after each. After a turn that changed the page, its last result carries a fresh screenshot.',
     ].join('\n'),
-    tools: () => [{ type: COMPUTER_TOOLSET, ...(driver.configs ? { configs: structuredClone(driver.configs) as Record<string, { enabled?: boolean }> } : {}) }, NAVIGATE_DEFINITION],
-    owns: (call) => call.toolset_name === TOOLSET_NAME || (!call.toolset_name && call.name === NAVIGATE_TOOL),
+    tools: () => [
+      { type: COMPUTER_TOOLSET, ...(driver.configs ? { configs: structuredClone(driver.configs) as Record<string, { enabled?: boolean }> } : {}) },
+      NAVIGATE_DEFINITION,
+      ...(files.length > 0 ? [uploadDefinition(files)] : []),
+    ],
+    ...(files.length > 0 ? { uploadHow: UPLOAD_HOW } : {}),
+    owns: (call) => call.toolset_name === TOOLSET_NAME || (!call.toolset_name && (call.name === NAVIGATE_TOOL || (call.name === UPLOAD_TOOL && files.length > 0))),
     async run(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport> {
-      if (!call.toolset_name) {
-        context.beforeRun?.({ label: `navigate ${String((call.input as { url?: unknown } | null)?.url ?? '')}` });
-        return runNavigate(call, session, geometry, context.signal);
-      }
-      const state: CallState = { context };
-      const trace = await traceOf(session, call, geometry);
-      if (trace) state.trace = trace;
-      driver.current = state;
-      let wire: BetaToolResultBlockParam;
-      try {
-        wire = await driver.toolResult(call as BetaToolUseBlock);
-      } finally {
-        driver.current = undefined;
-      }
-      const result = fromSdkResult(wire);
-      const outcome = state.outcome;
-      const action = outcome?.action ?? call.name;
-      if (!outcome || !outcome.ok) {
-        const error = outcome && !outcome.ok ? outcome.error : textOf(result);
-        if (outcome?.counted) context.beforeRun?.({ label: outcome.label });
-        return { result, action, counted: outcome?.counted ?? false, ok: false, error, label: outcome?.label ?? `${call.name} (refused)`, images: 0, changesPage: false };
-      }
-      return {
-        result,
-        action,
-        counted: outcome.counted,
-        ok: !result.is_error,
-        label: outcome.label,
-        ...(outcome.point ? { point: outcome.point } : {}),
-        images: result.content.filter((b) => b.type === 'image').length,
-        changesPage: outcome.counted,
-        ...(outcome.counted && state.trace ? { trace: state.trace } : {}),
-      };
+      const report = await runCall(call, context);
+      // Downloads, refused navigations and dialogs since the last call, told with this answer.
+      const notes = changeNotes(session, options.secrets.redact, files.length > 0 ? UPLOAD_TOOL : undefined);
+      if (notes) report.result.content.push(textBlock(notes));
+      return report;
     },
     async opening(signal) {
       await session.settle(signal);
@@ -127,6 +106,43 @@ export function createComputerToolset(options: ComputerToolsetOptions): ActionSp
     observe: (signal) => capture(session, geometry, signal),
     notExecuted: (call) => errorResult(call, NOT_EXECUTED),
   };
+
+  async function runCall(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport> {
+    if (!call.toolset_name) {
+      if (call.name === UPLOAD_TOOL) return runUpload(call, session, geometry, context.signal, context.beforeRun);
+      context.beforeRun?.({ label: `navigate ${String((call.input as { url?: unknown } | null)?.url ?? '')}` });
+      return runNavigate(call, session, geometry, context.signal);
+    }
+    const state: CallState = { context };
+    const trace = await traceOf(session, call, geometry);
+    if (trace) state.trace = trace;
+    driver.current = state;
+    let wire: BetaToolResultBlockParam;
+    try {
+      wire = await driver.toolResult(call as BetaToolUseBlock);
+    } finally {
+      driver.current = undefined;
+    }
+    const result = fromSdkResult(wire);
+    const outcome = state.outcome;
+    const action = outcome?.action ?? call.name;
+    if (!outcome || !outcome.ok) {
+      const error = outcome && !outcome.ok ? outcome.error : textOf(result);
+      if (outcome?.counted) context.beforeRun?.({ label: outcome.label });
+      return { result, action, counted: outcome?.counted ?? false, ok: false, error, label: outcome?.label ?? `${call.name} (refused)`, images: 0, changesPage: false };
+    }
+    return {
+      result,
+      action,
+      counted: outcome.counted,
+      ok: !result.is_error,
+      label: outcome.label,
+      ...(outcome.point ? { point: outcome.point } : {}),
+      images: result.content.filter((b) => b.type === 'image').length,
+      changesPage: outcome.counted,
+      ...(outcome.counted && state.trace ? { trace: state.trace } : {}),
+    };
+  }
 }
 
 function textOf(result: ToolResultBlock): string {

@@ -83,3 +83,24 @@ export async function runNavigate(call: ToolUseBlock, session: BrowserSession, g
   const shot = await capture(session, geometry, signal);
   return { ...base, result: resultFor(call, [shot]), ok: true, images: 1, changesPage: true };
 }
+
+/**
+ * What happened in the browser besides the action (computer use has no browser_state block):
+ * downloads, refused navigations, dismissed dialogs, as lines of text for the action's result.
+ * Tabs are not mentioned: computer use follows the tab the page opens.
+ */
+export function changeNotes(session: Pick<BrowserSession, 'drainChanges' | 'pendingFileChooser'>, redact: (text: string) => string, uploadTool?: string): string | undefined {
+  const lines: string[] = [];
+  if (uploadTool && session.pendingFileChooser()) lines.push(`The page opened a file chooser: answer it with ${uploadTool} and the names of input files.`);
+  for (const change of session.drainChanges()) {
+    if (change.type === 'navigation_refused') lines.push(`A navigation to ${redact(change.url)} was refused: it is outside the allowed domains.`);
+    else if (change.type === 'dialog_dismissed') lines.push(`A ${change.kind} dialog "${redact(change.message).slice(0, 200)}" was dismissed.`);
+    else if (change.type === 'download') {
+      const { state, name, url, bytes, error } = change.download;
+      if (state === 'started') lines.push(`A download started: ${name} from ${redact(url)}.`);
+      else if (state === 'completed') lines.push(`The download ${name} finished (${bytes ?? 0} bytes); it is kept with the execution's results.`);
+      else lines.push(`The download ${name} failed: ${redact(error ?? 'unknown reason')}.`);
+    }
+  }
+  return lines.length > 0 ? lines.join('\n') : undefined;
+}

@@ -66,6 +66,8 @@ export interface ActionSpace {
   tools(): ToolDefinition[];
   /** How to act in this space, for the system prompt. */
   readonly guide: string;
+  /** How to give the page an input file in this space (when the execution has any). */
+  readonly uploadHow?: string;
   /** Whether a tool call belongs to this space. */
   owns(call: ToolUseBlock): boolean;
   /** Runs one call. Never throws for a bad call (that is an `is_error` result); throws when the browser is gone. */
@@ -89,6 +91,8 @@ export interface ActionSpaceOptions {
   secrets: { reveal(text: string): string; redact(text: string): string };
   /** Whether the browser toolset's javascript_exec is offered (specification `allowJavascript`). */
   allowJavascript: boolean;
+  /** The execution's input files (contract §12), by name: the only files an upload may choose. */
+  inputFiles?: ReadonlyArray<{ name: string; bytes?: number; contentType?: string }>;
 }
 
 /** Which action space an execution gets, and what its model's tools look like (from the model table). */

@@ -15,7 +15,8 @@ import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 import { CSV, NOTES, startFilesSite, TOTP_SEED, TOTP_USER, type FilesSite } from '../support/files-site.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
-import { browser as member, finish, startScriptedModelServer, type RecordedRequest, type Script } from '../support/scripted-model-server.js';
+import { browser as member, calls, finish, startScriptedModelServer, turn, memberBlock, type RecordedRequest, type Script } from '../support/scripted-model-server.js';
+import { lastObservation, refIn, turnOf } from '../../demo/workflow.js';
 
 /**
  * Files and one-time codes through the whole runner (contract §12), on real Chromium, s3rver
@@ -194,3 +195,106 @@ describe('input files of a run', () => {
     expect(site.evil.hits).toEqual([]);
   });
 });
+
+describe('files through the action spaces', () => {
+  const invoice = { invoice: { $file: 's3://inputs/docs/invoice.pdf' } };
+  const upload = { startUrl: 'http://files.test/upload.html' };
+  /** The reference of the first `(file input)` element read_page listed. */
+  const fileInputRef = (text: string) => {
+    const found = /\[(ref_\d+)\] \(file input/.exec(text);
+    if (!found) throw new Error(`no file input in:\n${text}`);
+    return found[1]!;
+  };
+
+  it('browser toolset: file_upload gives an input file to a file input by reference, and to the chooser a button opened; the site receives its bytes', async () => {
+    const received = site.next('upload');
+    const r = await run(
+      (request) => {
+        const seen = lastObservation(request.body);
+        switch (turnOf(request.body)) {
+          case 0:
+            return turn(
+              memberBlock('file_upload', { target: { type: 'ref', ref: fileInputRef(seen) }, paths: ['invoice.pdf'] }),
+              memberBlock('left_click', { target: { type: 'ref', ref: refIn(seen, 'button', 'Choose a document…') } }),
+            );
+          case 1: {
+            // The click opened a chooser (no dialog): the result said so; the same button answers it.
+            if (!seen.includes('opened a file chooser')) return finish('failed', undefined, `no chooser: ${seen}`);
+            return calls([{ name: 'read_page', input: { filter: 'interactive' }, toolset_name: 'browser' }]);
+          }
+          case 2:
+            return turn(
+              memberBlock('file_upload', { target: { type: 'ref', ref: refIn(seen, 'button', 'Choose a document…') }, paths: ['invoice.pdf'] }),
+              memberBlock('file_upload', { target: { type: 'ref', ref: refIn(seen, 'button', 'Send') }, paths: ['/etc/passwd'] }),
+            );
+          case 3:
+            return member('left_click', { target: { type: 'ref', ref: refIn(lastObservationOf(request, 2), 'button', 'Send') } });
+          default:
+            return finish('completed', { sent: true });
+        }
+      },
+      upload,
+      invoice,
+    );
+    expect(r.summary.document.status).toBe('completed');
+    const files = await received;
+    expect(files.map((f) => [f.field, f.filename, f.sha256])).toEqual([
+      ['doc', 'invoice.pdf', sha256(INVOICE)],
+      ['attachment', 'invoice.pdf', sha256(INVOICE)],
+    ]);
+    // A path that is not an input file is refused, with the files that may be chosen.
+    const refusals = r.events.filter((e) => e.type === 'action' && e.action === 'file_upload' && e.ok === false);
+    expect(refusals).toHaveLength(1);
+    expect(String(refusals[0]!.error)).toContain('"/etc/passwd" is not an input file of this execution; the files you may upload are: invoice.pdf');
+    // The model was told which files exist, and never a local path.
+    const system = (r.requests[0]!.body as { system: Array<{ text: string }> }).system[0]!.text;
+    expect(system).toContain('- invoice.pdf (application/pdf');
+    expect(r.requests.map((q) => q.rawBody).join('\n')).not.toContain(config.WORK_DIR);
+    const decl = (r.requests[0]!.body as { tools: Array<{ type?: string; configs?: Record<string, { enabled?: boolean }> }> }).tools[0]!;
+    expect(decl.configs?.file_upload).toEqual({ enabled: true });
+  });
+
+  it('computer toolset: upload_file answers the chooser the page opened', async () => {
+    const received = site.next('upload');
+    const r = await run(
+      [
+        turn(memberBlock('left_click', { coordinate: [120, 35] }, 'computer')),
+        { content: [{ type: 'tool_use', id: 'toolu_upload_1', name: 'upload_file', input: { names: ['invoice.pdf'] } }] },
+        turn(memberBlock('left_click', { coordinate: [120, 115] }, 'computer')),
+        finish('completed', { sent: true }),
+      ],
+      { ...upload, toolset: 'computer' },
+      invoice,
+    );
+    expect(r.summary.document.status).toBe('completed');
+    // The form also posts its other file input, left empty.
+    expect((await received).filter((f) => f.filename !== '').map((f) => [f.field, f.sha256])).toEqual([['doc', sha256(INVOICE)]]);
+    expect(JSON.stringify(r.requests[1]!.body)).toContain('The page opened a file chooser: answer it with upload_file');
+    expect(r.summary.document.counters.nAgentActions).toBe(3);
+  });
+
+  it('browser toolset: a finished download is reported in browser_state, without its local path', async () => {
+    const r = await run(
+      (request) => {
+        const seen = JSON.stringify(request.body);
+        if (turnOf(request.body) === 0) return member('left_click', { target: { type: 'coordinate', x: 120, y: 35 } });
+        // Read the page until the download is reported (it finishes after the click's answer).
+        if (!seen.includes('download_completed') && turnOf(request.body) < 8) return member('get_page_text');
+        return finish('completed', { downloaded: seen.includes('download_completed') });
+      },
+      {},
+      null,
+    );
+    expect(r.summary.document).toMatchObject({ status: 'completed', output: { downloaded: true } });
+    const states = r.requests.flatMap((q) => JSON.stringify(q.body).match(/"type":"download_completed"[^}]*}/g) ?? []);
+    expect(states[0]).toMatch(/"download_id":"download-1","url":"http:\/\/files\.test\/files\/orders\.csv","size_bytes":\d+/);
+    expect(states.join('')).not.toContain('path');
+  });
+});
+
+/** The text the worker showed before the n-th turn (0-based) of the request's execution. */
+function lastObservationOf(request: RecordedRequest, n: number): string {
+  const body = request.body as { messages: Array<{ role: string }> };
+  const upTo = body.messages.filter((m, i) => m.role === 'user' && body.messages.slice(0, i).filter((x) => x.role === 'assistant').length === n);
+  return lastObservation({ messages: upTo });
+}
