@@ -1,18 +1,20 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
- * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement).
+ * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, toolset).
  */
 import { benchConfinement } from './confinement.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
 import { benchTokens } from './tokens.js';
+import { benchToolset } from './toolset.js';
 import { benchVideo } from './video.js';
 
-const BENCHES: Record<string, () => Promise<Record<string, number>> | Record<string, number>> = {
+const BENCHES: Record<string, () => Promise<Record<string, number | string>> | Record<string, number | string>> = {
   tokens: () => benchTokens(50),
   steps: benchSteps,
   latency: benchLatencies,
   video: benchVideo,
   confinement: benchConfinement,
+  toolset: benchToolset,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

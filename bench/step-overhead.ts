@@ -25,6 +25,11 @@ import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 
 const logger = createSilentLogger();
+/**
+ * These figures are those of computer use with one action per turn (the earlier tool version,
+ * as they were first measured); the browser toolset's are in bench/toolset.ts.
+ */
+const EARLIER_TOOL_MODEL = 'claude-opus-4-7';
 
 /** Steps that touch the page: clicks, typing, a key — what a real run does. */
 function script(steps: number, latencyMs: number): ScriptedTurn[] {
@@ -49,7 +54,7 @@ async function runOnce(options: { config: Config; browser: BrowserSandbox; shop:
     const store = createLocalStore({ dir: options.dir, prefix: '' });
     const deps = createRunnerDeps({ config, logger, browser: options.browser, store, ...(recorder ? { recorder } : {}) });
     const executionId = randomUUID();
-    const summary = await runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${options.shop.origin}/`, maxSteps: options.steps + 5 } }, new AbortController().signal);
+    const summary = await runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${options.shop.origin}/`, maxSteps: options.steps + 5, model: EARLIER_TOOL_MODEL } }, new AbortController().signal);
     if (summary.status !== 'completed') throw new Error(`bench run did not complete: ${JSON.stringify(summary)}`);
     const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
     const overheadsMs = logs
@@ -147,7 +152,7 @@ export async function benchLatencies(): Promise<Record<string, number>> {
     for (let i = 0; i < 6; i++) {
       const executionId = randomUUID();
       const requestsBefore = model.requests.length;
-      await queue.add('execute', { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/` } }, { jobId: executionId });
+      await queue.add('execute', { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/`, model: EARLIER_TOOL_MODEL } }, { jobId: executionId });
       const final = await api.waitForFinal(executionId);
       const reportAt = final.at;
       const job = await queue.getJob(executionId);

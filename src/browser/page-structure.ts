@@ -162,7 +162,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       }
       const from = next;
       const { value, loaderId } = await call<{ ok: boolean; error?: string; lines: string[]; omitted: number; deeper: number; next: number }>('readPage', [
-        { next: from, filter: options.filter, depth: options.depth, ref: options.ref, maxChars: options.maxChars },
+        { next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars },
       ]);
       if (!value.ok) return { ok: false, error: staleRefError(options.ref ?? '', 'removed') };
       issued(from, value.next, loaderId);

@@ -280,7 +280,7 @@ export const STRUCTURE_SCRIPT = `(() => {
       lines.push(text);
       used += text.length + 1;
     };
-    const inView = (el) => filter === 'all' || inViewport(el);
+    const inView = (el) => filter === 'all' || opts.wholePage || inViewport(el);
 
     const pad = (depth) => '  '.repeat(filter === 'interactive' ? 0 : depth);
     const visit = (node, depth, parentTextual) => {

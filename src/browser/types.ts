@@ -182,6 +182,8 @@ export interface ElementIdentity {
 export interface PageReadOptions {
   /** Absent: visible elements in the viewport; `interactive`: only those one acts on; `all`: off-viewport ones too. */
   filter?: 'interactive' | 'all';
+  /** With `interactive`: those outside the viewport too (the opening's overview of the page). */
+  wholePage?: boolean;
   /** Nesting levels of reported elements (default 15). */
   depth?: number;
   /** Read only this element's subtree. */

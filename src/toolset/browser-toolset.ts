@@ -80,6 +80,8 @@ const FIND_LIMIT = 20;
 const MAX_WAIT_S = 30;
 const DEFAULT_SCROLL_NOTCHES = 3;
 const MAX_SCROLL_NOTCHES = 10;
+/** The opening's overview of the page's interactive elements: a few thousand tokens at most. */
+const OPENING_MAX_CHARS = 12_000;
 /** Room kept under the read_page cap for the note that says the text was cut. */
 const NOTE_ROOM = 400;
 
@@ -592,10 +594,13 @@ export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpac
       await session.settle(signal);
       const shot = imageBlock(await screenshotForModel(session, geometry));
       const tab = session.tab();
-      const read = tab ? await tab.readPage({ filter: 'interactive', maxChars: READ_PAGE_MAX_CHARS - NOTE_ROOM }) : undefined;
+      // The whole page's, not only the viewport's: a form's last fields and its button are below
+      // the fold more often than not, and a click by reference scrolls to them.
+      const read = tab ? await tab.readPage({ filter: 'interactive', wholePage: true, maxChars: OPENING_MAX_CHARS }) : undefined;
       const title = tab ? await tab.title() : '';
-      const elements = read?.ok && read.value.lines.length ? read.value.lines.join('\n') : '(no interactive elements in the viewport)';
-      const text = `The active tab is ${tab?.id ?? 'tab_1'}: ${secrets.redact(title)} (${secrets.redact(session.currentUrl())}). Its interactive elements (as read_page with filter "interactive" gives them):\n${secrets.redact(elements)}`;
+      const elements = read?.ok && read.value.lines.length ? read.value.lines.join('\n') : '(no interactive elements)';
+      const more = read?.ok && read.value.omitted > 0 ? `\n[${read.value.omitted} more elements not shown: use find or read_page]` : '';
+      const text = `The active tab is ${tab?.id ?? 'tab_1'}: ${secrets.redact(title)} (${secrets.redact(session.currentUrl())}). The page's interactive elements, in and below the viewport:\n${secrets.redact(elements)}${more}`;
       return [textBlock(text), shot];
     },
     notExecuted: (call) => errorResult(call, NOT_EXECUTED),

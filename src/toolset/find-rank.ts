@@ -86,6 +86,8 @@ const SYNONYMS: ReadonlyArray<readonly string[]> = [
   ['reference', 'ref', 'number', 'id'],
 ];
 
+const INTERACTIVE_ROLES = new Set(['link', 'button', 'textbox', 'searchbox', 'combobox', 'listbox', 'option', 'checkbox', 'radio', 'switch', 'slider', 'spinbutton', 'menuitem', 'tab', 'clickable']);
+
 /** Matches scoring under this share of the best one are left out. */
 const RELATIVE_FLOOR = 0.4;
 
@@ -159,6 +161,8 @@ export function rankElements(query: string, candidates: readonly FoundElement[])
       // A name that is exactly the description is what was meant.
       if (name.join(' ') === terms.join(' ')) score += 0.5;
     }
+    // Ties go to what one acts on, then to what is in view.
+    if (INTERACTIVE_ROLES.has(c.role)) score += 0.1;
     if (c.inView) score += 0.05;
     if (score > 0) scored.push({ i: c.i, score });
   }

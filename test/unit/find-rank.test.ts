@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import type { FoundElement } from '../../src/browser/types.js';
+import { rankElements } from '../../src/toolset/find-rank.js';
+
+const el = (i: number, role: string, name: string, context = '', inView = true): FoundElement => ({ i, role, name, context, inView });
+const page = [
+  el(0, 'heading', 'New order'),
+  el(1, 'textbox', 'Reference', 'reference input'),
+  el(2, 'textbox', 'Quantity', 'quantity input'),
+  el(3, 'button', 'Place order'),
+  el(4, 'textbox', 'E-mail address', 'email input'),
+  el(5, 'button', 'Count clicks'),
+  el(6, 'combobox', 'Country', 'country select'),
+  el(7, 'link', 'Sign in', 'a', false),
+];
+
+describe('find: ranking elements against a description', () => {
+  it.each([
+    ['email field', 4],
+    ['e-mail', 4],
+    ['order reference', 1],
+    ['qty', 2],
+    ['place the order button', 3],
+    ['country dropdown', 6],
+    ['log in link', 7],
+  ])('"%s" finds element %i first', (query, expected) => {
+    expect(rankElements(query, page)[0]).toBe(expected);
+  });
+
+  it('answers a kind of element alone with the elements of that kind', () => {
+    expect(rankElements('button', page)).toEqual([3, 5]);
+  });
+
+  it('leaves out what matches nothing, and weak matches far below the best', () => {
+    expect(rankElements('rocket launcher', page)).toEqual([]);
+    // "count" shares a prefix with "country", but a dropdown was asked for.
+    expect(rankElements('country dropdown', page)).toEqual([6]);
+  });
+});
