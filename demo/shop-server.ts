@@ -14,13 +14,24 @@ export interface ShopServer {
   origin: string;
   forms: Array<{ path: string; fields: Record<string, string> }>;
   requests: string[];
+  /** The shop's behaviour, changeable while it runs (a new version of the site, same address). */
+  options: ShopOptions;
   close(): Promise<void>;
 }
 
 const SITE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'shop');
 
-export async function startShopServer(hostname = 'shop.test'): Promise<ShopServer> {
+export interface ShopOptions {
+  /** Numbers orders A-1001, A-1002, … (default: every order is A-1001, as the demo's recording saw it). */
+  sequentialOrders?: boolean;
+  /** A later version of the shop: the order page's button is renamed ("Submit order") and moved. */
+  renamedButton?: boolean;
+}
+
+export async function startShopServer(hostname = 'shop.test', initial: ShopOptions = {}): Promise<ShopServer> {
+  const options: ShopOptions = { ...initial };
   const forms: ShopServer['forms'] = [];
+  let orders = 0;
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -36,7 +47,9 @@ export async function startShopServer(hostname = 'shop.test'): Promise<ShopServe
           res.writeHead(303, { location: '/orders' }).end();
         } else if (url.pathname === '/order') {
           res.writeHead(200, { 'content-type': 'text/html' });
-          res.end(`<!doctype html><title>Order confirmed</title><link rel="stylesheet" href="/shop.css"><h1>Thank you</h1><p class="result">Order A-1001 confirmed for ${escapeHtml(fields.reference ?? '')}</p>`);
+          orders++;
+          const id = `A-${1000 + (options.sequentialOrders ? orders : 1)}`;
+          res.end(`<!doctype html><title>Order confirmed</title><link rel="stylesheet" href="/shop.css"><h1>Thank you</h1><p class="result">Order ${id} confirmed for ${escapeHtml(fields.reference ?? '')}</p>`);
         } else res.writeHead(404).end();
       });
       return;
@@ -46,6 +59,10 @@ export async function startShopServer(hostname = 'shop.test'): Promise<ShopServe
     readFile(path.join(SITE, file)).then(
       (data) => {
         res.writeHead(200, { 'content-type': file.endsWith('.css') ? 'text/css' : 'text/html; charset=utf-8' });
+        if (options.renamedButton && file === 'orders.html') {
+          res.end(String(data).replace('<button class="b1" type="submit">Place order</button>', '<button class="b1" type="submit" style="left: 300px; top: 260px">Submit order</button>'));
+          return;
+        }
         res.end(data);
       },
       () => res.writeHead(404).end('not found'),
@@ -58,6 +75,7 @@ export async function startShopServer(hostname = 'shop.test'): Promise<ShopServe
     origin: `http://${hostname}:${port}`,
     forms,
     requests,
+    options,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

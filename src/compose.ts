@@ -129,6 +129,8 @@ export function createRunnerDeps(options: {
   observe?: RunnerDeps['observe'];
   /** Replaces the default input file opener (tests give S3 credentials this way). */
   openInputFile?: RunnerDeps['openInputFile'];
+  /** Where versions' run caches are kept (the daemon's Redis); none for the one-shot CLI. */
+  runCache?: RunnerDeps['runCache'];
 }): RunnerDeps {
   const { config, logger } = options;
   return {
@@ -149,7 +151,9 @@ export function createRunnerDeps(options: {
     checkFileUrl,
     openInputFile: options.openInputFile ?? inputFileOpener(config, logger),
     logger,
+    ...(options.runCache ? { runCache: options.runCache } : {}),
     settings: {
+      runCache: config.RUN_CACHE === 'on',
       defaultModel: config.ANTHROPIC_MODEL,
       maxSteps: config.MAX_STEPS,
       timeoutMs: config.EXECUTION_TIMEOUT_MS,

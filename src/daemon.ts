@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createHttpControlPlane } from './control-plane/http-client.js';
 import { createOutbox } from './control-plane/outbox.js';
 import { createSpoolingStore } from './storage/spool.js';
+import { createRedisRunCache } from './storage/redis-run-cache.js';
 import { abortReason } from './domain/errors.js';
 import { createBullmqIntake, type Intake } from './intake/bullmq-intake.js';
 import { runExecution } from './runner/run-execution.js';
@@ -55,7 +56,19 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const store = createSpoolingStore({ inner: createArtifactStore(config, logger), dir: path.join(config.WORK_DIR, 'spool'), logger: logger.child({ component: 'spool' }), retryEveryMs: config.UPLOAD_RETRY_INTERVAL_MS, onRetry: () => metrics.uploadRetried() });
   await store.resume();
   const recorder = createRecorder(config, logger);
-  const deps = createRunnerDeps({ config, logger, browser, store, controlPlane, ...(recorder ? { recorder } : {}), ...(options.replay ? { replay: options.replay } : {}), observe: (_id, type, fields) => metrics.observe(type, fields) });
+  // Versions' run caches live beside the queue, shared by every worker (contract §11).
+  const runCache = config.RUN_CACHE === 'on' ? createRedisRunCache({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, queue: config.EXECUTION_QUEUE, ttlMs: config.RUN_CACHE_TTL_MS, logger: logger.child({ component: 'run-cache' }) }) : undefined;
+  const deps = createRunnerDeps({
+    config,
+    logger,
+    browser,
+    store,
+    controlPlane,
+    ...(recorder ? { recorder } : {}),
+    ...(runCache ? { runCache } : {}),
+    ...(options.replay ? { replay: options.replay } : {}),
+    observe: (_id, type, fields) => metrics.observe(type, fields),
+  });
 
   const intake: Intake = createBullmqIntake({
     redisUrl: config.REDIS_URL,
@@ -106,7 +119,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   try {
     await intake.start();
   } catch (error) {
-    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close()]);
+    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), runCache?.close()]);
     throw error;
   }
   setState('running');
@@ -129,7 +142,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     await Promise.allSettled([intake.close(), browser.close()]);
     // Reports still undelivered stay on disk; the next start sends them.
     if (!(await controlPlane.drain(OUTBOX_DRAIN_MS))) logger.warn({ pending: controlPlane.depth() }, 'final reports left in the outbox for the next start');
-    await Promise.allSettled([controlPlane.close(), store.close(), health?.close()]);
+    await Promise.allSettled([controlPlane.close(), store.close(), health?.close(), runCache?.close()]);
     setState('stopped');
   };
 

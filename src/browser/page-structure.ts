@@ -35,6 +35,10 @@ export interface PageStructure {
   focused(): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
   /** A remote object id for the element (for CDP calls such as DOM.setFileInputFiles). */
   objectId(ref: string): Promise<StructureResult<string>>;
+  /** Elements whose text shows `value` (the nearest with a role around it), with their whole text. */
+  findText(value: string, limit: number): Promise<Array<{ identity: ElementIdentity; text: string }>>;
+  /** What the element an identity names by its place says now (its name may have changed); null when it is not there. */
+  readText(identity: ElementIdentity): Promise<string | null>;
   /** Sets (or with null removes) an attribute on the referenced element; false when it is gone. */
   mark(ref: string, name: string, value: string | null): Promise<boolean>;
   /** The short description of a referenced element, for labels and errors. */
@@ -235,6 +239,15 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
         const { value } = await call<string | undefined>('lookup', [ref], { byValue: false });
         return value ? { ok: true, value } : { ok: false, error: staleRefError(ref, 'removed') };
       }),
+
+    async findText(value, limit) {
+      const { value: found } = await call<Array<{ identity: ElementIdentity; text: string }>>('findText', [value, limit]);
+      return found.map((f) => ({ identity: compact(f.identity), text: f.text }));
+    },
+
+    async readText(identity) {
+      return (await call<string | null>('readText', [identity])).value;
+    },
 
     async mark(ref, name, value) {
       if (await precheck(ref)) return false;

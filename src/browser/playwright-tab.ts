@@ -104,6 +104,8 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     locate: (identity) => structure.locate(identity),
     focused: () => structure.focused(),
     describe: (ref) => structure.describe(ref),
+    findText: (value, limit) => structure.findText(value, limit),
+    readText: (identity) => structure.readText(identity),
     evaluate: (expression, timeoutMs) => evaluateInPage(cdp, expression, timeoutMs),
     async setFiles(ref, names) {
       // The reference lives in the worker's isolated world; Playwright's handles in the page's.

@@ -577,6 +577,44 @@ export const STRUCTURE_SCRIPT = `(() => {
     return { identity: identity(el), editable: el.isContentEditable || el.localName === 'textarea' || (el.localName === 'input' && TEXT_INPUTS.has(inputType(el))) };
   }
 
+  /** Where a value shows on the page: the nearest element with a role around each text that holds it. */
+  function findText(value, limit) {
+    const out = [];
+    const seen = new Set();
+    const add = (el, text) => {
+      if (!el || seen.has(el) || out.length >= limit) return;
+      seen.add(el);
+      out.push({ identity: identity(el), text });
+    };
+    const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node && out.length < limit; node = walker.nextNode()) {
+      if (!node.data.includes(value)) continue;
+      let el = node.parentElement;
+      while (el && el.parentElement && !role(el)) el = el.parentElement;
+      if (!el || visibility(el) === 'gone') continue;
+      const text = textOf(el);
+      if (text.includes(value)) add(el, text);
+    }
+    for (const input of Array.from(document.querySelectorAll('input, textarea, output'))) {
+      if (out.length >= limit) break;
+      const v = input.localName === 'output' ? input.textContent : input.value;
+      if (v && String(v).includes(value) && !(input.localName === 'input' && inputType(input) === 'password')) add(input, String(v));
+    }
+    return out;
+  }
+
+  /** The text of the element an identity names by its place (test id, id, path), whatever it now says. */
+  function readText(want) {
+    const byRole = (el) => el && (role(el) || el.localName) === want.role;
+    let el = null;
+    if (want.testId) el = document.querySelector('[data-testid="' + CSS.escape(want.testId) + '"], [data-test="' + CSS.escape(want.testId) + '"]');
+    if (!byRole(el) && want.id) el = document.getElementById(want.id);
+    if (!byRole(el) && want.path) { try { el = document.querySelector(want.path.split('>').map((s) => s).join(' > ')); } catch (e) { el = null; } }
+    if (!byRole(el) || visibility(el) === 'gone') return null;
+    if (el.localName === 'input' || el.localName === 'textarea') return inputType(el) === 'password' ? null : el.value;
+    return textOf(el);
+  }
+
   Object.defineProperty(globalThis, '${STRUCTURE_KEY}', {
     enumerable: false,
     value: {
@@ -595,6 +633,8 @@ export const STRUCTURE_SCRIPT = `(() => {
       focused,
       // A short-lived attribute that lets the page's own world find the element (file uploads).
       mark: (ref, name, value) => { const el = lookup(ref); if (!el) return false; if (value === null) el.removeAttribute(name); else el.setAttribute(name, value); return true; },
+      findText,
+      readText,
       describe: (ref) => { const el = lookup(ref); if (!el) return null; const r = role(el); return { role: r || el.localName, name: name(el, r), tag: el.localName, type: el.localName === 'input' ? inputType(el) : undefined }; },
     },
   });

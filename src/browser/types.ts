@@ -261,6 +261,10 @@ export interface BrowserTab {
   describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
   /** Runs a script expression in the page (its own world and authority) and returns its value as text. */
   evaluate(expression: string, timeoutMs: number): Promise<StructureResult<string>>;
+  /** Elements whose text shows `value`, with their whole text (where an output value was read). */
+  findText(value: string, limit: number): Promise<Array<{ identity: ElementIdentity; text: string }>>;
+  /** What the element an identity names by its place says now; null when it is not on the page. */
+  readText(identity: ElementIdentity): Promise<string | null>;
   /** Gives the named input files to the file input of a reference (or the input a label of it names). */
   setFiles(ref: string, names: readonly string[]): Promise<FileInputResult>;
   /** Console entries and network requests since the last call (each read drains them). */

@@ -109,6 +109,10 @@ export const configSchema = z.object({
   VIEWPORT_WIDTH: int(320, 3840).default(1280),
   /** Viewport height. */
   VIEWPORT_HEIGHT: int(240, 2160).default(800),
+  /** Replay workflow versions' earlier runs without the model while their pages match (contract §11); `off` turns it off. */
+  RUN_CACHE: z.enum(['on', 'off'], { message: 'must be "on" or "off"' }).default('on'),
+  /** How long a version's run cache is kept after it was last written. */
+  RUN_CACHE_TTL_MS: int(60_000, 365 * 86_400_000).default(30 * 86_400_000),
   /** Record `video.mp4` of each execution. */
   VIDEO_ENABLED: bool.default(true),
   /** Video frame rate. */

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_CONTEXT_WINDOW } from '../agent/context-window.js';
-import { createRunStats, runAgent, type AgentOutcome, type RunStats } from '../agent/loop.js';
+import { createRunStats, type AgentOutcome, type RunStats } from '../agent/loop.js';
+import type { CacheReport } from '../domain/run-cache.js';
+import { runWithCache } from './cached-run.js';
 import type { BrowserSession, DownloadEvent } from '../browser/types.js';
 import type { CompletedReport, FailedReport } from '../control-plane/types.js';
 import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../domain/errors.js';
@@ -51,6 +53,8 @@ class Execution {
   private recording: (() => RecordingFile) | undefined;
   /** Fetched before `started` (contract §12); offered to the pages' file inputs. */
   private inputFiles: InputFile[] = [];
+  private versionId: string | undefined;
+  private cache: CacheReport = { used: false, replayedSteps: 0, modelSteps: 0, fallbackAtStep: null, reason: null };
   /** Downloads completed and kept, in order; uploaded with the artifacts. */
   private readonly downloads: Array<Required<Pick<DownloadEvent, 'name' | 'url' | 'bytes' | 'sha256' | 'contentType' | 'path'>>> = [];
 
@@ -83,6 +87,7 @@ class Execution {
     let space: { choice: ActionSpaceChoice; pruneImages: boolean };
     try {
       const resolved = await resolveJob(job, deps.controlPlane, this.outerSignal);
+      this.versionId = resolved.workflowVersionId ?? job.workflowVersionId;
       spec = parseSpecification(resolved.rawSpecification);
       startUrl = spec.startUrl ?? `https://${spec.allowedDomains[0]!.replace(/^\*\./, '')}/`;
       deps.checkSpecification(spec, startUrl);
@@ -229,8 +234,14 @@ class Execution {
 
     const model = deps.createModel({ modelId, toolVersion: space.toolType, display: space.display });
     this.recording = model.recording;
-    return runAgent(
-      {
+    // The run cache (contract §11): on unless the worker or the workflow turned it off, and only
+    // for a known version (the cache is the version's).
+    const versionId = this.versionId;
+    const cacheOn = deps.runCache !== undefined && deps.settings.runCache && spec.cache !== false && versionId !== undefined;
+    const { outcome, cache } = await runWithCache({
+      ...(cacheOn ? { store: deps.runCache!, versionId: versionId! } : {}),
+      executionId: job.executionId,
+      agentDeps: {
         model: model.client,
         space,
         session,
@@ -238,7 +249,7 @@ class Execution {
         onAction: (mark) => video?.mark(mark),
         now: this.now,
       },
-      {
+      agentInput: {
         spec,
         modelId,
         vault: this.vault,
@@ -249,8 +260,12 @@ class Execution {
         ...(this.inputFiles.length > 0 ? { inputFiles: this.inputFiles } : {}),
         signal: run.signal,
       },
-      this.stats,
-    );
+      stats: this.stats,
+      logger: this.log,
+      now: this.now,
+    });
+    this.cache = cache;
+    return outcome;
   }
 
   /** A download's step in logs.jsonl (no local path); a completed one is kept for upload. */
@@ -287,6 +302,7 @@ class Execution {
       counters: { nSteps: this.stats.nSteps, nAgentActions: this.stats.nAgentActions, nScreenshots: this.stats.nScreenshots, durationMs },
       usage: { ...this.stats.usage, estimatedCostUsd: estimateCost(this.stats.usage, deps.settings.pricing) },
       downloads: this.vault.redactValue(downloads),
+      cache: { ...this.cache, modelSteps: this.cache.used ? this.cache.modelSteps : this.stats.nSteps },
     };
     const events = this.events!;
     events.emit(outcome.status === 'completed' ? 'execution_completed' : 'execution_failed', {

@@ -1,6 +1,7 @@
 import type { BrowserSandbox, Size } from '../browser/types.js';
 import type { ControlPlane, Counters } from '../control-plane/types.js';
 import type { ErrorCode } from '../domain/errors.js';
+import type { CacheReport } from '../domain/run-cache.js';
 import type { OpenedFile } from '../domain/input-files.js';
 import type { Specification } from '../domain/specification.js';
 import type { ModelClient, RecordingFile, TokenUsage } from '../model/types.js';
@@ -40,6 +41,8 @@ export interface RunnerDeps {
     signal: AbortSignal,
     onBlocked: (event: { url: string; layer: string; reason: string }) => void,
   ): Promise<OpenedFile>;
+  /** The run cache's store; absent where there is none (the one-shot CLI). */
+  runCache?: RunCacheStore;
   logger: Logger;
   settings: RunnerSettings;
   /** Each event of each execution, after redaction (metrics, debug logging). */
@@ -48,6 +51,8 @@ export interface RunnerDeps {
 }
 
 export interface RunnerSettings {
+  /** RUN_CACHE: replay and keep workflow versions' runs (contract §11). */
+  runCache: boolean;
   defaultModel: string;
   maxSteps: number;
   timeoutMs: number;
@@ -82,6 +87,19 @@ export interface OutputDocument {
   usage: TokenUsage & { estimatedCostUsd: number | null };
   /** Files the pages downloaded and the worker kept (contract §12). */
   downloads: SavedDownload[];
+  /** What the run cache did (contract §11). */
+  cache: CacheReport;
+}
+
+/**
+ * Where the run cache of each workflow version is kept (contract §11): shared by every worker
+ * of the fleet. Values are JSON; the runner checks their format.
+ */
+export interface RunCacheStore {
+  get(versionId: string, signal: AbortSignal): Promise<unknown | undefined>;
+  put(versionId: string, entry: unknown): Promise<void>;
+  /** Forgets a version's cache; false when there was none. */
+  delete(versionId: string): Promise<boolean>;
 }
 
 /** One entry of output.json's `downloads`. */

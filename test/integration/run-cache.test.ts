@@ -1,0 +1,246 @@
+/**
+ * The run cache (contract §11) on real parts: Redis (the fleet's store), Chromium on the demo
+ * shop, the SDK against a scripted model. A run with the model leaves the version's cache; the
+ * next run of the version replays it with a new input and no model request; a changed page makes
+ * the replay stop there and the model finish; a cache of another version or specification is
+ * never replayed; secrets are never stored.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startShopServer, type ShopServer } from '../../demo/shop-server.js';
+import { DEMO_COMPUTER_CALLS, DEMO_WORKFLOW, asComputerMember, lastObservation, refIn } from '../../demo/workflow.js';
+import type { BrowserSandbox } from '../../src/browser/types.js';
+import { createBrowser, createRunnerDeps } from '../../src/compose.js';
+import { loadConfig, type Config } from '../../src/config/schema.js';
+import { runExecution } from '../../src/runner/run-execution.js';
+import type { ExecutionSummary } from '../../src/runner/types.js';
+import { createLocalStore } from '../../src/storage/local-store.js';
+import { createRedisRunCache, runCacheKey, type RedisRunCache } from '../../src/storage/redis-run-cache.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { hostRules, tempDir } from '../support/env.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { calls, finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
+
+const logger = createSilentLogger();
+const PREFIX = 'bull';
+const QUEUE = 'cache-test';
+
+let redis: TestRedis;
+let cache: RedisRunCache;
+let shop: ShopServer;
+let browser: BrowserSandbox;
+let dir: string;
+let config: Config;
+
+beforeAll(async () => {
+  [redis, shop, dir] = await Promise.all([startRedis(), startShopServer('shop.test', { sequentialOrders: true }), tempDir('run-cache')]);
+  config = loadConfig({ ANTHROPIC_API_KEY: 'sk-test', BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: dir, VIDEO_ENABLED: 'false', LOG_LEVEL: 'silent' });
+  cache = createRedisRunCache({ redisUrl: redis.url, prefix: PREFIX, queue: QUEUE, ttlMs: 60_000, logger });
+  browser = createBrowser(config, logger);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await cache?.close();
+  await Promise.allSettled([redis?.stop(), shop?.close()]);
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const input = (user: string, password: string, reference: string) => ({ user, password, reference });
+
+/**
+ * A model that acts on what it is shown, wherever the run is: the sign-in form, the order form
+ * (whatever its button is called), the confirmation. It answers a resumed run as well as a fresh one.
+ */
+function shopAgent(values: { user: string; reference: string }) {
+  return (request: RecordedRequest): ScriptedTurn => {
+    // A resumed run first says what was replayed: the page is what follows.
+    const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
+    const ref = (role: string, name: string) => ({ type: 'ref', ref: refIn(seen, role, name) });
+    const confirmed = /Order (\S+) confirmed/.exec(seen);
+    if (confirmed) return finish('completed', { orderId: confirmed[1] });
+    if (seen.includes('textbox "User"')) {
+      return turn(
+        memberBlock('form_input', { target: ref('textbox', 'User'), value: values.user }),
+        memberBlock('form_input', { target: ref('textbox', 'Password'), value: '{{password}}' }),
+        memberBlock('left_click', { target: ref('button', 'Sign in') }),
+        memberBlock('read_page', { filter: 'interactive' }),
+      );
+    }
+    if (seen.includes('textbox "Reference"')) {
+      const button = seen.includes('button "Submit order"') ? 'Submit order' : 'Place order';
+      return turn(
+        memberBlock('form_input', { target: ref('textbox', 'Reference'), value: values.reference }),
+        memberBlock('left_click', { target: ref('button', button) }),
+        memberBlock('get_page_text'),
+      );
+    }
+    return finish('failed', undefined, `lost on the page: ${seen.slice(0, 200)}`);
+  };
+}
+
+interface CachedRun {
+  summary: ExecutionSummary & { status: 'completed' | 'failed' };
+  requests: RecordedRequest[];
+  events: Array<Record<string, unknown>>;
+}
+
+async function run(options: { site: ShopServer; versionId: string; payload: ReturnType<typeof input>; spec?: Record<string, unknown>; env?: Record<string, string>; script?: Script }): Promise<CachedRun> {
+  const model = await startScriptedModelServer(options.script ?? shopAgent(options.payload));
+  try {
+    const runConfig = { ...config, ...loadConfig({ ...Object.fromEntries(Object.entries(config).map(([k, v]) => [k, String(v)])), ...options.env }), ANTHROPIC_BASE_URL: model.url };
+    const deps = createRunnerDeps({ config: runConfig, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
+    const specification = { ...DEMO_WORKFLOW(`${options.site.origin}/`), ...options.spec };
+    const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-shop', workflowVersionId: options.versionId, inputPayload: options.payload, specification }, new AbortController().signal);
+    if (summary.status === 'skipped') throw new Error('unexpected skip');
+    const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
+    return { summary, requests: model.requests, events: logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>) };
+  } finally {
+    await model.stop();
+  }
+}
+
+async function storedCache(versionId: string): Promise<string | null> {
+  const client = new Redis(redis.url);
+  try {
+    return await client.get(runCacheKey(PREFIX, QUEUE, versionId));
+  } finally {
+    client.disconnect();
+  }
+}
+
+describe('run cache', () => {
+  it('replays a completed run with a new input and no model request; the shop gets the new values and the output is read anew', async () => {
+    const first = await run({ site: shop, versionId: 'v-replay', payload: input('ann', 'first-Secret-1', 'PO-778') });
+    expect(first.summary.document).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, cache: { used: false, modelSteps: 3, replayedSteps: 0 } });
+    const stored = await storedCache('v-replay');
+    expect(stored).not.toBeNull();
+    // Input values as their paths, secrets never: not as values, not at all.
+    expect(stored).toContain('{{reference}}');
+    expect(stored).toContain('{{user}}');
+    expect(stored).not.toContain('PO-778');
+    expect(stored).not.toContain('first-Secret-1');
+
+    const formsBefore = shop.forms.length;
+    const second = await run({ site: shop, versionId: 'v-replay', payload: input('bob', 'second-Secret-2', 'PO-999') });
+    expect(second.requests).toHaveLength(0);
+    expect(second.summary.document).toMatchObject({
+      status: 'completed',
+      output: { orderId: 'A-1002' },
+      cache: { used: true, replayedSteps: 2, modelSteps: 0, fallbackAtStep: null },
+      // A replayed step is a step, a replayed action an action; no screenshot went to a model.
+      counters: { nSteps: 2, nAgentActions: 5, nScreenshots: 0 },
+      usage: { inputTokens: 0, outputTokens: 0 },
+    });
+    expect(shop.forms.slice(formsBefore)).toEqual([
+      { path: '/login', fields: { user: 'bob', password: 'second-Secret-2' } },
+      { path: '/order', fields: { reference: 'PO-999', quantity: '1' } },
+    ]);
+    const actions = second.events.filter((e) => e.type === 'action');
+    expect(actions.length).toBeGreaterThan(0);
+    expect(actions.every((e) => e.by === 'cache')).toBe(true);
+    expect(JSON.stringify(second.events)).not.toContain('second-Secret-2');
+  });
+
+  it('stops where the page changed, lets the model finish from there, and keeps the new run as the cache', async () => {
+    await run({ site: shop, versionId: 'v-changed', payload: input('ann', 'pw-Secret-3', 'PO-100') });
+    // The site changes under the same workflow: its order button is renamed and moved.
+    shop.options.renamedButton = true;
+    const changed = await run({ site: shop, versionId: 'v-changed', payload: input('cy', 'pw-Secret-4', 'PO-200') });
+    const { document } = changed.summary;
+    expect(document.status, JSON.stringify({ error: document.error, cache: document.cache })).toBe('completed');
+    expect(document.cache).toMatchObject({ used: true, replayedSteps: 1, fallbackAtStep: 2, modelSteps: 2 });
+    expect(document.cache.reason).toContain('no button "Place order" on the page');
+    // The model was told what was replayed; it never saw a secret.
+    const resumed = JSON.stringify(changed.requests[0]!.body);
+    expect(resumed).toContain('These actions were replayed from an earlier run');
+    expect(resumed).toContain('The replay stopped at step 2');
+    expect(resumed).not.toContain('pw-Secret-4');
+    expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-200', quantity: '1' } });
+    const steps = changed.events.filter((e) => e.type === 'action').map((e) => e.by);
+    expect(steps.slice(0, 4)).toEqual(['cache', 'cache', 'cache', 'cache']);
+    expect(steps.at(-1)).toBe('model');
+
+    // The run that completed is the cache now: the renamed shop replays with no model.
+    expect(await storedCache('v-changed')).toContain('Submit order');
+    const again = await run({ site: shop, versionId: 'v-changed', payload: input('dee', 'pw-Secret-5', 'PO-300') });
+    shop.options.renamedButton = false;
+    expect(again.requests).toHaveLength(0);
+    expect(again.summary.document.cache).toMatchObject({ used: true, fallbackAtStep: null, modelSteps: 0 });
+    expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-300', quantity: '1' } });
+  });
+
+  it('never replays a cache made for another version, another specification, or a page that no longer matches', async () => {
+    await run({ site: shop, versionId: 'v-one', payload: input('ann', 'pw-Secret-6', 'PO-1') });
+    const otherVersion = await run({ site: shop, versionId: 'v-two', payload: input('ann', 'pw-Secret-6', 'PO-2') });
+    expect(otherVersion.summary.document.cache).toMatchObject({ used: false, reason: 'no cached run of this version yet' });
+    expect(otherVersion.requests.length).toBeGreaterThan(0);
+
+    const otherSpec = await run({ site: shop, versionId: 'v-one', payload: input('ann', 'pw-Secret-6', 'PO-3'), spec: { prompt: 'Place an order, and be quick about it.' } });
+    expect(otherSpec.summary.document.cache).toMatchObject({ used: false, reason: 'the cached run was made for another specification' });
+
+    // The same version, its start page now elsewhere on the site: nothing is acted on there.
+    await run({ site: shop, versionId: 'v-moved', payload: input('ann', 'pw-Secret-6', 'PO-4') });
+    const formsBefore = shop.forms.length;
+    const moved = await run({ site: shop, versionId: 'v-moved', payload: input('ann', 'pw-Secret-6', 'PO-5'), spec: { startUrl: `${shop.origin}/orders` } });
+    expect(moved.summary.document.cache).toMatchObject({ used: false, reason: 'the cached run was made for another specification' });
+    expect(shop.forms.slice(formsBefore).map((f) => f.path)).toEqual(['/order']);
+  });
+
+  it('stops before acting on a page whose shape differs, even under the same specification', async () => {
+    await run({ site: shop, versionId: 'v-shape', payload: input('ann', 'pw-Secret-7', 'PO-6') });
+    // Tamper with the stored run: its first step now expects another page.
+    const stored = JSON.parse((await storedCache('v-shape'))!) as { steps: Array<Array<{ page: string }>> };
+    stored.steps[0]![0]!.page = `${shop.origin}/elsewhere`;
+    await cache.put('v-shape', stored);
+    const formsBefore = shop.forms.length;
+    const r = await run({ site: shop, versionId: 'v-shape', payload: input('ann', 'pw-Secret-7', 'PO-7') });
+    expect(r.summary.document.cache).toMatchObject({ used: true, replayedSteps: 0, fallbackAtStep: 1 });
+    expect(r.summary.document.cache.reason).toContain('where the earlier run was on');
+    expect(r.events.filter((e) => e.type === 'action' && e.by === 'cache')).toEqual([]);
+    expect(r.summary.document.status).toBe('completed');
+    expect(shop.forms.slice(formsBefore).map((f) => f.path)).toEqual(['/login', '/order']);
+  });
+
+  it('is neither read nor written with cache: false, nor with RUN_CACHE=off', async () => {
+    await run({ site: shop, versionId: 'v-off', payload: input('ann', 'pw-Secret-8', 'PO-8'), spec: { cache: false } });
+    expect(await storedCache('v-off')).toBeNull();
+    await run({ site: shop, versionId: 'v-off', payload: input('ann', 'pw-Secret-8', 'PO-8'), env: { RUN_CACHE: 'off' } });
+    expect(await storedCache('v-off')).toBeNull();
+    await run({ site: shop, versionId: 'v-off', payload: input('ann', 'pw-Secret-8', 'PO-8') });
+    const optedOut = await run({ site: shop, versionId: 'v-off', payload: input('ann', 'pw-Secret-8', 'PO-9'), spec: { cache: false } });
+    expect(optedOut.summary.document.cache.used).toBe(false);
+    expect(optedOut.requests.length).toBeGreaterThan(0);
+  });
+
+  it('replays computer use too: each click at where its element is now, typing where the focus was', async () => {
+    // A shop of its own: the scripted first run reports the first order's id, A-1001.
+    const own = await startShopServer('shop.test', { sequentialOrders: true });
+    try {
+      await computerReplay(own);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+async function computerReplay(shop: ShopServer): Promise<void> {
+  {
+    const script = DEMO_COMPUTER_CALLS.map((call) => calls([asComputerMember(call)]));
+    const first = await run({ site: shop, versionId: 'v-computer', payload: input('ann', 'pw-Secret-9', 'PO-778'), spec: { toolset: 'computer' }, script });
+    expect(first.summary.document).toMatchObject({ status: 'completed', cache: { used: false, modelSteps: 9 } });
+    const formsBefore = shop.forms.length;
+    const second = await run({ site: shop, versionId: 'v-computer', payload: input('bob', 'pw-Secret-10', 'PO-4242'), spec: { toolset: 'computer' }, script: [] });
+    expect(second.requests).toHaveLength(0);
+    expect(second.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 8, modelSteps: 0 } });
+    expect((second.summary.document.output as { orderId: string }).orderId).toMatch(/^A-\d{4}$/);
+    expect((second.summary.document.output as { orderId: string }).orderId).not.toBe((first.summary.document.output as { orderId: string }).orderId);
+    expect(shop.forms.slice(formsBefore)).toEqual([
+      { path: '/login', fields: { user: 'bob', password: 'pw-Secret-10' } },
+      { path: '/order', fields: { reference: 'PO-4242', quantity: '1' } },
+    ]);
+  }
+}
