@@ -2,7 +2,7 @@
 # Builds the worker image from the repository's Dockerfile, then runs the smoke test on it
 # (scripts/image-smoke.ts). One command from a fresh clone: `npm run image`.
 #
-#   scripts/image-build.sh [--no-smoke]
+#   scripts/image-build.sh [--no-smoke | --base-only]
 #
 # Engine: docker when a Docker daemon answers, else buildah (installed with apt-get when missing
 # and we are root). The base image (the Dockerfile's NODE_IMAGE) is pulled when a registry is
@@ -17,10 +17,13 @@ IMAGE="${IMAGE:-execution-worker:local}"
 DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 STAND_IN_LABEL=io.execution-worker.stand-in
 smoke=1
+base_only=0
 for arg in "$@"; do
   case "$arg" in
     --no-smoke) smoke=0 ;;
-    *) echo "usage: $0 [--no-smoke]" >&2; exit 2 ;;
+    # Only the base image (CI makes it while the tests run: mostly downloads and unpacking).
+    --base-only) base_only=1 ;;
+    *) echo "usage: $0 [--no-smoke | --base-only]" >&2; exit 2 ;;
   esac
 done
 
@@ -146,6 +149,15 @@ ensure_base_buildah() {
 
 # ---------------------------------------------------------------------------------------------
 # The image
+
+if [ "$base_only" -eq 1 ]; then
+  # Docker pulls its base itself, during the build.
+  if [ "$engine" = buildah ]; then
+    command -v buildah >/dev/null 2>&1 || install_with_apt buildah
+    ensure_base_buildah
+  fi
+  exit 0
+fi
 
 started=$SECONDS
 if [ "$engine" = docker ]; then
