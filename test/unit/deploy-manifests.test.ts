@@ -567,7 +567,7 @@ describe('docker/k8s', () => {
     }
   });
 
-  it('validates against the Kubernetes (1.27) and KEDA schemas', () => {
+  it('validates against the Kubernetes and KEDA schemas of kubernetes-models', () => {
     for (const manifest of manifests) {
       const model = K8S_MODELS[`${manifest.apiVersion} ${manifest.kind}`];
       expect(model, `${manifest.file}: a schema for ${manifest.apiVersion} ${manifest.kind}`).toBeDefined();
