@@ -21,8 +21,14 @@ WORKDIR /app
 # --ignore-scripts: `npm ci` would run the `prepare` script (the build) before the sources are
 # copied; the build runs explicitly below. No dependency needs an install script to work
 # (msgpackr-extract ships prebuilt binaries and falls back to pure JS).
+# Behind a TLS-intercepting proxy, pass its CA bundle as the build secret `npm-ca`
+# (scripts/image-build.sh passes npm's `cafile`): a secret is mounted for this step only and never
+# lands in a layer. Without it every fetch fails with SELF_SIGNED_CERT_IN_CHAIN, which npm 10
+# reports only as "Exit handler never called!".
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --no-audit --no-fund
+RUN --mount=type=secret,id=npm-ca \
+    if [ -s /run/secrets/npm-ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm-ca; fi \
+ && npm ci --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -54,7 +60,8 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
-# The local API serves the dashboard's static files from this path at runtime.
+# The local API serves the dashboard's static files from this path at runtime: the one place the
+# image names it (static-files.ts's dashboardDir() is the source; test/unit/deploy-manifests checks).
 COPY src/control-plane/local-server/dashboard ./src/control-plane/local-server/dashboard
 # ARTIFACTS_DIR defaults to ./artifacts: the only folder under /app the worker writes to.
 RUN mkdir -p /app/artifacts && chown worker:worker /app/artifacts

@@ -123,7 +123,8 @@ async function terminate(child: ChildProcess): Promise<void> {
   }
 }
 
-function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 now (another process may take it before it is used). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();

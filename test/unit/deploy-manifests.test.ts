@@ -5,13 +5,37 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { ScaledObject, TriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { ConfigMap, Secret } from 'kubernetes-models/v1';
 import { parse, parseAllDocuments } from 'yaml';
+import { main as cli } from '../../src/cli.js';
 import { configSchema, loadConfig, requireDaemonSettings } from '../../src/config/schema.js';
+import { dashboardDir } from '../../src/control-plane/local-server/static-files.js';
+import { copiedTo, dockerIgnore, envOf, execForm, parseCopy, parseDockerfile, splitStages } from '../support/dockerfile.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOCKER_DIR = path.join(ROOT, 'docker');
 const K8S_DIR = path.join(DOCKER_DIR, 'k8s');
+
+/** Settings only `execution-worker serve` reads (src/cli.ts), outside the config schema. */
+const SERVE_ENV = new Set(['PORT', 'HOST', 'API_KEYS']);
+
+/** The CLI's usage text, as `execution-worker help` prints it. */
+async function cliUsage(): Promise<string> {
+  let text = '';
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    text += String(chunk);
+    return true;
+  });
+  try {
+    expect(await cli(['help'])).toBe(0);
+  } finally {
+    write.mockRestore();
+  }
+  return text;
+}
 
 /** Settings the worker reads that are not ours: the AWS SDK's credential chain. */
 const FOREIGN_ENV = new Set(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_REGION', 'NODE_ENV', 'HOME']);
@@ -36,127 +60,6 @@ const asList = (value: unknown, what: string): unknown[] => {
 
 // ---------------------------------------------------------------------------------------------
 // Dockerfile
-
-interface Instruction {
-  readonly keyword: string;
-  readonly args: string;
-  readonly line: number;
-}
-
-interface Stage {
-  readonly base: string;
-  readonly name: string | undefined;
-  readonly instructions: Instruction[];
-}
-
-/** Instructions in order: comments dropped, `\` continuations joined. */
-function parseDockerfile(text: string): Instruction[] {
-  const out: Instruction[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const first = lines[i]!.trim();
-    if (first === '' || first.startsWith('#')) continue;
-    const start = i + 1;
-    let joined = first;
-    while (joined.endsWith('\\') && i + 1 < lines.length) {
-      joined = joined.slice(0, -1);
-      const next = lines[++i]!.trim();
-      if (!next.startsWith('#')) joined += ` ${next}`;
-    }
-    const match = /^(\S+)\s*(.*)$/s.exec(joined);
-    out.push({ keyword: match![1]!.toUpperCase(), args: match![2]!.trim(), line: start });
-  }
-  return out;
-}
-
-function splitStages(instructions: Instruction[]): { args: Map<string, string>; stages: Stage[] } {
-  const args = new Map<string, string>();
-  const stages: Stage[] = [];
-  for (const ins of instructions) {
-    if (ins.keyword === 'FROM') {
-      const [image, as, name] = ins.args.split(/\s+/);
-      const base = image!.replace(/\$\{(\w+)\}|\$(\w+)/g, (_, a: string | undefined, b: string | undefined) => args.get((a ?? b)!) ?? '');
-      stages.push({ base, name: as?.toUpperCase() === 'AS' ? name : undefined, instructions: [] });
-    } else if (stages.length === 0) {
-      expect(ins.keyword, `line ${ins.line}: only ARG may come before FROM`).toBe('ARG');
-      const [key, value] = ins.args.split('=');
-      args.set(key!, value ?? '');
-    } else {
-      stages.at(-1)!.instructions.push(ins);
-    }
-  }
-  return { args, stages };
-}
-
-/** `["a", "b"]` → ['a', 'b']; anything else (shell form) → undefined. */
-function execForm(args: string): string[] | undefined {
-  if (!args.startsWith('[')) return undefined;
-  const parsed: unknown = JSON.parse(args);
-  return Array.isArray(parsed) && parsed.every((p) => typeof p === 'string') ? parsed : undefined;
-}
-
-interface Copy {
-  readonly from: string | undefined;
-  readonly sources: string[];
-  readonly dest: string;
-}
-
-function parseCopy(args: string): Copy {
-  const words = execForm(args) ?? args.split(/\s+/);
-  const flags = words.filter((w) => w.startsWith('--'));
-  const paths = words.filter((w) => !w.startsWith('--'));
-  const from = flags.find((f) => f.startsWith('--from='))?.slice('--from='.length);
-  return { from, sources: paths.slice(0, -1), dest: paths.at(-1)! };
-}
-
-function envOf(stage: Stage): Map<string, string> {
-  const env = new Map<string, string>();
-  for (const ins of stage.instructions.filter((i) => i.keyword === 'ENV')) {
-    for (const pair of ins.args.split(/\s+/)) {
-      const eq = pair.indexOf('=');
-      if (eq > 0) env.set(pair.slice(0, eq), pair.slice(eq + 1));
-    }
-  }
-  return env;
-}
-
-/** A `.dockerignore` matcher: `*`, `?`, `**`, leading `!`, last match wins, parents count. */
-function dockerIgnore(text: string): (relPath: string) => boolean {
-  const rules = text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '' && !l.startsWith('#'))
-    .map((l) => {
-      const negate = l.startsWith('!');
-      const pattern = path.posix.normalize((negate ? l.slice(1) : l).replace(/^\/+/, ''));
-      const source = pattern
-        .split('/')
-        .map((part) =>
-          part === '**'
-            ? '.*'
-            : part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]'),
-        )
-        .join('/')
-        .replace(/\.\*\//g, '(?:.*/)?');
-      return { negate, regex: new RegExp(`^${source}$`) };
-    });
-  return (relPath) => {
-    const parts = relPath.split('/');
-    let ignored = false;
-    for (let n = 1; n <= parts.length; n++) {
-      const prefix = parts.slice(0, n).join('/');
-      for (const rule of rules) if (rule.regex.test(prefix)) ignored = !rule.negate;
-      if (ignored) return true;
-    }
-    return ignored;
-  };
-}
-
-/** Where COPY puts `source`, relative to WORKDIR: into `dest/` when it ends in `/`, else as `dest`. */
-function copiedTo(source: string, dest: string): string {
-  const into = dest.endsWith('/') ? path.posix.join(dest, path.posix.basename(source)) : dest;
-  return path.posix.normalize(into);
-}
 
 describe('Dockerfile', () => {
   const text = read(path.join(ROOT, 'Dockerfile'));
@@ -265,12 +168,14 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('ships the runtime files: dist, bin, node_modules, package.json and the dashboard at its source path', () => {
+  it('ships the runtime files: dist, bin, node_modules, package.json and the dashboard where the local API reads it', () => {
     const workdir = final.instructions.filter((i) => i.keyword === 'WORKDIR').at(-1)!.args;
     const dests = final.instructions
       .filter((i) => i.keyword === 'COPY')
       .map((i) => path.posix.normalize(path.posix.join(workdir, parseCopy(i.args).dest)));
-    for (const needed of ['dist', 'bin', 'node_modules', 'package.json', 'src/control-plane/local-server/dashboard']) {
+    // The dashboard sits where the local API looks for it, relative to the package root.
+    const dashboard = path.relative(ROOT, dashboardDir()).split(path.sep).join('/');
+    for (const needed of ['dist', 'bin', 'node_modules', 'package.json', dashboard]) {
       expect(dests, needed).toContain(path.posix.join(workdir, needed));
     }
   });
@@ -404,6 +309,41 @@ describe('docker/compose.yaml', () => {
     expect(String(raw.ANTHROPIC_API_KEY)).toMatch(/^\$\{ANTHROPIC_API_KEY(:?-)?\}$/);
   });
 
+  it('runs, in the image it builds, commands the image ships', async () => {
+    const dockerfile = splitStages(parseDockerfile(read(path.join(ROOT, 'Dockerfile')))).stages.at(-1)!;
+    const shipped = dockerfile.instructions.filter((i) => i.keyword === 'COPY').map((i) => path.posix.normalize(parseCopy(i.args).dest));
+    const imageCmd = execForm(dockerfile.instructions.filter((i) => i.keyword === 'CMD').at(-1)!.args);
+    const usage = await cliUsage();
+    const ours = Object.entries(services).filter(([, definition]) => asMap(definition, 'service').build !== undefined);
+    expect(ours.map(([name]) => name).sort()).toEqual(['api', 'worker']);
+    for (const [name, definition] of ours) {
+      const command = asList(asMap(definition, name).command ?? imageCmd, `${name} command`).map(String);
+      // node runs a script the image copies: bin/ as is, dist/ compiled from src/.
+      expect(command[0], name).toBe('node');
+      const script = command[1]!;
+      expect(shipped.some((dest) => script.startsWith(`${dest}/`)), `${name}: ${script} is under a folder the image copies`).toBe(true);
+      const source = script.startsWith('dist/') ? script.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts') : script;
+      expect(existsSync(path.join(ROOT, source)), `${name}: ${source} exists`).toBe(true);
+      // A CLI subcommand is one the CLI lists.
+      if (script === 'bin/execution-worker.js') expect(usage, `${name}: execution-worker ${command[2]}`).toMatch(new RegExp(`execution-worker ${command[2]}\\b`));
+    }
+    // The worker service runs the image's default command.
+    expect(service('worker').command).toEqual(imageCmd);
+    // Every other image is pinned to a tag (scripts/image-smoke.ts runs the two above for real).
+    for (const [name, definition] of Object.entries(services).filter(([, d]) => asMap(d, 'service').build === undefined)) {
+      expect(String(asMap(definition, name).image), name).toMatch(/^[\w./-]+:(?!latest$)[\w.-]+$/);
+    }
+  });
+
+  it('gives the local API only settings it reads', () => {
+    const cliSource = read(path.join(ROOT, 'src/cli.ts'));
+    for (const key of Object.keys(environmentOf(service('api')))) {
+      const known = CONFIG_KEYS.has(key) || (SERVE_ENV.has(key) && cliSource.includes(`process.env.${key}`));
+      expect(known, `${key} is a setting \`serve\` reads`).toBe(true);
+    }
+    expect(() => loadConfig(environmentOf(service('api')))).not.toThrow();
+  });
+
   it('runs the local API with its keys, port and a healthcheck', () => {
     const api = service('api');
     expect(asList(api.command, 'api command').map(String)).toEqual(['node', 'bin/execution-worker.js', 'serve']);
@@ -481,6 +421,15 @@ function loadManifests(): Manifest[] {
     }),
   );
 }
+
+/** The schema of each kind the manifests use: kubernetes-models and @kubernetes-models/keda. */
+const K8S_MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1 ConfigMap': ConfigMap,
+  'v1 Secret': Secret,
+  'apps/v1 Deployment': Deployment,
+  'keda.sh/v1alpha1 ScaledObject': ScaledObject,
+  'keda.sh/v1alpha1 TriggerAuthentication': TriggerAuthentication,
+};
 
 /** Kubernetes quantities: `500m`, `1`, `600Mi`, `1Gi`, `512M`. */
 function quantity(value: unknown): number {
@@ -616,6 +565,20 @@ describe('docker/k8s', () => {
         expect(Object.keys(secrets)).toContain(ref.key);
       }
     }
+  });
+
+  it('validates against the Kubernetes and KEDA schemas of kubernetes-models', () => {
+    for (const manifest of manifests) {
+      const model = K8S_MODELS[`${manifest.apiVersion} ${manifest.kind}`];
+      expect(model, `${manifest.file}: a schema for ${manifest.apiVersion} ${manifest.kind}`).toBeDefined();
+      const { file: _file, ...document } = manifest;
+      expect(() => new model!(document as never).validate(), `${manifest.file} (${manifest.kind})`).not.toThrow();
+    }
+    // The schemas check types, required fields and enums (not unknown fields): a wrong type fails.
+    const broken = structuredClone(deployment) as unknown as { spec: { template: { spec: { containers: Array<{ ports: Array<{ containerPort: unknown }> }> } } } };
+    broken.spec.template.spec.containers[0]!.ports[0]!.containerPort = 'http';
+    const { file: _file, ...document } = broken as unknown as Manifest;
+    expect(() => new Deployment(document as never).validate()).toThrow(/containerPort must be integer/);
   });
 
   it('documents Redis for production', () => {
