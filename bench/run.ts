@@ -1,9 +1,11 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
- * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, toolset).
+ * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, toolset, throughput, phases).
  */
 import { benchConfinement } from './confinement.js';
+import { benchPhases } from './phases.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
+import { benchThroughput } from './throughput.js';
 import { benchTokens } from './tokens.js';
 import { benchToolset } from './toolset.js';
 import { benchVideo } from './video.js';
@@ -15,6 +17,8 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   video: benchVideo,
   confinement: benchConfinement,
   toolset: benchToolset,
+  throughput: benchThroughput,
+  phases: benchPhases,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');
