@@ -23,8 +23,9 @@ const PROBE_KEY = '__executionWorkerSettle';
  * Installed with `context.addInitScript`. Runs before the page's scripts in every frame; keeps
  * its state out of the page's enumerable globals. It answers `lastChange()` (epoch ms of the
  * last DOM change), `leavingSince(t)` (a cross-document navigation the page started since t,
- * not cancelled or intercepted by a router), `requestsBusy(t, quiet)` (fetch and XHR requests
- * made since t, unanswered or answered less than `quiet` ago) and `timersDue(t, horizon)`.
+ * not cancelled or intercepted by a router), `requestsBusy(t, quiet)` (fetch and XHR requests,
+ * and reads of a fetch answer's body, made since t and unanswered or answered less than `quiet`
+ * ago) and `timersDue(t, horizon)`.
  */
 export const SETTLE_PROBE_SCRIPT = `(() => {
   if (window.${PROBE_KEY}) return;
@@ -76,6 +77,22 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
         return result;
       } catch (error) { end(); throw error; }
     };
+  }
+  // Reading an answer's body takes as long as the body takes to arrive, and the network wait
+  // stops at the headers of script requests (a stream may never end): a read is a request too.
+  if (window.Response) {
+    for (const name of ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text']) {
+      const nativeRead = Response.prototype[name];
+      if (typeof nativeRead !== 'function') continue;
+      Response.prototype[name] = function (...args) {
+        const end = track();
+        try {
+          const result = nativeRead.apply(this, args);
+          result.then(end, end);
+          return result;
+        } catch (error) { end(); throw error; }
+      };
+    }
   }
   if (window.XMLHttpRequest) {
     const nativeSend = XMLHttpRequest.prototype.send;
