@@ -118,12 +118,7 @@ async function runBatch(rig: Rig, count: number, kind: string, extra: Record<str
 
 async function withDaemon<T>(rig: Rig, name: string, env: Record<string, string>, fn: (daemon: DaemonProcess) => Promise<T>): Promise<T> {
   const profDir = process.env.BENCH_CPU_PROF;
-  const daemon = spawnDaemon(name, {
-    ...rig.env,
-    WORK_DIR: path.join(rig.dir, `work-${name}`),
-    ...env,
-    ...(profDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profDir} --cpu-prof-name=${name}.cpuprofile`.trim() } : {}),
-  });
+  const daemon = spawnDaemon(name, { ...rig.env, WORK_DIR: path.join(rig.dir, `work-${name}`), ...env }, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
   try {
     await daemon.waitForLog('daemon running');
     return await fn(daemon);
@@ -141,6 +136,26 @@ interface Row {
   cpuPerExecution: number;
   perSecond: number;
   byKind: CpuByKind;
+  /** Video frames encoded and screencast frames dropped, per execution. */
+  frames: number;
+  dropped: number;
+}
+
+/** Mean video frames and dropped frames of some executions, from their logs. */
+async function videoFrames(rig: Rig, ids: string[]): Promise<{ frames: number; dropped: number }> {
+  let frames = 0;
+  let dropped = 0;
+  for (const id of ids) {
+    const logs = await readFile(path.join(rig.dir, 'artifacts', 'executions', id, 'logs.jsonl'), 'utf8');
+    for (const line of logs.trim().split('\n')) {
+      const event = JSON.parse(line) as { type: string; video?: { frames: number; droppedFrames: number } | null };
+      if (event.type === 'execution_completed' && event.video) {
+        frames += event.video.frames;
+        dropped += event.video.droppedFrames;
+      }
+    }
+  }
+  return { frames: frames / ids.length, dropped: dropped / ids.length };
 }
 
 async function measure(rig: Rig, video: boolean, concurrency: number): Promise<Row> {
@@ -148,11 +163,11 @@ async function measure(rig: Rig, video: boolean, concurrency: number): Promise<R
   return withDaemon(rig, name, { WORKER_CONCURRENCY: String(concurrency), VIDEO_ENABLED: String(video) }, async (daemon) => {
     await runBatch(rig, WARM_UP, 'one');
     const before = cpuByKind(daemon.pid);
-    const { seconds } = await runBatch(rig, MEASURED, 'one');
+    const { ids, seconds } = await runBatch(rig, MEASURED, 'one');
     const after = cpuByKind(daemon.pid);
     const byKind = Object.fromEntries(CPU_KINDS.map((k) => [k, (after[k] - before[k]) / MEASURED])) as CpuByKind;
     const total = CPU_KINDS.reduce((sum, k) => sum + byKind[k], 0);
-    return { video, concurrency, cpuPerExecution: total, perSecond: MEASURED / seconds, byKind };
+    return { video, concurrency, cpuPerExecution: total, perSecond: MEASURED / seconds, byKind, ...(await videoFrames(rig, ids)) };
   });
 }
 
@@ -192,9 +207,9 @@ export async function benchThroughput(): Promise<Record<string, number | string>
     }
     const r2 = (n: number) => n.toFixed(2);
     const lines = [
-      `| video | concurrency | CPU-s per execution | executions/s | ${CPU_KINDS.join(' | ')} |`,
-      `|---|---|---|---|${CPU_KINDS.map(() => '---').join('|')}|`,
-      ...rows.map((r) => `| ${r.video ? 'on' : 'off'} | ${r.concurrency} | ${r2(r.cpuPerExecution)} | ${r2(r.perSecond)} | ${CPU_KINDS.map((k) => r2(r.byKind[k])).join(' | ')} |`),
+      `| video | concurrency | CPU-s per execution | executions/s | ${CPU_KINDS.join(' | ')} | frames (dropped) |`,
+      `|---|---|---|---|${CPU_KINDS.map(() => '---').join('|')}|---|`,
+      ...rows.map((r) => `| ${r.video ? 'on' : 'off'} | ${r.concurrency} | ${r2(r.cpuPerExecution)} | ${r2(r.perSecond)} | ${CPU_KINDS.map((k) => r2(r.byKind[k])).join(' | ')} | ${r.video ? `${r.frames.toFixed(1)} (${r.dropped.toFixed(1)})` : '–'} |`),
     ];
     if (long.length > 0) {
       lines.push('', `| ${LONG_RUNS} concurrent runs of ${STEPS} steps, video on, ${MODEL_LATENCY_MS} ms model | step overhead p50 | p95 | CPU-s per step |`, '|---|---|---|---|');
