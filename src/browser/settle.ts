@@ -67,31 +67,21 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
     requests.add(request);
     return () => { request.ended = request.ended || Date.now(); };
   };
-  if (typeof window.fetch === 'function') {
-    const nativeFetch = window.fetch;
-    window.fetch = function (...args) {
-      const end = track();
-      try {
-        const result = nativeFetch.apply(this, args);
-        result.then(end, end);
-        return result;
-      } catch (error) { end(); throw error; }
-    };
-  }
+  // A promise-returning function, tracked from its call until its promise settles.
+  const tracked = (native) => function (...args) {
+    const end = track();
+    try {
+      const result = native.apply(this, args);
+      result.then(end, end);
+      return result;
+    } catch (error) { end(); throw error; }
+  };
+  if (typeof window.fetch === 'function') window.fetch = tracked(window.fetch);
   // Reading an answer's body takes as long as the body takes to arrive, and the network wait
   // stops at the headers of script requests (a stream may never end): a read is a request too.
   if (window.Response) {
     for (const name of ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text']) {
-      const nativeRead = Response.prototype[name];
-      if (typeof nativeRead !== 'function') continue;
-      Response.prototype[name] = function (...args) {
-        const end = track();
-        try {
-          const result = nativeRead.apply(this, args);
-          result.then(end, end);
-          return result;
-        } catch (error) { end(); throw error; }
-      };
+      if (typeof Response.prototype[name] === 'function') Response.prototype[name] = tracked(Response.prototype[name]);
     }
   }
   if (window.XMLHttpRequest) {
