@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
- * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, toolset).
+ * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, toolset, cache).
  */
+import { benchCache } from './cache.js';
 import { benchConfinement } from './confinement.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
 import { benchTokens } from './tokens.js';
@@ -15,6 +16,7 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   video: benchVideo,
   confinement: benchConfinement,
   toolset: benchToolset,
+  cache: benchCache,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

@@ -40,7 +40,7 @@ import { percentile } from './process-stats.js';
 const logger = createSilentLogger();
 const FORMS_ROOT = fileURLToPath(new URL('../test/fixtures/sites/toolset/', import.meta.url));
 const SPACES = ['browser', 'computer-toolset', 'computer-1x'] as const;
-type Space = (typeof SPACES)[number];
+export type Space = (typeof SPACES)[number];
 const TOOL_OVERHEAD: Record<Space, number> = { browser: 6_600, 'computer-toolset': 4_500, 'computer-1x': 1_200 };
 const RUNS = 3;
 
@@ -189,7 +189,8 @@ interface Figures {
   overheadsMs: number[];
 }
 
-function estimateInputTokens(request: RecordedRequest, space: Space): number {
+/** A request's input tokens, estimated as the header says (text, images, the tool's documented overhead). */
+export function estimateInputTokens(request: RecordedRequest, space: Space): number {
   const body = request.body as { system?: Array<{ text: string }>; tools?: unknown[]; messages?: unknown[] };
   let images = 0;
   const withoutImages = JSON.stringify({ system: body.system, tools: (body.tools ?? []).filter((t) => (t as { name?: string }).name !== undefined), messages: body.messages }, (key, value: unknown) => {
