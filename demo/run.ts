@@ -14,7 +14,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/schema.js';
-import { startLocalServer } from '../src/control-plane/local-server/server.js';
+import { startLocalServer } from '../src/local-service/server.js';
 import { startDaemon } from '../src/daemon.js';
 import { loadRecording } from '../src/model/replay-client.js';
 import { createLogger } from '../src/telemetry/logger.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpControlPlane } from '../../src/control-plane/http-client.js';
-import { dashboardDir, packageRoot, parseRange } from '../../src/control-plane/local-server/static-files.js';
+import { dashboardDir, packageRoot, parseRange } from '../../src/local-service/static-files.js';
 import { API_KEY, silentLogger, startHarness, type Harness } from '../contract/local-api-harness.js';
 
 /**
@@ -143,7 +143,7 @@ describe('artifacts', () => {
 
   it('finds the dashboard from src and from dist alike', async () => {
     const rootDir = packageRoot();
-    expect(packageRoot(path.join(rootDir, 'dist', 'control-plane', 'local-server'))).toBe(rootDir);
+    expect(packageRoot(path.join(rootDir, 'dist', 'local-service'))).toBe(rootDir);
     expect((await fs.stat(path.join(dashboardDir(), 'index.html'))).isFile()).toBe(true);
   });
 

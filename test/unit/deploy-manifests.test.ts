@@ -270,7 +270,7 @@ describe('Dockerfile', () => {
     const dests = final.instructions
       .filter((i) => i.keyword === 'COPY')
       .map((i) => path.posix.normalize(path.posix.join(workdir, parseCopy(i.args).dest)));
-    for (const needed of ['dist', 'bin', 'node_modules', 'package.json', 'src/control-plane/local-server/dashboard']) {
+    for (const needed of ['dist', 'bin', 'node_modules', 'package.json', 'src/local-service/dashboard']) {
       expect(dests, needed).toContain(path.posix.join(workdir, needed));
     }
   });

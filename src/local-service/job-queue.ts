@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { Logger } from '../../telemetry/types.js';
+import type { Logger } from '../telemetry/types.js';
 
 /**
  * The producer side of contract §1: one BullMQ job per execution, `jobId` = the execution's

@@ -1,6 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { compileRawSchema, createSchemaAjv } from '../../domain/json-schema.js';
-import { camelCaseFields, type JsonSchema } from '../../domain/specification.js';
+import { compileRawSchema, createSchemaAjv } from '../domain/json-schema.js';
+import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
 import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
 import { EXECUTION_STATUSES, type ExecutionStatus } from './store.js';
 

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import type { Logger } from '../../telemetry/types.js';
+import type { Logger } from '../telemetry/types.js';
 import { addExecutionRoutes } from './execution-routes.js';
 import { HttpError, sendError, sendJson } from './http-utils.js';
 import { createJobQueue } from './job-queue.js';

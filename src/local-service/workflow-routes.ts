@@ -1,7 +1,7 @@
-import { createSecretVault } from '../../domain/secrets.js';
-import type { JsonSchema } from '../../domain/specification.js';
+import { createSecretVault } from '../domain/secrets.js';
+import type { JsonSchema } from '../domain/specification.js';
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../../telemetry/types.js';
+import type { Logger } from '../telemetry/types.js';
 import { HttpError, notFound, readJsonBody, sendJson, unprocessable } from './http-utils.js';
 import type { JobQueue } from './job-queue.js';
 import type { createRouter } from './router.js';
