@@ -9,6 +9,7 @@ import type { BrowserSandbox } from './browser/types.js';
 import type { Config } from './config/schema.js';
 import type { ControlPlane } from './control-plane/types.js';
 import { ExecutionError } from './domain/errors.js';
+import type { LiveRelay } from './live/types.js';
 import type { Specification } from './domain/specification.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
 import { createRecordingModel } from './model/recording-client.js';
@@ -96,6 +97,7 @@ export function createRunnerDeps(options: {
   controlPlane?: ControlPlane;
   replay?: RecordingFile;
   observe?: RunnerDeps['observe'];
+  live?: LiveRelay;
 }): RunnerDeps {
   const { config, logger } = options;
   return {
@@ -104,6 +106,7 @@ export function createRunnerDeps(options: {
     ...(options.recorder ? { recorder: options.recorder } : {}),
     ...(options.controlPlane ? { controlPlane: options.controlPlane } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
+    ...(options.live ? { live: options.live } : {}),
     createModel: modelFactory(config, logger, options.replay),
     resolveTool: (modelId) => toolVersionFor(modelId),
     checkSpecification,
@@ -115,6 +118,7 @@ export function createRunnerDeps(options: {
       timeoutMs: config.EXECUTION_TIMEOUT_MS,
       viewport: { width: config.VIEWPORT_WIDTH, height: config.VIEWPORT_HEIGHT },
       workDir: config.WORK_DIR,
+      stepScreenshots: config.STEP_SCREENSHOTS,
       secrets: [config.API_KEY, config.ANTHROPIC_API_KEY].filter((s): s is string => typeof s === 'string' && s.length > 0),
       pricing: SONNET_PRICING,
     },

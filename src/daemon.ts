@@ -6,6 +6,7 @@ import { createOutbox } from './control-plane/outbox.js';
 import { createSpoolingStore } from './storage/spool.js';
 import { abortReason } from './domain/errors.js';
 import { createBullmqIntake, type Intake } from './intake/bullmq-intake.js';
+import { createRedisLiveRelay } from './live/redis-live-relay.js';
 import { runExecution } from './runner/run-execution.js';
 import { startHealthServer, type HealthServer } from './telemetry/health.js';
 import { createMetrics } from './telemetry/metrics.js';
@@ -55,7 +56,9 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const store = createSpoolingStore({ inner: createArtifactStore(config, logger), dir: path.join(config.WORK_DIR, 'spool'), logger: logger.child({ component: 'spool' }), retryEveryMs: config.UPLOAD_RETRY_INTERVAL_MS, onRetry: () => metrics.uploadRetried() });
   await store.resume();
   const recorder = createRecorder(config, logger);
-  const deps = createRunnerDeps({ config, logger, browser, store, controlPlane, ...(recorder ? { recorder } : {}), ...(options.replay ? { replay: options.replay } : {}), observe: (_id, type, fields) => metrics.observe(type, fields) });
+  // Frames and steps of running executions reach the dashboard through Redis, only while watched.
+  const live = createRedisLiveRelay({ redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, queueName: config.EXECUTION_QUEUE, logger });
+  const deps = createRunnerDeps({ config, logger, browser, store, controlPlane, live, ...(recorder ? { recorder } : {}), ...(options.replay ? { replay: options.replay } : {}), observe: (_id, type, fields) => metrics.observe(type, fields) });
 
   const intake: Intake = createBullmqIntake({
     redisUrl: config.REDIS_URL,
@@ -106,7 +109,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   try {
     await intake.start();
   } catch (error) {
-    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close()]);
+    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), live.close()]);
     throw error;
   }
   setState('running');
@@ -129,7 +132,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     await Promise.allSettled([intake.close(), browser.close()]);
     // Reports still undelivered stay on disk; the next start sends them.
     if (!(await controlPlane.drain(OUTBOX_DRAIN_MS))) logger.warn({ pending: controlPlane.depth() }, 'final reports left in the outbox for the next start');
-    await Promise.allSettled([controlPlane.close(), store.close(), health?.close()]);
+    await Promise.allSettled([controlPlane.close(), store.close(), health?.close(), live.close()]);
     setState('stopped');
   };
 

@@ -114,6 +114,8 @@ export const configSchema = z.object({
   VIDEO_FPS: int(1, 30).default(10),
   /** H.264 CRF (lower is better quality, bigger files). */
   VIDEO_CRF: int(0, 51).default(30),
+  /** Keep the screenshot the model saw at each step as an artifact (`steps/NNN.jpg`). */
+  STEP_SCREENSHOTS: bool.default(true),
   /** Local scratch folder for artifacts being made and uploads not yet done. */
   WORK_DIR: z.string().trim().min(1).default(path.join(os.tmpdir(), 'execution-worker')),
 });

@@ -185,6 +185,34 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           responses: { '200': { description: 'The execution.', content: json(ref('Execution')) }, '404': notFound, ...common },
         },
       },
+      '/api/session': {
+        post: {
+          summary: 'Sign the dashboard in: the key in X-Service-Key sets an HttpOnly session cookie (12 h)',
+          responses: { '204': { description: 'Signed in; `Set-Cookie: ew_session=…`.' }, ...common },
+        },
+        get: { summary: 'How this request is signed in', responses: { '200': { description: '`{ "via": "key" | "session" }`.' }, ...common } },
+        delete: { summary: 'Sign out: clears the session cookie', responses: { '204': { description: 'Signed out.' }, ...common } },
+      },
+      '/api/login-links': {
+        post: {
+          summary: 'A short-lived link that opens a dashboard page already signed in',
+          description: 'The link (`/login?token=…`) sets the session cookie and opens `route`; it stops working after `ttlSeconds`.',
+          requestBody: { required: false, content: json(ref('LoginLinkRequest')) },
+          responses: {
+            '201': { description: '`{ "url", "expires_at" }`.', content: json({ type: 'object', properties: { url: { type: 'string' }, expires_at: dateTime } }) },
+            ...common,
+          },
+        },
+      },
+      '/live/executions/{executionId}': {
+        get: {
+          summary: 'Live view of a running execution (server-sent events; the dashboard reads it)',
+          description:
+            'Events: `frame` (a JPEG screen, base64, a few per second while the page changes), `events` (a JSON array of `{ seq, line }`: logs.jsonl lines; a line may come twice, keep one per seq), `end` (the run is over). Frames travel from the worker only while someone watches.',
+          parameters: [pathParam('executionId')],
+          responses: { '200': { description: 'The stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, '404': notFound, ...common },
+        },
+      },
       '/api/executions/{execution_uuid}/started': reportPath('Mark an execution started', 'StartedReport', 'queued → running. Repeating it with the same startedAt answers 200 unchanged.'),
       '/api/executions/{execution_uuid}/completed': reportPath('Report a completed run', 'CompletedReport', 'running → completed. Repeating it with the same completedAt answers 200 unchanged.'),
       '/api/executions/{execution_uuid}/failed': reportPath('Report a failed run', 'FailedReport', 'queued | running → failed. Repeating it with the same failedAt answers 200 unchanged.'),

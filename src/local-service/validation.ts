@@ -93,6 +93,13 @@ export const schemas = {
       ...reportCounters,
     },
   },
+  LoginLinkRequest: {
+    type: 'object',
+    properties: {
+      route: { type: 'string', pattern: '^#/[A-Za-z0-9/_.-]*$', maxLength: 300, description: 'Dashboard route the link opens, e.g. `#/executions/{id}`. Default `#/executions`.' },
+      ttlSeconds: { type: 'integer', minimum: 1, maximum: 86_400, description: 'How long the link works. Default 900 (15 minutes).' },
+    },
+  },
 } as const;
 
 export type SchemaName = keyof typeof schemas;

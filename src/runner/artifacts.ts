@@ -20,6 +20,16 @@ export async function writeJson(dir: string, name: string, value: unknown): Prom
   return file;
 }
 
+/** An artifact beyond the fixed ones (a step screenshot): name relative to the execution's folder. */
+export interface ExtraArtifact {
+  name: string;
+  path: string;
+  contentType: string;
+}
+
+/** Uploads at once, at most: a run's step screenshots must not open a hundred connections. */
+const EXTRA_UPLOADS_AT_ONCE = 6;
+
 /**
  * Uploads what was made, each artifact on its own: one failing upload loses only its url.
  * Returns the url of each uploaded artifact (null where it could not be made or uploaded).
@@ -28,24 +38,32 @@ export async function uploadArtifacts(options: {
   store: ArtifactStore;
   executionId: string;
   files: Partial<Record<ArtifactKind, string>>;
+  extras?: readonly ExtraArtifact[];
   logger: Logger;
 }): Promise<Record<ArtifactKind, string | null>> {
   const kinds = Object.keys(ARTIFACT_FILES) as ArtifactKind[];
   const urls = Object.fromEntries(kinds.map((k) => [k, null])) as Record<ArtifactKind, string | null>;
-  await Promise.all(
-    kinds.map(async (kind) => {
+  const put = async (name: string, file: string, contentType: string): Promise<string | null> => {
+    const body: ArtifactBody = { kind: 'file', path: file };
+    try {
+      const stored = await options.store.put(options.executionId, name, body, contentType);
+      options.logger.debug({ artifact: name, key: stored.key, bytes: stored.bytes }, 'artifact uploaded');
+      return stored.url;
+    } catch (error) {
+      options.logger.error({ artifact: name, err: error instanceof Error ? error.message : String(error) }, 'artifact upload failed');
+      return null;
+    }
+  };
+  const queue = [...(options.extras ?? [])];
+  const extraWorker = async (): Promise<void> => {
+    for (let next = queue.shift(); next; next = queue.shift()) await put(next.name, next.path, next.contentType);
+  };
+  await Promise.all([
+    ...kinds.map(async (kind) => {
       const file = options.files[kind];
-      if (!file) return;
-      const { name, contentType } = ARTIFACT_FILES[kind];
-      const body: ArtifactBody = { kind: 'file', path: file };
-      try {
-        const stored = await options.store.put(options.executionId, name, body, contentType);
-        urls[kind] = stored.url;
-        options.logger.debug({ artifact: name, key: stored.key, bytes: stored.bytes }, 'artifact uploaded');
-      } catch (error) {
-        options.logger.error({ artifact: name, err: error instanceof Error ? error.message : String(error) }, 'artifact upload failed');
-      }
+      if (file) urls[kind] = await put(ARTIFACT_FILES[kind].name, file, ARTIFACT_FILES[kind].contentType);
     }),
-  );
+    ...Array.from({ length: Math.min(EXTRA_UPLOADS_AT_ONCE, queue.length) }, extraWorker),
+  ]);
   return urls;
 }

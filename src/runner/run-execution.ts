@@ -5,6 +5,7 @@ import { createDisplayGeometry } from '../agent/display.js';
 import { createRunStats, runAgent, type AgentOutcome, type RunStats } from '../agent/loop.js';
 import type { BrowserSession } from '../browser/types.js';
 import type { CompletedReport, FailedReport } from '../control-plane/types.js';
+import type { LiveChannel } from '../live/types.js';
 import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../domain/errors.js';
 import { parseJobData, readableExecutionId, type JobData } from '../domain/job.js';
 import { compileSchema, type SchemaValidator } from '../domain/json-schema.js';
@@ -15,7 +16,9 @@ import type { ActiveRecording, FinishedVideo } from '../recorder/types.js';
 import { createEventLog, type EventLog } from '../telemetry/event-log.js';
 import { ARTIFACT_FILES, uploadArtifacts, writeJson, type ArtifactKind } from './artifacts.js';
 import { createExecutionSignal } from './deadline.js';
+import { attachLiveView, type LiveView } from './live-view.js';
 import { resolveJob } from './resolve.js';
+import { createStepScreenshots, type StepScreenshots } from './step-screenshots.js';
 import type { ExecutionSummary, OutputDocument, RunnerDeps } from './types.js';
 
 /**
@@ -46,6 +49,9 @@ class Execution {
   private events: EventLog | undefined;
   private startedAtMs: number | undefined;
   private recording: (() => RecordingFile) | undefined;
+  private live: LiveChannel | undefined;
+  private liveView: LiveView | undefined;
+  private stepShots: StepScreenshots | undefined;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -105,6 +111,7 @@ class Execution {
       if (!started.ok) {
         this.log.warn({ status: started.status, reason: started.reason }, 'execution is no longer runnable; not running it');
         this.events!.emit('execution_skipped', { status: started.status, reason: started.reason });
+        this.live?.close();
         await this.events!.close();
         await rm(this.workDir, { recursive: true, force: true });
         return { status: 'skipped', executionId: job.executionId, reason: started.reason };
@@ -133,6 +140,7 @@ class Execution {
       run.dispose();
     }
     const endedAtMs = this.now();
+    await this.liveView?.detach();
     // Fixed order: video (needs the page alive to the end), then the browser.
     const activeVideo = video as ActiveRecording | undefined;
     if (activeVideo) {
@@ -197,12 +205,13 @@ class Execution {
         events.emit('error', { phase: 'video', code: 'internal', message: `video recording could not start: ${String(error)}` });
       }
     }
+    if (this.live) this.liveView = attachLiveView({ channel: this.live, session, ...(video ? { video } : {}), logger: this.log });
 
     const model = deps.createModel({ modelId, toolVersion: tool.version, display: geometry.display });
     this.recording = model.recording;
     return runAgent(
       {
-        model: model.client,
+        model: this.stepShots ? this.stepShots.wrap(model.client) : model.client,
         session,
         executeAction: deps.executeAction,
         events,
@@ -217,14 +226,20 @@ class Execution {
   private async openScratch(): Promise<void> {
     this.workDir = path.join(this.deps.settings.workDir, `${safeName(this.job.executionId)}-${randomUUID().slice(0, 8)}`);
     await mkdir(this.workDir, { recursive: true });
-    const observe = this.deps.observe;
+    const { observe, live, settings } = this.deps;
+    this.live = live?.open(this.job.executionId);
     this.events = createEventLog({
       path: path.join(this.workDir, ARTIFACT_FILES.logs.name),
       executionId: this.job.executionId,
       redact: (value) => this.vault.redactValue(value),
       now: this.now,
-      ...(observe ? { onEvent: (type: string, fields: Record<string, unknown>) => observe(this.job.executionId, type, fields) } : {}),
+      onEvent: (type, fields, line) => {
+        observe?.(this.job.executionId, type, fields);
+        this.stepShots?.noteEvent(fields);
+        this.live?.event(line);
+      },
     });
+    if (settings.stepScreenshots) this.stepShots = createStepScreenshots({ dir: this.workDir, events: this.events, logger: this.log });
   }
 
   /** Writes output.json and the transcript, uploads everything, reports. */
@@ -259,7 +274,8 @@ class Execution {
     } catch (error) {
       this.log.error({ err: String(error) }, 'could not write artifacts');
     }
-    const uploaded = await uploadArtifacts({ store: deps.store, executionId: job.executionId, files, logger: this.log });
+    const extras = (await this.stepShots?.files()) ?? [];
+    const uploaded = await uploadArtifacts({ store: deps.store, executionId: job.executionId, files, extras, logger: this.log });
     const urls = { outputUrl: uploaded.output, videoUrl: uploaded.video, logsUrl: uploaded.logs };
 
     let reported = false;
@@ -279,6 +295,8 @@ class Execution {
         this.log.error({ err: String(error), status: outcome.status }, 'final report could not be delivered');
       }
     }
+    // Viewers learn the run is over once its report is in: the dashboard then loads the artifacts.
+    this.live?.close();
     this.log.info({ status: outcome.status, code: document.error?.code, ...document.counters, reported }, `execution ${outcome.status}`);
     await rm(this.workDir, { recursive: true, force: true }).catch(() => undefined);
     return { status: outcome.status, executionId: job.executionId, document, urls, reported };

@@ -2,6 +2,7 @@ import type { ComputerToolVersion, ExecuteComputerAction } from '../agent/action
 import type { BrowserSandbox, Size } from '../browser/types.js';
 import type { ControlPlane, Counters } from '../control-plane/types.js';
 import type { ErrorCode } from '../domain/errors.js';
+import type { LiveRelay } from '../live/types.js';
 import type { Specification } from '../domain/specification.js';
 import type { ModelClient, RecordingFile, TokenUsage } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
@@ -28,6 +29,8 @@ export interface RunnerDeps {
   executeAction: ExecuteComputerAction;
   logger: Logger;
   settings: RunnerSettings;
+  /** The live view of running executions (the daemon's, over Redis); absent for `run`. */
+  live?: LiveRelay;
   /** Each event of each execution, after redaction (metrics, debug logging). */
   observe?: (executionId: string, type: string, fields: Record<string, unknown>) => void;
   now?: () => number;
@@ -40,6 +43,8 @@ export interface RunnerSettings {
   viewport: Size;
   /** Scratch folder; each execution gets a folder of its own below it. */
   workDir: string;
+  /** Keep the screenshots the model saw as `steps/NNN.jpg` artifacts (STEP_SCREENSHOTS). */
+  stepScreenshots: boolean;
   /** Values never to appear in artifacts (API keys). */
   secrets: string[];
   /** Price per million tokens, for the estimated cost in output.json. */
