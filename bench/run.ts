@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
- * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement).
+ * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live).
  */
 import { benchConfinement } from './confinement.js';
+import { benchLive } from './live-view.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
 import { benchTokens } from './tokens.js';
 import { benchVideo } from './video.js';
@@ -13,6 +14,7 @@ const BENCHES: Record<string, () => Promise<Record<string, number>> | Record<str
   latency: benchLatencies,
   video: benchVideo,
   confinement: benchConfinement,
+  live: benchLive,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

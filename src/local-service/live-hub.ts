@@ -31,6 +31,8 @@ interface Viewer {
   busy: boolean;
   queued: string[];
   frame: string | undefined;
+  /** The run is over: the stream ends once what is queued has been written. */
+  ending: boolean;
 }
 
 export function createLiveHub(opts: { redisUrl: string; queuePrefix: string; queueName: string; logger: Logger }): LiveHub {
@@ -70,14 +72,26 @@ export function createLiveHub(opts: { redisUrl: string; queuePrefix: string; que
   const flush = (viewer: Viewer): void => {
     viewer.busy = false;
     while (!viewer.busy && viewer.queued.length > 0) write(viewer, viewer.queued.shift()!);
-    if (!viewer.busy && viewer.frame !== undefined) {
+    if (viewer.busy) return;
+    if (viewer.ending) {
+      viewer.res.end();
+      return;
+    }
+    if (viewer.frame !== undefined) {
       const frame = viewer.frame;
       viewer.frame = undefined;
       write(viewer, frame);
     }
   };
 
+  const finish = (viewer: Viewer): void => {
+    viewer.ending = true;
+    viewer.frame = undefined;
+    if (!viewer.busy) viewer.res.end();
+  };
+
   const send = (viewer: Viewer, text: string, kind: 'frame' | 'message'): void => {
+    if (viewer.ending) return;
     if (!viewer.busy) return write(viewer, text);
     if (kind === 'frame') {
       viewer.frame = text;
@@ -108,7 +122,7 @@ export function createLiveHub(opts: { redisUrl: string; queuePrefix: string; que
     } else if (parsed.kind === 'end') {
       for (const viewer of audience) {
         send(viewer, 'event: end\ndata: {}\n\n', 'message');
-        viewer.res.end();
+        finish(viewer);
       }
     }
   }
@@ -144,7 +158,7 @@ export function createLiveHub(opts: { redisUrl: string; queuePrefix: string; que
         'X-Accel-Buffering': 'no',
       });
       res.write('retry: 3000\n\n');
-      const viewer: Viewer = { res, busy: false, queued: [], frame: undefined };
+      const viewer: Viewer = { res, busy: false, queued: [], frame: undefined, ending: false };
       const first = !viewers.has(executionId);
       const audience = viewers.get(executionId) ?? new Set<Viewer>();
       audience.add(viewer);
