@@ -18,6 +18,7 @@ import { startLocalServer } from '../src/local-service/server.js';
 import { createSilentLogger } from '../src/telemetry/logger.js';
 import { computer, delayed, finish, startScriptedModelServer, type ScriptedTurn } from '../test/support/scripted-model-server.js';
 import { percentile, sampleTree } from './process-stats.js';
+import { stepOverheads } from './step-overhead.js';
 
 const KEY = 'bench-key';
 const STEPS = 40;
@@ -104,13 +105,7 @@ export async function benchLive(): Promise<Record<string, number>> {
     const seconds = (Date.now() - started) / 1000;
     const after = sampleTree();
     if (execution.status !== 'completed') throw new Error(`bench run ended ${String(execution.status)}`);
-    const logs = await readFile(path.join(artifactsDir, 'executions', id, 'logs.jsonl'), 'utf8');
-    const overheads = logs
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { type: string; overheadMs?: number | null })
-      .filter((e) => e.type === 'model_turn' && typeof e.overheadMs === 'number')
-      .map((e) => e.overheadMs as number);
+    const overheads = stepOverheads(await readFile(path.join(artifactsDir, 'executions', id, 'logs.jsonl'), 'utf8'));
     const runSeconds = Number(execution.duration_ms) / 1000;
     return {
       cpuPerSecond: (after.cpuSeconds - before.cpuSeconds) / seconds,

@@ -54,17 +54,20 @@ async function runOnce(options: { config: Config; browser: BrowserSandbox; shop:
     const executionId = randomUUID();
     const summary = await runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${options.shop.origin}/`, maxSteps: options.steps + 5 } }, new AbortController().signal);
     if (summary.status !== 'completed') throw new Error(`bench run did not complete: ${JSON.stringify(summary)}`);
-    const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
-    const overheadsMs = logs
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { type: string; overheadMs?: number | null })
-      .filter((e) => e.type === 'model_turn' && typeof e.overheadMs === 'number')
-      .map((e) => e.overheadMs as number);
-    return { overheadsMs };
+    return { overheadsMs: stepOverheads(await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8')) };
   } finally {
     await model.stop();
   }
+}
+
+/** The worker's overhead of each step (response received → next request sent), from logs.jsonl. */
+export function stepOverheads(logs: string): number[] {
+  return logs
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { type: string; overheadMs?: number | null })
+    .filter((e) => e.type === 'model_turn' && typeof e.overheadMs === 'number')
+    .map((e) => e.overheadMs as number);
 }
 
 /** The reference loop's habit: wait a fixed 2 s before each screenshot instead of settling. */

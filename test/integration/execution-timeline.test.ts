@@ -11,6 +11,7 @@ import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { liveChannelNames } from '../../src/domain/live-protocol.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { deferred } from '../support/deferred.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { waitForJob } from '../support/queue-events.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
@@ -113,12 +114,6 @@ function narrate(input: Record<string, unknown>): string {
   if (input.action === 'key') return 'submitting the form.';
   if (typeof input.action === 'string') return `I click the field at ${JSON.stringify(input.coordinate)}.`;
   return 'the order is placed; reporting its id.';
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 /** Keeps a screenshot of the page once its video (if any) shows a frame. */

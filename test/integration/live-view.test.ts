@@ -13,6 +13,7 @@ import { runExecution } from '../../src/runner/run-execution.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
+import { deferred } from '../support/deferred.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { computer, finish, startScriptedModelServer } from '../support/scripted-model-server.js';
@@ -59,12 +60,6 @@ function countingScreencasts(inner: BrowserSandbox, log: string[]): BrowserSandb
       });
     },
   };
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 /** The next message on `channel` of a subscriber connection. */
