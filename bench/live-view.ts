@@ -2,8 +2,9 @@
  * What the live view costs (issue 14): the same scripted run on the fixture shop through the local
  * service and one worker (video on), once with nobody watching and once with a viewer reading
  * the live stream from its start. Printed: frames and bytes per second reaching the viewer,
- * the CPU the whole process tree (worker, local service, Redis, Chromium, ffmpeg) spent per
- * second of run in each case, and the worker's per-step overhead in each case.
+ * the CPU spent per second of run in each case by the whole process tree (worker, local service,
+ * Redis, Chromium, ffmpeg) and by the Node process alone (worker, local service and the viewer's
+ * reading), and the worker's per-step overhead in each case.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -92,6 +93,7 @@ export async function benchLive(): Promise<Record<string, number>> {
   const runOnce = async (watched: boolean) => {
     turns.push(...script());
     const before = sampleTree();
+    const ownBefore = process.cpuUsage();
     const started = Date.now();
     const id = String((await call('POST', `/api/workflows/${String(workflow.workflow_uuid)}/execute`, {})).execution_uuid);
     const viewer = watched ? watch(`${api.url}/live/executions/${id}`) : undefined;
@@ -104,11 +106,14 @@ export async function benchLive(): Promise<Record<string, number>> {
     await viewer?.done;
     const seconds = (Date.now() - started) / 1000;
     const after = sampleTree();
-    if (execution.status !== 'completed') throw new Error(`bench run ended ${String(execution.status)}`);
+    const own = process.cpuUsage(ownBefore);
+    if (execution.status !== 'completed') throw new Error(`bench run ended ${String(execution.status)}: ${JSON.stringify(execution.error)}`);
     const overheads = stepOverheads(await readFile(path.join(artifactsDir, 'executions', id, 'logs.jsonl'), 'utf8'));
     const runSeconds = Number(execution.duration_ms) / 1000;
     return {
       cpuPerSecond: (after.cpuSeconds - before.cpuSeconds) / seconds,
+      // This process alone: the worker, the local service and the viewer, without Chromium and ffmpeg.
+      nodeCpuPerSecond: (own.user + own.system) / 1e6 / seconds,
       overheadP50: percentile(overheads, 50),
       overheadP95: percentile(overheads, 95),
       framesPerSecond: viewer ? viewer.frames / runSeconds : 0,
@@ -120,7 +125,7 @@ export async function benchLive(): Promise<Record<string, number>> {
   const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
   try {
     await runOnce(false); // warms Chromium
-    for (let pair = 1; pair <= 2; pair++) {
+    for (let pair = 1; pair <= 3; pair++) {
       const alone = await runOnce(false);
       const watched = await runOnce(true);
       figures[`run${pair}UnwatchedStepOverheadP50Ms`] = alone.overheadP50;
@@ -129,6 +134,8 @@ export async function benchLive(): Promise<Record<string, number>> {
       figures[`run${pair}WatchedStepOverheadP95Ms`] = watched.overheadP95;
       figures[`run${pair}UnwatchedCpuCores`] = round(alone.cpuPerSecond);
       figures[`run${pair}WatchedCpuCores`] = round(watched.cpuPerSecond);
+      figures[`run${pair}UnwatchedNodeCpuCores`] = round(alone.nodeCpuPerSecond);
+      figures[`run${pair}WatchedNodeCpuCores`] = round(watched.nodeCpuPerSecond);
       figures[`run${pair}LiveFramesPerSecond`] = round(watched.framesPerSecond, 1);
       figures[`run${pair}LiveKBPerSecond`] = Math.round(watched.bytesPerSecond / 1000);
     }

@@ -100,8 +100,10 @@ function startLive(id, { media, steps, onEnd }) {
     drawing = false;
     const ordered = [...lines.entries()].sort((a, b) => a[0] - b[0]).map(([, line]) => line);
     const built = buildSteps(ordered);
+    // Follows the newest step, unless the reader has scrolled up to an earlier one.
+    const following = steps.scrollTop + steps.clientHeight >= steps.scrollHeight - 24;
     steps.replaceChildren(renderTimeline(built, {}));
-    steps.lastElementChild?.lastElementChild?.scrollIntoView?.({ block: 'nearest' });
+    if (following) steps.scrollTop = steps.scrollHeight;
   };
 
   const source = new EventSource(`/live/executions/${encodeURIComponent(id)}`);
