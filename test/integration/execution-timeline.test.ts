@@ -274,6 +274,7 @@ describe('execution page', () => {
         await other.getByTestId('api-key').fill('wrong-key');
         await other.getByRole('button', { name: 'Sign in' }).click();
         await other.getByTestId('error').waitFor();
+        if (SHOTS) await other.screenshot({ path: path.join(SHOTS, 'sign-in-refused.png') });
         const status = await other.evaluate(async (url) => (await fetch(url)).status, `/live/executions/${id}`);
         expect(status).toBe(401);
         expect(await other.getByTestId('live-frame').count()).toBe(0);
