@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
- * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, toolset, cache).
+ * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache).
  */
 import { benchCache } from './cache.js';
 import { benchConfinement } from './confinement.js';
+import { benchLive } from './live-view.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
 import { benchTokens } from './tokens.js';
 import { benchToolset } from './toolset.js';
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   confinement: benchConfinement,
   toolset: benchToolset,
   cache: benchCache,
+  live: benchLive,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

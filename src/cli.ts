@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBrowser, createRecorder, createRunnerDeps } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
-import { startLocalServer } from './control-plane/local-server/server.js';
+import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
 import { runExecution } from './runner/run-execution.js';

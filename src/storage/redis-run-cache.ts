@@ -5,6 +5,7 @@
  * run of a version wins. A Redis that does not answer is a miss, never a failed execution.
  */
 import { Redis } from 'ioredis';
+import { runCacheKey } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 
 export interface RedisRunCache {
@@ -17,9 +18,7 @@ export interface RedisRunCache {
 /** A read that takes longer than this is given up: the run goes on with the model. */
 const READ_TIMEOUT_MS = 3_000;
 
-export function runCacheKey(prefix: string, queue: string, versionId: string): string {
-  return `${prefix}:${queue}:run-cache:${versionId}`;
-}
+export { runCacheKey };
 
 export function createRedisRunCache(options: { redisUrl: string; prefix: string; queue: string; ttlMs: number; logger: Logger }): RedisRunCache {
   const redis = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_INPUT, DEMO_WORKFLOW } from '../../demo/workflow.js';
 import { loadConfig } from '../../src/config/schema.js';
-import { startLocalServer, type LocalServer } from '../../src/control-plane/local-server/server.js';
+import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { loadRecording } from '../../src/model/replay-client.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
