@@ -32,7 +32,7 @@ afterAll(async () => {
   await Promise.allSettled([rig?.close(), s3?.close()]);
 });
 
-/** Files (not folders) waiting in an execution's spool, with their sub-folder: `steps/001.png`. */
+/** Files (not folders) waiting in an execution's spool, with their sub-folder: `steps/001.jpg`. */
 async function spooledFiles(executionId: string): Promise<string[]> {
   const entries = await readdir(`${rig.tmp}/work/spool/${executionId}`, { recursive: true, withFileTypes: true });
   return entries.filter((e) => e.isFile()).map((e) => path.relative(`${rig.tmp}/work/spool/${executionId}`, path.join(e.parentPath, e.name)));
@@ -64,7 +64,7 @@ describe('a storage outage at upload time', () => {
 
     first.signal('SIGTERM');
     expect(await first.exited, first.tail()).toEqual({ code: 0, signal: null });
-    // Step screenshots (steps/NNN.png) are spooled like the rest.
+    // Step screenshots (steps/NNN.jpg) are spooled like the rest.
     expect(spooled.filter((name) => name.startsWith('steps/')).length).toBeGreaterThan(0);
     expect((await spooledFiles(executionId)).filter((f) => !f.endsWith('.meta.json')).sort()).toEqual([...spooled].sort());
 
@@ -80,7 +80,7 @@ describe('a storage outage at upload time', () => {
     expect(logs).toContain('execution_completed');
     expect((await s3.object(`${prefix}video.mp4`))!.subarray(4, 8).toString()).toBe('ftyp');
     expect(await s3.object(`${prefix}recording.json`)).toBeDefined();
-    expect(await s3.object(`${prefix}steps/001.png`)).toBeDefined();
+    expect(await s3.object(`${prefix}steps/001.jpg`)).toBeDefined();
     expect(await spooledFiles(executionId)).toEqual([]);
 
     // One run, one report: the late uploads do not report again.

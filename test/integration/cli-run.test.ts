@@ -66,7 +66,8 @@ describe('execution-worker run', () => {
     const files = (await readdir(path.join(out1, 'executions', executionId!))).sort();
     expect(files).toEqual(['logs.jsonl', 'output.json', 'recording.json', 'steps', 'steps.vtt', 'video.mp4']);
     // What the model saw at each step, named by step.
-    expect((await readdir(path.join(out1, 'executions', executionId!, 'steps'))).sort()).toEqual(Array.from({ length: 9 }, (_, i) => `${String(i + 1).padStart(3, '0')}.png`));
+    // The browser toolset: the opening screen is the one image sent (the model read the rest as text).
+    expect((await readdir(path.join(out1, 'executions', executionId!, 'steps'))).sort()).toEqual(['001.jpg']);
     const recording = path.join(out1, 'executions', executionId!, 'recording.json');
     expect(JSON.parse(await readFile(recording, 'utf8')).turns).toHaveLength(3);
 

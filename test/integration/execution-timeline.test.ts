@@ -151,7 +151,7 @@ describe('execution page', () => {
     expect(id[0]?.status).toBe('completed');
     const executionId = id[0]!.execution_uuid;
     const files = await readdir(path.join(dir, 'artifacts', 'executions', executionId, 'steps'));
-    expect(files.sort()).toEqual(['001.png', '002.png', '003.png', '004.png', '005.png', '006.png', '007.png', '008.png', '009.png']);
+    expect(files.sort()).toEqual(['001.jpg', '002.jpg', '003.jpg', '004.jpg', '005.jpg', '006.jpg', '007.jpg', '008.jpg', '009.jpg']);
 
     await openSignedIn(page, executionId);
     await expect.poll(() => steps().count(), { timeout: 15_000 }).toBe(9);
@@ -163,7 +163,7 @@ describe('execution page', () => {
       if (label) expect(await item.getByTestId('step-action').first().textContent()).toContain(label);
       // The thumbnail is the very screenshot the model got at this step, served from the artifacts.
       const thumb = item.getByTestId('step-thumb');
-      expect(await thumb.getAttribute('src')).toBe(`/artifacts/executions/${executionId}/steps/${String(n).padStart(3, '0')}.png`);
+      expect(await thumb.getAttribute('src')).toBe(`/artifacts/executions/${executionId}/steps/${String(n).padStart(3, '0')}.jpg`);
       await thumb.scrollIntoViewIfNeeded();
       await expect.poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(1280);
     }

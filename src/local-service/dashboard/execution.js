@@ -167,7 +167,7 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
     output.prepend(
       h('h3', {}, 'Downloads'),
       h('ul', {}, downloads.map((d) =>
-        h('li', {}, h('a', { href: artifactUrl(id, `downloads/${encodeURIComponent(d.name)}`), download: d.name, 'data-testid': 'download' }, d.name), ` ${fmtBytes(d.bytes)} · ${d.contentType ?? ''}`),
+        h('li', {}, h('a', { href: artifactUrl(id, `downloads/${d.name}`), download: d.name, 'data-testid': 'download' }, d.name), ` ${fmtBytes(d.bytes)} · ${d.contentType ?? ''}`),
       )),
     );
   }
