@@ -82,7 +82,7 @@ describe('local API and worker together', () => {
       await queue.close();
     }
     const execution = (await call('GET', `/api/executions/${executionId}`)).json;
-    expect(execution).toMatchObject({ status: 'completed', n_steps: 3, n_agent_actions: 5, n_screenshots: 1, workflow_uuid: workflowId });
+    expect(execution).toMatchObject({ status: 'completed', n_steps: 3, n_agent_actions: 6, n_screenshots: 1, workflow_uuid: workflowId });
     expect(execution.duration_ms).toBeGreaterThan(0);
     // The secret input field is never stored or shown by the API; the worker still typed it.
     expect(execution.input_payload).toEqual({ ...DEMO_INPUT, password: '{{password}}' });

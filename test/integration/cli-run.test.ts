@@ -60,11 +60,11 @@ describe('execution-worker run', () => {
     expect(first.stderr).not.toContain('demo-Pa55word');
     expect(first.code, tail(first.stderr)).toBe(0);
     const doc1 = JSON.parse(first.stdout);
-    expect(doc1).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 3, nAgentActions: 5, nScreenshots: 1 } });
+    expect(doc1).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 3, nAgentActions: 6, nScreenshots: 1 } });
 
     const [executionId] = await readdir(path.join(out1, 'executions'));
     const files = (await readdir(path.join(out1, 'executions', executionId!))).sort();
-    expect(files).toEqual(['logs.jsonl', 'output.json', 'recording.json', 'steps', 'steps.vtt', 'video.mp4']);
+    expect(files).toEqual(['downloads', 'logs.jsonl', 'output.json', 'recording.json', 'steps', 'steps.vtt', 'video.mp4']);
     // What the model saw at each step, named by step.
     // The browser toolset: the opening screen is the one image sent (the model read the rest as text).
     expect((await readdir(path.join(out1, 'executions', executionId!, 'steps'))).sort()).toEqual(['001.jpg']);
