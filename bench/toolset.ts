@@ -6,7 +6,8 @@
  *
  * The three action spaces:
  *   - browser: the browser toolset (the default); turns take references from the worker's reads;
- *   - computer-toolset: computer_toolset_20260801 on the same model, actions batched per turn,
+ *   - computer-toolset: computer_toolset_20260801 (Sonnet 5.5, which takes no other computer
+ *     tool), actions batched per turn,
  *     one screenshot after each turn that changed the page;
  *   - computer-1x: the earlier computer tool (computer_20251124), one action per turn, each
  *     answered with a screenshot: how computer use ran before.
@@ -212,7 +213,7 @@ async function runTask(config: Config, browser: BrowserSandbox, dir: string, tas
     const deps = createRunnerDeps({ config: runConfig, logger, browser, store: createLocalStore({ dir, prefix: '' }), ...(recorder ? { recorder } : {}) });
     const specification = {
       ...task.specification,
-      ...(space === 'computer-toolset' ? { toolset: 'computer' } : space === 'computer-1x' ? { model: 'claude-opus-4-7' } : {}),
+      ...(space === 'computer-toolset' ? { model: 'claude-sonnet-5-5', toolset: 'computer' } : space === 'computer-1x' ? { model: 'claude-opus-4-7' } : {}),
     };
     const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: task.input, specification }, new AbortController().signal);
     if (summary.status !== 'completed' || summary.document.status !== 'completed') throw new Error(`${task.name} with ${space} did not complete: ${JSON.stringify(summary.status === 'skipped' ? summary : summary.document.error)}`);

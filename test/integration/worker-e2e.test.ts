@@ -150,11 +150,11 @@ const CASES: Record<'browser toolset' | 'computer toolset' | 'computer tool', (s
     clicks: 3,
     toolType: /^browser_toolset_20260801$/,
   }),
-  // The same model, asked for computer use: the computer toolset, one member per turn here,
-  // each turn's last result carrying a fresh screenshot.
+  // A 5.5 model asked for computer use: the computer toolset (the only computer tool it takes),
+  // one member per turn here, each turn's last result carrying a fresh screenshot.
   'computer toolset': (shop) => ({
     script: DEMO_COMPUTER_CALLS.map((call) => calls([asComputerMember(call)])),
-    specification: { ...spec(shop), toolset: 'computer' },
+    specification: { ...spec(shop), model: 'claude-sonnet-5-5', toolset: 'computer' },
     counters: { nSteps: 9, nAgentActions: 8, nScreenshots: 9 },
     actionEvents: 8,
     cues: 8,
