@@ -23,7 +23,7 @@ const USAGE = `Usage:
       1 when failed, 2 on bad usage.
   execution-worker serve
       Runs the local API and dashboard on PORT (default 8080), keys from API_KEYS.
-Configuration comes from the environment (see the README).`;
+Configuration comes from the environment (see docs/configuration.md).`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

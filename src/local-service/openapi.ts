@@ -51,7 +51,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         ErrorBody: { type: 'object', properties: { detail: { type: 'array', items: ref('ValidationError') } } },
         Specification: {
           type: 'object',
-          description: 'Contract §3 fields, camelCase.',
+          description: 'The specification fields of docs/specification.md, camelCase (snake_case aliases accepted).',
           required: ['prompt', 'allowedDomains'],
           properties: Object.fromEntries(Object.entries(requestSchemas.WorkflowCreate.properties).filter(([k]) => k !== 'name' && k !== 'description')),
         },
