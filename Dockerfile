@@ -64,7 +64,7 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 # The local API serves the dashboard's static files from this path at runtime: the one place the
 # image names it (static-files.ts's dashboardDir() is the source; test/unit/deploy-manifests checks).
-COPY src/control-plane/local-server/dashboard ./src/control-plane/local-server/dashboard
+COPY src/local-service/dashboard ./src/local-service/dashboard
 # ARTIFACTS_DIR defaults to ./artifacts: the only folder under /app the worker writes to.
 RUN mkdir -p /app/artifacts && chown worker:worker /app/artifacts
 

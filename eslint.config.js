@@ -2,13 +2,24 @@
 import tseslint from 'typescript-eslint';
 
 /** Folders holding adapters: they may import ports and shared helpers, never each other. */
-const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane', 'toolset'];
+const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane', 'toolset', 'live'];
 
 // runner/ and agent/ know ports (each folder's types.ts) and domain code, never adapters.
 const coreRestrictions = ADAPTER_DIRS.map((dir) => ({
   group: [`../${dir}/*`, `!../${dir}/types.js`],
   message: `runner/ and agent/ may import only ${dir}/types.js (the port); adapters are wired in main.ts.`,
 }));
+
+/**
+ * Two programs share src/domain and the telemetry ports: the worker and the local service (API,
+ * dashboard, their store). Neither imports the other; only cli.ts starts both.
+ */
+const notTheLocalService = {
+  group: ['../local-service/*', '../../local-service/*'],
+  message: 'the worker does not import the local service (a program of its own; only cli.ts starts it).',
+};
+const WORKER_DIRS = [...ADAPTER_DIRS, 'runner', 'agent', 'intake', 'config'];
+const WORKER_FILES = ['compose', 'daemon', 'main', 'cli'];
 
 const adapterRule = (self) => ({
   files: [`src/${self}/**/*.ts`],
@@ -22,6 +33,7 @@ const adapterRule = (self) => ({
             message: 'adapters never import each other: only ports (types.js).',
           })),
           { group: ['../runner/*', '../agent/*', '../intake/*', '../../runner/*', '../../agent/*', '../../intake/*'], message: 'adapters do not depend on the core.' },
+          notTheLocalService,
         ],
       },
     ],
@@ -29,13 +41,17 @@ const adapterRule = (self) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.test-output/**', 'artifacts/**', 'src/control-plane/local-server/dashboard/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.test-output/**', 'artifacts/**', 'src/local-service/dashboard/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'error',
     },
+  },
+  {
+    files: ['src/config/**/*.ts', 'src/telemetry/**/*.ts', 'src/compose.ts', 'src/daemon.ts', 'src/main.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [notTheLocalService] }] },
   },
   {
     files: ['src/runner/**/*.ts', 'src/agent/**/*.ts', 'src/domain/**/*.ts', 'src/intake/**/*.ts'],
@@ -46,10 +62,27 @@ export default tseslint.config(
           patterns: [
             ...coreRestrictions,
             { group: ['playwright-core', 'playwright', '@anthropic-ai/sdk', '@aws-sdk/*', 'fluent-ffmpeg'], message: 'vendor SDKs stay inside their adapter.' },
+            notTheLocalService,
           ],
         },
       ],
     },
   },
   ...ADAPTER_DIRS.map(adapterRule),
+  {
+    files: ['src/local-service/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...WORKER_DIRS.map((dir) => `../${dir}/*`), ...WORKER_FILES.map((f) => `../${f}.js`), '../telemetry/*', '!../telemetry/types.js'],
+              message: 'the local service is a program of its own: from the worker it shares src/domain and the telemetry ports, nothing else.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -1,8 +1,11 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
- * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, toolset, throughput, phases).
+ * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache,
+ * throughput, phases).
  */
+import { benchCache } from './cache.js';
 import { benchConfinement } from './confinement.js';
+import { benchLive } from './live-view.js';
 import { benchPhases } from './phases.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
 import { benchThroughput } from './throughput.js';
@@ -17,6 +20,8 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   video: benchVideo,
   confinement: benchConfinement,
   toolset: benchToolset,
+  cache: benchCache,
+  live: benchLive,
   throughput: benchThroughput,
   phases: benchPhases,
 };

@@ -15,6 +15,8 @@ import type { BrowserSandbox } from '../src/browser/types.js';
 import { createBrowser, createRecorder, createRunnerDeps } from '../src/compose.js';
 import { loadConfig, type Config } from '../src/config/schema.js';
 import { startDaemon } from '../src/daemon.js';
+import { createRedisLiveRelay } from '../src/live/redis-live-relay.js';
+import type { LiveRelay } from '../src/live/types.js';
 import { runExecution } from '../src/runner/run-execution.js';
 import { createLocalStore } from '../src/storage/local-store.js';
 import { createSilentLogger } from '../src/telemetry/logger.js';
@@ -46,27 +48,31 @@ interface RunFigures {
   overheadsMs: number[];
 }
 
-async function runOnce(options: { config: Config; browser: BrowserSandbox; shop: ShopServer; dir: string; steps: number; latencyMs: number }): Promise<RunFigures> {
+async function runOnce(options: { config: Config; browser: BrowserSandbox; shop: ShopServer; dir: string; steps: number; latencyMs: number; live: LiveRelay }): Promise<RunFigures> {
   const model = await startScriptedModelServer(script(options.steps, options.latencyMs));
   try {
     const config = { ...options.config, ANTHROPIC_BASE_URL: model.url };
     const recorder = createRecorder(config, logger);
     const store = createLocalStore({ dir: options.dir, prefix: '' });
-    const deps = createRunnerDeps({ config, logger, browser: options.browser, store, ...(recorder ? { recorder } : {}) });
+    // Wired as the daemon wires it: a live relay, nobody watching.
+    const deps = createRunnerDeps({ config, logger, browser: options.browser, store, live: options.live, ...(recorder ? { recorder } : {}) });
     const executionId = randomUUID();
     const summary = await runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${options.shop.origin}/`, maxSteps: options.steps + 5, model: EARLIER_TOOL_MODEL } }, new AbortController().signal);
     if (summary.status !== 'completed') throw new Error(`bench run did not complete: ${JSON.stringify(summary)}`);
-    const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
-    const overheadsMs = logs
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { type: string; overheadMs?: number | null })
-      .filter((e) => e.type === 'model_turn' && typeof e.overheadMs === 'number')
-      .map((e) => e.overheadMs as number);
-    return { overheadsMs };
+    return { overheadsMs: stepOverheads(await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8')) };
   } finally {
     await model.stop();
   }
+}
+
+/** The worker's overhead of each step (response received → next request sent), from logs.jsonl. */
+export function stepOverheads(logs: string): number[] {
+  return logs
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { type: string; overheadMs?: number | null })
+    .filter((e) => e.type === 'model_turn' && typeof e.overheadMs === 'number')
+    .map((e) => e.overheadMs as number);
 }
 
 /** The reference loop's habit: wait a fixed 2 s before each screenshot instead of settling. */
@@ -84,15 +90,16 @@ function withFixedWait(browser: BrowserSandbox, waitMs: number): BrowserSandbox 
 
 export async function benchSteps(): Promise<Record<string, number>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-steps-'));
-  const shop = await startShopServer();
+  const [shop, redis] = await Promise.all([startShopServer(), startRedis()]);
   const config = loadConfig({ BROWSER_HOST_RULES: 'MAP shop.test 127.0.0.1', WORK_DIR: dir, ANTHROPIC_API_KEY: 'bench', LOG_LEVEL: 'silent' });
   const browser = createBrowser(config, logger);
+  const live = createRedisLiveRelay({ redisUrl: redis.url, queuePrefix: 'bull', queueName: `bench-${randomUUID().slice(0, 8)}`, logger });
   const figures: Record<string, number> = {};
   try {
     // Warm the browser once so launch time is not counted as step overhead.
-    await runOnce({ config, browser, shop, dir, steps: 2, latencyMs: 0 });
-    const ours = await runOnce({ config, browser, shop, dir, steps: 30, latencyMs: 0 });
-    const naive = await runOnce({ config, browser: withFixedWait(browser, 2_000), shop, dir, steps: 5, latencyMs: 0 });
+    await runOnce({ config, browser, shop, dir, live, steps: 2, latencyMs: 0 });
+    const ours = await runOnce({ config, browser, shop, dir, live, steps: 30, latencyMs: 0 });
+    const naive = await runOnce({ config, browser: withFixedWait(browser, 2_000), shop, dir, live, steps: 5, latencyMs: 0 });
     figures.stepOverheadP50Ms = percentile(ours.overheadsMs, 50);
     figures.stepOverheadP95Ms = percentile(ours.overheadsMs, 95);
     figures.naiveFixedWaitP50Ms = percentile(naive.overheadsMs, 50);
@@ -108,7 +115,7 @@ export async function benchSteps(): Promise<Record<string, number>> {
         peakPss = Math.max(peakPss, now.pssBytes);
       }, 250);
       const started = Date.now();
-      const runs = await Promise.all(Array.from({ length: n }, () => runOnce({ config, browser, shop, dir, steps: 8, latencyMs: 2_000 })));
+      const runs = await Promise.all(Array.from({ length: n }, () => runOnce({ config, browser, shop, dir, live, steps: 8, latencyMs: 2_000 })));
       clearInterval(sampler);
       const after = sampleTree();
       const all = runs.flatMap((r) => r.overheadsMs);
@@ -120,7 +127,8 @@ export async function benchSteps(): Promise<Record<string, number>> {
     }
   } finally {
     await browser.close();
-    await shop.close();
+    await live.close();
+    await Promise.allSettled([shop.close(), redis.stop()]);
     await rm(dir, { recursive: true, force: true });
   }
   return figures;

@@ -6,7 +6,8 @@
  *
  * The three action spaces:
  *   - browser: the browser toolset (the default); turns take references from the worker's reads;
- *   - computer-toolset: computer_toolset_20260801 on the same model, actions batched per turn,
+ *   - computer-toolset: computer_toolset_20260801 (Sonnet 5.5, which takes no other computer
+ *     tool), actions batched per turn,
  *     one screenshot after each turn that changed the page;
  *   - computer-1x: the earlier computer tool (computer_20251124), one action per turn, each
  *     answered with a screenshot: how computer use ran before.
@@ -40,7 +41,7 @@ import { percentile } from './process-stats.js';
 const logger = createSilentLogger();
 const FORMS_ROOT = fileURLToPath(new URL('../test/fixtures/sites/toolset/', import.meta.url));
 const SPACES = ['browser', 'computer-toolset', 'computer-1x'] as const;
-type Space = (typeof SPACES)[number];
+export type Space = (typeof SPACES)[number];
 const TOOL_OVERHEAD: Record<Space, number> = { browser: 6_600, 'computer-toolset': 4_500, 'computer-1x': 1_200 };
 const RUNS = 3;
 
@@ -189,7 +190,8 @@ interface Figures {
   overheadsMs: number[];
 }
 
-function estimateInputTokens(request: RecordedRequest, space: Space): number {
+/** A request's input tokens, estimated as the header says (text, images, the tool's documented overhead). */
+export function estimateInputTokens(request: RecordedRequest, space: Space): number {
   const body = request.body as { system?: Array<{ text: string }>; tools?: unknown[]; messages?: unknown[] };
   let images = 0;
   const withoutImages = JSON.stringify({ system: body.system, tools: (body.tools ?? []).filter((t) => (t as { name?: string }).name !== undefined), messages: body.messages }, (key, value: unknown) => {
@@ -211,7 +213,7 @@ async function runTask(config: Config, browser: BrowserSandbox, dir: string, tas
     const deps = createRunnerDeps({ config: runConfig, logger, browser, store: createLocalStore({ dir, prefix: '' }), ...(recorder ? { recorder } : {}) });
     const specification = {
       ...task.specification,
-      ...(space === 'computer-toolset' ? { toolset: 'computer' } : space === 'computer-1x' ? { model: 'claude-opus-4-7' } : {}),
+      ...(space === 'computer-toolset' ? { model: 'claude-sonnet-5-5', toolset: 'computer' } : space === 'computer-1x' ? { model: 'claude-opus-4-7' } : {}),
     };
     const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: task.input, specification }, new AbortController().signal);
     if (summary.status !== 'completed' || summary.document.status !== 'completed') throw new Error(`${task.name} with ${space} did not complete: ${JSON.stringify(summary.status === 'skipped' ? summary : summary.document.error)}`);

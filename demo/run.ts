@@ -2,7 +2,7 @@
  * The one-command demo (`npm run demo`): Redis (a private one unless REDIS_URL is set), the
  * local API and dashboard, the demo shop on http://shop.test (mapped to loopback), and one
  * worker; then it creates a workflow through the API, executes it, shows progress, and prints
- * the finished execution with the dashboard link to its video.
+ * the finished execution with a signed-in dashboard link to its steps and video.
  *
  * With ANTHROPIC_API_KEY set, Claude does the work live. Without it, the bundled recording
  * demo/shop.recording.json is replayed (it was recorded against this app with a scripted
@@ -14,7 +14,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/schema.js';
-import { startLocalServer } from '../src/control-plane/local-server/server.js';
+import { startLocalServer } from '../src/local-service/server.js';
 import { startDaemon } from '../src/daemon.js';
 import { loadRecording } from '../src/model/replay-client.js';
 import { createLogger } from '../src/telemetry/logger.js';
@@ -83,7 +83,11 @@ async function main(): Promise<void> {
   say(`Created workflow ${workflowId} (version 1 published)`);
   const execution = await call('POST', `/api/workflows/${workflowId}/execute`, { inputPayload: DEMO_INPUT });
   const executionId = String(execution.execution_uuid);
+  // A link that opens the execution already signed in (the page gets a session cookie; the link
+  // stops working after 15 minutes, the session after 12 hours). Nothing else opens without a key.
+  const loginLink = async () => String((await call('POST', '/api/login-links', { route: `#/executions/${executionId}` })).url);
   say(`Executing ${executionId} …`);
+  say(`Watch it live: ${await loginLink()}`);
 
   let last = '';
   let final: Record<string, unknown> | undefined;
@@ -103,7 +107,7 @@ async function main(): Promise<void> {
   say('');
   say(JSON.stringify(final, null, 2));
   say('');
-  say(`Dashboard (video, steps and log): ${api.url}/#/executions/${executionId}`);
+  say(`Dashboard (steps, video and log), signed in: ${await loginLink()}`);
   say(`Video: ${String(final.video_url)}`);
   if (process.env.DEMO_EXIT === '1') {
     await stop();

@@ -32,6 +32,8 @@ export async function startShopServer(hostname = 'shop.test', initial: ShopOptio
   const options: ShopOptions = { ...initial };
   const forms: ShopServer['forms'] = [];
   let orders = 0;
+  /** Order id → reference, for the receipts. */
+  const placed = new Map<string, string>();
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
@@ -49,9 +51,20 @@ export async function startShopServer(hostname = 'shop.test', initial: ShopOptio
           res.writeHead(200, { 'content-type': 'text/html' });
           orders++;
           const id = `A-${1000 + (options.sequentialOrders ? orders : 1)}`;
-          res.end(`<!doctype html><title>Order confirmed</title><link rel="stylesheet" href="/shop.css"><h1>Thank you</h1><p class="result">Order ${id} confirmed for ${escapeHtml(fields.reference ?? '')}</p>`);
+          placed.set(id, fields.reference ?? '');
+          res.end(
+            `<!doctype html><title>Order confirmed</title><link rel="stylesheet" href="/shop.css"><h1>Thank you</h1><p class="result">Order ${id} confirmed for ${escapeHtml(fields.reference ?? '')}</p>` +
+              `<a class="receipt" href="/receipt/${id}.csv" download>Download the receipt</a>`,
+          );
         } else res.writeHead(404).end();
       });
+      return;
+    }
+    const receipt = /^\/receipt\/(A-\d+)\.csv$/.exec(url.pathname);
+    if (receipt && placed.has(receipt[1]!)) {
+      // The order's receipt, as a file to download (contract §12: kept as an artifact).
+      res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="receipt-${receipt[1]}.csv"` });
+      res.end(`order,reference\n${receipt[1]},${placed.get(receipt[1]!)}\n`);
       return;
     }
     const file = url.pathname === '/' ? 'index.html' : url.pathname === '/orders' ? 'orders.html' : url.pathname.slice(1);

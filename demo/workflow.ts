@@ -82,9 +82,9 @@ const ref = (value: string) => ({ type: 'ref', ref: value });
 /**
  * What an agent does on the shop with the browser toolset, turn by turn: each turn takes its
  * references from what the worker showed last (the opening's interactive elements, then its own
- * read_page and get_page_text results), as a model would. Three turns: sign in and read the next
- * page; enter the reference, place the order and read the confirmation; finish with the order id
- * read from the page.
+ * read_page results), as a model would. Three turns: sign in and read the next page; enter the
+ * reference, place the order and read the confirmation; download the receipt and finish with the
+ * order id read from the page.
  */
 export function demoToolsetTurn(turn: number, observation: string, input: { user: string; reference: string } = DEMO_INPUT): DemoCall[] {
   switch (turn) {
@@ -99,12 +99,12 @@ export function demoToolsetTurn(turn: number, observation: string, input: { user
       return [
         browser('form_input', { target: ref(refIn(observation, 'textbox', 'Reference')), value: input.reference }),
         browser('left_click', { target: ref(refIn(observation, 'button', 'Place order')) }),
-        browser('get_page_text', {}),
+        browser('read_page', {}),
       ];
     case 2: {
       const orderId = /Order (\S+) confirmed/.exec(observation)?.[1];
       if (!orderId) return [{ name: 'finish', input: { status: 'failed', reason: `no order id on the page: ${observation.slice(0, 300)}` } }];
-      return [{ name: 'finish', input: { status: 'completed', output: { orderId } } }];
+      return [browser('left_click', { target: ref(refIn(observation, 'link', 'Download the receipt')) }), { name: 'finish', input: { status: 'completed', output: { orderId } } }];
     }
     default:
       throw new Error(`the demo script has no turn ${turn + 1}`);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBrowser, createRecorder, createRunnerDeps } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
-import { startLocalServer } from './control-plane/local-server/server.js';
+import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
 import { runExecution } from './runner/run-execution.js';
@@ -23,7 +23,7 @@ const USAGE = `Usage:
       1 when failed, 2 on bad usage.
   execution-worker serve
       Runs the local API and dashboard on PORT (default 8080), keys from API_KEYS.
-Configuration comes from the environment (see the README).`;
+Configuration comes from the environment (see docs/configuration.md).`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

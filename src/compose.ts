@@ -10,6 +10,7 @@ import type { Config } from './config/schema.js';
 import type { ControlPlane } from './control-plane/types.js';
 import { ExecutionError } from './domain/errors.js';
 import { s3Location } from './domain/input-files.js';
+import type { LiveRelay } from './live/types.js';
 import type { Specification } from './domain/specification.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
 import { createRecordingModel } from './model/recording-client.js';
@@ -131,6 +132,7 @@ export function createRunnerDeps(options: {
   openInputFile?: RunnerDeps['openInputFile'];
   /** Where versions' run caches are kept (the daemon's Redis); none for the one-shot CLI. */
   runCache?: RunnerDeps['runCache'];
+  live?: LiveRelay;
 }): RunnerDeps {
   const { config, logger } = options;
   return {
@@ -139,6 +141,7 @@ export function createRunnerDeps(options: {
     ...(options.recorder ? { recorder: options.recorder } : {}),
     ...(options.controlPlane ? { controlPlane: options.controlPlane } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
+    ...(options.live ? { live: options.live } : {}),
     createModel: modelFactory(config, logger, options.replay),
     chooseActionSpace: (modelId, requested) => {
       const chosen = chooseActionSpace(modelId, requested);
@@ -159,6 +162,7 @@ export function createRunnerDeps(options: {
       timeoutMs: config.EXECUTION_TIMEOUT_MS,
       viewport: { width: config.VIEWPORT_WIDTH, height: config.VIEWPORT_HEIGHT },
       workDir: config.WORK_DIR,
+      stepScreenshots: config.STEP_SCREENSHOTS,
       secrets: [config.API_KEY, config.ANTHROPIC_API_KEY].filter((s): s is string => typeof s === 'string' && s.length > 0),
       pricing: SONNET_PRICING,
       downloadMaxBytes: config.DOWNLOAD_MAX_BYTES,

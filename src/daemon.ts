@@ -7,6 +7,7 @@ import { createSpoolingStore } from './storage/spool.js';
 import { createRedisRunCache } from './storage/redis-run-cache.js';
 import { abortReason } from './domain/errors.js';
 import { createBullmqIntake, type Intake } from './intake/bullmq-intake.js';
+import { createRedisLiveRelay } from './live/redis-live-relay.js';
 import { runExecution } from './runner/run-execution.js';
 import { startHealthServer, type HealthServer } from './telemetry/health.js';
 import { createMetrics } from './telemetry/metrics.js';
@@ -58,12 +59,15 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const recorder = createRecorder(config, logger);
   // Versions' run caches live beside the queue, shared by every worker (contract §11).
   const runCache = config.RUN_CACHE === 'on' ? createRedisRunCache({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, queue: config.EXECUTION_QUEUE, ttlMs: config.RUN_CACHE_TTL_MS, logger: logger.child({ component: 'run-cache' }) }) : undefined;
+  // Frames and steps of running executions reach the dashboard through Redis, only while watched.
+  const live = createRedisLiveRelay({ redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, queueName: config.EXECUTION_QUEUE, logger });
   const deps = createRunnerDeps({
     config,
     logger,
     browser,
     store,
     controlPlane,
+    live,
     ...(recorder ? { recorder } : {}),
     ...(runCache ? { runCache } : {}),
     ...(options.replay ? { replay: options.replay } : {}),
@@ -119,7 +123,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   try {
     await intake.start();
   } catch (error) {
-    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), runCache?.close()]);
+    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), runCache?.close(), live.close()]);
     throw error;
   }
   setState('running');
@@ -142,7 +146,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     await Promise.allSettled([intake.close(), browser.close()]);
     // Reports still undelivered stay on disk; the next start sends them.
     if (!(await controlPlane.drain(OUTBOX_DRAIN_MS))) logger.warn({ pending: controlPlane.depth() }, 'final reports left in the outbox for the next start');
-    await Promise.allSettled([controlPlane.close(), store.close(), health?.close(), runCache?.close()]);
+    await Promise.allSettled([controlPlane.close(), store.close(), health?.close(), runCache?.close(), live.close()]);
     setState('stopped');
   };
 

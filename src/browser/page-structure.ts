@@ -33,6 +33,11 @@ export interface PageStructure {
   /** The element of the current document matching `identity`, with a reference to it. */
   locate(identity: ElementIdentity): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
   focused(): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
+  /**
+   * Shows the text of a field (the referenced one, or with null the focused one) as discs, so a
+   * secret put into it stays out of every picture of the page. False when there is no such field.
+   */
+  hideText(ref: string | null): Promise<boolean>;
   /** A remote object id for the element (for CDP calls such as DOM.setFileInputFiles). */
   objectId(ref: string): Promise<StructureResult<string>>;
   /** Elements whose text shows `value` (the nearest with a role around it), with their whole text. */
@@ -232,6 +237,10 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
     async focused() {
       const { value } = await call<{ identity: ElementIdentity; editable: boolean } | null>('focused', [next]);
       return value ? { identity: compact(value.identity), editable: value.editable } : null;
+    },
+
+    async hideText(ref) {
+      return (await call<boolean>('hideText', [ref])).value === true;
     },
 
     objectId: (ref) =>

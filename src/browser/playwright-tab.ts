@@ -103,6 +103,7 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     identifyAt: (point) => structure.identifyAt(point),
     locate: (identity) => structure.locate(identity),
     focused: () => structure.focused(),
+    hideText: (ref) => structure.hideText(ref),
     describe: (ref) => structure.describe(ref),
     findText: (value, limit) => structure.findText(value, limit),
     readText: (identity) => structure.readText(identity),

@@ -577,6 +577,19 @@ export const STRUCTURE_SCRIPT = `(() => {
     return { identity: identity(el), editable: el.isContentEditable || el.localName === 'textarea' || (el.localName === 'input' && TEXT_INPUTS.has(inputType(el))) };
   }
 
+  /**
+   * Draws a field's text as discs, like a password field, so a secret typed into it never shows
+   * in a screenshot, the video or the live view (the value itself is unchanged). Password fields
+   * already hide theirs. Returns whether an element was masked.
+   */
+  function hideText(el) {
+    if (!el || el === document.body || el === document.documentElement) return false;
+    const editable = el.isContentEditable || el.localName === 'textarea' || el.localName === 'input';
+    if (!editable || (el.localName === 'input' && inputType(el) === 'password')) return false;
+    el.style.setProperty('-webkit-text-security', 'disc', 'important');
+    return true;
+  }
+
   /** Where a value shows on the page: the nearest element with a role around each text that holds it. */
   function findText(value, limit) {
     const out = [];
@@ -631,6 +644,7 @@ export const STRUCTURE_SCRIPT = `(() => {
       setValue: (ref, value) => { const el = lookup(ref); return el ? setValue(el, value) : { ok: false, error: 'stale' }; },
       scrollTo: (ref) => { const el = lookup(ref); if (!el) return { ok: false, error: 'stale' }; el.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' }); return { ok: true }; },
       focused,
+      hideText: (ref) => hideText(ref === null ? deepActive() : lookup(ref)),
       // A short-lived attribute that lets the page's own world find the element (file uploads).
       mark: (ref, name, value) => { const el = lookup(ref); if (!el) return false; if (value === null) el.removeAttribute(name); else el.setAttribute(name, value); return true; },
       findText,

@@ -258,6 +258,11 @@ export interface BrowserTab {
   identifyAt(point: Point): Promise<ElementIdentity | null>;
   locate(identity: ElementIdentity): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
   focused(): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
+  /**
+   * Draws the text of a field (the referenced one, or with null the focused one) as discs before
+   * a secret goes into it: screenshots, the video and the live view never show the value.
+   */
+  hideText(ref: string | null): Promise<boolean>;
   describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
   /** Runs a script expression in the page (its own world and authority) and returns its value as text. */
   evaluate(expression: string, timeoutMs: number): Promise<StructureResult<string>>;

@@ -131,6 +131,8 @@ export const configSchema = z.object({
     .trim()
     .default('')
     .transform((v) => v.split(',').map((b) => b.trim()).filter((b) => b !== '')),
+  /** Keep the screenshot the model saw at each step as an artifact (`steps/NNN.jpg`). */
+  STEP_SCREENSHOTS: bool.default(true),
   /** Local scratch folder for artifacts being made and uploads not yet done. */
   WORK_DIR: z.string().trim().min(1).default(path.join(os.tmpdir(), 'execution-worker')),
 });

@@ -73,6 +73,11 @@ export interface CacheReport {
   reason: string | null;
 }
 
+/** Where a version's cache is kept in the queue's Redis: shared by every worker, cleared through the local API. */
+export function runCacheKey(queuePrefix: string, queueName: string, versionId: string): string {
+  return `${queuePrefix}:${queueName}:run-cache:${versionId}`;
+}
+
 /** The parts of a specification that shape a run, hashed with the action space. */
 export function cacheFingerprint(spec: Specification, toolType: string): string {
   const shape = {

@@ -15,10 +15,13 @@
  * - `computer_20250124` (beta `computer-use-2025-01-24`): Sonnet 4.5, Haiku 4.5, Opus 4.1,
  *   Sonnet 4, Opus 4.
  *
- * Where a model has the toolset and an earlier version, the toolset is used: it is the stable
- * successor. Ids are matched by family, so dated ids and `-latest` aliases resolve like their
+ * The computer toolset goes only to the models that require it (the 5.5 models); a model that
+ * also takes `computer_20251124` keeps that version, as the specification's contract promises
+ * (its one-action-per-call shape is what those workflows were written and recorded against).
+ * Ids are matched by family, so dated ids and `-latest` aliases resolve like their
  * family, and another minor version (`claude-fable-5-2`) does not. An id the table does not know (a newer model, a
- * proxy's name) gets the computer toolset and no browser default.
+ * proxy's name) gets the computer toolset, since every model from 5.5 on requires it, and no
+ * browser default.
  */
 
 export type ComputerToolType = 'computer_toolset_20260801' | 'computer_20251124' | 'computer_20250124';
@@ -55,7 +58,8 @@ const SMALL_IMAGES = { maxEdgePx: 1568, maxPixels: 1_150_000 };
 const row = (computer: ModelTools['computer'], browser: BrowserSupport, pruneImages = true): ModelTools => ({
   computer,
   browser,
-  images: computer.type === 'computer_toolset_20260801' ? LARGE_IMAGES : SMALL_IMAGES,
+  // The models that take the toolsets (Opus 4.8 and later) see large images with either computer tool.
+  images: computer.type === 'computer_toolset_20260801' || browser !== 'no' ? LARGE_IMAGES : SMALL_IMAGES,
   pruneImages,
 });
 
@@ -64,13 +68,13 @@ export const MODEL_TABLE: ReadonlyArray<readonly [prefix: string, tools: ModelTo
   ['claude-opus-5-5', row(TOOLSET, 'documented', false)],
   ['claude-sonnet-5-5', row(TOOLSET, 'model-page')],
   ['claude-haiku-5-5', row(TOOLSET, 'model-page')],
-  ['claude-fable-5-1', row(TOOLSET, 'documented', false)],
-  ['claude-mythos-5-1', row(TOOLSET, 'documented')],
-  ['claude-fable-5', row(TOOLSET, 'documented')],
-  ['claude-mythos-5', row(TOOLSET, 'documented')],
-  ['claude-opus-5', row(TOOLSET, 'documented')],
-  ['claude-sonnet-5', row(TOOLSET, 'documented')],
-  ['claude-opus-4-8', row(TOOLSET, 'documented')],
+  ['claude-fable-5-1', row(V20251124, 'documented', false)],
+  ['claude-mythos-5-1', row(V20251124, 'documented')],
+  ['claude-fable-5', row(V20251124, 'documented')],
+  ['claude-mythos-5', row(V20251124, 'documented')],
+  ['claude-opus-5', row(V20251124, 'documented')],
+  ['claude-sonnet-5', row(V20251124, 'documented')],
+  ['claude-opus-4-8', row(V20251124, 'documented')],
   ['claude-opus-4-7', row(V20251124, 'no')],
   ['claude-opus-4-6', row(V20251124, 'no')],
   ['claude-sonnet-4-6', row(V20251124, 'no')],

@@ -213,10 +213,20 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
     return pumping;
   };
 
+  const taps = new Set<(frame: ScreencastFrame) => void>();
+
   const onFrame = async (raw: ScreencastFrame): Promise<void> => {
-    if (stopping || encoderFailed) return;
+    if (stopping) return;
     const now = Date.now();
     const frame = Math.abs(raw.timestampMs - now) > MAX_CLOCK_SKEW_MS ? { ...raw, timestampMs: now } : raw;
+    for (const tap of taps) {
+      try {
+        tap(frame);
+      } catch (error) {
+        log.warn({ err: String(error) }, 'screencast frame listener failed');
+      }
+    }
+    if (encoderFailed) return;
     await new Promise<void>((resolve) => {
       if (mailbox) {
         mailboxDrops += 1;
@@ -329,6 +339,10 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
     },
     stepsVtt() {
       return buildStepsVtt(marks, startedAtMs);
+    },
+    tap(listener) {
+      taps.add(listener);
+      return () => taps.delete(listener);
     },
   };
 }

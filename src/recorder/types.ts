@@ -1,4 +1,4 @@
-import type { BrowserSession } from '../browser/types.js';
+import type { BrowserSession, ScreencastFrame } from '../browser/types.js';
 
 /** The video recorder port (issue 3): a session's screencast into `video.mp4`. */
 
@@ -37,6 +37,11 @@ export interface ActiveRecording {
   stop(endedAtMs?: number): Promise<FinishedVideo | null>;
   /** WebVTT text of every mark so far, times relative to `startedAtMs`. */
   stepsVtt(): string;
+  /**
+   * Hands each screencast frame to `listener` too, as it arrives (the live view: one screencast
+   * per page, the recorder's). The listener must not block; the returned function removes it.
+   */
+  tap(listener: (frame: ScreencastFrame) => void): () => void;
 }
 
 export interface VideoRecorder {

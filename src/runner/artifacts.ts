@@ -20,6 +20,16 @@ export async function writeJson(dir: string, name: string, value: unknown): Prom
   return file;
 }
 
+/** An artifact beyond the fixed ones (a step screenshot): name relative to the execution's folder. */
+export interface ExtraArtifact {
+  name: string;
+  path: string;
+  contentType: string;
+}
+
+/** Uploads at once, at most: a run's step screenshots must not open a hundred connections. */
+const EXTRA_UPLOADS_AT_ONCE = 6;
+
 /**
  * Uploads what was made, each artifact on its own: one failing upload loses only its url.
  * Returns the url of each uploaded artifact (null where it could not be made or uploaded).
@@ -28,18 +38,22 @@ export async function uploadArtifacts(options: {
   store: ArtifactStore;
   executionId: string;
   files: Partial<Record<ArtifactKind, string>>;
+  extras?: readonly ExtraArtifact[];
   logger: Logger;
 }): Promise<Record<ArtifactKind, string | null>> {
   const kinds = Object.keys(ARTIFACT_FILES) as ArtifactKind[];
   const urls = Object.fromEntries(kinds.map((k) => [k, null])) as Record<ArtifactKind, string | null>;
-  await Promise.all(
-    kinds.map(async (kind) => {
+  const queue = [...(options.extras ?? [])];
+  const extraWorker = async (): Promise<void> => {
+    for (let next = queue.shift(); next; next = queue.shift()) await putFile(options, next.name, next.path, next.contentType);
+  };
+  await Promise.all([
+    ...kinds.map(async (kind) => {
       const file = options.files[kind];
-      if (!file) return;
-      const { name, contentType } = ARTIFACT_FILES[kind];
-      urls[kind] = await putFile(options, name, file, contentType);
+      if (file) urls[kind] = await putFile(options, ARTIFACT_FILES[kind].name, file, ARTIFACT_FILES[kind].contentType);
     }),
-  );
+    ...Array.from({ length: Math.min(EXTRA_UPLOADS_AT_ONCE, queue.length) }, extraWorker),
+  ]);
   return urls;
 }
 

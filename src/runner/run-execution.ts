@@ -7,6 +7,7 @@ import type { CacheReport } from '../domain/run-cache.js';
 import { runWithCache } from './cached-run.js';
 import type { BrowserSession, DownloadEvent } from '../browser/types.js';
 import type { CompletedReport, FailedReport } from '../control-plane/types.js';
+import type { LiveChannel } from '../live/types.js';
 import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../domain/errors.js';
 import { findInputFiles, type InputFile } from '../domain/input-files.js';
 import { parseJobData, readableExecutionId, type JobData } from '../domain/job.js';
@@ -20,7 +21,9 @@ import type { ActionSpaceChoice } from '../toolset/types.js';
 import { ARTIFACT_FILES, uploadArtifacts, uploadDownloads, writeJson, type ArtifactKind } from './artifacts.js';
 import { createExecutionSignal } from './deadline.js';
 import { stageInputFiles } from './input-files.js';
+import { attachLiveView, type LiveView } from './live-view.js';
 import { resolveJob } from './resolve.js';
+import { createStepScreenshots, type StepScreenshots } from './step-screenshots.js';
 import type { ExecutionSummary, OutputDocument, RunnerDeps, SavedDownload } from './types.js';
 
 /**
@@ -57,6 +60,9 @@ class Execution {
   private cache: CacheReport = { used: false, replayedSteps: 0, modelSteps: 0, fallbackAtStep: null, reason: null };
   /** Downloads completed and kept, in order; uploaded with the artifacts. */
   private readonly downloads: Array<Required<Pick<DownloadEvent, 'name' | 'url' | 'bytes' | 'sha256' | 'contentType' | 'path'>>> = [];
+  private live: LiveChannel | undefined;
+  private liveView: LiveView | undefined;
+  private stepShots: StepScreenshots | undefined;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -131,6 +137,7 @@ class Execution {
       if (!started.ok) {
         this.log.warn({ status: started.status, reason: started.reason }, 'execution is no longer runnable; not running it');
         this.events!.emit('execution_skipped', { status: started.status, reason: started.reason });
+        this.live?.close();
         await this.events!.close();
         await rm(this.workDir, { recursive: true, force: true });
         return { status: 'skipped', executionId: job.executionId, reason: started.reason };
@@ -159,6 +166,7 @@ class Execution {
       run.dispose();
     }
     const endedAtMs = this.now();
+    await this.liveView?.detach();
     // Fixed order: video (needs the page alive to the end), then the browser.
     const activeVideo = video as ActiveRecording | undefined;
     if (activeVideo) {
@@ -231,6 +239,7 @@ class Execution {
         events.emit('error', { phase: 'video', code: 'internal', message: `video recording could not start: ${String(error)}` });
       }
     }
+    if (this.live) this.liveView = attachLiveView({ channel: this.live, session, ...(video ? { video } : {}), logger: this.log });
 
     const model = deps.createModel({ modelId, toolVersion: space.toolType, display: space.display });
     this.recording = model.recording;
@@ -242,7 +251,7 @@ class Execution {
       ...(cacheOn ? { store: deps.runCache!, versionId: versionId! } : {}),
       executionId: job.executionId,
       agentDeps: {
-        model: model.client,
+        model: this.stepShots ? this.stepShots.wrap(model.client) : model.client,
         space,
         session,
         events,
@@ -279,14 +288,20 @@ class Execution {
   private async openScratch(): Promise<void> {
     this.workDir = path.join(this.deps.settings.workDir, `${safeName(this.job.executionId)}-${randomUUID().slice(0, 8)}`);
     await mkdir(this.workDir, { recursive: true });
-    const observe = this.deps.observe;
+    const { observe, live, settings } = this.deps;
+    this.live = live?.open(this.job.executionId);
     this.events = createEventLog({
       path: path.join(this.workDir, ARTIFACT_FILES.logs.name),
       executionId: this.job.executionId,
       redact: (value) => this.vault.redactValue(value),
       now: this.now,
-      ...(observe ? { onEvent: (type: string, fields: Record<string, unknown>) => observe(this.job.executionId, type, fields) } : {}),
+      onEvent: (type, fields, line) => {
+        observe?.(this.job.executionId, type, fields);
+        this.stepShots?.noteEvent(fields);
+        this.live?.event(line);
+      },
     });
+    if (settings.stepScreenshots) this.stepShots = createStepScreenshots({ dir: this.workDir, events: this.events, logger: this.log });
   }
 
   /** Writes output.json and the transcript, uploads everything, reports. */
@@ -325,7 +340,8 @@ class Execution {
     } catch (error) {
       this.log.error({ err: String(error) }, 'could not write artifacts');
     }
-    const uploaded = await uploadArtifacts({ store: deps.store, executionId: job.executionId, files, logger: this.log });
+    const extras = (await this.stepShots?.files()) ?? [];
+    const uploaded = await uploadArtifacts({ store: deps.store, executionId: job.executionId, files, extras, logger: this.log });
     const urls = { outputUrl: uploaded.output, videoUrl: uploaded.video, logsUrl: uploaded.logs };
 
     let reported = false;
@@ -345,6 +361,8 @@ class Execution {
         this.log.error({ err: String(error), status: outcome.status }, 'final report could not be delivered');
       }
     }
+    // Viewers learn the run is over once its report is in: the dashboard then loads the artifacts.
+    this.live?.close();
     this.log.info({ status: outcome.status, code: document.error?.code, ...document.counters, reported }, `execution ${outcome.status}`);
     await rm(this.workDir, { recursive: true, force: true }).catch(() => undefined);
     return { status: outcome.status, executionId: job.executionId, document, urls, reported };

@@ -3,6 +3,7 @@ import type { ControlPlane, Counters } from '../control-plane/types.js';
 import type { ErrorCode } from '../domain/errors.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import type { OpenedFile } from '../domain/input-files.js';
+import type { LiveRelay } from '../live/types.js';
 import type { Specification } from '../domain/specification.js';
 import type { ModelClient, RecordingFile, TokenUsage } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
@@ -45,6 +46,8 @@ export interface RunnerDeps {
   runCache?: RunCacheStore;
   logger: Logger;
   settings: RunnerSettings;
+  /** The live view of running executions (the daemon's, over Redis); absent for `run`. */
+  live?: LiveRelay;
   /** Each event of each execution, after redaction (metrics, debug logging). */
   observe?: (executionId: string, type: string, fields: Record<string, unknown>) => void;
   now?: () => number;
@@ -59,6 +62,8 @@ export interface RunnerSettings {
   viewport: Size;
   /** Scratch folder; each execution gets a folder of its own below it. */
   workDir: string;
+  /** Keep the screenshots the model saw as `steps/NNN.jpg` artifacts (STEP_SCREENSHOTS). */
+  stepScreenshots: boolean;
   /** Values never to appear in artifacts (API keys). */
   secrets: string[];
   /** Price per million tokens, for the estimated cost in output.json. */

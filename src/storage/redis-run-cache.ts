@@ -1,10 +1,11 @@
 /**
  * The run cache's store on the queue's Redis (contract §11): one key per workflow version,
  * `{QUEUE_PREFIX}:{EXECUTION_QUEUE}:run-cache:{versionId}`, JSON, kept RUN_CACHE_TTL_MS after it
- * was last written. Every worker of the fleet reads and writes the same keys; the last completed
+ * was last written or read (a version replayed every day never expires). Every worker of the fleet reads and writes the same keys; the last completed
  * run of a version wins. A Redis that does not answer is a miss, never a failed execution.
  */
 import { Redis } from 'ioredis';
+import { runCacheKey } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 
 export interface RedisRunCache {
@@ -17,9 +18,7 @@ export interface RedisRunCache {
 /** A read that takes longer than this is given up: the run goes on with the model. */
 const READ_TIMEOUT_MS = 3_000;
 
-export function runCacheKey(prefix: string, queue: string, versionId: string): string {
-  return `${prefix}:${queue}:run-cache:${versionId}`;
-}
+export { runCacheKey };
 
 export function createRedisRunCache(options: { redisUrl: string; prefix: string; queue: string; ttlMs: number; logger: Logger }): RedisRunCache {
   const redis = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true });
@@ -28,7 +27,8 @@ export function createRedisRunCache(options: { redisUrl: string; prefix: string;
   let closing: Promise<void> | undefined;
   return {
     async get(versionId, signal) {
-      const read = redis.get(key(versionId));
+      // A read is a use: the entry is kept RUN_CACHE_TTL_MS from its last use, not its last write.
+      const read = redis.getex(key(versionId), 'PX', options.ttlMs);
       const text = await new Promise<string | null>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no answer from Redis within ${READ_TIMEOUT_MS} ms`)), READ_TIMEOUT_MS);
         const onAbort = () => {

@@ -36,8 +36,9 @@ export function createSpoolingStore(options: { inner: ArtifactStore; dir: string
 
   async function spool(executionId: string, name: string, body: ArtifactBody, contentType: string): Promise<void> {
     const folder = path.join(options.dir, encodeURIComponent(executionId));
-    await mkdir(folder, { recursive: true });
     const file = path.join(folder, name);
+    // Names may hold a sub-folder (`steps/001.jpg`).
+    await mkdir(path.dirname(file), { recursive: true });
     if (body.kind === 'file') await copyFile(body.path, file);
     else await writeFile(file, body.data);
     const entry: SpoolEntry = { executionId, name, contentType, file };
@@ -92,7 +93,7 @@ export function createSpoolingStore(options: { inner: ArtifactStore; dir: string
       await mkdir(options.dir, { recursive: true });
       for (const folder of await readdir(options.dir)) {
         const full = path.join(options.dir, folder);
-        for (const name of await readdir(full).catch(() => [] as string[])) {
+        for (const name of await readdir(full, { recursive: true }).catch(() => [] as string[])) {
           if (!name.endsWith('.meta.json')) continue;
           try {
             const entry = JSON.parse(await readFile(path.join(full, name), 'utf8')) as SpoolEntry;

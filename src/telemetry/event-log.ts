@@ -23,8 +23,8 @@ export function createEventLog(options: {
   executionId: string;
   redact: <T>(value: T) => T;
   now?: () => number;
-  /** Mirror of each event (the process log at debug level, metrics). */
-  onEvent?: (type: string, fields: Record<string, unknown>) => void;
+  /** Mirror of each event (the process log at debug level, metrics, the live view), with its line. */
+  onEvent?: (type: string, fields: Record<string, unknown>, line: Record<string, unknown>) => void;
 }): EventLog {
   const now = options.now ?? Date.now;
   let origin = now();
@@ -42,10 +42,10 @@ export function createEventLog(options: {
       counts.set(type, (counts.get(type) ?? 0) + 1);
       const at = atMs ?? now();
       const safe = options.redact(fields);
-      options.onEvent?.(type, safe);
+      const line = { ts: new Date(at).toISOString(), t: at - origin, type, executionId: options.executionId, ...safe };
+      options.onEvent?.(type, safe, line);
       if (closing || streamError) return;
-      const line = JSON.stringify({ ts: new Date(at).toISOString(), t: at - origin, type, executionId: options.executionId, ...safe });
-      stream.write(`${line}\n`);
+      stream.write(`${JSON.stringify(line)}\n`);
     },
     count: (type) => counts.get(type) ?? 0,
     setOrigin(epochMs) {

@@ -422,6 +422,7 @@ class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       target: identity.value,
     });
     const revealed = typeof value === 'string' ? this.options.secrets.reveal(value) : value;
+    if (revealed !== value) await tab.hideText(ref);
     const set = await tab.setValue(ref, revealed);
     if (!set.ok) throw new Error(set.error);
     await this.settle();

@@ -93,7 +93,12 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
       map(readText(input, 'text', 'type'), (text) => ({
         // The label keeps the `{{placeholder}}`; only the keystrokes carry the secret.
         label: `type ${quote(text)}`,
-        run: () => session.typeText(vault.reveal(text)),
+        run: async () => {
+          const revealed = vault.reveal(text);
+          // A secret goes into a field drawn as discs, so no picture of the page shows it.
+          if (revealed !== text) await session.tab()?.hideText(null);
+          await session.typeText(revealed);
+        },
       })),
   },
   cursor_position: {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { startLocalServer, type LocalServer } from '../../src/control-plane/local-server/server.js';
+import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 

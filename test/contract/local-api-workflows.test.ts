@@ -1,4 +1,6 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCacheKey } from '../../src/domain/run-cache.js';
 import { API_KEY, ISO, expectDetailShape, startHarness, type Harness } from './local-api-harness.js';
 
 /** The seed's workflow endpoints, against the local API on a real Redis. */
@@ -231,5 +233,29 @@ describe('DELETE /api/workflows/{id}', () => {
     expect((await h.call('DELETE', `/api/workflows/${id}`)).status).toBe(404);
     // Its slug is free again.
     expect((await h.call('POST', '/api/workflows', { ...spec, name: 'Deleted then reused' })).body.slug).toBe('deleted-then-reused');
+  });
+});
+
+describe('DELETE /api/workflows/{id}/versions/{versionId}/cache', () => {
+  it("forgets the version's run cache, says whether there was one, and knows only the workflow's versions", async () => {
+    const created = (await h.call('POST', '/api/workflows', spec)).body;
+    const versionId = created.current_version.workflow_version_uuid as string;
+    const key = runCacheKey('bull', h.queueName, versionId);
+    const redis = new Redis(h.redis.url);
+    try {
+      await redis.set(key, JSON.stringify({ format: 'execution-worker/run-cache@1' }));
+      const cleared = await h.call('DELETE', `/api/workflows/${created.workflow_uuid}/versions/${versionId}/cache`);
+      expect(cleared).toMatchObject({ status: 200, body: { cleared: true } });
+      expect(await redis.exists(key)).toBe(0);
+      expect((await h.call('DELETE', `/api/workflows/${created.workflow_uuid}/versions/${versionId}/cache`)).body).toEqual({ cleared: false });
+      expect((await h.call('DELETE', `/api/workflows/${created.workflow_uuid}/versions/nope/cache`)).status).toBe(404);
+      expect((await h.call('DELETE', `/api/workflows/nope/versions/${versionId}/cache`)).status).toBe(404);
+      // Deleting the workflow takes its versions' caches with it.
+      await redis.set(key, '{}');
+      expect((await h.call('DELETE', `/api/workflows/${created.workflow_uuid}`)).status).toBe(204);
+      expect(await redis.exists(key)).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
   });
 });

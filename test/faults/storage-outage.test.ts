@@ -1,4 +1,5 @@
 import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stopAllDaemons } from '../support/daemon-process.js';
 import { s3Credentials } from '../support/s3.js';
@@ -31,6 +32,12 @@ afterAll(async () => {
   await Promise.allSettled([rig?.close(), s3?.close()]);
 });
 
+/** Files (not folders) waiting in an execution's spool, with their sub-folder: `steps/001.jpg`. */
+async function spooledFiles(executionId: string): Promise<string[]> {
+  const entries = await readdir(`${rig.tmp}/work/spool/${executionId}`, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(`${rig.tmp}/work/spool/${executionId}`, path.join(e.parentPath, e.name)));
+}
+
 describe('a storage outage at upload time', () => {
   it('reports with null urls, keeps the artifacts on disk, and uploads them once S3 is back (after a restart too)', async () => {
     const workDir = `${rig.tmp}/work`;
@@ -57,7 +64,9 @@ describe('a storage outage at upload time', () => {
 
     first.signal('SIGTERM');
     expect(await first.exited, first.tail()).toEqual({ code: 0, signal: null });
-    expect((await readdir(`${workDir}/spool/${executionId}`)).filter((f) => !f.endsWith('.meta.json')).sort()).toEqual([...spooled].sort());
+    // Step screenshots (steps/NNN.jpg) are spooled like the rest.
+    expect(spooled.filter((name) => name.startsWith('steps/')).length).toBeGreaterThan(0);
+    expect((await spooledFiles(executionId)).filter((f) => !f.endsWith('.meta.json')).sort()).toEqual([...spooled].sort());
 
     await s3.start();
     const second = await rig.startWorker('s3-back', workDir, env);
@@ -71,7 +80,8 @@ describe('a storage outage at upload time', () => {
     expect(logs).toContain('execution_completed');
     expect((await s3.object(`${prefix}video.mp4`))!.subarray(4, 8).toString()).toBe('ftyp');
     expect(await s3.object(`${prefix}recording.json`)).toBeDefined();
-    expect(await readdir(`${workDir}/spool/${executionId}`)).toEqual([]);
+    expect(await s3.object(`${prefix}steps/001.jpg`)).toBeDefined();
+    expect(await spooledFiles(executionId)).toEqual([]);
 
     // One run, one report: the late uploads do not report again.
     expect(onlyFinal(rig.api, executionId).kind).toBe('completed');

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_INPUT, DEMO_WORKFLOW } from '../../demo/workflow.js';
 import { loadConfig } from '../../src/config/schema.js';
-import { startLocalServer, type LocalServer } from '../../src/control-plane/local-server/server.js';
+import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { loadRecording } from '../../src/model/replay-client.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
@@ -82,7 +82,7 @@ describe('local API and worker together', () => {
       await queue.close();
     }
     const execution = (await call('GET', `/api/executions/${executionId}`)).json;
-    expect(execution).toMatchObject({ status: 'completed', n_steps: 3, n_agent_actions: 5, n_screenshots: 1, workflow_uuid: workflowId });
+    expect(execution).toMatchObject({ status: 'completed', n_steps: 3, n_agent_actions: 6, n_screenshots: 1, workflow_uuid: workflowId });
     expect(execution.duration_ms).toBeGreaterThan(0);
     // The secret input field is never stored or shown by the API; the worker still typed it.
     expect(execution.input_payload).toEqual({ ...DEMO_INPUT, password: '{{password}}' });

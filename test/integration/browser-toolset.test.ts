@@ -34,6 +34,10 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Echo ${SECRET}</title><p>Your password is ${SECRET}</p><input value="${SECRET}" aria-label="Echo">`);
         return true;
       }
+      if (req.url === '/plain') {
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Plain</title><input aria-label="Typed" style="font-size:24px"> <input aria-label="Set" style="font-size:24px">');
+        return true;
+      }
       if (req.url === '/long.html') {
         const rows = Array.from({ length: 4000 }, (_, i) => `<li><a href="/item/${i}">Item number ${i} with a fairly long descriptive name</a></li>`).join('');
         res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Long</title><ul>${rows}</ul>`);
@@ -63,11 +67,11 @@ interface Harness {
   close(): Promise<void>;
 }
 
-async function open(options: { allowJavascript?: boolean; path?: string } = {}): Promise<Harness> {
+async function open(options: { allowJavascript?: boolean; path?: string; secret?: string } = {}): Promise<Harness> {
   const blocked: BlockedRequest[] = [];
   const signal = new AbortController().signal;
   const session = await sandbox.openSession({ executionId: 'conformance', viewport: { width: 1000, height: 700 }, allowedDomains: ['forms.test'], onBlocked: (e) => blocked.push(e) }, signal);
-  const vault = createSecretVault({ password: SECRET }, { type: 'object', properties: { password: { type: 'string', writeOnly: true } } });
+  const vault = createSecretVault({ password: options.secret ?? SECRET }, { type: 'object', properties: { password: { type: 'string', writeOnly: true } } });
   const space = createActionSpace(
     { kind: 'browser', computer: { type: 'computer_toolset_20260801', zoom: true }, images: { maxEdgePx: 2000, maxPixels: 3_750_000 } },
     { session, secrets: vault, allowJavascript: options.allowJavascript ?? false },
@@ -380,6 +384,37 @@ describe('browser toolset: what the workflow enables and what text results may s
     } finally {
       await h.close();
     }
+  });
+
+  it('never shows a secret in a picture: a plain text field that takes one is drawn as discs', async () => {
+    // The same page filled with two different values of one length: what `type` and
+    // `form_input` put in shows in the screenshot when it is plain text, and not when it is a secret.
+    const OTHER = 'Xq9-zzzzzzzz!';
+    expect(OTHER).toHaveLength(SECRET.length);
+    const fill = async (secret: string, typed: string) => {
+      const h = await open({ path: '/plain', secret });
+      try {
+        const read = text((await h.call('read_page', { filter: 'all' })).result);
+        await h.call('left_click', { target: ref(refIn(read, 'textbox', 'Typed')) });
+        await h.call('type', { text: typed });
+        await h.call('form_input', { target: ref(refIn(read, 'textbox', 'Set')), value: typed });
+        await h.evaluate('document.activeElement.blur()');
+        const values = JSON.parse(await h.evaluate('JSON.stringify([...document.querySelectorAll("input")].map((i) => [i.value, getComputedStyle(i).webkitTextSecurity]))')) as string[][];
+        const shot = (await h.call('screenshot')).result.content.find((b) => b.type === 'image') as { source: { data: string } };
+        return { values, picture: shot.source.data };
+      } finally {
+        await h.close();
+      }
+    };
+    const plainA = await fill(SECRET, SECRET);
+    const plainB = await fill(SECRET, OTHER);
+    expect(plainA.values).toEqual([[SECRET, 'none'], [SECRET, 'none']]);
+    expect(plainA.picture).not.toBe(plainB.picture);
+    const secretA = await fill(SECRET, '{{password}}');
+    const secretB = await fill(OTHER, '{{password}}');
+    expect(secretA.values).toEqual([[SECRET, 'disc'], [SECRET, 'disc']]);
+    expect(secretB.values).toEqual([[OTHER, 'disc'], [OTHER, 'disc']]);
+    expect(secretA.picture).toBe(secretB.picture);
   });
 
   it('caps read_page at 50,000 characters and says how to read less', async () => {

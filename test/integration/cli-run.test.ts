@@ -60,17 +60,22 @@ describe('execution-worker run', () => {
     expect(first.stderr).not.toContain('demo-Pa55word');
     expect(first.code, tail(first.stderr)).toBe(0);
     const doc1 = JSON.parse(first.stdout);
-    expect(doc1).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 3, nAgentActions: 5, nScreenshots: 1 } });
+    expect(doc1).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 3, nAgentActions: 6, nScreenshots: 1 } });
 
     const [executionId] = await readdir(path.join(out1, 'executions'));
     const files = (await readdir(path.join(out1, 'executions', executionId!))).sort();
-    expect(files).toEqual(['logs.jsonl', 'output.json', 'recording.json', 'steps.vtt', 'video.mp4']);
+    expect(files).toEqual(['downloads', 'logs.jsonl', 'output.json', 'recording.json', 'steps', 'steps.vtt', 'video.mp4']);
+    // What the model saw at each step, named by step.
+    // The browser toolset: the opening screen is the one image sent (the model read the rest as text).
+    expect((await readdir(path.join(out1, 'executions', executionId!, 'steps'))).sort()).toEqual(['001.jpg']);
     const recording = path.join(out1, 'executions', executionId!, 'recording.json');
     expect(JSON.parse(await readFile(recording, 'utf8')).turns).toHaveLength(3);
 
     const modelCalls = model.requests.length;
-    const second = await cli(['run', '--spec', specFile, '--input', JSON.stringify(DEMO_INPUT), '--replay', recording, '--out', path.join(dir, 'out2')]);
+    const second = await cli(['run', '--spec', specFile, '--input', JSON.stringify(DEMO_INPUT), '--replay', recording, '--out', path.join(dir, 'out2')], { STEP_SCREENSHOTS: 'false' });
     expect(second.code, tail(second.stderr)).toBe(0);
+    const [replayedId] = await readdir(path.join(dir, 'out2', 'executions'));
+    expect(await readdir(path.join(dir, 'out2', 'executions', replayedId!))).not.toContain('steps');
     const doc2 = JSON.parse(second.stdout);
     expect(doc2.status).toBe('completed');
     expect(doc2.output).toEqual(doc1.output);

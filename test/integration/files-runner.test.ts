@@ -263,7 +263,7 @@ describe('files through the action spaces', () => {
         turn(memberBlock('left_click', { coordinate: [120, 115] }, 'computer')),
         finish('completed', { sent: true }),
       ],
-      { ...upload, toolset: 'computer' },
+      { ...upload, model: 'claude-sonnet-5-5', toolset: 'computer' },
       invoice,
     );
     expect(r.summary.document.status).toBe('completed');

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpControlPlane } from '../../src/control-plane/http-client.js';
-import { dashboardDir, packageRoot, parseRange } from '../../src/control-plane/local-server/static-files.js';
+import { dashboardDir, packageRoot, parseRange } from '../../src/local-service/static-files.js';
 import { API_KEY, silentLogger, startHarness, type Harness } from '../contract/local-api-harness.js';
 
 /**
@@ -117,14 +117,62 @@ describe('artifacts', () => {
     expect(parseRange('bytes=0-', 0)).toBe('unsatisfiable');
   });
 
-  it('needs the key, by header or by the dashboard cookie', async () => {
+  it('needs the key, by header or by a dashboard session made with a key', async () => {
     const none = await get('/artifacts/executions/e1/output.json', {});
     expect(none.status).toBe(401);
     expect(await none.json()).toEqual({ detail: [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }] });
-    const cookie = await get('/artifacts/executions/e1/output.json', { Cookie: `theme=dark; service_key=${encodeURIComponent(API_KEY)}` });
-    expect(cookie.status).toBe(200);
-    expect(await cookie.json()).toEqual({ status: 'completed' });
-    expect((await get('/artifacts/executions/e1/output.json', { Cookie: 'service_key=nope' })).status).toBe(401);
+    // The raw key in a cookie is not a session.
+    expect((await get('/artifacts/executions/e1/output.json', { Cookie: `service_key=${encodeURIComponent(API_KEY)}` })).status).toBe(401);
+
+    const wrong = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': 'wrong' } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+    const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
+    expect(signIn.status).toBe(204);
+    const setCookie = signIn.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/^ew_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+    const cookie = setCookie.split(';')[0]!;
+
+    const withCookie = await get('/artifacts/executions/e1/output.json', { Cookie: `theme=dark; ${cookie}` });
+    expect(withCookie.status).toBe(200);
+    expect(await withCookie.json()).toEqual({ status: 'completed' });
+    expect((await h.call('GET', '/api/session', undefined, { Cookie: cookie })).body).toEqual({ via: 'session' });
+    // A tampered session is refused.
+    expect((await get('/artifacts/executions/e1/output.json', { Cookie: `${cookie.slice(0, -2)}xx` })).status).toBe(401);
+    // A session cannot make itself a new one: signing in takes a key.
+    expect((await h.call('POST', '/api/session', undefined, { Cookie: cookie, Origin: h.server.url })).status).toBe(401);
+  });
+
+  it('lets a session change things only from its own origin', async () => {
+    const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const spec = { prompt: 'p', allowedDomains: ['a.test'] };
+    const elsewhere = await h.call('POST', '/api/workflows', spec, { Cookie: cookie, Origin: 'https://evil.test' });
+    expect(elsewhere.status).toBe(403);
+    expect((await h.call('POST', '/api/workflows', spec, { Cookie: cookie })).status).toBe(403);
+    expect((await h.call('POST', '/api/workflows', spec, { Cookie: cookie, Origin: h.server.url })).status).toBe(201);
+    // Reading needs no Origin.
+    expect((await h.call('GET', '/api/workflows', undefined, { Cookie: cookie })).status).toBe(200);
+  });
+
+  it('opens a page signed in from a login link a key holder asked for', async () => {
+    expect((await h.call('POST', '/api/login-links', { route: '#/executions/e1' }, {})).status).toBe(401);
+    expect((await h.call('POST', '/api/login-links', { route: 'https://evil.test/' })).status).toBe(422);
+    const made = await h.call('POST', '/api/login-links', { route: '#/executions/e1' });
+    expect(made.status).toBe(201);
+    const link = String(made.body.url);
+    expect(link.startsWith(`${h.server.url}/login?token=`)).toBe(true);
+    expect(Date.parse(String(made.body.expires_at)) - Date.now()).toBeGreaterThan(14 * 60_000);
+
+    const opened = await fetch(link, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get('location')).toBe('/#/executions/e1');
+    const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect((await get('/artifacts/executions/e1/output.json', { Cookie: cookie })).status).toBe(200);
+
+    const tampered = await fetch(link.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), { redirect: 'manual' });
+    expect(tampered.status).toBe(401);
+    expect(tampered.headers.get('set-cookie')).toBeNull();
   });
 
   it.each([
@@ -143,7 +191,7 @@ describe('artifacts', () => {
 
   it('finds the dashboard from src and from dist alike', async () => {
     const rootDir = packageRoot();
-    expect(packageRoot(path.join(rootDir, 'dist', 'control-plane', 'local-server'))).toBe(rootDir);
+    expect(packageRoot(path.join(rootDir, 'dist', 'local-service'))).toBe(rootDir);
     expect((await fs.stat(path.join(dashboardDir(), 'index.html'))).isFile()).toBe(true);
   });
 

@@ -103,14 +103,16 @@ async function run(options: { site: ShopServer; versionId: string; payload: Retu
   }
 }
 
-async function storedCache(versionId: string): Promise<string | null> {
+async function withClient<T>(use: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis(redis.url);
   try {
-    return await client.get(runCacheKey(PREFIX, QUEUE, versionId));
+    return await use(client);
   } finally {
     client.disconnect();
   }
 }
+
+const storedCache = (versionId: string): Promise<string | null> => withClient((client) => client.get(runCacheKey(PREFIX, QUEUE, versionId)));
 
 describe('run cache', () => {
   it('replays a completed run with a new input and no model request; the shop gets the new values and the output is read anew', async () => {
@@ -125,8 +127,13 @@ describe('run cache', () => {
     expect(stored).not.toContain('first-Secret-1');
 
     const formsBefore = shop.forms.length;
+    // Far from expiring now; a use brings it back to RUN_CACHE_TTL_MS (60 s here) from now.
+    await withClient((client) => client.pexpire(runCacheKey(PREFIX, QUEUE, 'v-replay'), 10 * 86_400_000));
     const second = await run({ site: shop, versionId: 'v-replay', payload: input('bob', 'second-Secret-2', 'PO-999') });
     expect(second.requests).toHaveLength(0);
+    const ttl = await withClient((client) => client.pttl(runCacheKey(PREFIX, QUEUE, 'v-replay')));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(60_000);
     expect(second.summary.document).toMatchObject({
       status: 'completed',
       output: { orderId: 'A-1002' },
@@ -230,10 +237,10 @@ describe('run cache', () => {
 async function computerReplay(shop: ShopServer): Promise<void> {
   {
     const script = DEMO_COMPUTER_CALLS.map((call) => calls([asComputerMember(call)]));
-    const first = await run({ site: shop, versionId: 'v-computer', payload: input('ann', 'pw-Secret-9', 'PO-778'), spec: { toolset: 'computer' }, script });
+    const first = await run({ site: shop, versionId: 'v-computer', payload: input('ann', 'pw-Secret-9', 'PO-778'), spec: { model: 'claude-sonnet-5-5', toolset: 'computer' }, script });
     expect(first.summary.document).toMatchObject({ status: 'completed', cache: { used: false, modelSteps: 9 } });
     const formsBefore = shop.forms.length;
-    const second = await run({ site: shop, versionId: 'v-computer', payload: input('bob', 'pw-Secret-10', 'PO-4242'), spec: { toolset: 'computer' }, script: [] });
+    const second = await run({ site: shop, versionId: 'v-computer', payload: input('bob', 'pw-Secret-10', 'PO-4242'), spec: { model: 'claude-sonnet-5-5', toolset: 'computer' }, script: [] });
     expect(second.requests).toHaveLength(0);
     expect(second.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 8, modelSteps: 0 } });
     expect((second.summary.document.output as { orderId: string }).orderId).toMatch(/^A-\d{4}$/);

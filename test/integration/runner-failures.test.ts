@@ -11,7 +11,7 @@ import type { ExecutionSummary } from '../../src/runner/types.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
-import { computer, endTurn, failure, finish, startScriptedModelServer, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { browser as member, endTurn, failure, finish, startScriptedModelServer, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
 
 /**
@@ -52,12 +52,12 @@ async function run(script: Script, specExtra: Record<string, unknown> = {}, sign
   }
 }
 
-const click = () => computer('left_click', { coordinate: [640, 400] });
+const click = () => member('left_click', { target: { type: 'coordinate', x: 640, y: 400 } });
 
 describe('runs that end badly', () => {
   it('stops at maxSteps with max_steps', async () => {
     const s = await run([click(), click(), click()], { maxSteps: 2 });
-    expect(s.document).toMatchObject({ status: 'failed', error: { code: 'max_steps' }, counters: { nSteps: 2, nAgentActions: 2, nScreenshots: 3 } });
+    expect(s.document).toMatchObject({ status: 'failed', error: { code: 'max_steps' }, counters: { nSteps: 2, nAgentActions: 2, nScreenshots: 1 } });
   });
 
   it('stops at the deadline with timeout and still keeps the video and logs', async () => {

@@ -141,19 +141,20 @@ const CASES: Record<'browser toolset' | 'computer toolset' | 'computer tool', (s
   'browser toolset': (shop) => ({
     script: toolsetScript,
     specification: spec(shop),
-    // Turn 1: two form inputs, a click, a read; turn 2: a form input, a click, a read; turn 3: finish.
-    counters: { nSteps: 3, nAgentActions: 5, nScreenshots: 1 },
-    actionEvents: 7,
-    cues: 5,
+    // Turn 1: two form inputs, a click, a read; turn 2: a form input, a click, a read; turn 3: the
+    // receipt's download link, and finish.
+    counters: { nSteps: 3, nAgentActions: 6, nScreenshots: 1 },
+    actionEvents: 8,
+    cues: 6,
     firstCue: /^form_input ref_\d+ \(textbox "User"\) = "ann"$/,
-    clicks: 2,
+    clicks: 3,
     toolType: /^browser_toolset_20260801$/,
   }),
-  // The same model, asked for computer use: the computer toolset, one member per turn here,
-  // each turn's last result carrying a fresh screenshot.
+  // A 5.5 model asked for computer use: the computer toolset (the only computer tool it takes),
+  // one member per turn here, each turn's last result carrying a fresh screenshot.
   'computer toolset': (shop) => ({
     script: DEMO_COMPUTER_CALLS.map((call) => calls([asComputerMember(call)])),
-    specification: { ...spec(shop), toolset: 'computer' },
+    specification: { ...spec(shop), model: 'claude-sonnet-5-5', toolset: 'computer' },
     counters: { nSteps: 9, nAgentActions: 8, nScreenshots: 9 },
     actionEvents: 8,
     cues: 8,
@@ -210,6 +211,11 @@ describe('worker end to end', () => {
       // Artifacts: present, parseable, consistent, and without secrets.
       const output = JSON.parse((await object(`${prefix}output.json`)).toString());
       expect(output).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, error: null, counters: shopCase.counters });
+      if (name === 'browser toolset') {
+        // The receipt the agent downloaded is kept with the run, listed in output.json.
+        expect(output.downloads).toEqual([expect.objectContaining({ name: 'receipt-A-1001.csv', url: `${shop.origin}/receipt/A-1001.csv`, contentType: 'text/csv', bytes: 30 })]);
+        expect((await object(`${prefix}downloads/receipt-A-1001.csv`)).toString()).toBe('order,reference\nA-1001,PO-778\n');
+      }
       expect(output.usage.inputTokens).toBeGreaterThan(0);
       const logs = (await object(`${prefix}logs.jsonl`)).toString();
       const events = logs.trim().split('\n').map((line) => JSON.parse(line) as { type: string; t: number });

@@ -28,6 +28,8 @@ export interface ScriptedResponse {
   }>;
   /** Wait this long before answering (the wait ends early if the client goes away). */
   delayMs?: number;
+  /** Answer only once this settles: a test holds a run at a step until it has seen what it wants. */
+  until?: Promise<unknown>;
   headers?: Record<string, string>;
 }
 
@@ -136,6 +138,12 @@ function answer(req: http.IncomingMessage, res: http.ServerResponse, turn: Scrip
       send(res, 200, message(turn, index, body), turn.headers ?? {});
     }
   };
+  if ('until' in turn && turn.until) {
+    const gate = turn.until;
+    const go = () => answer(req, res, { ...turn, until: undefined }, index, body);
+    void gate.then(go, go);
+    return;
+  }
   if (!turn.delayMs) {
     reply();
     return;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ActionContext, ActionOutcome, ComputerToolVersion, DisplayGeometry } from '../../src/toolset/computer-types.js';
 import { SCROLL_PX_PER_CLICK, executeComputerAction } from '../../src/toolset/computer-actions.js';
-import type { BrowserSession, Screenshot, ScreenshotOptions, Size } from '../../src/browser/types.js';
+import type { BrowserSession, BrowserTab, Screenshot, ScreenshotOptions, Size } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 
 /** An in-memory session that records every call as a string. */
@@ -37,6 +37,7 @@ function fakeSession(viewport: Size = { width: 1280, height: 800 }) {
     keyDown: async (k) => record('keyDown', k),
     keyUp: async (k) => record('keyUp', k),
     typeText: async (t) => record('typeText', t),
+    tab: () => ({ hideText: async (ref: string | null) => (record('hideText', ref ?? 'focused'), true) }) as unknown as BrowserTab,
     setInputFiles: async () => ({ ok: false, error: 'no input files' }),
     pendingFileChooser: () => undefined,
     screenshot: async (o?: ScreenshotOptions): Promise<Screenshot> => {
@@ -155,7 +156,8 @@ describe('executeComputerAction: type', () => {
   it('types the revealed secret while the label keeps the placeholder', async () => {
     const t = setup();
     const out = expectOk(await t.run({ action: 'type', text: 'pw: {{password}}' }));
-    expect(t.calls).toEqual(['typeText(pw: s3cret!)']);
+    // The focused field is drawn as discs before the secret goes in.
+    expect(t.calls).toEqual(['hideText(focused)', 'typeText(pw: s3cret!)']);
     expect(out.label).toBe('type "pw: {{password}}"');
     expect(JSON.stringify(out)).not.toContain('s3cret!');
   });

@@ -35,7 +35,9 @@ describe('spooling artifact store', () => {
 
     const first = createSpoolingStore({ inner: store, dir: path.join(dir, 'spool'), logger: createSilentLogger(), retryEveryMs: 60_000 });
     await expect(first.put('e1', 'logs.jsonl', { kind: 'file', path: source }, 'application/x-ndjson')).rejects.toThrow(/ECONNREFUSED/);
-    expect(first.depth()).toBe(1);
+    // A name with a sub-folder (a step screenshot) is kept and found again too.
+    await expect(first.put('e1', 'steps/001.jpg', { kind: 'buffer', data: 'jpeg bytes' }, 'image/jpeg')).rejects.toThrow(/ECONNREFUSED/);
+    expect(first.depth()).toBe(2);
     await first.close();
     await rm(source);
 
@@ -44,11 +46,13 @@ describe('spooling artifact store', () => {
     let retried = 0;
     const second = createSpoolingStore({ inner: store, dir: path.join(dir, 'spool'), logger: createSilentLogger(), retryEveryMs: 1, onRetry: () => retried++ });
     await second.resume();
-    expect(second.depth()).toBe(1);
+    expect(second.depth()).toBe(2);
     await expect.poll(() => second.depth(), { timeout: 5_000, interval: 5 }).toBe(0);
     expect(uploaded.get('e1/logs.jsonl')).toBe('{"type":"x"}\n');
-    expect(retried).toBe(1);
-    expect(await readdir(path.join(dir, 'spool', 'e1'))).toEqual([]);
+    expect(uploaded.get('e1/steps/001.jpg')).toBe('jpeg bytes');
+    expect(retried).toBe(2);
+    const left = await readdir(path.join(dir, 'spool', 'e1'), { recursive: true, withFileTypes: true });
+    expect(left.filter((entry) => entry.isFile())).toEqual([]);
     await second.close();
   });
 

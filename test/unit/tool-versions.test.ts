@@ -11,8 +11,10 @@ import { chooseActionSpace, modelTools } from '../../src/model/tool-versions.js'
 const BROWSER_DOCUMENTED = ['claude-fable-5', 'claude-fable-5-1', 'claude-mythos-5', 'claude-mythos-5-1', 'claude-opus-4-8', 'claude-opus-5', 'claude-opus-5-5', 'claude-sonnet-5'];
 // Their own "what's new" pages name the browser use tool; the browser page does not list them.
 const BROWSER_MODEL_PAGE = ['claude-sonnet-5-5', 'claude-haiku-5-5'];
-// Computer use tool: the toolset's models, plus the 5.5 models that take nothing else.
-const COMPUTER_TOOLSET = [...BROWSER_DOCUMENTED, ...BROWSER_MODEL_PAGE];
+// Computer use: the computer toolset only for the models that require it (the 5.5 models reject
+// computer_20251124 on the Claude API); every other model that takes computer_20251124 keeps it.
+const COMPUTER_TOOLSET = ['claude-opus-5-5', 'claude-sonnet-5-5', 'claude-haiku-5-5'];
+const V20251124_WITH_BROWSER = ['claude-fable-5', 'claude-fable-5-1', 'claude-mythos-5', 'claude-mythos-5-1', 'claude-opus-4-8', 'claude-opus-5', 'claude-sonnet-5'];
 // "Earlier tool versions": computer_20251124 for these (and no toolset).
 const V20251124_ONLY = ['claude-opus-4-7', 'claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-5'];
 // computer_20250124 for these.
@@ -21,6 +23,11 @@ const V20250124 = ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1', '
 describe('the model table follows the tool documentation', () => {
   it.each(COMPUTER_TOOLSET)('%s uses computer_toolset_20260801 (no beta header, zoom on)', (model) => {
     expect(modelTools(model).computer).toEqual({ type: 'computer_toolset_20260801', zoom: true });
+  });
+
+  it.each(V20251124_WITH_BROWSER)('%s keeps computer_20251124 for computer use and has the browser toolset', (model) => {
+    expect(modelTools(model).computer).toEqual({ type: 'computer_20251124', beta: 'computer-use-2025-11-24', zoom: true });
+    expect(modelTools(model).browser).toBe('documented');
   });
 
   it.each(V20251124_ONLY)('%s uses computer_20251124 with its beta header', (model) => {

@@ -1,6 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { compileRawSchema, createSchemaAjv } from '../../domain/json-schema.js';
-import { camelCaseFields, type JsonSchema } from '../../domain/specification.js';
+import { compileRawSchema, createSchemaAjv } from '../domain/json-schema.js';
+import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
 import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
 import { EXECUTION_STATUSES, type ExecutionStatus } from './store.js';
 
@@ -36,6 +36,9 @@ const specificationProperties = {
   maxSteps: { type: 'integer', minimum: 1, maximum: 10_000 },
   timeoutMs: { type: 'integer', minimum: 1 },
   model: { type: 'string', minLength: 1 },
+  toolset: { type: 'string', enum: ['browser', 'computer'], description: "The agent's action space: the browser toolset (default where the model supports it) or computer use." },
+  allowJavascript: { type: 'boolean', description: "Enables the browser toolset's javascript_exec (default false)." },
+  cache: { type: 'boolean', description: "Use and update this version's run cache (default true)." },
 } as const;
 
 const workflowLevelProperties = {
@@ -52,7 +55,7 @@ export const schemas = {
     type: 'object',
     required: ['prompt', 'allowedDomains'],
     properties: { ...workflowLevelProperties, ...specificationProperties },
-    description: 'snake_case spellings (allowed_domains, start_url, payload_schema, output_schema, max_steps, timeout_ms) are accepted too.',
+    description: 'snake_case spellings (allowed_domains, start_url, payload_schema, output_schema, max_steps, timeout_ms, tool_set, allow_javascript) are accepted too.',
   },
   WorkflowUpdate: {
     type: 'object',
@@ -91,6 +94,13 @@ export const schemas = {
         properties: { code: { type: 'string', minLength: 1, maxLength: 100 }, message: { type: 'string', maxLength: 100_000 } },
       },
       ...reportCounters,
+    },
+  },
+  LoginLinkRequest: {
+    type: 'object',
+    properties: {
+      route: { type: 'string', pattern: '^#/[A-Za-z0-9/_.-]*$', maxLength: 300, description: 'Dashboard route the link opens, e.g. `#/executions/{id}`. Default `#/executions`.' },
+      ttlSeconds: { type: 'integer', minimum: 1, maximum: 86_400, description: 'How long the link works. Default 900 (15 minutes).' },
     },
   },
 } as const;

@@ -51,7 +51,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         ErrorBody: { type: 'object', properties: { detail: { type: 'array', items: ref('ValidationError') } } },
         Specification: {
           type: 'object',
-          description: 'Contract §3 fields, camelCase.',
+          description: 'The specification fields of docs/specification.md, camelCase (snake_case aliases accepted).',
           required: ['prompt', 'allowedDomains'],
           properties: Object.fromEntries(Object.entries(requestSchemas.WorkflowCreate.properties).filter(([k]) => k !== 'name' && k !== 'description')),
         },
@@ -153,6 +153,17 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           responses: { '200': { description: 'Every version.', content: json(ref('VersionList')) }, '404': notFound, ...common },
         },
       },
+      '/api/workflows/{id}/versions/{versionId}/cache': {
+        delete: {
+          summary: "Forget the version's run cache: its next execution runs with the model (and leaves a new cache)",
+          parameters: [pathParam('id'), pathParam('versionId')],
+          responses: {
+            '200': { description: '`cleared`: whether there was a cache.', content: json({ type: 'object', required: ['cleared'], properties: { cleared: { type: 'boolean' } } }) },
+            '404': notFound,
+            ...common,
+          },
+        },
+      },
       '/api/workflows/{workflowId}/execute': {
         post: {
           summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',
@@ -183,6 +194,34 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           summary: 'One execution (poll until completed or failed)',
           parameters: [pathParam('executionId')],
           responses: { '200': { description: 'The execution.', content: json(ref('Execution')) }, '404': notFound, ...common },
+        },
+      },
+      '/api/session': {
+        post: {
+          summary: 'Sign the dashboard in: the key in X-Service-Key sets an HttpOnly session cookie (12 h)',
+          responses: { '204': { description: 'Signed in; `Set-Cookie: ew_session=…`.' }, ...common },
+        },
+        get: { summary: 'How this request is signed in', responses: { '200': { description: '`{ "via": "key" | "session" }`.' }, ...common } },
+        delete: { summary: 'Sign out: clears the session cookie', responses: { '204': { description: 'Signed out.' }, ...common } },
+      },
+      '/api/login-links': {
+        post: {
+          summary: 'A short-lived link that opens a dashboard page already signed in',
+          description: 'The link (`/login?token=…`) sets the session cookie and opens `route`; it stops working after `ttlSeconds`.',
+          requestBody: { required: false, content: json(ref('LoginLinkRequest')) },
+          responses: {
+            '201': { description: '`{ "url", "expires_at" }`.', content: json({ type: 'object', properties: { url: { type: 'string' }, expires_at: dateTime } }) },
+            ...common,
+          },
+        },
+      },
+      '/live/executions/{executionId}': {
+        get: {
+          summary: 'Live view of a running execution (server-sent events; the dashboard reads it)',
+          description:
+            'Events: `frame` (a JPEG screen, base64, a few per second while the page changes), `events` (a JSON array of `{ seq, line }`: logs.jsonl lines; a line may come twice, keep one per seq), `end` (the run is over). Frames travel from the worker only while someone watches.',
+          parameters: [pathParam('executionId')],
+          responses: { '200': { description: 'The stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, '404': notFound, ...common },
         },
       },
       '/api/executions/{execution_uuid}/started': reportPath('Mark an execution started', 'StartedReport', 'queued → running. Repeating it with the same startedAt answers 200 unchanged.'),

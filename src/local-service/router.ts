@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import type { Credential } from './auth.js';
 
 /**
  * A small method + path router: patterns such as `/api/workflows/:id/versions`, each segment
@@ -10,6 +11,8 @@ export interface RouteContext {
   res: http.ServerResponse;
   params: Record<string, string>;
   query: URLSearchParams;
+  /** How the request proved it may come in (an API key, or a dashboard session). */
+  credential: Credential;
 }
 
 export type RouteHandler = (ctx: RouteContext) => Promise<void>;

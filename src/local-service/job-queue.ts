@@ -1,5 +1,7 @@
 import { Queue } from 'bullmq';
-import type { Logger } from '../../telemetry/types.js';
+import { Redis } from 'ioredis';
+import { runCacheKey } from '../domain/run-cache.js';
+import type { Logger } from '../telemetry/types.js';
 
 /**
  * The producer side of contract §1: one BullMQ job per execution, `jobId` = the execution's
@@ -18,6 +20,8 @@ export interface JobQueue {
   add(data: ExecutionJobData): Promise<void>;
   /** Removes a job still waiting; a job already taken by a worker is left alone. */
   removeWaiting(executionId: string): Promise<void>;
+  /** Forgets a version's run cache (contract §11), kept beside the queue; false when there was none. */
+  clearRunCache(versionId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -32,6 +36,13 @@ export function createJobQueue(opts: { redisUrl: string; queueName: string; queu
   // Connection trouble is reported by the failing `add`; an unheard 'error' event would crash the process.
   queue.on('error', (error: Error) => opts.logger.warn({ err: error.message }, 'queue connection error'));
   let closing: Promise<void> | undefined;
+  // Run caches sit beside the queue; one plain connection, opened the first time one is cleared.
+  let plain: Redis | undefined;
+  const redis = () => {
+    plain ??= new Redis(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    plain.on('error', (error: Error) => opts.logger.warn({ err: error.message }, 'redis connection error'));
+    return plain;
+  };
 
   return {
     async add(data) {
@@ -52,8 +63,12 @@ export function createJobQueue(opts: { redisUrl: string; queueName: string; queu
       if (state === 'waiting' || state === 'delayed' || state === 'prioritized' || state === 'waiting-children') await job.remove();
     },
 
+    async clearRunCache(versionId) {
+      return (await redis().del(runCacheKey(opts.queuePrefix, opts.queueName, versionId))) > 0;
+    },
+
     close() {
-      closing ??= queue.close();
+      closing ??= Promise.all([queue.close(), plain?.quit().catch(() => plain?.disconnect())]).then(() => undefined);
       return closing;
     },
   };

@@ -1,7 +1,7 @@
-import { createSecretVault } from '../../domain/secrets.js';
-import type { JsonSchema } from '../../domain/specification.js';
+import { createSecretVault } from '../domain/secrets.js';
+import type { JsonSchema } from '../domain/specification.js';
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../../telemetry/types.js';
+import type { Logger } from '../telemetry/types.js';
 import { HttpError, notFound, readJsonBody, sendJson, unprocessable } from './http-utils.js';
 import type { JobQueue } from './job-queue.js';
 import type { createRouter } from './router.js';
@@ -90,6 +90,7 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
 
   router.add('DELETE', '/api/workflows/:id', async ({ res, params }) => {
     const id = params.id as string;
+    const versions = await store.listVersions(id).catch(() => []);
     const executions = await store.deleteWorkflow(id);
     if (!executions) throw notFound(['path', 'id'], 'workflow');
     // A queued execution's job would only meet a 404 at `started`; take it out of the queue now.
@@ -98,8 +99,21 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
         logger.warn({ executionId: execution.execution_uuid, err: String(error) }, 'could not remove the job of a deleted execution');
       });
     }
+    // Its versions' run caches go with it.
+    for (const version of versions) await queue.clearRunCache(version.workflow_version_uuid).catch(() => false);
     logger.info({ workflowId: id, executionsDeleted: executions.length }, 'workflow deleted');
     res.writeHead(204).end();
+  });
+
+  // The version's run cache (contract §11): the next execution of it runs with the model again.
+  router.add('DELETE', '/api/workflows/:id/versions/:versionId/cache', async ({ res, params }) => {
+    const id = params.id as string;
+    const versionId = params.versionId as string;
+    if (!(await store.getWorkflow(id))) throw notFound(['path', 'id'], 'workflow');
+    if (!(await store.listVersions(id)).some((v) => v.workflow_version_uuid === versionId)) throw notFound(['path', 'versionId'], 'version');
+    const cleared = await queue.clearRunCache(versionId);
+    logger.info({ workflowId: id, versionId, cleared }, 'run cache cleared');
+    sendJson(res, 200, { cleared });
   });
 
   router.add('GET', '/api/workflows/:workflow_uuid/versions', async ({ res, params }) => {

@@ -1,30 +1,34 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import type { Logger } from '../../telemetry/types.js';
+import type { Logger } from '../telemetry/types.js';
+import { createAuth, isSameOrigin, type Credential } from './auth.js';
 import { addExecutionRoutes } from './execution-routes.js';
-import { HttpError, sendError, sendJson } from './http-utils.js';
+import { HttpError, notFound, sendError, sendJson } from './http-utils.js';
 import { createJobQueue } from './job-queue.js';
+import { createLiveHub } from './live-hub.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { createRouter } from './router.js';
+import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
 import { serveArtifact, serveDashboard } from './static-files.js';
 import { createStore } from './store.js';
 import { addWorkflowRoutes } from './workflow-routes.js';
 
 /**
  * The operator's API served locally (`execution-worker serve`, contract §9): every endpoint of
- * the seed, the worker's calls of contract §2, an OpenAPI document and the dashboard, in one
- * node:http server with its state in Redis.
+ * the seed, the worker's calls of contract §2, an OpenAPI document, the dashboard and the live
+ * view of running executions, in one node:http server with its state in Redis.
  *
- * Authentication: `/api/*` needs `X-Service-Key` equal to one of `apiKeys`. `/artifacts/*` also
- * accepts the key in the `service_key` cookie (a `<video>` cannot send headers; the dashboard
- * sets the cookie). A missing or wrong key answers 401 with the same body shape as every other
- * error:
+ * Authentication (auth.ts): `/api/*`, `/artifacts/*` and `/live/*` need `X-Service-Key` equal to
+ * one of `apiKeys`, or the dashboard's session cookie (obtained with a key: `POST /api/session`,
+ * or a login link from `POST /api/login-links`); a changing request with the cookie alone must
+ * come from this origin. A missing or wrong key answers 401 with the same body shape as every
+ * other error:
  *
  *   { "detail": [{ "loc": ["header", "X-Service-Key"], "msg": "missing or invalid API key", "type": "unauthorized" }] }
  *
- * `/`, `/dashboard/*`, `/openapi.json` and `/healthz` are public: they hold no data.
+ * `/`, `/dashboard/*`, `/openapi.json` and `/healthz` are public: they hold no data. `/login`
+ * takes a login link's token.
  */
 
 export interface LocalServerOptions {
@@ -56,7 +60,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const keys = opts.apiKeys.map((k) => k.trim()).filter((k) => k !== '');
   if (keys.length === 0) throw new Error('the local API needs at least one API key (API_KEYS)');
   const log = opts.logger.child({ component: 'local-api' });
-  const isValidKey = createKeyCheck(keys);
+  const auth = createAuth(keys);
 
   // A command fails after a few reconnection attempts instead of hanging a request forever.
   const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
@@ -65,10 +69,24 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const store = createStore(redis, opts.keyPrefix ?? '{api}:');
   const queue = createJobQueue({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, logger: log });
 
+  const live = createLiveHub({ redisUrl: opts.redisUrl, queuePrefix: opts.queuePrefix, queueName: opts.queueName, logger: log });
+  let baseUrl = '';
+
   const router = createRouter();
   addWorkflowRoutes(router, { store, queue, logger: log });
   addExecutionRoutes(router, { store, logger: log });
+  addSessionRoutes(router, { auth, baseUrl: () => baseUrl });
   const openApi = JSON.stringify(buildOpenApiDocument());
+
+  const authorise = (req: http.IncomingMessage, readOnly: boolean): Credential => {
+    const credential = auth.check(req);
+    if (credential.kind === 'none') throw new HttpError(401, UNAUTHORIZED_DETAIL);
+    // The cookie rides along with any request the browser sends: a change must come from our pages.
+    if (credential.kind === 'session' && !readOnly && !isSameOrigin(req)) {
+      throw new HttpError(403, [{ loc: ['header', 'Origin'], msg: 'a change with the session cookie must come from the dashboard', type: 'forbidden' }]);
+    }
+    return credential;
+  };
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://local');
@@ -83,10 +101,28 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       return;
     }
     if (readOnly && pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (method === 'GET' && pathname === '/login') {
+      const outcome = redeemLoginLink(auth, url.searchParams.get('token'));
+      if (outcome.status === 303) res.writeHead(303, { Location: outcome.location, 'Set-Cookie': outcome.cookie, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).end();
+      else res.writeHead(401, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(outcome.page);
+      return;
+    }
+
+    const liveMatch = /^\/live\/executions\/([^/]+)$/.exec(pathname);
+    if (liveMatch) {
+      authorise(req, true);
+      if (method !== 'GET') throw new HttpError(405, [{ loc: ['method'], msg: 'the live view is read with GET', type: 'method_not_allowed' }]);
+      let executionId: string;
+      try {
+        executionId = decodeURIComponent(liveMatch[1] as string);
+      } catch {
+        throw notFound(['path', 'executionId'], 'execution');
+      }
+      return serveLive(executionId, req, res);
+    }
 
     if (pathname.startsWith('/artifacts/')) {
-      const key = headerKey(req) ?? cookieKey(req);
-      if (!isValidKey(key)) throw new HttpError(401, UNAUTHORIZED_DETAIL);
+      authorise(req, true);
       if (!readOnly) throw new HttpError(405, [{ loc: ['method'], msg: 'artifacts are read-only', type: 'method_not_allowed' }]);
       if (!opts.artifactsDir) throw new HttpError(404, [{ loc: ['path'], msg: 'no artifacts folder is configured', type: 'not_found' }]);
       // The raw (still encoded) path: decoding happens once, inside the traversal guard.
@@ -94,15 +130,26 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     }
 
     if (pathname.startsWith('/api/')) {
-      if (!isValidKey(headerKey(req))) throw new HttpError(401, UNAUTHORIZED_DETAIL);
+      const credential = authorise(req, readOnly);
       const match = router.match(method, pathname);
-      if (match.kind === 'found') return match.handler({ req, res, params: match.params, query: url.searchParams });
+      if (match.kind === 'found') return match.handler({ req, res, params: match.params, query: url.searchParams, credential });
       if (match.kind === 'method_not_allowed') {
         res.setHeader('Allow', match.allowed.join(', '));
         throw new HttpError(405, [{ loc: ['method'], msg: `${method} is not allowed here`, type: 'method_not_allowed' }]);
       }
     }
     throw new HttpError(404, [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }]);
+  }
+
+  /** A running execution streams live; one that ended (or never ran) just says so. */
+  async function serveLive(executionId: string, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const execution = await store.getExecution(executionId);
+    if (!execution) throw notFound(['path', 'executionId'], 'execution');
+    if (execution.status === 'completed' || execution.status === 'failed') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' }).end('event: end\ndata: {}\n\n');
+      return;
+    }
+    await live.serve(executionId, req, res);
   }
 
   const server = http.createServer((req, res) => {
@@ -126,6 +173,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const close = (): Promise<void> => {
     closing ??= (async () => {
       const steps: Promise<unknown>[] = [
+        live.close(),
         new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();
@@ -155,40 +203,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+  baseUrl = url;
   log.info({ url, queue: opts.queueName, artifactsDir: opts.artifactsDir ?? null }, 'local API listening');
   return { url, close };
-}
-
-function headerKey(req: http.IncomingMessage): string | undefined {
-  const value = req.headers['x-service-key'];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function cookieKey(req: http.IncomingMessage): string | undefined {
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const [name, ...rest] = part.trim().split('=');
-    if (name === 'service_key') {
-      try {
-        return decodeURIComponent(rest.join('='));
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
-}
-
-/** Compares digests in constant time, so response timing does not leak a key's prefix. */
-function createKeyCheck(keys: string[]): (candidate: string | undefined) => boolean {
-  const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-  const digests = keys.map(digest);
-  return (candidate) => {
-    if (candidate === undefined || candidate === '') return false;
-    const d = digest(candidate);
-    let ok = false;
-    for (const known of digests) ok = timingSafeEqual(d, known) || ok;
-    return ok;
-  };
 }

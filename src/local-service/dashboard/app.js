@@ -1,71 +1,15 @@
-// The dashboard: plain JS, no framework, no build step. It offers what the API offers
-// (workflows: create, edit → new version, versions, delete, execute; executions: list, page)
-// and talks to the same endpoints with the same X-Service-Key. Text from the API is always
-// inserted as text nodes, never as HTML.
+// The dashboard: plain JS modules, no framework, no build step. It offers what the API offers
+// (workflows: create, edit → new version, versions, delete, execute; executions: list, page with
+// live view and step timeline) through the same endpoints, signed in by an HttpOnly session
+// cookie: the key is given once on the sign-in page (or a login link does it) and never kept by
+// the page. Text from the API is always inserted as text nodes, never as HTML.
 
-const KEY_STORAGE = 'serviceKey';
+import { ApiError, afterSignIn, api, errorBox, fmtDate, fmtMs, h, render, statusBadge } from './dom.js';
+import { executionPage } from './execution.js';
+
 const POLL_MS = 2000;
-const app = document.getElementById('app');
-let stopPolling = () => {};
-
-// ---- small helpers -----------------------------------------------------------------------
-
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-    else if (k === 'value') el.value = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
-  return el;
-}
-
-function render(...nodes) {
-  app.replaceChildren(...nodes);
-}
-
-const fmtDate = (s) => (s ? new Date(s).toLocaleString() : '—');
-const fmtMs = (ms) => (ms === null || ms === undefined ? '—' : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
-const statusBadge = (s) => h('span', { class: `status ${s}`, 'data-testid': 'status' }, s);
-
-function getKey() {
-  return localStorage.getItem(KEY_STORAGE);
-}
-
-function setKey(key) {
-  localStorage.setItem(KEY_STORAGE, key);
-  // <video> and <track> cannot send headers: the server also reads the key from this cookie,
-  // which only /artifacts/ receives.
-  document.cookie = `service_key=${encodeURIComponent(key)}; path=/artifacts; SameSite=Strict`;
-}
-
-class ApiError extends Error {
-  constructor(status, body) {
-    const detail = Array.isArray(body?.detail) ? body.detail.map((d) => `${(d.loc || []).join('.')}: ${d.msg}`).join('\n') : JSON.stringify(body);
-    super(`${status}: ${detail}`);
-    this.status = status;
-  }
-}
-
-async function api(method, path, body) {
-  const headers = { 'X-Service-Key': getKey() ?? '' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  const data = text ? JSON.parse(text) : undefined;
-  if (res.status === 401) {
-    localStorage.removeItem(KEY_STORAGE);
-    location.hash = '#/settings';
-  }
-  if (!res.ok) throw new ApiError(res.status, data);
-  return data;
-}
-
-function errorBox(error) {
-  return h('p', { class: 'error', role: 'alert', 'data-testid': 'error' }, error instanceof Error ? error.message : String(error));
-}
+/** Stops what the current page runs in the background (polling, the live stream). */
+let cleanup = () => {};
 
 function parseJsonField(text, label) {
   if (text.trim() === '') return undefined;
@@ -82,19 +26,28 @@ const lines = (text) => text.split(/[\n,]/).map((s) => s.trim()).filter(Boolean)
 
 function settingsPage() {
   const input = h('input', { name: 'key', type: 'password', autocomplete: 'off', required: true, 'data-testid': 'api-key' });
+  const error = h('div');
   render(
-    h('h1', {}, 'API key'),
+    h('h1', {}, 'Sign in'),
     h('form', {
-      onsubmit: (e) => {
+      onsubmit: async (e) => {
         e.preventDefault();
-        setKey(input.value.trim());
-        location.hash = '#/workflows';
+        error.replaceChildren();
+        const res = await fetch('/api/session', { method: 'POST', headers: { 'X-Service-Key': input.value.trim() } });
+        if (res.ok) location.hash = afterSignIn();
+        else error.replaceChildren(errorBox(res.status === 401 ? 'That key is not one of the API keys.' : `Sign-in failed (${res.status}).`));
       },
     },
-      h('label', {}, 'X-Service-Key', h('span', {}, 'One of the keys in API_KEYS. Kept in this browser only.'), input),
-      h('button', { type: 'submit' }, 'Save'),
+      h('label', {}, 'X-Service-Key', h('span', {}, 'One of the keys in API_KEYS. It signs this browser in for 12 hours; the page does not keep it.'), input),
+      error,
+      h('button', { type: 'submit' }, 'Sign in'),
     ),
   );
+}
+
+async function signOut() {
+  await fetch('/api/session', { method: 'DELETE' });
+  location.hash = '#/settings';
 }
 
 async function workflowsPage() {
@@ -279,7 +232,7 @@ function poll(fn, onError = (err) => render(errorBox(err))) {
     }
     if (!stopped) timer = setTimeout(tick, POLL_MS);
   };
-  stopPolling = () => {
+  cleanup = () => {
     stopped = true;
     clearTimeout(timer);
   };
@@ -293,131 +246,29 @@ function executionsPage() {
   });
 }
 
-const artifactUrl = (id, name) => `/artifacts/executions/${encodeURIComponent(id)}/${name}`;
-
-async function fetchArtifact(id, name) {
-  const res = await fetch(artifactUrl(id, name), { headers: { 'X-Service-Key': getKey() ?? '' } });
-  return res.ok ? res.text() : undefined;
-}
-
-function executionPage(id) {
-  const summary = h('div');
-  const media = h('div', { 'data-testid': 'media' }, h('p', { class: 'muted' }, 'The video appears when the run ends.'));
-  const output = h('div');
-  const log = h('div');
-  render(h('h1', {}, 'Execution'), summary, h('div', { class: 'split' }, h('div', {}, media, h('h2', {}, 'Output'), output), h('div', {}, h('h2', {}, 'Log'), log)));
-
-  let artifactsLoaded = false;
-  return poll(async () => {
-    const e = await api('GET', `/api/executions/${encodeURIComponent(id)}`);
-    summary.replaceChildren(
-      h('dl', {},
-        h('dt', {}, 'Status'), h('dd', {}, statusBadge(e.status)),
-        h('dt', {}, 'Workflow'), h('dd', {}, h('a', { href: `#/workflows/${e.workflow_uuid}` }, e.workflow_name), ` v${e.version ?? ''}`),
-        h('dt', {}, 'Created'), h('dd', {}, fmtDate(e.created_at)),
-        h('dt', {}, 'Duration'), h('dd', {}, fmtMs(e.duration_ms)),
-        h('dt', {}, 'Counters'), h('dd', { 'data-testid': 'counters' }, `${e.n_steps} steps · ${e.n_agent_actions} actions · ${e.n_screenshots} screenshots`),
-        e.error ? [h('dt', {}, 'Error'), h('dd', { class: 'error' }, `${e.error.code}: ${e.error.message}`)] : null,
-        h('dt', {}, 'Input'), h('dd', {}, h('code', {}, JSON.stringify(e.input_payload))),
-      ),
-    );
-    const ended = e.status === 'completed' || e.status === 'failed';
-    if (ended && !artifactsLoaded) {
-      artifactsLoaded = true;
-      await loadArtifacts(id, { media, output, log });
-    }
-    return !ended;
-  }, (err) => summary.replaceChildren(errorBox(err)));
-}
-
-async function loadArtifacts(id, { media, output, log }) {
-  const [head, vtt, out, logs] = await Promise.all([
-    fetch(artifactUrl(id, 'video.mp4'), { method: 'HEAD' }),
-    fetch(artifactUrl(id, 'steps.vtt'), { method: 'HEAD' }),
-    fetchArtifact(id, 'output.json'),
-    fetchArtifact(id, 'logs.jsonl'),
-  ]);
-  if (head.ok) {
-    const video = h('video', { controls: true, preload: 'metadata', src: artifactUrl(id, 'video.mp4'), 'data-testid': 'video' });
-    if (vtt.ok) video.append(h('track', { kind: 'captions', label: 'Steps', srclang: 'en', default: true, src: artifactUrl(id, 'steps.vtt') }));
-    media.replaceChildren(video);
-  } else {
-    media.replaceChildren(h('p', { class: 'muted' }, 'No video for this execution.'));
-  }
-  output.replaceChildren(out === undefined ? h('p', { class: 'muted' }, 'No output.json.') : h('pre', { 'data-testid': 'output' }, prettyJson(out)));
-  const downloads = downloadsOf(out);
-  if (downloads.length > 0) {
-    // Files the pages downloaded, kept as artifacts `downloads/{name}` (contract §12).
-    output.prepend(
-      h('h3', {}, 'Downloads'),
-      h('ul', {}, downloads.map((d) =>
-        h('li', {}, h('a', { href: artifactUrl(id, `downloads/${encodeURIComponent(d.name)}`), download: d.name, 'data-testid': 'download' }, d.name), ` ${fmtBytes(d.bytes)} · ${d.contentType ?? ''}`),
-      )),
-    );
-  }
-  if (logs === undefined) {
-    log.replaceChildren(h('p', { class: 'muted' }, 'No logs.jsonl.'));
-  } else {
-    const events = logs.split('\n').filter(Boolean).slice(-500).map(describeEvent);
-    log.replaceChildren(h('pre', { 'data-testid': 'log' }, events.join('\n')));
-  }
-}
-
-function downloadsOf(text) {
-  try {
-    const doc = JSON.parse(text ?? 'null');
-    return Array.isArray(doc?.downloads) ? doc.downloads.filter((d) => typeof d?.name === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
-function fmtBytes(n) {
-  if (typeof n !== 'number') return '';
-  return n < 1024 ? `${n} B` : n < 1024 ** 2 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 ** 2).toFixed(1)} MB`;
-}
-
-function prettyJson(text) {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
-}
-
-function describeEvent(line) {
-  try {
-    const { type, time, ts, ...rest } = JSON.parse(line);
-    const at = time ?? ts;
-    return `${at ? `${String(at).slice(11, 23)} ` : ''}${type ?? ''} ${JSON.stringify(rest)}`;
-  } catch {
-    return line;
-  }
-}
-
 // ---- routing -------------------------------------------------------------------------------
 
 async function route() {
-  stopPolling();
-  stopPolling = () => {};
+  cleanup();
+  cleanup = () => {};
   const hash = location.hash.replace(/^#/, '') || '/workflows';
   const parts = hash.split('/').filter(Boolean);
-  if (!getKey() && parts[0] !== 'settings') {
-    location.hash = '#/settings';
-    return;
-  }
   try {
     if (parts[0] === 'settings') return settingsPage();
+    if (parts[0] === 'sign-out') return await signOut();
     if (parts[0] === 'workflows' && parts[1] === 'new') return newWorkflowPage();
     if (parts[0] === 'workflows' && parts[1]) return await workflowPage(decodeURIComponent(parts[1]));
-    if (parts[0] === 'executions' && parts[1]) return await executionPage(decodeURIComponent(parts[1]));
+    if (parts[0] === 'executions' && parts[1]) {
+      cleanup = executionPage(decodeURIComponent(parts[1]));
+      return;
+    }
     if (parts[0] === 'executions') return await executionsPage();
     return await workflowsPage();
   } catch (err) {
-    render(errorBox(err));
+    // A 401 has already sent the page to the sign-in form.
+    if (!(err instanceof ApiError && err.status === 401)) render(errorBox(err));
   }
 }
 
 window.addEventListener('hashchange', route);
-if (getKey()) setKey(getKey());
 route();

@@ -48,7 +48,7 @@ export function packageRoot(from: string = path.dirname(fileURLToPath(import.met
 }
 
 export function dashboardDir(): string {
-  return path.join(packageRoot(), 'src', 'control-plane', 'local-server', 'dashboard');
+  return path.join(packageRoot(), 'src', 'local-service', 'dashboard');
 }
 
 const DASHBOARD_FILE = /^[a-z0-9-]+\.(html|js|css|svg)$/;

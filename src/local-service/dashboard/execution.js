@@ -1,0 +1,266 @@
+// One execution: its summary, then, while it runs, the browser live and its steps as they
+// happen; once it ended, the video beside the timeline of steps (a click seeks the video, the
+// video's time highlights the step), the output and the raw log. A failed execution opens at
+// its failing step.
+
+import { ApiError, api, artifactUrl, errorBox, fetchArtifact, fmtDate, fmtMs, h, prettyJson, render, statusBadge } from './dom.js';
+import { buildSteps, renderTimeline, stepAt } from './timeline.js';
+
+const POLL_MS = 2000;
+/** Where a step after the video's end is shown: this much before the end (the last frame). */
+const LAST_FRAME_MS = 50;
+const ended = (status) => status === 'completed' || status === 'failed';
+
+/** Renders the page; returns its cleanup (timers, live stream). */
+export function executionPage(id) {
+  const summary = h('div', { class: 'summary' });
+  const banner = h('div');
+  const media = h('div', { 'data-testid': 'media' }, h('p', { class: 'muted' }, 'Waiting for the run to start…'));
+  const output = h('div', {}, h('p', { class: 'muted' }, 'The output appears when the run ends.'));
+  const steps = h('div', { class: 'steps-panel' }, h('p', { class: 'muted' }, 'Loading…'));
+  const rawLog = h('div');
+  render(
+    h('h1', {}, 'Execution ', h('code', { class: 'muted' }, id.slice(0, 8))),
+    summary,
+    banner,
+    h('div', { class: 'exec-grid' },
+      h('div', { class: 'exec-media' }, media, h('h2', {}, 'Output'), output),
+      h('div', {}, h('h2', {}, 'Steps'), steps),
+    ),
+    rawLog,
+  );
+
+  let stopped = false;
+  let timer;
+  let live;
+  let artifactsLoaded = false;
+
+  const stopLive = () => {
+    live?.close();
+    live = undefined;
+  };
+
+  const refresh = async () => {
+    clearTimeout(timer);
+    let e;
+    try {
+      e = await api('GET', `/api/executions/${encodeURIComponent(id)}`);
+    } catch (err) {
+      summary.replaceChildren(errorBox(err));
+      if (err instanceof ApiError && (err.status === 401 || err.status === 404)) return;
+      if (!stopped) timer = setTimeout(refresh, POLL_MS);
+      return;
+    }
+    if (stopped) return;
+    summary.replaceChildren(summaryList(e));
+    if (ended(e.status)) {
+      stopLive();
+      if (!artifactsLoaded) {
+        artifactsLoaded = true;
+        await showFinished(id, e, { media, output, steps, rawLog, banner });
+      }
+      return;
+    }
+    live ??= startLive(id, { media, steps, onEnd: () => void refresh() });
+    timer = setTimeout(refresh, POLL_MS);
+  };
+  void refresh();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    stopLive();
+  };
+}
+
+function summaryList(e) {
+  return h('dl', {},
+    h('dt', {}, 'Status'), h('dd', {}, statusBadge(e.status)),
+    h('dt', {}, 'Workflow'), h('dd', {}, h('a', { href: `#/workflows/${e.workflow_uuid}` }, e.workflow_name), ` v${e.version ?? ''}`),
+    h('dt', {}, 'Created'), h('dd', {}, fmtDate(e.created_at)),
+    h('dt', {}, 'Duration'), h('dd', {}, fmtMs(e.duration_ms)),
+    h('dt', {}, 'Counters'), h('dd', { 'data-testid': 'counters' }, ended(e.status) ? `${e.n_steps} steps · ${e.n_agent_actions} actions · ${e.n_screenshots} screenshots` : 'reported when the run ends'),
+    h('dt', {}, 'Input'), h('dd', {}, h('code', {}, JSON.stringify(e.input_payload))),
+  );
+}
+
+/**
+ * The live view: the browser's frames and the run's log lines over one server-sent-events
+ * stream. Lines may come twice (a new viewer makes the worker send all of them again): one is
+ * kept per sequence number.
+ */
+function startLive(id, { media, steps, onEnd }) {
+  const frame = h('img', { class: 'live-frame', 'data-testid': 'live-frame', 'data-frames': 0, alt: 'The browser, live' });
+  const caption = h('figcaption', { class: 'muted' }, 'Waiting for the first frame…');
+  media.replaceChildren(h('figure', { class: 'live', 'data-testid': 'live' }, h('span', { class: 'live-badge' }, 'LIVE'), frame, caption));
+  const lines = new Map();
+  let frames = 0;
+  let drawing = false;
+
+  const draw = () => {
+    drawing = false;
+    const ordered = [...lines.entries()].sort((a, b) => a[0] - b[0]).map(([, line]) => line);
+    const built = buildSteps(ordered);
+    // Follows the newest step, unless the reader has scrolled up to an earlier one.
+    const following = steps.scrollTop + steps.clientHeight >= steps.scrollHeight - 24;
+    steps.replaceChildren(renderTimeline(built, {}));
+    if (following) steps.scrollTop = steps.scrollHeight;
+  };
+
+  const source = new EventSource(`/live/executions/${encodeURIComponent(id)}`);
+  source.addEventListener('frame', (m) => {
+    frames += 1;
+    frame.src = `data:image/jpeg;base64,${m.data}`;
+    frame.dataset.frames = String(frames);
+    caption.textContent = `${frames} frame${frames === 1 ? '' : 's'} received`;
+  });
+  source.addEventListener('events', (m) => {
+    for (const { seq, line } of JSON.parse(m.data)) lines.set(seq, line);
+    if (!drawing) {
+      drawing = true;
+      requestAnimationFrame(draw);
+    }
+  });
+  source.addEventListener('end', () => {
+    source.close();
+    onEnd();
+  });
+  source.addEventListener('error', () => {
+    // A refused stream (signed out) is not retried by the browser; a dropped one is.
+    if (source.readyState === EventSource.CLOSED) caption.textContent = 'The live view is not available (signed out?).';
+  });
+  steps.replaceChildren(h('p', { class: 'muted', 'data-testid': 'no-steps' }, 'No step yet.'));
+  return source;
+}
+
+async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
+  const [head, vtt, out, logs] = await Promise.all([
+    fetch(artifactUrl(id, 'video.mp4'), { method: 'HEAD' }),
+    fetch(artifactUrl(id, 'steps.vtt'), { method: 'HEAD' }),
+    fetchArtifact(id, 'output.json'),
+    fetchArtifact(id, 'logs.jsonl'),
+  ]);
+  let video;
+  if (head.ok) {
+    video = h('video', { controls: true, preload: 'metadata', src: artifactUrl(id, 'video.mp4'), 'data-testid': 'video' });
+    if (vtt.ok) {
+      video.append(h('track', { kind: 'captions', label: 'Steps', srclang: 'en', default: true, src: artifactUrl(id, 'steps.vtt') }));
+      // The timeline beside the video shows the steps: captions stay loaded but off (the player's menu turns them on).
+      video.textTracks[0].mode = 'hidden';
+    }
+    media.replaceChildren(video);
+  } else {
+    media.replaceChildren(h('p', { class: 'muted' }, 'No video for this execution.'));
+  }
+  output.replaceChildren(out === undefined ? h('p', { class: 'muted' }, 'No output.json.') : h('pre', { 'data-testid': 'output' }, prettyJson(out)));
+  const doc = parseJson(out);
+  const cache = doc?.cache;
+  if (cache && typeof cache === 'object') {
+    // What the run cache did (contract §11): replayed without the model, and where the model took over.
+    const text = cache.used
+      ? `Run cache: ${cache.replayedSteps} step${cache.replayedSteps === 1 ? '' : 's'} replayed, ${cache.modelSteps} by the model${cache.fallbackAtStep ? `; the model took over at step ${cache.fallbackAtStep}: ${cache.reason}` : cache.reason ? ` (${cache.reason})` : ''}.`
+      : `Run cache: not used${cache.reason ? ` (${cache.reason})` : ''}.`;
+    output.prepend(h('p', { class: 'muted', 'data-testid': 'cache' }, text));
+  }
+  const downloads = Array.isArray(doc?.downloads) ? doc.downloads.filter((d) => typeof d?.name === 'string') : [];
+  if (downloads.length > 0) {
+    // Files the pages downloaded, kept as artifacts `downloads/{name}` (contract §12).
+    output.prepend(
+      h('h3', {}, 'Downloads'),
+      h('ul', {}, downloads.map((d) =>
+        h('li', {}, h('a', { href: artifactUrl(id, `downloads/${d.name}`), download: d.name, 'data-testid': 'download' }, d.name), ` ${fmtBytes(d.bytes)} · ${d.contentType ?? ''}`),
+      )),
+    );
+  }
+
+  const lines = (logs ?? '').split('\n').filter(Boolean).flatMap((text) => {
+    try {
+      return [JSON.parse(text)];
+    } catch {
+      return [];
+    }
+  });
+  const built = buildSteps(lines);
+  const failure = e.status === 'failed' && e.error ? `${e.error.code}: ${e.error.message}` : undefined;
+  if (failure) banner.replaceChildren(h('p', { class: 'error banner', 'data-testid': 'execution-error' }, failure));
+  const failedStep = failure && built.length ? built[built.length - 1].step : undefined;
+
+  let list;
+  const highlight = (s, scroll) => {
+    for (const el of list.querySelectorAll('[data-testid=step].current')) {
+      el.classList.remove('current');
+      el.removeAttribute('aria-current');
+    }
+    const el = s && list.querySelector(`[data-testid=step][data-step="${s.step}"]`);
+    if (!el) return;
+    el.classList.add('current');
+    el.setAttribute('aria-current', 'step');
+    if (scroll) el.scrollIntoView({ block: 'nearest' });
+  };
+  // The step last clicked stays marked while the video shows its moment (a step begun in the
+  // video's last frame is shown at the end: a seek past the end stops there).
+  let picked;
+  const seek = (s) => {
+    picked = s;
+    highlight(s, false);
+    if (!video) return;
+    // Before its metadata a video cannot seek: it does once it knows its duration.
+    if (video.readyState >= 1) video.currentTime = momentOf(s) / 1000;
+    else video.addEventListener('loadedmetadata', () => (video.currentTime = momentOf(s) / 1000), { once: true });
+  };
+  const endMs = () => (video && Number.isFinite(video.duration) ? video.duration * 1000 : Infinity);
+  // A step begun after the video's last frame shows on that frame (a seek to the very end would
+  // leave the player waiting for a frame that never comes).
+  const momentOf = (s) => Math.min(s.t, endMs() - LAST_FRAME_MS);
+  list = renderTimeline(built, { executionId: id, failedStep, failure, onPick: seek });
+  steps.replaceChildren(list);
+  if (video && built.length) {
+    const follow = () => {
+      const nowMs = video.currentTime * 1000;
+      if (picked && Math.abs(nowMs - momentOf(picked)) < 2) return highlight(picked, false);
+      picked = undefined;
+      highlight(nowMs >= endMs() - LAST_FRAME_MS - 1 ? built[built.length - 1] : stepAt(built, nowMs), !video.paused);
+    };
+    video.addEventListener('timeupdate', follow);
+    video.addEventListener('seeked', follow);
+  }
+  if (failedStep !== undefined) {
+    const s = built[built.length - 1];
+    seek(s);
+    highlight(s, true);
+  }
+
+  rawLog.replaceChildren(
+    logs === undefined
+      ? h('p', { class: 'muted' }, 'No logs.jsonl.')
+      : h('details', { class: 'raw-log', 'data-testid': 'raw-log' },
+          h('summary', {}, `Raw log (logs.jsonl, ${lines.length} lines)`),
+          h('p', {}, h('a', { href: artifactUrl(id, 'logs.jsonl'), target: '_blank', rel: 'noopener' }, 'Open logs.jsonl')),
+          h('pre', { 'data-testid': 'log' }, logs.split('\n').filter(Boolean).slice(-500).map(describeLine).join('\n')),
+        ),
+  );
+}
+
+function parseJson(text) {
+  try {
+    return JSON.parse(text ?? 'null');
+  } catch {
+    return null;
+  }
+}
+
+function fmtBytes(n) {
+  if (typeof n !== 'number') return '';
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function describeLine(text) {
+  try {
+    const { type, time, ts, ...rest } = JSON.parse(text);
+    const at = time ?? ts;
+    return `${at ? `${String(at).slice(11, 23)} ` : ''}${type ?? ''} ${JSON.stringify(rest)}`;
+  } catch {
+    return text;
+  }
+}

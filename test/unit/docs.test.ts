@@ -1,0 +1,179 @@
+// Keeps docs/ honest where a machine can tell: every setting, error code, log event, metric,
+// specification field and model family the code knows is documented, and no link of the docs
+// (or of the README) leaves the repository or points at a file or heading that does not exist.
+// Users clone the repository alone: a link to a sibling folder or a web page is a dead end.
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config/schema.js';
+import { ERROR_CODES } from '../../src/domain/errors.js';
+import { SPECIFICATION_FIELDS } from '../../src/local-service/validation.js';
+import { MODEL_TABLE } from '../../src/model/tool-versions.js';
+import { createMetrics } from '../../src/telemetry/metrics.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const DOCS = path.join(ROOT, 'docs');
+
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+const docsFiles = () =>
+  readdirSync(DOCS, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => path.join('docs', name));
+
+/** Names that a page must show in backticks, and which of them it does not. */
+function undocumented(file: string, names: readonly string[]): string[] {
+  const text = read(file);
+  return names.filter((name) => !text.includes(`\`${name}\``));
+}
+
+/** The text outside fenced code blocks and inline code spans, where links live. */
+function prose(markdown: string): string {
+  return markdown
+    .replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '')
+    .replace(/(`+)[\s\S]*?\1/g, '');
+}
+
+/** Every link target of a Markdown file: inline links, reference definitions, autolinks, href, bare web addresses. */
+function linkTargets(markdown: string): string[] {
+  const text = prose(markdown);
+  const targets: string[] = [];
+  for (const m of text.matchAll(/\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/g)) targets.push(m[1]!);
+  for (const m of text.matchAll(/^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)) targets.push(m[1]!);
+  for (const m of text.matchAll(/<([a-z][a-z0-9+.-]*:[^>\s]*)>/gi)) targets.push(m[1]!);
+  for (const m of text.matchAll(/href\s*=\s*["']([^"']+)["']/gi)) targets.push(m[1]!);
+  // GitHub turns a bare web address into a link too.
+  for (const m of text.matchAll(/(?<![(<"'])\bhttps?:\/\/[^\s)>\]]+/gi)) targets.push(m[0]);
+  return targets;
+}
+
+/** GitHub's anchor of each heading of a Markdown file (duplicates get `-1`, `-2`, …). */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  const withoutFences = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
+  for (const m of withoutFences.matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const base = m[1]!
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+/** What is wrong with each link of `file` (relative to the repository root): empty when nothing. */
+function linkFaults(file: string): string[] {
+  const faults: string[] = [];
+  const from = path.dirname(path.join(ROOT, file));
+  for (const target of linkTargets(read(file))) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//')) {
+      faults.push(`${file}: ${target} leaves the repository`);
+      continue;
+    }
+    const [pathPart = '', fragment] = target.split('#', 2);
+    const resolved = pathPart === '' ? path.join(ROOT, file) : path.resolve(from, decodeURIComponent(pathPart.split('?')[0]!));
+    if (resolved !== ROOT && !resolved.startsWith(ROOT + path.sep)) {
+      faults.push(`${file}: ${target} points outside the repository`);
+      continue;
+    }
+    if (!existsSync(resolved)) {
+      faults.push(`${file}: ${target} points to a file that does not exist`);
+      continue;
+    }
+    if (fragment !== undefined && resolved.endsWith('.md') && statSync(resolved).isFile() && !anchors(readFileSync(resolved, 'utf8')).has(fragment)) {
+      faults.push(`${file}: ${target} names a heading that does not exist`);
+    }
+  }
+  return faults;
+}
+
+/** Words that would send a reader to a file the repository does not have. */
+const OUTSIDE_REFERENCES = /\.\.\/shared|CONTRACT\.md|seed\/0/;
+
+describe('docs/', () => {
+  it('has an index and the pages it lists', () => {
+    expect(existsSync(path.join(DOCS, 'README.md'))).toBe(true);
+    expect(linkFaults('docs/README.md')).toEqual([]);
+  });
+
+  it('documents every variable of the configuration schema, and those of the local API', () => {
+    expect(undocumented('docs/configuration.md', [...Object.keys(configSchema.shape), 'PORT', 'HOST', 'API_KEYS'])).toEqual([]);
+  });
+
+  it('documents every error code', () => {
+    expect(undocumented('docs/api.md', ERROR_CODES)).toEqual([]);
+  });
+
+  it('documents every specification field', () => {
+    expect(undocumented('docs/specification.md', SPECIFICATION_FIELDS)).toEqual([]);
+  });
+
+  it('documents every model family of the model table', () => {
+    expect(undocumented('docs/action-spaces.md', MODEL_TABLE.map(([prefix]) => (prefix.endsWith('-') ? `${prefix}…` : prefix)))).toEqual([]);
+  });
+
+  it('documents every event type written to logs.jsonl', () => {
+    const types = new Set<string>();
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (entry.name.endsWith('.ts')) {
+          const source = readFileSync(file, 'utf8');
+          // `.emit('type', …)`, or `.emit(cond ? 'a' : 'b', …)`.
+          for (const m of source.matchAll(/\.emit\(\s*(?:'([a-z_]+)'|[^,?()]*\?\s*'([a-z_]+)'\s*:\s*'([a-z_]+)')/g)) {
+            for (const type of m.slice(1)) if (type) types.add(type);
+          }
+        }
+      }
+    };
+    walk(path.join(ROOT, 'src'));
+    // The scan must find the events it is meant to check, or it checks nothing.
+    expect(types).toContain('model_turn');
+    expect(types).toContain('execution_failed');
+    expect(undocumented('docs/counters-and-artifacts.md', [...types].sort())).toEqual([]);
+  });
+
+  it('documents every metric of /metrics', async () => {
+    const metrics = createMetrics();
+    const names = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name).filter((name) => !name.startsWith('execution_worker_process_'));
+    expect(names.length).toBeGreaterThan(5);
+    const text = read('docs/operations.md');
+    expect(names.filter((name) => !text.includes(name))).toEqual([]);
+  });
+
+  it('links only to files and headings inside the repository', () => {
+    expect(docsFiles().flatMap(linkFaults)).toEqual([]);
+  });
+
+  it('sends no reader to ../shared, the contract file or the seed', () => {
+    expect(docsFiles().filter((file) => OUTSIDE_REFERENCES.test(read(file)))).toEqual([]);
+  });
+});
+
+describe('README.md', () => {
+  it('links only to files and headings inside the repository, and not to ../shared', () => {
+    expect(linkFaults('README.md')).toEqual([]);
+    expect(read('README.md')).not.toMatch(OUTSIDE_REFERENCES);
+  });
+});
+
+describe('the link checker', () => {
+  // The checks above pass vacuously if the parser finds no links: make sure it finds each kind.
+  it('finds every kind of link and judges it', () => {
+    const sample = [
+      '[a](queue-and-jobs.md#lost-executions) [b](../../elsewhere.md) [c](https://example.com)',
+      '<https://example.com/x> see https://example.com/y `[not](a-link.md)`',
+      '[d]: missing.md',
+      '```',
+      '[e](inside-a-fence.md)',
+      '```',
+    ].join('\n');
+    expect(linkTargets(sample)).toEqual(['queue-and-jobs.md#lost-executions', '../../elsewhere.md', 'https://example.com', 'missing.md', 'https://example.com/x', 'https://example.com/y']);
+    expect(anchors('# The `started` call\n## Tabs and `browser_state`\n## Tabs and `browser_state`')).toEqual(new Set(['the-started-call', 'tabs-and-browser_state', 'tabs-and-browser_state-1']));
+  });
+});
