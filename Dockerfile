@@ -38,14 +38,16 @@ RUN npm run build \
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 
-# chromium, ffmpeg: Debian's builds (CHROMIUM_PATH, FFMPEG_PATH below).
+# chromium-headless-shell, ffmpeg: Debian's builds (CHROMIUM_PATH, FFMPEG_PATH below). The shell
+# is Chromium without the browser's UI: about half the CPU per execution (README, Benchmarks);
+# full chromium stays for debugging with a window and as a fallback.
 # fonts-liberation: metric-compatible Arial/Times/Courier so pages lay out as on a desktop.
 # fonts-noto-color-emoji: emoji render as glyphs, not boxes, in screenshots and video.
 # tini: PID 1 that forwards SIGTERM to node and reaps Chromium's exited children.
 # ca-certificates: TLS to the API, S3 and Anthropic.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      chromium ffmpeg fonts-liberation fonts-noto-color-emoji tini ca-certificates \
+      chromium chromium-headless-shell ffmpeg fonts-liberation fonts-noto-color-emoji tini ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
 # A fixed uid/gid so Kubernetes can check runAsNonRoot and set fsGroup; Chromium keeps its
@@ -68,7 +70,7 @@ RUN mkdir -p /app/artifacts && chown worker:worker /app/artifacts
 
 ENV NODE_ENV=production \
     HOME=/home/worker \
-    CHROMIUM_PATH=/usr/bin/chromium \
+    CHROMIUM_PATH=/usr/bin/chromium-headless-shell \
     FFMPEG_PATH=/usr/bin/ffmpeg \
     HEALTH_PORT=9090
 

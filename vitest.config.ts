@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Two groups, run one after the other. Most files run two at a time. The load test starts
- * three worker processes and twelve browsers at once: it runs last and alone, because next to it
- * any other browser test is starved of CPU on a 2-core machine (a 7 s CLI run took 80 s).
+ * three worker processes (three browsers, nine executions at once): it runs last and alone,
+ * because next to it any other browser test is starved of CPU on a 2-core machine.
  */
 const ALONE = ['test/faults/load.test.ts'];
 

@@ -1,11 +1,14 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
- * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache).
+ * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache,
+ * throughput, phases).
  */
 import { benchCache } from './cache.js';
 import { benchConfinement } from './confinement.js';
 import { benchLive } from './live-view.js';
+import { benchPhases } from './phases.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
+import { benchThroughput } from './throughput.js';
 import { benchTokens } from './tokens.js';
 import { benchToolset } from './toolset.js';
 import { benchVideo } from './video.js';
@@ -19,6 +22,8 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   toolset: benchToolset,
   cache: benchCache,
   live: benchLive,
+  throughput: benchThroughput,
+  phases: benchPhases,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

@@ -97,8 +97,9 @@ export function createConfinement(opts: { hostRules?: string; logger?: Logger })
       '--disable-domain-reliability',
       '--no-pings',
       // DNS-over-HTTPS needs no flag of its own: it could only resolve names the rules above
-      // already send nowhere. A `--disable-features` here would replace (not extend)
-      // Playwright's own list — Chromium keeps only the last occurrence of that switch.
+      // already send nowhere. Features that only make noise at the proxy (autofill queries)
+      // are turned off by the sandbox's one `--disable-features` (chromium-features.ts): a
+      // second one here would replace it, as Chromium keeps only the last occurrence.
     ];
   };
 

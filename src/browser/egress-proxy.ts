@@ -279,6 +279,9 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       });
       upstream.on('response', (upRes) => {
         res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, upRes.rawHeaders);
+        // Headers on as they come, not with the first body bytes: a stream or a late body must
+        // not hold back the answer the page is waiting for.
+        res.flushHeaders();
         upRes.pipe(res);
       });
       upstream.on('timeout', () => upstream.destroy(new Error('upstream timed out')));

@@ -36,6 +36,12 @@ const CHANGES_MAX = 100;
 const QUIET_MS = 60;
 /** Long-lived requests that never "finish": they must not hold settle() to its cap. */
 const STREAMING_TYPES = new Set(['eventsource', 'websocket']);
+/**
+ * Requests a page's script made: done for the network wait once their answer's headers are in.
+ * Their body is the page's business (a stream may never end; one the page reads is waited for
+ * by the settle probe, which knows when the read resolves).
+ */
+const SCRIPT_TYPES = new Set(['fetch', 'xhr']);
 
 export interface SessionParts {
   browser: Browser;
@@ -63,7 +69,8 @@ export function createSession(parts: SessionParts): BrowserSession {
   const activations: PlaywrightTab[] = [];
   let nextTabNumber = 1;
   const changes: BrowserChange[] = [];
-  const inflight = new Set<Request>();
+  /** Requests under way, with when each started: settle() waits only for those since the action. */
+  const inflight = new Map<Request, number>();
   const networkListeners = new Set<() => void>();
   const activeListeners = new Set<() => void>();
   let pointer = { x: 0, y: 0 };
@@ -175,7 +182,7 @@ export function createSession(parts: SessionParts): BrowserSession {
       }
       tabOf.delete(page);
       tab.dispose();
-      for (const request of inflight) if (frameOwner(request) === page) inflight.delete(request);
+      for (const request of inflight.keys()) if (frameOwner(request) === page) inflight.delete(request);
       if (wasActive) notify(activeListeners);
     });
     return tab;
@@ -199,31 +206,41 @@ export function createSession(parts: SessionParts): BrowserSession {
   };
   context.on('request', (request) => {
     if (STREAMING_TYPES.has(request.resourceType())) return;
-    inflight.add(request);
+    inflight.set(request, Date.now());
     lastNetworkAt = Date.now();
     notify(networkListeners);
+  });
+  context.on('response', (response) => {
+    const request = response.request();
+    if (SCRIPT_TYPES.has(request.resourceType())) settled(request);
   });
   context.on('requestfinished', settled);
   context.on('requestfailed', settled);
 
   /**
-   * Resolves once nothing is in flight and, when a request started or ended after `sinceMs`,
-   * QUIET_MS passed since the last one; or at the deadline.
+   * Resolves once no request started at or after `sinceMs` is in flight and, when one started or
+   * ended after `sinceMs`, QUIET_MS passed since the last one; or at the deadline. Requests older
+   * than the action (a long poll, a stream the page keeps open) are not its consequence.
+   * Resolves with the URLs still awaited when the deadline came (none when the network went quiet).
    */
   const networkQuiet = (sinceMs: number, deadline: number, signal: AbortSignal) =>
-    new Promise<void>((resolve) => {
+    new Promise<string[]>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
-      const finish = () => {
+      const waiting = () => [...inflight.values()].some((startedAt) => startedAt >= sinceMs);
+      const awaited = () => [...inflight].filter(([, startedAt]) => startedAt >= sinceMs).map(([request]) => request.url());
+      const finish = (pending: string[] = []) => {
         clearTimeout(timer);
         networkListeners.delete(check);
-        signal.removeEventListener('abort', finish);
-        resolve();
+        signal.removeEventListener('abort', onAbort);
+        resolve(pending);
       };
+      const onAbort = () => finish();
       function check() {
         clearTimeout(timer);
         const left = deadline - Date.now();
-        if (left <= 0 || signal.aborted) return finish();
-        if (inflight.size > 0) {
+        if (signal.aborted) return finish();
+        if (left <= 0) return finish(awaited());
+        if (waiting()) {
           timer = setTimeout(check, left);
           return;
         }
@@ -236,7 +253,7 @@ export function createSession(parts: SessionParts): BrowserSession {
         timer = setTimeout(check, Math.min(QUIET_MS - idleFor, left));
       }
       networkListeners.add(check);
-      signal.addEventListener('abort', finish, { once: true });
+      signal.addEventListener('abort', onAbort, { once: true });
       check();
     });
 
@@ -260,6 +277,8 @@ export function createSession(parts: SessionParts): BrowserSession {
   };
 
   const checkUrl = (url: string) => parts.reports.check(() => guard.checkUrl(url), { url, layer: 'navigate-tool' });
+  /** A page that keeps requests open after an action costs every step the whole cap: say which. */
+  const logCapped = (pending: string[]) => logger.debug({ pending: pending.slice(0, 5).map((url) => url.slice(0, 200)), count: pending.length }, 'settle stopped waiting for requests at its cap');
 
   const session: BrowserSession = {
     viewport: { ...options.viewport },
@@ -371,8 +390,9 @@ export function createSession(parts: SessionParts): BrowserSession {
         const dom = await pageStill(page, since, deadline);
         // A file chooser the page opened is announced a moment later: the agent is told of it.
         if (dom === 'chooser') await parts.files.whenPending(page, deadline - Date.now());
-        await networkQuiet(since, deadline, signal);
+        const pending = await networkQuiet(since, deadline, signal);
         if (signal.aborted) return;
+        if (pending.length > 0) logCapped(pending);
         if (dom === 'failed') logger.warn({ url: page.url() }, 'the page could not run the settle check; settling on network and load state only');
         const navigated = dom === 'destroyed' || navigations !== navigationsBefore || active() !== page;
         if (!navigated) return;
@@ -383,7 +403,8 @@ export function createSession(parts: SessionParts): BrowserSession {
         const loadedAt = Date.now();
         if (signal.aborted) return;
         await pageStill(current, loadedAt, deadline);
-        await networkQuiet(loadedAt, deadline, signal);
+        const stillPending = await networkQuiet(loadedAt, deadline, signal);
+        if (stillPending.length > 0) logCapped(stillPending);
       } catch (error) {
         logger.debug({ err: firstLine(error) }, 'settle ended early');
       }

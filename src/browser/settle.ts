@@ -23,8 +23,9 @@ const PROBE_KEY = '__executionWorkerSettle';
  * Installed with `context.addInitScript`. Runs before the page's scripts in every frame; keeps
  * its state out of the page's enumerable globals. It answers `lastChange()` (epoch ms of the
  * last DOM change), `leavingSince(t)` (a cross-document navigation the page started since t,
- * not cancelled or intercepted by a router), `requestsBusy(t, quiet)` (fetch and XHR requests
- * made since t, unanswered or answered less than `quiet` ago) and `timersDue(t, horizon)`.
+ * not cancelled or intercepted by a router), `requestsBusy(t, quiet)` (fetch and XHR requests,
+ * and reads of a fetch answer's body, made since t and unanswered or answered less than `quiet`
+ * ago) and `timersDue(t, horizon)`.
  */
 export const SETTLE_PROBE_SCRIPT = `(() => {
   if (window.${PROBE_KEY}) return;
@@ -66,16 +67,22 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
     requests.add(request);
     return () => { request.ended = request.ended || Date.now(); };
   };
-  if (typeof window.fetch === 'function') {
-    const nativeFetch = window.fetch;
-    window.fetch = function (...args) {
-      const end = track();
-      try {
-        const result = nativeFetch.apply(this, args);
-        result.then(end, end);
-        return result;
-      } catch (error) { end(); throw error; }
-    };
+  // A promise-returning function, tracked from its call until its promise settles.
+  const tracked = (native) => function (...args) {
+    const end = track();
+    try {
+      const result = native.apply(this, args);
+      result.then(end, end);
+      return result;
+    } catch (error) { end(); throw error; }
+  };
+  if (typeof window.fetch === 'function') window.fetch = tracked(window.fetch);
+  // Reading an answer's body takes as long as the body takes to arrive, and the network wait
+  // stops at the headers of script requests (a stream may never end): a read is a request too.
+  if (window.Response) {
+    for (const name of ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text']) {
+      if (typeof Response.prototype[name] === 'function') Response.prototype[name] = tracked(Response.prototype[name]);
+    }
   }
   if (window.XMLHttpRequest) {
     const nativeSend = XMLHttpRequest.prototype.send;

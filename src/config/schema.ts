@@ -95,7 +95,7 @@ export const configSchema = z.object({
   ARTIFACTS_DIR: z.string().trim().min(1).default(path.resolve('artifacts')),
   /** Public base of artifact urls: reported url = this + key. */
   ARTIFACT_BASE_URL: optionalUrl(['http:', 'https:']),
-  /** Chromium binary; empty tries Debian's, then Playwright's own download. */
+  /** Chromium binary; empty tries Debian's headless shell, then its Chromium, then Playwright's own download. */
   CHROMIUM_PATH: optionalString,
   /** ffmpeg binary; empty tries the system's. */
   FFMPEG_PATH: optionalString,
@@ -115,7 +115,7 @@ export const configSchema = z.object({
   RUN_CACHE_TTL_MS: int(60_000, 365 * 86_400_000).default(30 * 86_400_000),
   /** Record `video.mp4` of each execution. */
   VIDEO_ENABLED: bool.default(true),
-  /** Video frame rate. */
+  /** Video frames a second at most; a frame lasts until the picture changes (variable rate). */
   VIDEO_FPS: int(1, 30).default(10),
   /** H.264 CRF (lower is better quality, bigger files). */
   VIDEO_CRF: int(0, 51).default(30),

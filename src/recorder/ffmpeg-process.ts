@@ -12,7 +12,7 @@ import ffmpeg from 'fluent-ffmpeg';
 
 export interface EncoderSpec {
   ffmpegPath: string;
-  /** Input and output frame rate: every JPEG written is one frame of 1/fps seconds. */
+  /** The timeline's slots per second: at most this many frames a second (frames carry their own time). */
   fps: number;
   /** x264 constant rate factor. */
   crf: number;
@@ -76,15 +76,13 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
     '-nostats',
     // One thread for the filter graph too, so an execution costs one core at most.
     '-filter_threads', '1',
-    // Start from the first frame instead of probing seconds of input: the format, codec and
-    // rate are given below, so there is nothing to learn, and the graph (with the click
-    // markers' command channel) must be up while the run goes, not after 5 s of video.
+    // Start from the first frame instead of probing seconds of input: the format and codec
+    // are given below, so there is nothing to learn, and the graph (with the click markers'
+    // command channel) must be up while the run goes, not after 5 s of video.
     '-probesize', '32',
     '-analyzeduration', '0',
-    // Frames arrive as concatenated JPEG images on stdin…
-    '-f', 'image2pipe',
-    // …each one lasting exactly 1/fps: the pacer already placed them on the timeline.
-    '-framerate', String(spec.fps),
+    // JPEG frames in a Matroska stream (mkv-stream.ts), each with its time on the timeline.
+    '-f', 'matroska',
     '-c:v', 'mjpeg',
     // Single-threaded JPEG decoding.
     '-threads', '1',
@@ -94,6 +92,9 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
   ];
   const output = [
     '-vf', filters.join(','),
+    // Each frame keeps its time and lasts until the next one: a still page is one frame, not
+    // fps frames a second to decode, convert and encode.
+    '-fps_mode', 'passthrough',
     '-an',
     '-c:v', 'libx264',
     // Cheap encoding for a live recording; the files stay small because screens are mostly still.
@@ -102,7 +103,9 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
     // One encoder thread per execution (x264 otherwise starts one per core plus lookahead).
     '-threads', '1',
     '-x264-params', 'threads=1:lookahead-threads=1:sliced-threads=0',
-    // A keyframe every 10 s keeps seeking in a long video quick without bloating still pages.
+    // A keyframe every 10 s of video (or every fps × 10 frames) keeps seeking in a long video
+    // quick without bloating still pages.
+    '-force_key_frames', 'expr:gte(t,n_forced*10)',
     '-g', String(Math.max(1, Math.round(spec.fps * 10))),
     // The pixel format every browser decodes.
     '-pix_fmt', 'yuv420p',

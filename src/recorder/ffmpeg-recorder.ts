@@ -3,23 +3,29 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Screencast, ScreencastFrame } from '../browser/types.js';
 import type { Logger } from '../telemetry/types.js';
-import { createClickMarker, type ClickMarker } from './click-marker.js';
+import { createClickMarker, MARKER_DURATION_MS, type ClickMarker } from './click-marker.js';
 import { availableFilters, startEncoder, type EncoderProcess } from './ffmpeg-process.js';
 import { resolveFfmpegPath, type FfmpegLocation } from './ffmpeg-path.js';
 import { createFramePacer, slotStartMs, type PacedWrite } from './frame-pacer.js';
+import { mkvFrame, mkvHeader } from './mkv-stream.js';
 import { buildStepsVtt } from './steps-vtt.js';
 import type { ActionMark, ActiveRecording, FinishedVideo, RecorderOptions, VideoRecorder } from './types.js';
 
 /**
- * The video recorder: the session's screencast, paced onto a constant-rate timeline, encoded
+ * The video recorder: the session's screencast, paced onto the wall-clock timeline, encoded
  * to H.264 by one single-threaded ffmpeg while the run goes (issue 3).
  *
  * Flow of a frame: Chromium paints → the adapter calls `onFrame` → the frame waits in a
  * one-place mailbox → the pump gives it to the pacer, which says which earlier frame to write
- * and how many times → the bytes go to ffmpeg's stdin → when the pipe drains (and the frame's
- * slot is over) `onFrame` settles and the adapter acknowledges the frame, so Chromium sends the
- * next one. A slow ffmpeg therefore slows Chromium's frames instead of growing a buffer, and
- * a frame that finds the mailbox full replaces the one waiting there (that one is dropped).
+ * and at which time → the bytes go to ffmpeg's stdin, one Matroska cluster per frame → when
+ * the pipe drains (and the frame's slot is over) `onFrame` settles and the adapter
+ * acknowledges the frame, so Chromium sends the next one. A slow ffmpeg therefore slows
+ * Chromium's frames instead of growing a buffer, and a frame that finds the mailbox full
+ * replaces the one waiting there (that one is dropped).
+ *
+ * Only frames that change the picture are encoded (issue 13): a frame lasts until the next
+ * one, so a page that stays still while the model thinks costs ffmpeg nothing; click markers
+ * ask the pacer for a frame at the start and the end of their window.
  */
 
 export interface FfmpegRecorderOptions {
@@ -39,13 +45,20 @@ export interface FfmpegRecorderOptions {
 }
 
 /**
- * Still periods are written this long after the fact: a frame painted just before now may
- * still be on its way, and the slot it belongs to should not be filled with the older frame.
+ * Slots are closed this long after the fact: a frame painted just before now may still be on
+ * its way, and the slot it belongs to should not be closed with the older frame.
  */
 const STILL_LAG_MS = 500;
-/** Frames written before the marker channel may be waited for: ffmpeg needs them to start. */
-const MARKER_FREE_SLOTS = 2;
-/** How often still periods are written while the run goes (keeps `stop()` quick). */
+/**
+ * Frames written before the marker channel may be waited for: ffmpeg builds its filter graph
+ * (and the marker channel with it) from the first frame. One only: with a variable rate the
+ * second frame may already be seconds later, past a click.
+ */
+const MARKER_FREE_FRAMES = 1;
+/**
+ * How often slots are closed while the run goes: the last frame painted, and a click marker's
+ * frames, reach ffmpeg within a second or two even when nothing else is painted.
+ */
 const STILL_TICK_MS = 1000;
 /** A frame timestamp further than this from our clock is not trusted (the arrival time is used). */
 const MAX_CLOCK_SKEW_MS = 60_000;
@@ -110,7 +123,7 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   let encoderFailed = false;
   let mailbox: { frame: ScreencastFrame; done: () => void } | undefined;
   let mailboxDrops = 0;
-  let slotsEncoded = 0;
+  let framesEncoded = 0;
   let tickDue = false;
   let pumping: Promise<void> | undefined;
   let stopPromise: Promise<FinishedVideo | null> | undefined;
@@ -118,6 +131,14 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   const showMarker = (mark: ActionMark): void => {
     if (!marker || !mark.point) return;
     marker.show((mark.atMs - startedAtMs) / 1000, mark.point.x * outputScale, mark.point.y * outputScale);
+  };
+  /** The marker shows on the frames of [at, at + duration]: a frame where it starts and one just after it ends. */
+  const keepMarkerSlots = (mark: ActionMark): void => {
+    if (!mark.point || !deps.markers) return;
+    const fromSlot = Math.ceil(((mark.atMs - startedAtMs) * fps) / 1000 - 1e-6);
+    const toSlot = Math.floor(((mark.atMs - startedAtMs + MARKER_DURATION_MS) * fps) / 1000 + 1e-6) + 1;
+    pacer.keep(Math.max(0, fromSlot));
+    pacer.keep(Math.max(0, toSlot));
   };
 
   const launch = (frame: ScreencastFrame): void => {
@@ -128,6 +149,8 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
     marker = scratchDir ? createClickMarker({ socketPath: path.join(scratchDir, 'zmq.sock'), logger: log }) : undefined;
     const started = startEncoder({ ffmpegPath, fps, crf, width, height, outputPath, ...(marker ? { extraFilters: marker.filters } : {}) });
     encoder = started;
+    // The stream's header first; its frame size is only a hint (the scale filter decides).
+    void started.write(mkvHeader({ width: frame.width, height: frame.height, frameDurationMs: 1000 / fps }));
     marker?.connect();
     for (const mark of marks) showMarker(mark);
     log.debug({ width, height, fps, crf }, 'encoder started');
@@ -143,23 +166,23 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   /**
    * Holds back the frames of a marked moment until the marker channel is open: ffmpeg opens
    * it only after its first frames, and a command that arrives after the frames of its moment
-   * would draw nothing. The first frames always pass, so ffmpeg can start.
+   * would draw nothing. The first frame always passes, so ffmpeg can start.
    */
   const awaitMarkerFor = async (slot: number): Promise<void> => {
-    if (!marker || markerReady || slot < MARKER_FREE_SLOTS) return;
+    if (!marker || markerReady || framesEncoded < MARKER_FREE_FRAMES) return;
     const slotEndSec = (slot + 1) / fps;
     if (!marks.some((m) => m.point && (m.atMs - startedAtMs) / 1000 < slotEndSec)) return;
     markerReady = true;
     if (!(await marker.whenReady())) log.debug({}, 'click markers unavailable for this video');
   };
 
-  const writeFrames = async (write: PacedWrite<ScreencastFrame>): Promise<void> => {
-    for (let i = 0; i < write.count; i++) {
+  const writeFrames = async (writes: Array<PacedWrite<ScreencastFrame>>): Promise<void> => {
+    for (const write of writes) {
       if (!encoder?.running) return;
-      await awaitMarkerFor(slotsEncoded);
+      await awaitMarkerFor(write.slot);
       if (!encoder?.running) return;
-      slotsEncoded += 1;
-      await encoder.write(write.frame.data);
+      framesEncoded += 1;
+      await encoder.write(mkvFrame(write.frame.data, (write.slot * 1000) / fps));
     }
   };
 
@@ -170,15 +193,13 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
         mailbox = undefined;
         try {
           if (!encoder) launch(frame);
-          const write = pacer.push(frame, frame.timestampMs);
-          if (write) await writeFrames(write);
+          await writeFrames(pacer.push(frame, frame.timestampMs));
         } finally {
           done();
         }
       } else if (tickDue) {
         tickDue = false;
-        const write = pacer.advance(Date.now() - STILL_LAG_MS);
-        if (write) await writeFrames(write);
+        await writeFrames(pacer.advance(Date.now() - STILL_LAG_MS));
       } else {
         return;
       }
@@ -266,14 +287,13 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
         log.warn({ reason: 'no screencast frame arrived' }, 'no video: the browser never sent a frame');
         return null;
       }
-      const last = pacer.finish(endedAtMs);
-      if (last) await writeFrames(last);
+      await writeFrames(pacer.finish(endedAtMs));
       endRequested = true;
       marker?.ending();
       encoder.end();
       const exit = await encoder.exited;
       const droppedFrames = pacer.stats.framesDropped + mailboxDrops;
-      const result: FinishedVideo = { path: outputPath, durationMs: (slotsEncoded * 1000) / fps, frames: slotsEncoded, droppedFrames };
+      const result: FinishedVideo = { path: outputPath, durationMs: (pacer.stats.slotsClosed * 1000) / fps, frames: framesEncoded, droppedFrames };
       if (exit.ok && !encoderFailed) {
         const bytes = await stat(outputPath).then((s) => s.size, () => 0);
         log.info({ ...result, bytes, finishMs: Date.now() - stopStartedMs }, 'video ready');
@@ -311,6 +331,7 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
     mark(mark) {
       marks.push({ ...mark, ...(mark.point ? { point: { ...mark.point } } : {}) });
       showMarker(mark);
+      keepMarkerSlots(mark);
     },
     stop(endedAtMs) {
       stopPromise ??= finish(endedAtMs ?? Date.now());

@@ -1,23 +1,26 @@
 /**
- * Places timestamped frames on a constant-frame-rate timeline (pure, no I/O).
+ * Places timestamped frames on the video's timeline (pure, no I/O).
  *
  * Chromium sends a screencast frame only when the page repaints, so frames arrive at irregular
- * times: many per second during an animation, none for minutes on a still page. The encoder's
- * input runs at a constant rate, so slot k of the video (time k/fps after the start) shows the
- * last frame painted before the slot ended: the held frame is repeated across still periods,
- * and when several frames fall in one slot only the last is kept (the others are dropped).
- * The video's duration is then the wall time, and an action at second t is seen at second t.
+ * times: many per second during an animation, none for minutes on a still page. The timeline is
+ * cut in slots of 1/fps seconds; slot k shows the last frame painted before the slot ended. A
+ * frame is written once, at the start of the first slot it shows in, and lasts until the next
+ * frame written (the video is variable-rate): a still period costs nothing to encode, and an
+ * action at second t is still seen at second t. When several frames fall in one slot only the
+ * last is kept (the others are dropped), so there are never more than fps frames a second.
  *
- * Slots are written lazily: a frame is written for the slots that closed before the next frame
- * arrived, when `advance()` says time has passed (still periods while the run goes), or when
- * `finish()` closes the timeline.
+ * Besides those, the picture of a slot named with `keep()` is written again even if it did not
+ * change: a click marker is drawn on the frames of its time window, so the window's first slot
+ * and the first slot after it need a frame of their own.
+ *
+ * Slots are closed lazily: when the next frame arrives, when `advance()` says time has passed,
+ * or when `finish()` ends the timeline, which writes its last slot so the video lasts until then.
  */
 
 export interface PacedWrite<T> {
-  /** The frame to hand the encoder… */
   frame: T;
-  /** …this many times in a row (one per slot). */
-  count: number;
+  /** The slot whose start is the frame's time on the timeline (slot / fps seconds). */
+  slot: number;
 }
 
 export interface PacerStats {
@@ -25,17 +28,21 @@ export interface PacerStats {
   framesIn: number;
   /** Frames that never made it into a slot (another frame took their slot). */
   framesDropped: number;
-  /** Slots written so far: the video's frame count. */
-  slotsWritten: number;
+  /** Frames written (a kept slot writes a frame again). */
+  framesWritten: number;
+  /** Slots closed so far: the timeline's length, in slots. */
+  slotsClosed: number;
 }
 
 export interface FramePacer<T> {
-  /** A frame painted at `timestampMs` (epoch ms). Returns what to write now, if anything. */
-  push(frame: T, timestampMs: number): PacedWrite<T> | null;
-  /** Fills the slots that ended before `untilMs` with the held frame (still periods). */
-  advance(untilMs: number): PacedWrite<T> | null;
-  /** Ends the timeline at `endedAtMs`: the held frame fills every remaining slot. Idempotent. */
-  finish(endedAtMs: number): PacedWrite<T> | null;
+  /** A frame painted at `timestampMs` (epoch ms). Returns what to write now. */
+  push(frame: T, timestampMs: number): Array<PacedWrite<T>>;
+  /** Closes the slots that ended before `untilMs`. */
+  advance(untilMs: number): Array<PacedWrite<T>>;
+  /** Asks for the picture of `slot` to be written even if unchanged; ignored once the slot closed. */
+  keep(slot: number): void;
+  /** Ends the timeline at `endedAtMs`. Idempotent. */
+  finish(endedAtMs: number): Array<PacedWrite<T>>;
   /** Whether any frame has arrived. */
   readonly hasFrame: boolean;
   readonly stats: Readonly<PacerStats>;
@@ -45,23 +52,36 @@ export function createFramePacer<T>(options: { fps: number; startedAtMs: number 
   const { fps, startedAtMs } = options;
   if (!(fps > 0)) throw new RangeError(`fps must be positive, got ${fps}`);
   const slotMs = 1000 / fps;
-  const stats: PacerStats = { framesIn: 0, framesDropped: 0, slotsWritten: 0 };
+  const stats: PacerStats = { framesIn: 0, framesDropped: 0, framesWritten: 0, slotsClosed: 0 };
 
   let held: T | undefined;
   let heldWritten = false;
+  let lastWrittenSlot = -1;
   let finished = false;
+  /** Slots to write even when their picture did not change, ascending. */
+  let kept: number[] = [];
 
   // Index of the slot an instant falls in; instants before the start go to slot 0, so the
   // first frame also covers the moments before it (there is nothing better to show).
   const slotOf = (ms: number): number => Math.max(0, Math.floor((ms - startedAtMs) / slotMs));
 
-  /** Writes the held frame up to (not including) slot `endSlot`. */
-  const fillTo = (endSlot: number): PacedWrite<T> | null => {
-    if (held === undefined || endSlot <= stats.slotsWritten) return null;
-    const count = endSlot - stats.slotsWritten;
-    stats.slotsWritten = endSlot;
+  const write = (slot: number, writes: Array<PacedWrite<T>>): void => {
+    writes.push({ frame: held as T, slot });
     heldWritten = true;
-    return { frame: held, count };
+    lastWrittenSlot = slot;
+    stats.framesWritten += 1;
+  };
+
+  /** Closes the slots before `endSlot`: the held frame shows in all of them. */
+  const closeTo = (endSlot: number): Array<PacedWrite<T>> => {
+    const writes: Array<PacedWrite<T>> = [];
+    if (held === undefined || endSlot <= stats.slotsClosed) return writes;
+    // A frame shows from the first slot not yet closed (a late frame joins the timeline there).
+    if (!heldWritten) write(stats.slotsClosed, writes);
+    for (const slot of kept) if (slot < endSlot && slot > lastWrittenSlot) write(slot, writes);
+    kept = kept.filter((slot) => slot >= endSlot);
+    stats.slotsClosed = endSlot;
+    return writes;
   };
 
   return {
@@ -70,26 +90,34 @@ export function createFramePacer<T>(options: { fps: number; startedAtMs: number 
     },
     stats,
     push(frame, timestampMs) {
-      if (finished) return null;
+      if (finished) return [];
       stats.framesIn += 1;
       // The held frame shows until the slot this frame falls in.
-      const write = fillTo(slotOf(timestampMs));
+      const writes = closeTo(slotOf(timestampMs));
       if (held !== undefined && !heldWritten) stats.framesDropped += 1;
       held = frame;
       heldWritten = false;
-      return write;
+      return writes;
     },
     advance(untilMs) {
-      if (finished) return null;
+      if (finished) return [];
       // Only slots that are entirely over: slot k ends at (k + 1) * slotMs.
-      return fillTo(Math.max(0, Math.floor((untilMs - startedAtMs) / slotMs)));
+      return closeTo(Math.max(0, Math.floor((untilMs - startedAtMs) / slotMs)));
+    },
+    keep(slot) {
+      if (finished || slot < stats.slotsClosed || kept.includes(slot)) return;
+      kept.push(slot);
+      kept.sort((a, b) => a - b);
     },
     finish(endedAtMs) {
-      if (finished) return null;
+      if (finished) return [];
       finished = true;
-      if (held === undefined) return null;
-      const endSlot = Math.max(Math.round((endedAtMs - startedAtMs) / slotMs), stats.slotsWritten + (heldWritten ? 0 : 1));
-      return fillTo(endSlot);
+      if (held === undefined) return [];
+      const endSlot = Math.max(Math.round((endedAtMs - startedAtMs) / slotMs), stats.slotsClosed + (heldWritten ? 0 : 1));
+      const writes = closeTo(endSlot);
+      // The last frame lasts one slot: one in the last slot takes the video to its end.
+      if (lastWrittenSlot < endSlot - 1) write(endSlot - 1, writes);
+      return writes;
     },
   };
 }

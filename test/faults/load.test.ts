@@ -5,14 +5,22 @@ import { finish } from '../support/scripted-model-server.js';
 import { callsOf, startRig, type FaultRig } from './harness.js';
 
 /**
- * Load: 200 executions across 3 worker processes (4 at once each) with a fast scripted model
- * (one `finish` turn on the shop's first page). Every execution is started once and reported
- * once — 0 lost, 0 duplicated — and the throughput is printed. Video recording is off (VIDEO_ENABLED=false):
- * this measures the queue, browser and reporting path, not ffmpeg, on a 2-core machine.
+ * Load: executions across several worker processes at once, each running several at a time,
+ * with a fast scripted model (one `finish` turn on the shop's first page). Every execution is
+ * started once and reported once, and ran in exactly one worker: 0 lost, 0 duplicated.
+ *
+ * What this proves does not depend on speed, so neither does the test: it is sized to take a
+ * small fraction of its time limit on a loaded 2-core machine (about 20 s alone, where the
+ * limit is 10 minutes). How many executions a second a worker runs is `npm run bench --
+ * throughput`'s figure, not this test's. Video recording is off (VIDEO_ENABLED=false): the
+ * queue, browser and reporting path are under test here, not ffmpeg.
  */
 
-const EXECUTIONS = 200;
+const EXECUTIONS = 60;
 const WORKERS = 3;
+const CONCURRENCY = 3;
+/** Ample for a machine many times slower than the one the suite was sized on. */
+const TIME_LIMIT_MS = 600_000;
 
 let rig: FaultRig;
 
@@ -25,21 +33,14 @@ afterEach(stopAllDaemons);
 afterAll(async () => rig?.close());
 
 describe('load', () => {
-  it(`runs ${EXECUTIONS} executions on ${WORKERS} workers with none lost and none run twice`, { timeout: 240_000 }, async () => {
-    const env = { WORKER_CONCURRENCY: '4', VIDEO_ENABLED: 'false', LOG_LEVEL: 'info' };
+  it(`runs ${EXECUTIONS} executions on ${WORKERS} workers × ${CONCURRENCY} with none lost and none run twice`, { timeout: TIME_LIMIT_MS }, async () => {
+    const env = { WORKER_CONCURRENCY: String(CONCURRENCY), VIDEO_ENABLED: 'false', LOG_LEVEL: 'info' };
     const workers = await Promise.all(Array.from({ length: WORKERS }, (_, i) => rig.startWorker(`load-${i + 1}`, `${rig.tmp}/work-${i + 1}`, env)));
 
     const ids = Array.from({ length: EXECUTIONS }, () => randomUUID());
-    const startedAt = performance.now();
     await rig.queue.addBulk(ids.map((executionId) => ({ name: 'execute', data: { executionId, inputPayload: {}, specification: rig.spec('fast') }, opts: { jobId: executionId } })));
     const finals = await Promise.all(ids.map((id) => rig.api.waitForFinal(id)));
-    const seconds = (performance.now() - startedAt) / 1000;
-
     const perWorker = workers.map((w) => w.find('execution completed').map((l) => l.executionId as string));
-    console.log(
-      `load: ${EXECUTIONS} executions on ${WORKERS} workers × 4 in ${seconds.toFixed(1)} s = ${(EXECUTIONS / seconds).toFixed(2)} executions/s ` +
-        `(per worker: ${perWorker.map((ran) => ran.length).join(', ')}; video off)`,
-    );
 
     expect(finals.every((call) => call.path.endsWith('/completed'))).toBe(true);
     // 0 lost, 0 duplicated: one started and one final report per execution, nothing else.

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
 import type { BrowserSandbox, BrowserSession } from '../../src/browser/types.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
+import type { Logger } from '../../src/telemetry/types.js';
 import { decodePng } from '../support/png.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
 
@@ -14,6 +14,13 @@ import { startStaticServer, type StaticServer } from '../support/static-server.j
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/sites/settle');
 let server: StaticServer;
+/** What the browser layer logged (settle says when it gave up waiting for requests). */
+const logs: Array<{ msg: string; fields: Record<string, unknown> }> = [];
+const capture = (into: typeof logs): Logger => {
+  const at = (fields: Record<string, unknown>, msg?: string) => void into.push({ msg: msg ?? '', fields });
+  return { debug: at, info: at, warn: at, error: at, child: () => capture(into) };
+};
+const capped = () => logs.filter((l) => l.msg === 'settle stopped waiting for requests at its cap');
 let sandbox: BrowserSandbox;
 let session: BrowserSession;
 
@@ -22,6 +29,22 @@ beforeAll(async () => {
     root: ROOT,
     // The form's target answers late with an all-green page; /colour answers late too.
     handle: async (req, res) => {
+      // Never answered (a long poll), or answered with a body that never ends (a stream): the
+      // server closes them when the test ends.
+      if (req.url === '/hang') return true;
+      if (req.url === '/stream') {
+        res.writeHead(200, { 'content-type': 'text/plain', 'x-content-type-options': 'nosniff', 'x-colour': 'rgb(0, 128, 255)' });
+        res.write('first chunk of a stream that goes on');
+        return true;
+      }
+      if (req.url === '/late-body') {
+        // nosniff: Chromium would otherwise hold a text/plain answer's headers for its first bytes.
+        res.writeHead(200, { 'content-type': 'text/plain', 'x-content-type-options': 'nosniff' });
+        res.flushHeaders();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        res.end('rgb(255, 0, 255)');
+        return true;
+      }
       if (req.url === '/colour') {
         await new Promise((resolve) => setTimeout(resolve, 250));
         res.writeHead(200, { 'content-type': 'text/plain' }).end('rgb(255, 255, 0)');
@@ -33,7 +56,7 @@ beforeAll(async () => {
       return true;
     },
   });
-  sandbox = createPlaywrightSandbox({ logger: createSilentLogger(), hostRules: 'MAP settle.test 127.0.0.1' });
+  sandbox = createPlaywrightSandbox({ logger: capture(logs), hostRules: 'MAP settle.test 127.0.0.1' });
 });
 
 afterAll(async () => {
@@ -82,5 +105,22 @@ describe('settle after an action', () => {
   it('waits for a form submission whose navigation starts after the page looked still', async () => {
     await clickAndSettle(120, 160);
     expect(await panel()).toEqual([0, 255, 0]);
+  });
+
+  it('waits for an answer body the page reads after its headers came', async () => {
+    await clickAndSettle(220, 270);
+    expect(await panel()).toEqual([255, 0, 255]);
+  });
+
+  it('waits for a request the action made up to its cap, and neither for it later nor for a body that streams on', async () => {
+    logs.length = 0;
+    // A request that is never answered: settle gives up at its cap and says which one it was.
+    await clickAndSettle(360, 270);
+    expect(capped().map((l) => l.fields.pending)).toEqual([[expect.stringMatching(/\/hang$/)]]);
+    logs.length = 0;
+    // The next action: that request (a long poll now) is older than it; the stream's body never ends.
+    await clickAndSettle(80, 270);
+    expect(await panel()).toEqual([0, 128, 255]);
+    expect(capped()).toEqual([]);
   });
 });

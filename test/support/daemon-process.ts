@@ -45,9 +45,9 @@ export interface DaemonProcess {
 
 const started = new Set<DaemonProcess>();
 
-/** Starts the daemon with `env` over the test process's environment. */
-export function spawnDaemon(name: string, env: Record<string, string>): DaemonProcess {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+/** Starts the daemon with `env` over the test process's environment; `nodeArgs` go to Node (a profiler's flags). */
+export function spawnDaemon(name: string, env: Record<string, string>, nodeArgs: readonly string[] = []): DaemonProcess {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', MAIN], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

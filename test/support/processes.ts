@@ -10,6 +10,8 @@ export interface ProcessInfo {
   state: string;
   /** CPU seconds, this process and its reaped children. */
   cpuSeconds: number;
+  /** CPU seconds of this process alone. */
+  ownCpuSeconds: number;
   rssBytes: number;
 }
 
@@ -38,13 +40,15 @@ export function listProcesses(): ProcessInfo[] {
       const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
       // After "(comm)": [0] state, [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime, [21] rss pages.
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+      const own = Number(f[11]) + Number(f[12]);
+      const ticks = own + Number(f[13]) + Number(f[14]);
       found.push({
         pid,
         ppid: Number(f[1]),
         comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
         state: f[0]!,
         cpuSeconds: ticks / CLOCK_TICKS,
+        ownCpuSeconds: own / CLOCK_TICKS,
         rssBytes: Number(f[21]) * PAGE_BYTES,
       });
     } catch {

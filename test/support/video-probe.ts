@@ -20,18 +20,12 @@ export async function ffprobe(file: string): Promise<{ codec: string; pixFmt: st
   };
 }
 
-/** Decodes the frame at `sec` and returns the RGB of one pixel. */
+/** The RGB of one pixel of the picture shown at `sec` (a frame lasts until the next one). */
 export async function pixelAt(file: string, sec: number, point: { x: number; y: number }): Promise<number[]> {
-  const { stdout } = await new Promise<{ stdout: Buffer }>((resolve, reject) =>
-    execFile(
-      'ffmpeg',
-      ['-v', 'error', '-ss', sec.toFixed(3), '-i', file, '-frames:v', '1', '-vf', `format=rgb24,crop=1:1:${point.x}:${point.y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
-      { encoding: 'buffer' },
-      (error, out) => (error ? reject(error) : resolve({ stdout: out })),
-    ),
-  );
-  expect(stdout.length).toBe(3);
-  return [...stdout];
+  // The timeline at 1000 pictures a second: picture i is what a player shows at i ms.
+  const pixels = await pixelsDuring(file, 1000, sec, 0, point);
+  expect(pixels).toHaveLength(1);
+  return pixels[0]!;
 }
 
 export function isWhite([r, g, b]: number[]): boolean {
@@ -66,14 +60,15 @@ export async function topLevelBoxes(file: string): Promise<string[]> {
 }
 
 /**
- * The pixel at `point` in every frame whose time falls in [sec, sec + spanSec] (frames are
- * 1/fps apart from 0, as the recorder writes them): what a viewer sees there in that window.
+ * The pixel at `point` in what a viewer sees at each instant 1/fps apart in [sec, sec + spanSec].
+ * Frames carry their own time and last until the next one (the recorder writes a variable
+ * rate): the `fps` filter turns that into one picture per instant, as a player shows it.
  */
 export async function pixelsDuring(file: string, fps: number, sec: number, spanSec: number, point: { x: number; y: number }): Promise<number[][]> {
   const { stdout } = await new Promise<{ stdout: Buffer }>((resolve, reject) =>
     execFile(
       'ffmpeg',
-      ['-v', 'error', '-i', file, '-vf', `format=rgb24,crop=1:1:${point.x}:${point.y}`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
+      ['-v', 'error', '-i', file, '-vf', `format=rgb24,crop=1:1:${point.x}:${point.y},fps=${fps}:start_time=0:round=down`, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'],
       { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
       (error, out) => (error ? reject(error) : resolve({ stdout: out })),
     ),

@@ -85,13 +85,13 @@ describe('Dockerfile', () => {
     expect(path.normalize(buildConfig.compilerOptions.outDir)).toBe('dist');
   });
 
-  it('installs Debian Chromium, ffmpeg, fonts, tini and CA certificates without recommends', () => {
+  it('installs Debian Chromium and its headless shell, ffmpeg, fonts, tini and CA certificates without recommends', () => {
     const run = finalOf('RUN').map((i) => i.args).join('\n');
     const install = /apt-get install ([^&;]*)/.exec(run)?.[1] ?? '';
     expect(install).toContain('--no-install-recommends');
     const packages = install.split(/\s+/).filter((w) => w !== '' && !w.startsWith('-'));
     expect(packages).toEqual(
-      expect.arrayContaining(['chromium', 'ffmpeg', 'fonts-liberation', 'fonts-noto-color-emoji', 'tini', 'ca-certificates']),
+      expect.arrayContaining(['chromium', 'chromium-headless-shell', 'ffmpeg', 'fonts-liberation', 'fonts-noto-color-emoji', 'tini', 'ca-certificates']),
     );
     expect(run).toMatch(/rm -rf \/var\/lib\/apt\/lists/);
   });
@@ -111,7 +111,7 @@ describe('Dockerfile', () => {
 
   it('sets the runtime environment', () => {
     const env = envOf(final);
-    expect(env.get('CHROMIUM_PATH')).toBe('/usr/bin/chromium');
+    expect(env.get('CHROMIUM_PATH')).toBe('/usr/bin/chromium-headless-shell');
     expect(env.get('FFMPEG_PATH')).toBe('/usr/bin/ffmpeg');
     expect(env.get('HEALTH_PORT')).toBe('9090');
     expect(env.get('NODE_ENV')).toBe('production');
