@@ -39,15 +39,16 @@ RUN npm run build \
 FROM ${NODE_IMAGE} AS runtime
 
 # chromium-headless-shell, ffmpeg: Debian's builds (CHROMIUM_PATH, FFMPEG_PATH below). The shell
-# is Chromium without the browser's UI: about half the CPU per execution (README, Benchmarks);
-# full chromium stays for debugging with a window and as a fallback.
+# is Chromium without the browser's UI: about half the CPU per execution (README, Benchmarks).
+# Full chromium is not installed: a container has no window to show it in, and leaving it out
+# keeps about 300 MB and the GTK stack out of the image.
 # fonts-liberation: metric-compatible Arial/Times/Courier so pages lay out as on a desktop.
 # fonts-noto-color-emoji: emoji render as glyphs, not boxes, in screenshots and video.
 # tini: PID 1 that forwards SIGTERM to node and reaps Chromium's exited children.
 # ca-certificates: TLS to the API, S3 and Anthropic.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      chromium chromium-headless-shell ffmpeg fonts-liberation fonts-noto-color-emoji tini ca-certificates \
+      chromium-headless-shell ffmpeg fonts-liberation fonts-noto-color-emoji tini ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 
 # A fixed uid/gid so Kubernetes can check runAsNonRoot and set fsGroup; Chromium keeps its

@@ -85,14 +85,16 @@ describe('Dockerfile', () => {
     expect(path.normalize(buildConfig.compilerOptions.outDir)).toBe('dist');
   });
 
-  it('installs Debian Chromium and its headless shell, ffmpeg, fonts, tini and CA certificates without recommends', () => {
+  it("installs Debian's Chromium headless shell (not the full browser), ffmpeg, fonts, tini and CA certificates without recommends", () => {
     const run = finalOf('RUN').map((i) => i.args).join('\n');
     const install = /apt-get install ([^&;]*)/.exec(run)?.[1] ?? '';
     expect(install).toContain('--no-install-recommends');
     const packages = install.split(/\s+/).filter((w) => w !== '' && !w.startsWith('-'));
     expect(packages).toEqual(
-      expect.arrayContaining(['chromium', 'chromium-headless-shell', 'ffmpeg', 'fonts-liberation', 'fonts-noto-color-emoji', 'tini', 'ca-certificates']),
+      expect.arrayContaining(['chromium-headless-shell', 'ffmpeg', 'fonts-liberation', 'fonts-noto-color-emoji', 'tini', 'ca-certificates']),
     );
+    expect(packages).not.toContain('chromium');
+    expect(finalOf('ENV').map((i) => i.args).join('\n')).toMatch(/CHROMIUM_PATH=\/usr\/bin\/chromium-headless-shell/);
     expect(run).toMatch(/rm -rf \/var\/lib\/apt\/lists/);
   });
 
