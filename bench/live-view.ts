@@ -19,14 +19,17 @@ import { startLocalServer } from '../src/local-service/server.js';
 import { createSilentLogger } from '../src/telemetry/logger.js';
 import { computer, delayed, finish, startScriptedModelServer, type ScriptedTurn } from '../test/support/scripted-model-server.js';
 import { percentile, sampleTree } from './process-stats.js';
-import { stepOverheads } from './step-overhead.js';
+import { EARLIER_TOOL_MODEL, stepOverheads } from './step-overhead.js';
 
 const KEY = 'bench-key';
 const STEPS = 40;
 /** Model latency per turn: the page is still while the model thinks, as in a real run. */
 const LATENCY_MS = 300;
 
-/** Clicks and typing: each step repaints the page. */
+/**
+ * Clicks and typing: each step repaints the page. The earlier computer tool, so that each turn is
+ * one action as in the steps bench; the run cache off, so that every run is the model's.
+ */
 function script(): ScriptedTurn[] {
   const turns: ScriptedTurn[] = [];
   for (let i = 0; i < STEPS - 1; i++) turns.push(delayed(i % 2 === 0 ? computer('left_click', { coordinate: [250, 120] }) : computer('type', { text: `step ${i} ` }), LATENCY_MS));
@@ -88,7 +91,7 @@ export async function benchLive(): Promise<Record<string, number>> {
     const res = await fetch(`${api.url}${route}`, { method, headers: { 'x-service-key': KEY, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     return (await res.json()) as Record<string, unknown>;
   };
-  const workflow = await call('POST', '/api/workflows', { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/`, maxSteps: STEPS + 5 });
+  const workflow = await call('POST', '/api/workflows', { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/`, maxSteps: STEPS + 5, model: EARLIER_TOOL_MODEL, cache: false });
 
   const runOnce = async (watched: boolean) => {
     turns.push(...script());
@@ -108,7 +111,11 @@ export async function benchLive(): Promise<Record<string, number>> {
     const after = sampleTree();
     const own = process.cpuUsage(ownBefore);
     if (execution.status !== 'completed') throw new Error(`bench run ended ${String(execution.status)}: ${JSON.stringify(execution.error)}`);
-    const overheads = stepOverheads(await readFile(path.join(artifactsDir, 'executions', id, 'logs.jsonl'), 'utf8'));
+    const logs = await readFile(path.join(artifactsDir, 'executions', id, 'logs.jsonl'), 'utf8');
+    // A script the action space does not take would finish with every action refused and a still page.
+    const failed = logs.split('\n').filter((line) => line.includes('"type":"action"') && line.includes('"ok":false'));
+    if (failed.length > 0) throw new Error(`${failed.length} actions failed in the bench run, e.g. ${failed[0]}`);
+    const overheads = stepOverheads(logs);
     const runSeconds = Number(execution.duration_ms) / 1000;
     return {
       cpuPerSecond: (after.cpuSeconds - before.cpuSeconds) / seconds,

@@ -31,7 +31,7 @@ const logger = createSilentLogger();
  * These figures are those of computer use with one action per turn (the earlier tool version,
  * as they were first measured); the browser toolset's are in bench/toolset.ts.
  */
-const EARLIER_TOOL_MODEL = 'claude-opus-4-7';
+export const EARLIER_TOOL_MODEL = 'claude-opus-4-7';
 
 /** Steps that touch the page: clicks, typing, a key — what a real run does. */
 function script(steps: number, latencyMs: number): ScriptedTurn[] {
