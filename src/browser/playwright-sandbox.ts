@@ -11,7 +11,8 @@ import { disableFeaturesSwitch } from './chromium-features.js';
 import { createConfinement } from './confinement.js';
 import { attachDownloads, type DownloadTracker } from './downloads.js';
 import { attachFileChoosers } from './file-chooser.js';
-import { blockReports, createSession } from './playwright-session.js';
+import { blockReports } from './block-reports.js';
+import { createSession } from './playwright-session.js';
 import { SETTLE_PROBE_SCRIPT } from './settle.js';
 import type { BrowserSandbox, BrowserSession, DownloadEvent } from './types.js';
 

@@ -1,29 +1,22 @@
 /**
  * One execution's browser session on Playwright: its context and pages (following allowed
  * popups), input, settling, screenshots and the screencast, all through the BrowserSession
- * port. Created by the sandbox (playwright-sandbox.ts), which owns the browser process.
+ * port. Created by the sandbox (playwright-sandbox.ts), which owns the browser process. The
+ * context's requests are followed in network-activity.ts, the screencast in tab-screencast.ts,
+ * each tab's page in playwright-tab.ts.
  */
-import { type Browser, type BrowserContext, type CDPSession, type Dialog, type Page, type Request, type Response } from 'playwright-core';
+import { type Browser, type BrowserContext, type Dialog, type Page, type Response } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
+import type { BlockReports } from './block-reports.js';
 import type { SessionGuard } from './confinement.js';
 import type { DownloadTracker } from './downloads.js';
 import type { FileChooserTracker } from './file-chooser.js';
 import { KEYSTROKE_BATCH, keystrokesFor } from './keystrokes.js';
-import { createPlaywrightTab, firstLine, jpegSize, screenshotOf, type PlaywrightTab } from './playwright-tab.js';
+import { trackNetwork } from './network-activity.js';
+import { createPlaywrightTab, firstLine, screenshotOf, type PlaywrightTab } from './playwright-tab.js';
 import { pageStill } from './settle.js';
-import type {
-  BlockedRequest,
-  BrowserChange,
-  DownloadEvent,
-  BrowserSession,
-  FrameHandler,
-  MouseButton,
-  NavigationResult,
-  Screencast,
-  ScreencastOptions,
-  SessionOptions,
-  TabInfo,
-} from './types.js';
+import { followActiveTab } from './tab-screencast.js';
+import type { BrowserChange, DownloadEvent, BrowserSession, MouseButton, NavigationResult, Screencast, SessionOptions, TabInfo } from './types.js';
 
 export { firstLine, jpegSize, pngSize } from './playwright-tab.js';
 
@@ -32,16 +25,6 @@ const NAVIGATION_TIMEOUT_MS = 30_000;
 const SETTLE_CAP_MS = 2_000;
 /** Changes kept for the agent between two reports (a page opening dialogs in a loop). */
 const CHANGES_MAX = 100;
-/** After a request that started or ended since the action, the network must be idle this long. */
-const QUIET_MS = 60;
-/** Long-lived requests that never "finish": they must not hold settle() to its cap. */
-const STREAMING_TYPES = new Set(['eventsource', 'websocket']);
-/**
- * Requests a page's script made: done for the network wait once their answer's headers are in.
- * Their body is the page's business (a stream may never end; one the page reads is waited for
- * by the settle probe, which knows when the read resolves).
- */
-const SCRIPT_TYPES = new Set(['fetch', 'xhr']);
 
 export interface SessionParts {
   browser: Browser;
@@ -69,16 +52,14 @@ export function createSession(parts: SessionParts): BrowserSession {
   const activations: PlaywrightTab[] = [];
   let nextTabNumber = 1;
   const changes: BrowserChange[] = [];
-  /** Requests under way, with when each started: settle() waits only for those since the action. */
-  const inflight = new Map<Request, number>();
-  const networkListeners = new Set<() => void>();
+  /** The context's requests: settle() waits only for those since the action. */
+  const network = trackNetwork(context);
   const activeListeners = new Set<() => void>();
   let pointer = { x: 0, y: 0 };
   let crashed = false;
   /** Main-frame navigations of any page so far; settle() watches it change. */
   let navigations = 0;
-  /** When the network last started or finished a request, and when the agent last acted. */
-  let lastNetworkAt = 0;
+  /** When the agent last acted. */
   let lastInputAt = 0;
   let closing: Promise<void> | undefined;
 
@@ -182,7 +163,7 @@ export function createSession(parts: SessionParts): BrowserSession {
       }
       tabOf.delete(page);
       tab.dispose();
-      for (const request of inflight.keys()) if (frameOwner(request) === page) inflight.delete(request);
+      network.forget(page);
       if (wasActive) notify(activeListeners);
     });
     return tab;
@@ -199,64 +180,6 @@ export function createSession(parts: SessionParts): BrowserSession {
     const tab = tabOf.get(page);
     if (tab) record({ type: 'navigation_refused', tabId: tab.id, url });
   });
-  const settled = (request: Request) => {
-    if (!inflight.delete(request)) return;
-    lastNetworkAt = Date.now();
-    notify(networkListeners);
-  };
-  context.on('request', (request) => {
-    if (STREAMING_TYPES.has(request.resourceType())) return;
-    inflight.set(request, Date.now());
-    lastNetworkAt = Date.now();
-    notify(networkListeners);
-  });
-  context.on('response', (response) => {
-    const request = response.request();
-    if (SCRIPT_TYPES.has(request.resourceType())) settled(request);
-  });
-  context.on('requestfinished', settled);
-  context.on('requestfailed', settled);
-
-  /**
-   * Resolves once no request started at or after `sinceMs` is in flight and, when one started or
-   * ended after `sinceMs`, QUIET_MS passed since the last one; or at the deadline. Requests older
-   * than the action (a long poll, a stream the page keeps open) are not its consequence.
-   * Resolves with the URLs still awaited when the deadline came (none when the network went quiet).
-   */
-  const networkQuiet = (sinceMs: number, deadline: number, signal: AbortSignal) =>
-    new Promise<string[]>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const waiting = () => [...inflight.values()].some((startedAt) => startedAt >= sinceMs);
-      const awaited = () => [...inflight].filter(([, startedAt]) => startedAt >= sinceMs).map(([request]) => request.url());
-      const finish = (pending: string[] = []) => {
-        clearTimeout(timer);
-        networkListeners.delete(check);
-        signal.removeEventListener('abort', onAbort);
-        resolve(pending);
-      };
-      const onAbort = () => finish();
-      function check() {
-        clearTimeout(timer);
-        const left = deadline - Date.now();
-        if (signal.aborted) return finish();
-        if (left <= 0) return finish(awaited());
-        if (waiting()) {
-          timer = setTimeout(check, left);
-          return;
-        }
-        // No request since the input: nothing to wait for. Requests the input caused are seen
-        // by the page check first (fetch, XHR, a form or link navigation), which runs before
-        // this one; a request that ended lately leaves the page a moment to show its answer.
-        if (lastNetworkAt < sinceMs) return finish();
-        const idleFor = Date.now() - lastNetworkAt;
-        if (idleFor >= QUIET_MS) return finish();
-        timer = setTimeout(check, Math.min(QUIET_MS - idleFor, left));
-      }
-      networkListeners.add(check);
-      signal.addEventListener('abort', onAbort, { once: true });
-      check();
-    });
-
   /** Runs a navigation of the active tab; a page that failed to load is an answer, a dead one an exception. */
   const navigation = async (signal: AbortSignal, go: (page: Page) => Promise<Response | null>): Promise<NavigationResult> => {
     const tab = requireTab();
@@ -390,7 +313,7 @@ export function createSession(parts: SessionParts): BrowserSession {
         const dom = await pageStill(page, since, deadline);
         // A file chooser the page opened is announced a moment later: the agent is told of it.
         if (dom === 'chooser') await parts.files.whenPending(page, deadline - Date.now());
-        const pending = await networkQuiet(since, deadline, signal);
+        const pending = await network.quiet(since, deadline, signal);
         if (signal.aborted) return;
         if (pending.length > 0) logCapped(pending);
         if (dom === 'failed') logger.warn({ url: page.url() }, 'the page could not run the settle check; settling on network and load state only');
@@ -403,7 +326,7 @@ export function createSession(parts: SessionParts): BrowserSession {
         const loadedAt = Date.now();
         if (signal.aborted) return;
         await pageStill(current, loadedAt, deadline);
-        const stillPending = await networkQuiet(loadedAt, deadline, signal);
+        const stillPending = await network.quiet(loadedAt, deadline, signal);
         if (stillPending.length > 0) logCapped(stillPending);
       } catch (error) {
         logger.debug({ err: firstLine(error) }, 'settle ended early');
@@ -436,110 +359,32 @@ export function createSession(parts: SessionParts): BrowserSession {
     },
   };
 
+  /** Screencasts still running: the session stops them when it closes. */
   const screencasts = new Set<() => Promise<void>>();
-
-  /** Streams the active tab; when another tab becomes active, moves the stream there. */
-  async function startScreencast(cast: ScreencastOptions, onFrame: FrameHandler): Promise<Screencast> {
-    let stopped = false;
-    let current: { page: Page; client: CDPSession; handler: (event: ScreencastFramePayload) => void } | undefined;
-    let chain = Promise.resolve();
-    let delivery = Promise.resolve();
-
-    const detach = async () => {
-      const was = current;
-      current = undefined;
-      if (!was) return;
-      was.client.off('Page.screencastFrame', was.handler);
-      await was.client.send('Page.stopScreencast').catch(() => undefined);
-    };
-    const attach = async (tab: PlaywrightTab) => {
-      const client = await tab.cdp();
-      const handler = (event: ScreencastFramePayload) => {
-        const ack = () => client.send('Page.screencastFrameAck', { sessionId: event.sessionId }).catch(() => undefined);
-        if (stopped || current?.client !== client) return void ack();
-        const data = Buffer.from(event.data, 'base64');
-        const size = jpegSize(data) ?? { width: event.metadata.deviceWidth, height: event.metadata.deviceHeight };
-        // metadata.timestamp is seconds since the epoch (fractional).
-        const timestampMs = event.metadata.timestamp !== undefined ? event.metadata.timestamp * 1000 : Date.now();
-        // One frame at a time, in order, each acknowledged only when the consumer is done with
-        // it: that is the back-pressure (Chromium keeps a frame or two in flight at most).
-        delivery = delivery.then(async () => {
-          try {
-            if (!stopped) await onFrame({ data, timestampMs, ...size });
-          } catch (error) {
-            logger.warn({ err: firstLine(error) }, 'screencast frame handler failed');
-          } finally {
-            void ack();
-          }
-        });
-      };
-      client.on('Page.screencastFrame', handler);
-      current = { page: tab.page, client, handler };
-      await client.send('Page.startScreencast', { format: 'jpeg', quality: cast.quality, maxWidth: cast.maxWidth, maxHeight: cast.maxHeight, everyNthFrame: 1 });
-    };
-    const follow = () => {
-      chain = chain.then(async () => {
-        const tab = activeTab();
-        if (stopped || current?.page === tab?.page) return;
-        await detach();
-        if (tab && !tab.page.isClosed() && !closing) await attach(tab).catch((error: unknown) => logger.warn({ err: firstLine(error) }, 'screencast could not follow the page'));
-      });
-    };
-    let stopping: Promise<void> | undefined;
+  async function startScreencast(...args: Parameters<BrowserSession['startScreencast']>): Promise<Screencast> {
+    const cast = await followActiveTab(
+      {
+        activeTab,
+        onActiveChange: (listener) => {
+          activeListeners.add(listener);
+          return () => activeListeners.delete(listener);
+        },
+        closing: () => closing !== undefined,
+        logger,
+      },
+      ...args,
+    );
     const stop = () => {
-      stopping ??= (async () => {
-        stopped = true;
-        activeListeners.delete(follow);
-        screencasts.delete(stop);
-        await chain;
-        await detach();
-      })();
-      return stopping;
+      screencasts.delete(stop);
+      return cast.stop();
     };
-    activeListeners.add(follow);
     screencasts.add(stop);
-    follow();
-    await chain;
     return { stop };
   }
 
   return session;
 }
 
-export interface BlockReports {
-  report(event: BlockedRequest): void;
-  /** Runs a URL check and reports a refusal once, whether or not the check reported it. */
-  check(run: () => { ok: true } | { ok: false; reason: string }, what: Omit<BlockedRequest, 'reason'>): { ok: true } | { ok: false; reason: string };
-}
-
-export function blockReports(onBlocked: (event: BlockedRequest) => void): BlockReports {
-  let checking = false;
-  let reportedDuringCheck = false;
-  return {
-    report(event) {
-      if (checking && event.layer === 'navigate-tool') reportedDuringCheck = true;
-      onBlocked(event);
-    },
-    check(run, what) {
-      checking = true;
-      reportedDuringCheck = false;
-      let verdict: ReturnType<typeof run>;
-      try {
-        verdict = run();
-      } finally {
-        checking = false;
-      }
-      if (!verdict.ok && !reportedDuringCheck) onBlocked({ ...what, reason: verdict.reason });
-      return verdict;
-    },
-  };
-}
-
-interface ScreencastFramePayload {
-  data: string;
-  sessionId: number;
-  metadata: { deviceWidth: number; deviceHeight: number; timestamp?: number };
-}
 
 
 function isPlaywrightButton(button: MouseButton): button is 'left' | 'right' | 'middle' {
@@ -573,16 +418,3 @@ export async function closedUnderInput(page: Pick<Page, 'isClosed' | 'waitForEve
     () => page.isClosed(),
   );
 }
-
-function frameOwner(request: Request): Page | undefined {
-  try {
-    return request.frame().page();
-  } catch {
-    // Service-worker requests have no frame.
-    return undefined;
-  }
-}
-
-
-
-
