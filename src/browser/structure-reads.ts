@@ -1,0 +1,225 @@
+/**
+ * Part of the page structure script (structure-script.ts assembles it; same rules: source text,
+ * no backticks): references and reading. `ref_N` numbers for elements (a weak map, this
+ * document only), read_page's tree, find's candidates and the page's text.
+ */
+export const PAGE_READS = `
+  const refs = new Map();
+  const ids = new WeakMap();
+
+  function refOf(el, state) {
+    let ref = ids.get(el);
+    if (ref && refs.get(ref) && refs.get(ref).deref() === el) return ref;
+    ref = 'ref_' + state.next++;
+    ids.set(el, ref);
+    refs.set(ref, new WeakRef(el));
+    return ref;
+  }
+
+  /** One line for an element: role "name" [ref_N] and what the agent needs of its state. */
+  function line(el, r, state, nameText) {
+    const parts = [r];
+    if (nameText) parts.push(quote(nameText));
+    parts.push('[' + refOf(el, state) + ']');
+    const tag = el.localName;
+    if (r === 'heading') { const level = Number(el.getAttribute('aria-level')) || Number(tag.slice(1)); if (level) parts.push('level=' + level); }
+    if (tag === 'input') {
+      const t = inputType(el);
+      if (t === 'file') parts.push('(file input' + (el.accept ? ', accepts ' + el.accept : '') + (el.multiple ? ', multiple' : '') + ')');
+      else if (t !== 'text' && t !== 'checkbox' && t !== 'radio' && t !== 'submit' && t !== 'button') parts.push('type=' + t);
+    }
+    if (tag === 'textarea') parts.push('multiline');
+    if (r === 'checkbox' || r === 'radio' || r === 'switch' || el.hasAttribute('aria-checked')) {
+      const checked = el.getAttribute('aria-checked') != null ? el.getAttribute('aria-checked') === 'true' : !!el.checked;
+      parts.push(checked ? 'checked' : 'unchecked');
+    }
+    if (r === 'option' && (el.selected || el.getAttribute('aria-selected') === 'true')) parts.push('selected');
+    if (el.getAttribute('aria-selected') === 'true' && r !== 'option') parts.push('selected');
+    if (r === 'textbox' || r === 'searchbox' || r === 'combobox' || r === 'listbox' || r === 'slider' || r === 'spinbutton' || tag === 'input') {
+      const v = valueOf(el, r);
+      if (v != null && v !== '' && !(tag === 'input' && ['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image'].includes(inputType(el)))) parts.push('value=' + quote(cut(squash(v), VALUE_MAX)));
+      const ph = squash(el.getAttribute('placeholder'));
+      if (ph && ph !== nameText && (v == null || v === '')) parts.push('placeholder=' + quote(cut(ph, NAME_MAX)));
+    }
+    if (r === 'link') { const href = el.getAttribute('href'); if (href && !/^javascript:/i.test(href)) parts.push('href=' + quote(cut(href, 120))); }
+    if (el.getAttribute('aria-expanded')) parts.push(el.getAttribute('aria-expanded') === 'true' ? 'expanded' : 'collapsed');
+    if (tag === 'details') parts.push(el.open ? 'expanded' : 'collapsed');
+    if (el.required || el.getAttribute('aria-required') === 'true') parts.push('required');
+    if (el.readOnly || el.getAttribute('aria-readonly') === 'true') parts.push('readonly');
+    if (isDisabled(el)) parts.push('disabled');
+    if (el.getAttribute('aria-invalid') === 'true' || (el.validity && el.willValidate && !el.validity.valid && el.value)) parts.push('invalid');
+    if (el === state.focused) parts.push('focused');
+    return parts.join(' ');
+  }
+
+  /**
+   * read_page. filter: undefined (visible elements in the viewport), 'interactive' (interactive
+   * elements in the viewport, flat) or 'all' (also those outside the viewport). The text grows
+   * until maxChars; what did not fit is counted.
+   */
+  function readPage(opts) {
+    const state = { next: opts.next, focused: deepActive() };
+    const filter = opts.filter || 'visible';
+    const maxDepth = Math.max(1, opts.depth || 15);
+    const lines = [];
+    let used = 0;
+    let omitted = 0;
+    let deeper = 0;
+    const push = (text) => {
+      if (used + text.length + 1 > opts.maxChars) { omitted++; return; }
+      lines.push(text);
+      used += text.length + 1;
+    };
+    const inView = (el) => filter === 'all' || opts.wholePage || inViewport(el);
+
+    const pad = (depth) => '  '.repeat(filter === 'interactive' ? 0 : depth);
+    const visit = (node, depth, parentTextual) => {
+      if (node.nodeType === 3) {
+        if (filter === 'interactive' || parentTextual) return;
+        const t = squash(node.data);
+        const host = node.parentElement;
+        if (t && host && inView(host) && visibility(host) === 'shown') push(pad(depth) + 'text ' + quote(cut(t, TEXT_MAX)));
+        return;
+      }
+      if (node.nodeType !== 1 && node.nodeType !== 11) return;
+      if (node.nodeType === 1) {
+        const tag = node.localName;
+        if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'noscript' || tag === 'head') return;
+        const vis = visibility(node);
+        if (vis === 'gone') return;
+        // A label whose control is on the page names that control: its text would only repeat.
+        if (tag === 'label' && node.control) { for (const c of children(node)) visit(c, depth, true); return; }
+        const r = vis === 'shown' ? role(node) : null;
+        let report = false;
+        if (r && inView(node)) {
+          if (filter === 'interactive') report = INTERACTIVE.has(r);
+          else report = INTERACTIVE.has(r) || LANDMARKS.has(r) || TEXTUAL.has(r) || NAME_FROM_CONTENT.has(r);
+        }
+        if (report) {
+          if (depth >= maxDepth) { deeper++; return; }
+          let n;
+          let textual;
+          if (TEXTUAL.has(r)) {
+            const plain = !node.querySelector(CONTROLS);
+            n = plain ? cut(textOf(node), TEXT_MAX) : '';
+            textual = plain;
+          } else {
+            n = name(node, r);
+            textual = NAME_FROM_CONTENT.has(r) && !!n;
+          }
+          push(pad(depth) + line(node, r, state, n));
+          if (tag === 'select') {
+            const options = Array.from(node.options);
+            options.slice(0, OPTIONS_MAX).forEach((o) => {
+              const label = squash(o.label || o.textContent);
+              push((filter === 'interactive' ? '  ' : pad(depth + 1)) + 'option ' + quote(cut(label, NAME_MAX)) + (o.value !== label ? ' value=' + quote(cut(o.value, NAME_MAX)) : '') + (o.selected ? ' selected' : '') + (o.disabled ? ' disabled' : ''));
+            });
+            if (options.length > OPTIONS_MAX) push((filter === 'interactive' ? '  ' : pad(depth + 1)) + '(' + (options.length - OPTIONS_MAX) + ' more options)');
+            return;
+          }
+          if (tag === 'iframe' || tag === 'frame') return;
+          for (const c of children(node)) visit(c, depth + 1, parentTextual || textual);
+          return;
+        }
+        // Inline text with nothing reportable inside (a div of words and <b>s): one text line, not a word per line.
+        if (vis === 'shown' && filter !== 'interactive' && !parentTextual && inView(node) && !node.shadowRoot
+            && Array.from(node.childNodes).some((c) => c.nodeType === 3 && c.data.trim()) && !node.querySelector(STRUCTURED)) {
+          const t = textOf(node);
+          if (t) push(pad(depth) + 'text ' + quote(cut(t, TEXT_MAX)));
+          return;
+        }
+      }
+      for (const c of children(node)) visit(c, depth, parentTextual);
+    };
+
+    let root = document.body || document.documentElement;
+    if (opts.ref) {
+      const el = lookup(opts.ref);
+      if (!el) return { ok: false, error: 'stale' };
+      root = el;
+      const r = role(el);
+      if (r) {
+        push(line(el, r, state, name(el, r)));
+        for (const c of children(el)) visit(c, 1, NAME_FROM_CONTENT.has(r));
+      } else visit(el, 0, false);
+    } else if (root) visit(root, 0, false);
+    return { ok: true, lines, omitted, deeper, next: state.next };
+  }
+
+  function lookup(ref) {
+    const weak = refs.get(ref);
+    const el = weak && weak.deref();
+    if (!el || !el.isConnected) return null;
+    return el;
+  }
+
+  /** Everything find() and locate() compare: role, name and the words around an element. */
+  function candidates() {
+    const out = [];
+    const walk = (node) => {
+      if (node.nodeType !== 1 && node.nodeType !== 11) return;
+      if (node.nodeType === 1) {
+        const tag = node.localName;
+        if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'head') return;
+        const vis = visibility(node);
+        if (vis === 'gone') return;
+        const r = vis === 'shown' ? role(node) : null;
+        if (r && (INTERACTIVE.has(r) || LANDMARKS.has(r) || TEXTUAL.has(r))) {
+          out.push({ el: node, role: r, name: name(node, r) });
+        }
+      }
+      for (const c of children(node)) walk(c);
+    };
+    walk(document.documentElement);
+    return out;
+  }
+
+  /** Words that describe an element beyond its name: placeholder, value, attributes, the heading or legend it sits under. */
+  function context(el) {
+    const words = [el.getAttribute('placeholder'), el.getAttribute('title'), el.getAttribute('name'), el.id,
+      el.getAttribute('data-testid'), el.localName === 'input' ? inputType(el) : el.localName];
+    const group = el.closest('fieldset, form, section, [role=dialog], dialog, nav, header, footer');
+    if (group) {
+      const legend = group.querySelector('legend, h1, h2, h3, h4, [role=heading]');
+      if (legend) words.push(textOf(legend));
+      words.push(group.getAttribute('aria-label'));
+    }
+    return squash(words.filter(Boolean).join(' '));
+  }
+
+  let lastFound = [];
+  /** find(): every candidate with what the worker ranks it by; the elements stay here for linesFor(). */
+  function findCandidates(limit) {
+    const list = candidates().slice(0, limit);
+    lastFound = list.map((c) => c.el);
+    return list.map((c, i) => ({ i, role: c.role, name: c.name, context: context(c.el), inView: inViewport(c.el) }));
+  }
+
+  function linesFor(indices, next) {
+    const state = { next, focused: deepActive() };
+    const lines = [];
+    for (const i of indices) {
+      const el = lastFound[i];
+      if (!el || !el.isConnected) continue;
+      const r = role(el) || el.localName;
+      lines.push(line(el, r, state, TEXTUAL.has(r) ? cut(textOf(el), NAME_MAX * 2) : name(el, r)));
+    }
+    lastFound = [];
+    return { lines, next: state.next };
+  }
+
+  /** The page's visible text, the main content first when the page marks one. */
+  function pageText(maxChars) {
+    const main = document.querySelector('main, [role=main], article');
+    const body = document.body || document.documentElement;
+    const readable = (el) => (el && typeof el.innerText === 'string' ? el.innerText : textOf(el)).replace(/[ \\t]+/g, ' ').replace(/\\n{3,}/g, '\\n\\n').trim();
+    let text = main ? readable(main) : readable(body);
+    if (main) {
+      const rest = readable(body);
+      const mainText = text;
+      if (rest.length > mainText.length) text = mainText + '\\n\\n---\\n' + rest.replace(mainText, '').trim();
+    }
+    const cutAt = text.length > maxChars;
+    return { text: cutAt ? text.slice(0, maxChars) : text, total: text.length, cut: cutAt };
+  }
+`;
