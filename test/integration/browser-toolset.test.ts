@@ -5,7 +5,7 @@ import type { BlockedRequest, BrowserSandbox, BrowserSession } from '../../src/b
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { ToolResultBlock } from '../../src/model/types.js';
 import type { Logger } from '../../src/telemetry/types.js';
-import { READ_PAGE_MAX_CHARS } from '../../src/toolset/browser-toolset.js';
+import { READ_PAGE_MAX_CHARS } from '../../src/toolset/browser-driver.js';
 import { createActionSpace } from '../../src/toolset/create.js';
 import type { ActionReport, ActionSpace } from '../../src/toolset/types.js';
 import { jpegSize } from '../../src/browser/playwright-tab.js';
