@@ -30,14 +30,14 @@ import { tempDir } from '../test/support/env.js';
 import { startRecordingApi, type RecordingApi } from '../test/support/recording-api.js';
 import { delayed, finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedTurn } from '../test/support/scripted-model-server.js';
 import { CPU_KINDS, cpuByKind, percentile, type CpuByKind } from './process-stats.js';
+// The earlier computer tool: one action per turn, each answered with a screenshot.
+import { EARLIER_TOOL_MODEL, stepOverheads } from './step-overhead.js';
 
 const WARM_UP = 10;
 const MEASURED = 30;
 const LONG_RUNS = 8;
 const STEPS = 12;
 const MODEL_LATENCY_MS = 2_000;
-/** The earlier computer tool: one action per turn, each answered with a screenshot. */
-const COMPUTER_MODEL = 'claude-opus-4-7';
 
 const PLAIN_PAGE =
   '<!doctype html><html><head><title>Orders</title><style>body{margin:24px;font:16px/1.5 sans-serif}input{font:inherit;width:320px}</style></head>' +
@@ -175,16 +175,10 @@ async function longRuns(rig: Rig, space: 'browser' | 'computer'): Promise<{ p50:
   return withDaemon(rig, `long-${space}`, { WORKER_CONCURRENCY: String(LONG_RUNS), VIDEO_ENABLED: 'true' }, async (daemon) => {
     await runBatch(rig, 2, 'one');
     const before = cpuByKind(daemon.pid);
-    const { ids } = await runBatch(rig, LONG_RUNS, space, { maxSteps: STEPS + 2, ...(space === 'computer' ? { model: COMPUTER_MODEL } : {}) });
+    const { ids } = await runBatch(rig, LONG_RUNS, space, { maxSteps: STEPS + 2, ...(space === 'computer' ? { model: EARLIER_TOOL_MODEL } : {}) });
     const after = cpuByKind(daemon.pid);
     const overheads: number[] = [];
-    for (const id of ids) {
-      const logs = await readFile(path.join(rig.dir, 'artifacts', 'executions', id, 'logs.jsonl'), 'utf8');
-      for (const line of logs.trim().split('\n')) {
-        const event = JSON.parse(line) as { type: string; overheadMs?: number | null };
-        if (event.type === 'model_turn' && typeof event.overheadMs === 'number') overheads.push(event.overheadMs);
-      }
-    }
+    for (const id of ids) overheads.push(...stepOverheads(await readFile(path.join(rig.dir, 'artifacts', 'executions', id, 'logs.jsonl'), 'utf8')));
     const cpu = CPU_KINDS.reduce((sum, k) => sum + after[k] - before[k], 0);
     return { p50: percentile(overheads, 50), p95: percentile(overheads, 95), cpuPerStep: cpu / (LONG_RUNS * STEPS) };
   });
