@@ -23,6 +23,11 @@ export { firstLine, jpegSize, pngSize } from './playwright-tab.js';
 const NAVIGATION_TIMEOUT_MS = 30_000;
 /** settle() never waits longer than this, whatever the page does. */
 const SETTLE_CAP_MS = 2_000;
+/**
+ * How long settle() waits, past its cap, for a tab the page asked for to show its first document
+ * (or be refused): the agent's next report lists the tab, however slow the machine.
+ */
+const POPUP_WAIT_MS = 10_000;
 /** Changes kept for the agent between two reports (a page opening dialogs in a loop). */
 const CHANGES_MAX = 100;
 
@@ -61,6 +66,12 @@ export function createSession(parts: SessionParts): BrowserSession {
   let navigations = 0;
   /** When the agent last acted. */
   let lastInputAt = 0;
+  /**
+   * When a page the worker did not open last came to an outcome: it joined as a tab, closed
+   * before joining (refused, or a download), or an existing tab took the navigation instead.
+   */
+  let popupOutcomeAt = 0;
+  const popupListeners = new Set<() => void>();
   let closing: Promise<void> | undefined;
 
   const record = (change: BrowserChange) => {
@@ -68,6 +79,27 @@ export function createSession(parts: SessionParts): BrowserSession {
     if (changes.length > CHANGES_MAX) changes.splice(0, changes.length - CHANGES_MAX);
   };
   const notify = (listeners: Set<() => void>) => [...listeners].forEach((fn) => fn());
+  const popupOutcome = () => {
+    popupOutcomeAt = Date.now();
+    notify(popupListeners);
+  };
+  /** Resolves once a popup came to an outcome at or after `since`, or after `ms`, or on abort. */
+  const popupSettled = (since: number, ms: number, signal: AbortSignal) =>
+    new Promise<void>((resolve) => {
+      if (popupOutcomeAt >= since || signal.aborted) return resolve();
+      const finish = () => {
+        clearTimeout(timer);
+        popupListeners.delete(check);
+        signal.removeEventListener('abort', finish);
+        resolve();
+      };
+      const check = () => {
+        if (popupOutcomeAt >= since) finish();
+      };
+      const timer = setTimeout(finish, ms);
+      popupListeners.add(check);
+      signal.addEventListener('abort', finish, { once: true });
+    });
   /** The tab the agent acts on; none once the browser has closed them all (it died). */
   const activeTab = (): PlaywrightTab | undefined => activations[activations.length - 1] ?? tabs[tabs.length - 1];
   const requireTab = (): PlaywrightTab => {
@@ -134,12 +166,15 @@ export function createSession(parts: SessionParts): BrowserSession {
       tabs.push(tab);
       if (!own) record({ type: 'tab_opened', tabId: tab.id });
       activate(tab);
+      if (!own) popupOutcome();
     };
     // Playwright may announce a popup after its first document already committed.
     if (own || /^https?:/i.test(page.url())) join();
     page.on('framenavigated', (frame) => {
       if (frame !== page.mainFrame()) return;
       navigations++;
+      // A link aimed at a named window that is already open navigates that tab.
+      if (tabs.includes(tab) && tab !== activeTab()) popupOutcome();
       // Only allowed http(s) documents can commit (the proxy and the guard refuse the rest);
       // error pages and about:blank do not make a popup a tab.
       if (/^https?:/i.test(frame.url())) join();
@@ -156,6 +191,7 @@ export function createSession(parts: SessionParts): BrowserSession {
       if (!leave) record({ type: 'dialog_dismissed', tabId: tab.id, kind, message: dialog.message() });
     });
     page.on('close', () => {
+      if (!own && !tabs.includes(tab)) popupOutcome();
       const wasActive = tab === activeTab();
       for (const list of [tabs, activations]) {
         const index = list.indexOf(tab);
@@ -303,7 +339,7 @@ export function createSession(parts: SessionParts): BrowserSession {
     },
 
     async settle(signal) {
-      const deadline = Date.now() + SETTLE_CAP_MS;
+      let deadline = Date.now() + SETTLE_CAP_MS;
       try {
         const page = active();
         const navigationsBefore = navigations;
@@ -313,6 +349,12 @@ export function createSession(parts: SessionParts): BrowserSession {
         const dom = await pageStill(page, since, deadline);
         // A file chooser the page opened is announced a moment later: the agent is told of it.
         if (dom === 'chooser') await parts.files.whenPending(page, deadline - Date.now());
+        // So is a new tab, once it shows its first document (or is refused); it then loads
+        // with the time a navigation gets.
+        if (dom === 'popup' && popupOutcomeAt < since) {
+          await popupSettled(since, POPUP_WAIT_MS, signal);
+          deadline = Math.max(deadline, Date.now() + SETTLE_CAP_MS);
+        }
         const pending = await network.quiet(since, deadline, signal);
         if (signal.aborted) return;
         if (pending.length > 0) logCapped(pending);

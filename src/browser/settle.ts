@@ -25,7 +25,8 @@ const PROBE_KEY = '__executionWorkerSettle';
  * last DOM change), `leavingSince(t)` (a cross-document navigation the page started since t,
  * not cancelled or intercepted by a router), `requestsBusy(t, quiet)` (fetch and XHR requests,
  * and reads of a fetch answer's body, made since t and unanswered or answered less than `quiet`
- * ago) and `timersDue(t, horizon)`.
+ * ago), `timersDue(t, horizon)`, and `chooserSince(t)` / `popupSince(t)` (a file chooser or a new
+ * tab or window the page asked for since t).
  */
 export const SETTLE_PROBE_SCRIPT = `(() => {
   if (window.${PROBE_KEY}) return;
@@ -48,10 +49,34 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
   // sometimes well after the page looked still: remember the last one and whether it goes on.
   let leaving;
   const selfTarget = (t) => !t || t === '_self';
+  // A new tab or window this document asked for (a link or form aimed at another target, a
+  // modified or middle click, window.open with a URL): the browser announces it to the worker
+  // a moment later, and settling waits for it.
+  let popup;
+  const baseTarget = () => { const base = document.querySelector('base[target]'); return base ? base.getAttribute('target') : null; };
+  const otherTarget = (t) => !!t && !['_self', '_parent', '_top'].includes(t.toLowerCase());
   addEventListener('submit', (event) => {
-    const target = (event.submitter && event.submitter.getAttribute('formtarget')) || event.target.getAttribute('target');
+    const target = (event.submitter && event.submitter.getAttribute('formtarget')) || event.target.getAttribute('target') || baseTarget();
     if (selfTarget(target)) leaving = { at: Date.now(), event, intercepted: () => false };
+    else if (otherTarget(target)) popup = { at: Date.now(), event };
   }, true);
+  const linkClick = (event) => {
+    const link = event.target && event.target.closest ? event.target.closest('a[href], area[href]') : null;
+    if (!link || link.hasAttribute('download')) return;
+    const elsewhere = otherTarget(link.getAttribute('target') || baseTarget());
+    if (elsewhere || event.button === 1 || event.ctrlKey || event.metaKey || event.shiftKey) popup = { at: Date.now(), event };
+  };
+  addEventListener('click', linkClick, true);
+  addEventListener('auxclick', (event) => { if (event.button === 1) linkClick(event); }, true);
+  if (typeof window.open === 'function') {
+    const nativeOpen = window.open;
+    window.open = function (...args) {
+      const url = args[0] == null ? '' : String(args[0]);
+      const opened = nativeOpen.apply(this, args);
+      if (opened && url && url !== 'about:blank') popup = { at: Date.now() };
+      return opened;
+    };
+  }
   if (window.navigation) {
     window.navigation.addEventListener('navigate', (event) => {
       if (event.destination.sameDocument) return;
@@ -121,6 +146,7 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
     value: {
       lastChange: () => lastChange,
       chooserSince: (since) => chooserAt >= since,
+      popupSince: (since) => !!popup && popup.at >= since && !(popup.event && popup.event.defaultPrevented),
       leavingSince: (since) => !!leaving && leaving.at >= since && !leaving.event.defaultPrevented && !leaving.intercepted(),
       requestsBusy: (since, quiet) => {
         const now = Date.now();
@@ -155,7 +181,9 @@ const STILL_WAIT = `({ key, sinceMs, capMs, quietMs, horizonMs }) => new Promise
   if (observer) observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const finish = () => {
     if (observer) observer.disconnect();
-    resolve(probe && probe.chooserSince && probe.chooserSince(sinceMs) ? 'chooser' : 'quiet');
+    if (probe && probe.chooserSince && probe.chooserSince(sinceMs)) resolve('chooser');
+    else if (probe && probe.popupSince && probe.popupSince(sinceMs)) resolve('popup');
+    else resolve('quiet');
   };
   const still = () => {
     const now = Date.now();
@@ -180,13 +208,14 @@ const DOCUMENT_GONE = /context was destroyed|Cannot find context|navigat|has bee
 
 /**
  * Resolves when the page is still after an input made at `sinceMs` (epoch ms), or at the
- * deadline ('chooser' when the page opened a file chooser meanwhile): at least one animation frame (a pending paint lands), no timer set since the input
+ * deadline ('chooser' when the page opened a file chooser meanwhile, 'popup' when it asked for
+ * a new tab or window): at least one animation frame (a pending paint lands), no timer set since the input
  * due within the horizon, no navigation under way, no script request made since the input still
  * unanswered (or just answered), and no DOM change for DOM_QUIET_MS.
  * 'destroyed' when a navigation replaced the document meanwhile; 'failed' when the page could
  * not run the wait at all (the caller then falls back on the network and load state alone).
  */
-export async function pageStill(page: Page, sinceMs: number, deadline: number): Promise<'quiet' | 'chooser' | 'destroyed' | 'failed'> {
+export async function pageStill(page: Page, sinceMs: number, deadline: number): Promise<'quiet' | 'chooser' | 'popup' | 'destroyed' | 'failed'> {
   const capMs = deadline - Date.now();
   if (capMs <= 0 || page.isClosed()) return 'quiet';
   const args = { key: PROBE_KEY, sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS };
@@ -194,7 +223,7 @@ export async function pageStill(page: Page, sinceMs: number, deadline: number): 
     // The in-page timer ends the wait in a live document; a document being replaced may never
     // run it, so the wait is bounded out here too (the evaluation is dropped with its document).
     const state = await withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`));
-    return state === 'chooser' ? 'chooser' : 'quiet';
+    return state === 'chooser' || state === 'popup' ? state : 'quiet';
   } catch (error) {
     return DOCUMENT_GONE.test(String(error)) ? 'destroyed' : 'failed';
   }

@@ -38,6 +38,20 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Plain</title><input aria-label="Typed" style="font-size:24px"> <input aria-label="Set" style="font-size:24px">');
         return true;
       }
+      // Tabs the page opens: one whose document comes later than settle's 2 s cap.
+      if (req.url === '/opens-tabs') {
+        res.writeHead(200, { 'content-type': 'text/html' }).end(
+          '<!doctype html><title>Opens tabs</title><a href="/slow-tab" target="_blank">Slow price list</a> ' +
+            '<button onclick="window.open(\'/slow-tab?script\')">Open by script</button> ' +
+            '<a href="/slow-tab" target="_blank" onclick="event.preventDefault()">Cancelled link</a> ' +
+            '<a href="http://evil.test/" target="_blank">Refused tab</a>',
+        );
+        return true;
+      }
+      if (req.url?.startsWith('/slow-tab')) {
+        setTimeout(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Slow tab</title><p>Premium: 30 EUR</p>'), 2_500);
+        return true;
+      }
       if (req.url === '/long.html') {
         const rows = Array.from({ length: 4000 }, (_, i) => `<li><a href="/item/${i}">Item number ${i} with a fairly long descriptive name</a></li>`).join('');
         res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Long</title><ul>${rows}</ul>`);
@@ -339,6 +353,40 @@ describe('browser toolset on real Chromium', () => {
     expect(text(refused.result)).toContain('not permitted');
     expect(text((await h.call('teleport')).result)).toMatch(/unknown browser toolset member/);
     expect((await h.call('teleport')).counted).toBe(false);
+  });
+});
+
+describe('browser toolset: tabs the page opens', () => {
+  type Tabs = { tabs: Array<{ tab_id: string; active?: boolean }>; state_changes?: Array<{ type: string; tab_id?: string }> };
+  const tabIds = (report: ActionReport) => (state(report.result) as Tabs).tabs.map((t) => t.tab_id);
+
+  it('reports a tab whose first document comes after the settle cap, opened by a link or a script', async () => {
+    const h = await open({ path: '/opens-tabs' });
+    try {
+      const page = text((await h.call('read_page')).result);
+      const linked = await h.call('left_click', { target: ref(refIn(page, 'link', 'Slow price list')) });
+      expect(tabIds(linked)).toEqual(['tab_1', 'tab_2']);
+      expect(state(linked.result)).toMatchObject({ state_changes: [{ type: 'tab_opened', tab_id: 'tab_2' }] });
+      expect(text((await h.call('get_page_text')).result)).toContain('Premium: 30 EUR');
+      expect((await h.call('switch_tab', { tab_id: 'tab_1' })).ok).toBe(true);
+      const scripted = await h.call('left_click', { target: ref(refIn(page, 'button', 'Open by script')) });
+      expect(tabIds(scripted)).toEqual(['tab_1', 'tab_2', 'tab_3']);
+      expect((state(scripted.result) as Tabs).tabs.find((t) => t.active)?.tab_id).toBe('tab_3');
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('adds no tab for a link whose click the page cancels, nor for one the allow-list refuses', async () => {
+    const h = await open({ path: '/opens-tabs' });
+    try {
+      const page = text((await h.call('read_page')).result);
+      expect(tabIds(await h.call('left_click', { target: ref(refIn(page, 'link', 'Cancelled link')) }))).toEqual(['tab_1']);
+      expect(tabIds(await h.call('left_click', { target: ref(refIn(page, 'link', 'Refused tab')) }))).toEqual(['tab_1']);
+      expect(h.blocked.some((b) => b.url.startsWith('http://evil.test/'))).toBe(true);
+    } finally {
+      await h.close();
+    }
   });
 });
 
