@@ -124,7 +124,14 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   let mailbox: { frame: ScreencastFrame; done: () => void } | undefined;
   let mailboxDrops = 0;
   let framesEncoded = 0;
-  let tickDue = false;
+  /** Where the last tick, minus the lag, asked the timeline to be closed to (null: no tick waiting). */
+  let tickUntilMs: number | null = null;
+  /**
+   * The end of the timeline, fixed the moment stop() is called. Work still queued then (a tick,
+   * a frame) is done after it, possibly much later on a loaded machine: it must not take the
+   * video past the end.
+   */
+  let endAtMs = Number.POSITIVE_INFINITY;
   let pumping: Promise<void> | undefined;
   let stopPromise: Promise<FinishedVideo | null> | undefined;
 
@@ -193,13 +200,14 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
         mailbox = undefined;
         try {
           if (!encoder) launch(frame);
-          await writeFrames(pacer.push(frame, frame.timestampMs));
+          await writeFrames(pacer.push(frame, Math.min(frame.timestampMs, endAtMs)));
         } finally {
           done();
         }
-      } else if (tickDue) {
-        tickDue = false;
-        await writeFrames(pacer.advance(Date.now() - STILL_LAG_MS));
+      } else if (tickUntilMs !== null) {
+        const untilMs = Math.min(tickUntilMs, endAtMs);
+        tickUntilMs = null;
+        await writeFrames(pacer.advance(untilMs));
       } else {
         return;
       }
@@ -253,7 +261,8 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   };
 
   const ticker = setInterval(() => {
-    tickDue = true;
+    // The time is read now: the pump may get to it much later.
+    tickUntilMs = Date.now() - STILL_LAG_MS;
     void kick();
   }, STILL_TICK_MS);
   ticker.unref();
@@ -266,6 +275,7 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
 
   const finish = async (endedAtMs: number): Promise<FinishedVideo | null> => {
     const stopStartedMs = Date.now();
+    endAtMs = endedAtMs;
     stopping = true;
     clearInterval(ticker);
     throttle.abort();

@@ -229,13 +229,15 @@ describe('worker end to end', () => {
       expect(recording.toolVersion).toMatch(shopCase.toolType);
       const video = await object(`${prefix}video.mp4`);
       expect(video.subarray(4, 8).toString()).toBe('ftyp');
-      // The video covers the run on a real-time timeline: its length is the reported duration.
+      // The video covers the run on a real-time timeline: its length is the reported duration,
+      // to the frame (VIDEO_FPS 5: 200 ms, plus the container's rounding), however late the
+      // recorder gets to the work it still had queued at the end.
       const videoFile = path.join(workDir, `${executionId}.mp4`);
       await writeFile(videoFile, video);
       const probe = await ffprobe(videoFile);
       expect(probe.codec).toBe('h264');
       expect(probe.pixFmt).toBe('yuv420p');
-      expect(Math.abs(probe.durationMs - (body.durationMs as number))).toBeLessThanOrEqual(Math.max(500, 0.02 * (body.durationMs as number)));
+      expect(Math.abs(probe.durationMs - (body.durationMs as number))).toBeLessThanOrEqual(Math.max(220, 0.02 * (body.durationMs as number)));
       // Every click shows its marker where it landed (by reference: at the element's point), in
       // the frames of the 0.6 s after its logged time (VIDEO_FPS 5: frames 0.2 s apart).
       const clicks = events.filter((e) => e.type === 'action' && /click/.test((e as { action?: string }).action ?? '')) as unknown as Array<{ t: number; point: { x: number; y: number } }>;
