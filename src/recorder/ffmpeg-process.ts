@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { PassThrough } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
@@ -45,6 +46,11 @@ export interface EncoderProcess {
   readonly running: boolean;
   /** ffmpeg's pid once spawned. */
   readonly pid: number | undefined;
+  /**
+   * CPU time ffmpeg has used so far, in clock ticks (Linux's /proc); undefined where that cannot
+   * be read. Tells a busy encoder (on a loaded machine) from a stuck one.
+   */
+  cpuTicks(): number | undefined;
   /** Settles once, when ffmpeg has exited (or could not start). Never rejects. */
   readonly exited: Promise<EncoderExit>;
 }
@@ -192,7 +198,61 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
     kill(signal) {
       if (running && proc && proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
     },
+    cpuTicks() {
+      return running && proc?.pid !== undefined ? processCpuTicks(proc.pid) : undefined;
+    },
   };
+}
+
+/** User plus system CPU time of a process in clock ticks, from /proc/PID/stat; undefined off Linux or once it is gone. */
+export function processCpuTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    // Field 3 (state) comes first there; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Watches an encoder finish: SIGTERM once it has used no CPU for `idleMs` (stuck), or once
+ * `maxMs` have passed however busy it is; SIGKILL `killGraceMs` after that. An encoder that
+ * keeps using CPU is only slow (a loaded machine, where its lower priority starves it): it is
+ * given more time. Where CPU time cannot be read, `idleMs` is the deadline. Returns a function
+ * that stops watching.
+ */
+export function watchFinish(
+  encoder: { cpuTicks(): number | undefined; kill(signal: NodeJS.Signals): void },
+  limits: { idleMs: number; maxMs: number; killGraceMs: number },
+  report: (event: 'waiting' | 'term' | 'kill', fields: { elapsedMs: number; working?: boolean }) => void,
+): () => void {
+  const startedMs = Date.now();
+  let lastTicks = encoder.cpuTicks();
+  let timer: NodeJS.Timeout;
+  const check = (): void => {
+    const ticks = encoder.cpuTicks();
+    // An encoder started during the stop (its first frame came late) has no earlier reading.
+    const working = ticks !== undefined && (lastTicks === undefined || ticks > lastTicks);
+    lastTicks = ticks;
+    const elapsedMs = Date.now() - startedMs;
+    if (working && elapsedMs + limits.idleMs <= limits.maxMs) {
+      report('waiting', { elapsedMs });
+      timer = setTimeout(check, limits.idleMs);
+      return;
+    }
+    report('term', { elapsedMs, working });
+    encoder.kill('SIGTERM');
+    timer = setTimeout(() => {
+      report('kill', { elapsedMs: Date.now() - startedMs });
+      encoder.kill('SIGKILL');
+    }, limits.killGraceMs);
+  };
+  timer = setTimeout(check, limits.idleMs);
+  return () => clearTimeout(timer);
 }
 
 const filterSupport = new Map<string, Promise<Set<string>>>();

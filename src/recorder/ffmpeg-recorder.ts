@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Screencast, ScreencastFrame } from '../browser/types.js';
 import type { Logger } from '../telemetry/types.js';
 import { createClickMarker, MARKER_DURATION_MS, type ClickMarker } from './click-marker.js';
-import { availableFilters, startEncoder, type EncoderProcess } from './ffmpeg-process.js';
+import { availableFilters, startEncoder, watchFinish, type EncoderProcess } from './ffmpeg-process.js';
 import { resolveFfmpegPath, type FfmpegLocation } from './ffmpeg-path.js';
 import { createFramePacer, slotStartMs, type PacedWrite } from './frame-pacer.js';
 import { mkvFrame, mkvHeader } from './mkv-stream.js';
@@ -38,8 +38,14 @@ export interface FfmpegRecorderOptions {
   logger: Logger;
   /** JPEG quality Chromium encodes screencast frames with. Default 70. */
   jpegQuality?: number;
-  /** How long ffmpeg may take to finish after `stop()` before it gets SIGTERM. Default 20 s. */
+  /**
+   * How long ffmpeg may go without using any CPU while it finishes after `stop()` before it
+   * gets SIGTERM. Default 20 s. An encoder that works (slowly, on a loaded machine, where its
+   * lower priority starves it) is given more of these, up to `finishMaxMs`.
+   */
   finishTimeoutMs?: number;
+  /** The longest ffmpeg may take to finish after `stop()`, working or not. Default 120 s. */
+  finishMaxMs?: number;
   /** Between SIGTERM and SIGKILL. Default 3 s. */
   killGraceMs?: number;
 }
@@ -103,6 +109,7 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   const { session, outputPath, startedAtMs } = options;
   const log = deps.logger.child({ video: path.basename(outputPath) });
   const finishTimeoutMs = deps.finishTimeoutMs ?? 20_000;
+  const finishMaxMs = Math.max(finishTimeoutMs, deps.finishMaxMs ?? 120_000);
   const killGraceMs = deps.killGraceMs ?? 3_000;
 
   await mkdir(path.dirname(outputPath), { recursive: true });
@@ -279,15 +286,17 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
     stopping = true;
     clearInterval(ticker);
     throttle.abort();
-    // Graceful end, then signals on a deadline; every wait below ends when ffmpeg exits.
-    const term = setTimeout(() => {
-      log.warn({ finishTimeoutMs }, 'ffmpeg did not finish in time: SIGTERM');
-      encoder?.kill('SIGTERM');
-    }, finishTimeoutMs);
-    const kill = setTimeout(() => {
-      log.warn({ killGraceMs }, 'ffmpeg ignored SIGTERM: SIGKILL');
-      encoder?.kill('SIGKILL');
-    }, finishTimeoutMs + killGraceMs);
+    // Graceful end, then signals once ffmpeg stops making progress (or at the cap); every wait
+    // below ends when ffmpeg exits. Killing an encoder that is only slow loses the video.
+    const unwatch = watchFinish(
+      { cpuTicks: () => encoder?.cpuTicks(), kill: (signal) => encoder?.kill(signal) },
+      { idleMs: finishTimeoutMs, maxMs: finishMaxMs, killGraceMs },
+      (event, fields) => {
+        if (event === 'waiting') log.info(fields, 'ffmpeg is still finishing the video (the machine is busy); waiting');
+        else if (event === 'kill') log.warn(fields, 'ffmpeg ignored SIGTERM: SIGKILL');
+        else log.warn(fields, fields.working ? 'ffmpeg did not finish within the cap: SIGTERM' : 'ffmpeg made no progress finishing: SIGTERM');
+      },
+    );
     try {
       // No frame after the end of the timeline. A crashed browser may fail this: the frames
       // already received are what there is.
@@ -317,8 +326,7 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
       log.error({ err: exit.error ?? 'ffmpeg failed' }, 'no video: ffmpeg did not finalise the file');
       return null;
     } finally {
-      clearTimeout(term);
-      clearTimeout(kill);
+      unwatch();
       // Should an error escape above, ffmpeg must still not outlive the recording.
       if (encoder?.running) {
         endRequested = true;
