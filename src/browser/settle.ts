@@ -219,12 +219,16 @@ export async function pageStill(page: Page, sinceMs: number, deadline: number): 
   const capMs = deadline - Date.now();
   if (capMs <= 0 || page.isClosed()) return 'quiet';
   const args = { key: PROBE_KEY, sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS };
+  const late = new Error('the page did not answer within the settle cap');
   try {
     // The in-page timer ends the wait in a live document; a document being replaced may never
     // run it, so the wait is bounded out here too (the evaluation is dropped with its document).
-    const state = await withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`));
+    const state = await withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`), () => late);
     return state === 'chooser' || state === 'popup' ? state : 'quiet';
   } catch (error) {
+    // No answer by the cap (a renderer starved on a loaded machine, or a document on its way
+    // out): the wait is over either way, as it would be at the cap.
+    if (error === late) return 'quiet';
     return DOCUMENT_GONE.test(String(error)) ? 'destroyed' : 'failed';
   }
 }

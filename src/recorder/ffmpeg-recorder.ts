@@ -44,7 +44,10 @@ export interface FfmpegRecorderOptions {
    * lower priority starves it) is given more of these, up to `finishMaxMs`.
    */
   finishTimeoutMs?: number;
-  /** The longest ffmpeg may take to finish after `stop()`, working or not. Default 120 s. */
+  /**
+   * The longest ffmpeg may take to finish after `stop()`, working or not. Default 45 s: inside
+   * the minute a stopping daemon gives its executions to finalise and upload.
+   */
   finishMaxMs?: number;
   /** Between SIGTERM and SIGKILL. Default 3 s. */
   killGraceMs?: number;
@@ -109,7 +112,7 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   const { session, outputPath, startedAtMs } = options;
   const log = deps.logger.child({ video: path.basename(outputPath) });
   const finishTimeoutMs = deps.finishTimeoutMs ?? 20_000;
-  const finishMaxMs = Math.max(finishTimeoutMs, deps.finishMaxMs ?? 120_000);
+  const finishMaxMs = Math.max(finishTimeoutMs, deps.finishMaxMs ?? 45_000);
   const killGraceMs = deps.killGraceMs ?? 3_000;
 
   await mkdir(path.dirname(outputPath), { recursive: true });
