@@ -11,6 +11,7 @@ import type { BrowserContext, ElementHandle, FileChooser, Page } from 'playwrigh
 
 import type { Logger } from '../telemetry/types.js';
 import type { FileChooserEvent, FileInputResult, FileInputTarget, StagedFile } from './types.js';
+import { waitUntil } from './wait-until.js';
 
 export interface FileChooserTracker {
   /** The chooser `page` opened and nobody answered, if any. */
@@ -82,21 +83,7 @@ export function attachFileChoosers(
     },
 
     whenPending(page, ms) {
-      if (choosers.has(page)) return Promise.resolve(true);
-      return new Promise<boolean>((resolve) => {
-        const done = () => {
-          if (!choosers.has(page) && !timedOut) return;
-          clearTimeout(timer);
-          waiters.delete(done);
-          resolve(choosers.has(page));
-        };
-        let timedOut = false;
-        const timer = setTimeout(() => {
-          timedOut = true;
-          done();
-        }, Math.max(0, ms));
-        waiters.add(done);
-      });
+      return waitUntil(() => choosers.has(page), waiters, ms);
     },
 
     setFiles(page, names, target) {

@@ -16,6 +16,7 @@ import { trackNetwork } from './network-activity.js';
 import { createPlaywrightTab, firstLine, screenshotOf, type PlaywrightTab } from './playwright-tab.js';
 import { pageStill } from './settle.js';
 import { followActiveTab } from './tab-screencast.js';
+import { waitUntil } from './wait-until.js';
 import type { BrowserChange, DownloadEvent, BrowserSession, MouseButton, NavigationResult, Screencast, SessionOptions, TabInfo } from './types.js';
 
 export { firstLine, jpegSize, pngSize } from './playwright-tab.js';
@@ -83,23 +84,6 @@ export function createSession(parts: SessionParts): BrowserSession {
     popupOutcomeAt = Date.now();
     notify(popupListeners);
   };
-  /** Resolves once a popup came to an outcome at or after `since`, or after `ms`, or on abort. */
-  const popupSettled = (since: number, ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve) => {
-      if (popupOutcomeAt >= since || signal.aborted) return resolve();
-      const finish = () => {
-        clearTimeout(timer);
-        popupListeners.delete(check);
-        signal.removeEventListener('abort', finish);
-        resolve();
-      };
-      const check = () => {
-        if (popupOutcomeAt >= since) finish();
-      };
-      const timer = setTimeout(finish, ms);
-      popupListeners.add(check);
-      signal.addEventListener('abort', finish, { once: true });
-    });
   /** The tab the agent acts on; none once the browser has closed them all (it died). */
   const activeTab = (): PlaywrightTab | undefined => activations[activations.length - 1] ?? tabs[tabs.length - 1];
   const requireTab = (): PlaywrightTab => {
@@ -352,7 +336,7 @@ export function createSession(parts: SessionParts): BrowserSession {
         // So is a new tab, once it shows its first document (or is refused); it then loads
         // with the time a navigation gets.
         if (dom === 'popup' && popupOutcomeAt < since) {
-          await popupSettled(since, POPUP_WAIT_MS, signal);
+          await waitUntil(() => popupOutcomeAt >= since, popupListeners, POPUP_WAIT_MS, signal);
           deadline = Math.max(deadline, Date.now() + SETTLE_CAP_MS);
         }
         const pending = await network.quiet(since, deadline, signal);
