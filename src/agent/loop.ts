@@ -104,7 +104,8 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
       throw new ExecutionError('browser_error', `could not open the start page ${input.startUrl}: ${opened.error ?? 'unknown error'}`);
     }
   }
-  const first = await browserCall(() => space.opening(signal), signal);
+  // A run that takes over a replay sees the page as a read shows it (docs/run-cache.md#replay).
+  const first = await browserCall(() => space.opening(signal, input.resume ? { brief: true } : undefined), signal);
   stats.nScreenshots += first.filter((b) => b.type === 'image').length;
   const opening = input.resume
     ? `${input.resume.done}\nContinue the task from here. This is the browser now.`

@@ -6,13 +6,20 @@
  *
  * A cached run is its model steps, each the actions the model took in one turn, every action
  * with its precondition: the page (URL without query values) and the element it acted on (role
- * and accessible name first). Text that came from the input payload is kept as the input's path
- * (`{{customer.name}}`), never as the value; secrets only ever appear as their placeholders.
+ * and accessible name first). Every value that came from the input payload is kept as the input's
+ * path, never as the value (run-cache-values.ts); secrets only ever appear as their placeholders.
  */
 import { createHash } from 'node:crypto';
+import type { ActionGuard } from './run-cache-values.js';
 import type { Specification } from './specification.js';
 
-export const RUN_CACHE_FORMAT = 'execution-worker/run-cache@1';
+export const RUN_CACHE_FORMAT = 'execution-worker/run-cache@2';
+/**
+ * Formats this worker reads but never replays: `@1` kept booleans, numbers and short text of the
+ * input as literals (docs/run-cache.md#earlier-formats). Such an entry counts as none and is
+ * replaced by the next completed run.
+ */
+export const EARLIER_RUN_CACHE_FORMATS: readonly string[] = ['execution-worker/run-cache@1'];
 
 /** An element as the cache identifies it (the browser port's ElementIdentity, restated for the domain). */
 export interface CachedElement {
@@ -36,6 +43,8 @@ export interface CachedAction {
   page: string;
   target?: CachedElement;
   focus?: CachedElement;
+  /** Input paths the action may depend on without being tied to one: replayed only when the new input holds the same values there. */
+  guard?: ActionGuard;
 }
 
 /** How a value of the output was found on the final page: an element, and the words around the value in its text. */
@@ -102,67 +111,23 @@ export function pageShape(url: string): string {
   }
 }
 
-/** Input values worth templating: strings of 2+ characters (and numbers), with their paths. */
-export function inputValues(maskedInput: unknown): Array<{ path: string; value: string }> {
-  const out: Array<{ path: string; value: string }> = [];
-  const walk = (value: unknown, path: string[]) => {
-    if (typeof value === 'string') {
-      // A secret is already its own placeholder in what the model wrote.
-      if (value.length >= 2 && !/^\{\{[^}]+\}\}$/.test(value)) out.push({ path: path.join('.'), value });
-    } else if (typeof value === 'number' && Number.isFinite(value)) {
-      const text = String(value);
-      if (text.length >= 2) out.push({ path: path.join('.'), value: text });
-    } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, String(i)]));
-    else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
-  };
-  walk(maskedInput, []);
-  // Longest first: a value that contains another is templated whole.
-  return out.filter((v) => v.path !== '').sort((a, b) => b.value.length - a.value.length);
-}
-
-/** Replaces input values in text with `{{path}}` (whole values, or parts of 4+ characters). */
-export function templateText(text: string, values: ReadonlyArray<{ path: string; value: string }>): string {
-  let out = text;
-  for (const { path, value } of values) {
-    if (out === value) return `{{${path}}}`;
-    if (value.length >= 4 && out.includes(value)) out = out.split(value).join(`{{${path}}}`);
-  }
-  return out;
-}
-
-/** Every string in a JSON value templated. */
-export function templateValue<T>(value: T, values: ReadonlyArray<{ path: string; value: string }>): T {
-  if (typeof value === 'string') return templateText(value, values) as T;
-  if (Array.isArray(value)) return value.map((v) => templateValue(v, values)) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, templateValue(v, values)])) as T;
-  return value;
-}
-
 /**
- * Fills `{{path}}` with the new input's values. Secret paths (and paths the input lacks) keep
- * their placeholder: secrets are revealed where they are typed, as in any run.
+ * Whether the page is where a cached action was: the same shape, or the same once the numbers in
+ * its path are set aside (`/invoice/1042` and `/invoice/1077`: a record's own page, by its id).
  */
-export function fillTemplate<T>(value: T, maskedInput: unknown, secretPaths: readonly string[]): T {
-  if (typeof value === 'string') {
-    return value.replace(/\{\{\s*([A-Za-z0-9_.\-[\]]+)\s*\}\}/g, (whole, path: string) => {
-      const normalised = path.replace(/\[(\d+)\]/g, '.$1');
-      if (secretPaths.includes(normalised)) return whole;
-      const found = lookup(maskedInput, normalised.split('.'));
-      return typeof found === 'string' || typeof found === 'number' ? String(found) : whole;
-    }) as T;
+export function samePage(cached: string, now: string): boolean {
+  if (cached === now) return true;
+  try {
+    const [a, b] = [new URL(cached), new URL(now)];
+    return a.origin === b.origin && a.search === b.search && numbersAside(a.pathname) === numbersAside(b.pathname);
+  } catch {
+    return false;
   }
-  if (Array.isArray(value)) return value.map((v) => fillTemplate(v, maskedInput, secretPaths)) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillTemplate(v, maskedInput, secretPaths)])) as T;
-  return value;
 }
 
-function lookup(value: unknown, path: string[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
+/** Text with its runs of digits set aside: the shape of a name or path that embeds a record's id. */
+export function numbersAside(text: string): string {
+  return text.replace(/\d+/g, '#');
 }
 
 /** Reads a stored entry; anything not of this format is no cache at all. */

@@ -12,19 +12,18 @@ import { runAgent, type AgentDeps, type AgentInput, type AgentOutcome, type RunS
 import type { BrowserSession } from '../browser/types.js';
 import { ExecutionError } from '../domain/errors.js';
 import {
+  EARLIER_RUN_CACHE_FORMATS,
   RUN_CACHE_FORMAT,
   cacheFingerprint,
-  fillTemplate,
-  inputValues,
   pageShape,
   parseCacheEntry,
-  templateText,
-  templateValue,
   type CacheReport,
   type CachedAction,
+  type CachedElement,
   type OutputSource,
   type RunCacheEntry,
 } from '../domain/run-cache.js';
+import { fillText, inputLeaves, templateText, tieAction, type InputLeaf } from '../domain/run-cache-values.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import type { RunCacheStore } from './types.js';
@@ -55,9 +54,9 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
   const toolType = space.toolType;
   const fingerprint = cacheFingerprint(agentInput.spec, toolType);
   const report: CacheReport = { used: false, replayedSteps: 0, modelSteps: 0, fallbackAtStep: null, reason: null };
-  const values = inputValues(agentInput.vault.maskedPayload);
+  const values = inputLeaves(agentInput.vault.maskedPayload);
   /** The run as it goes, step by step: what the next cache will hold. */
-  const steps: ActionTrace[][] = [];
+  const steps: RunStep[] = [];
   const modelSteps = new Map<number, ActionTrace[]>();
   const deps: AgentDeps = {
     ...agentDeps,
@@ -78,11 +77,13 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
     if (!opened.ok) throw new ExecutionError('browser_error', `could not open the start page ${agentInput.startUrl}: ${opened.error ?? 'unknown error'}`);
     const replay = await replaySteps(
       { space, session, events, ...(agentDeps.onAction ? { onAction: agentDeps.onAction } : {}), ...(agentDeps.now ? { now: agentDeps.now } : {}) },
-      { steps: entry.steps, maskedInput: agentInput.vault.maskedPayload, secretPaths: agentInput.vault.paths, maxSteps: agentInput.maxSteps, signal: agentInput.signal },
+      { steps: entry.steps, maskedInput: agentInput.vault.maskedPayload, secretPaths: agentInput.vault.paths, salt: entry.fingerprint, maxSteps: agentInput.maxSteps, signal: agentInput.signal },
       stats,
     );
     report.replayedSteps = replay.replayed;
-    steps.push(...replay.traces);
+    // Steps the page was already past stay in the next cache as they were.
+    steps.push(...replay.skipped.map((cached) => ({ cached })), ...replay.traces);
+    if (replay.skipped.length > 0) report.reason = `the replay started at step ${replay.skipped.length + 1}: the page was already past the steps before it`;
     if (replay.stopped) {
       report.fallbackAtStep = replay.stopped.atStep;
       report.reason = replay.stopped.reason;
@@ -93,7 +94,7 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
         events.emit('finish', { status: 'completed', by: 'cache' });
         outcome = { status: 'completed', output: read.output };
       } else {
-        report.reason = `output: ${read.reason}`;
+        report.reason = `${report.reason ? `${report.reason}; ` : ''}output: ${read.reason}`;
         const pageText = await pageTextFor(session, agentInput.vault.redact);
         const done = summary(replay, `Every step of the task was replayed. Read the output from the page and call finish.${pageText ? `\nThe page's text:\n${pageText}` : ''}`);
         outcome = await runAgent(deps, { ...agentInput, resume: { done, steps: replay.replayed } }, stats);
@@ -104,7 +105,8 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
   for (const [, traces] of [...modelSteps.entries()].sort((a, b) => a[0] - b[0])) steps.push(traces);
 
   if (store && versionId && outcome.status === 'completed' && (report.modelSteps > 0 || !entry)) {
-    const next = await buildEntry({ versionId, fingerprint, toolType, executionId: options.executionId, steps, values, output: outcome.output, session, now: options.now });
+    const specText = [agentInput.spec.prompt, ...(agentInput.spec.steps ?? [])].join('\n');
+    const next = await buildEntry({ versionId, fingerprint, toolType, executionId: options.executionId, steps, values, specText, output: outcome.output, session, now: options.now });
     try {
       // What is stored passes the secrets' redaction once more: a page can show a secret anywhere.
       await store.put(versionId, agentInput.vault.redactValue(next));
@@ -131,7 +133,9 @@ async function load(store: RunCacheStore, versionId: string, fingerprint: string
     return undefined;
   }
   const entry = parseCacheEntry(raw);
-  if (!entry || entry.versionId !== versionId) report.reason = 'the cached run is not readable';
+  const format = (raw as { format?: unknown } | null)?.format;
+  if (typeof format === 'string' && EARLIER_RUN_CACHE_FORMATS.includes(format)) report.reason = `the cached run is of an earlier format (${format}) that may hold input values as literals: it is not replayed`;
+  else if (!entry || entry.versionId !== versionId) report.reason = 'the cached run is not readable';
   else if (entry.fingerprint !== fingerprint) report.reason = 'the cached run was made for another specification';
   else if (entry.toolType !== toolType) report.reason = `the cached run used ${entry.toolType}, this run ${toolType}`;
   else if (entry.steps.length === 0) report.reason = 'the cached run has no steps';
@@ -139,11 +143,21 @@ async function load(store: RunCacheStore, versionId: string, fingerprint: string
   return undefined;
 }
 
-/** What the model is told when it takes over: what the replay did, then why it stopped. */
+/** Replayed steps listed one by one, at most; more are counted. */
+const SUMMARY_STEPS = 6;
+
+/**
+ * What the model is told when it takes over: how many steps were replayed and the last few of
+ * them, each on one line, then why the replay stopped. Short: the page itself follows.
+ */
 function summary(replay: ReplayResult, why: string): string {
-  const lines = replay.done.map((label, i) => `${i + 1}. ${label}`);
-  const done = lines.length ? `These actions were replayed from an earlier run of this workflow, on this input:\n${lines.join('\n')}` : 'Nothing could be replayed from the earlier run of this workflow.';
-  return `${done}\n${why}`;
+  if (replay.done.length === 0) return `Nothing could be replayed from the earlier run of this workflow.\n${why}`;
+  const count = replay.done.reduce((sum, labels) => sum + labels.length, 0);
+  const shown = replay.done.slice(-SUMMARY_STEPS);
+  const first = replay.done.length - shown.length;
+  const lines = shown.map((labels, i) => `${first + i + 1}. ${labels.join('; ') || '(reads only)'}`);
+  const earlier = first > 0 ? `(steps 1–${first} not listed)\n` : '';
+  return `${count} actions were replayed from an earlier run of this workflow, on this input, step by step:\n${earlier}${lines.join('\n')}\n${why}`;
 }
 
 async function pageTextFor(session: BrowserSession, redact: (text: string) => string): Promise<string> {
@@ -156,28 +170,41 @@ interface BuildOptions {
   fingerprint: string;
   toolType: string;
   executionId: string;
-  steps: ActionTrace[][];
-  values: Array<{ path: string; value: string }>;
+  steps: RunStep[];
+  values: InputLeaf[];
+  specText: string;
   output: unknown;
   session: BrowserSession;
   now: () => number;
 }
 
-/** The completed run as the version's cache: its steps, templated by the input, and where its output was read. */
+/** A step of the run as it goes: the actions it ran, or a cached step the replay did not need to run. */
+type RunStep = ActionTrace[] | { cached: CachedAction[] };
+
+/** The completed run as the version's cache: its steps, their values tied to the input, and where its output was read. */
 async function buildEntry(options: BuildOptions): Promise<RunCacheEntry> {
   const { values } = options;
+  const ctx = { leaves: values, specText: options.specText, salt: options.fingerprint };
   const steps = options.steps
-    .map((traces) =>
-      traces.map(
-        (trace): CachedAction => ({
-          tool: trace.tool,
-          ...(trace.toolsetName ? { toolsetName: trace.toolsetName } : {}),
-          input: templateValue(withoutRefs(trace.input), values),
-          page: pageShape(trace.url),
-          ...(trace.target ? { target: templateValue(trace.target, values) } : {}),
-          ...(trace.focus ? { focus: templateValue(trace.focus, values) } : {}),
-        }),
-      ),
+    .map((step) =>
+      'cached' in step
+        ? step.cached
+        : step.map((trace): CachedAction => {
+            const action = trace.toolsetName ? trace.tool : String(trace.input.action ?? trace.tool);
+            const tied = tieAction(
+              { action, input: withoutRefs(trace.input), ...(trace.target ? { target: { ...trace.target } } : {}), ...(trace.focus ? { focus: { ...trace.focus } } : {}) },
+              ctx,
+            );
+            return {
+              tool: trace.tool,
+              ...(trace.toolsetName ? { toolsetName: trace.toolsetName } : {}),
+              input: tied.input,
+              page: pageShape(trace.url),
+              ...(tied.target ? { target: tied.target as unknown as CachedElement } : {}),
+              ...(tied.focus ? { focus: tied.focus as unknown as CachedElement } : {}),
+              ...(tied.guard ? { guard: tied.guard } : {}),
+            };
+          }),
     )
     .filter((step) => step.length > 0);
   const output = await outputSources(options.session, options.output, values);
@@ -202,7 +229,7 @@ function withoutRefs(input: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Where each value of the output shows on the final page; undefined when one cannot be found. */
-async function outputSources(session: BrowserSession, output: unknown, values: Array<{ path: string; value: string }>): Promise<RunCacheEntry['output']> {
+async function outputSources(session: BrowserSession, output: unknown, values: InputLeaf[]): Promise<RunCacheEntry['output']> {
   const tab = session.tab();
   if (!tab) return undefined;
   const leaves: Array<{ path: string; value: string | number }> = [];
@@ -249,8 +276,8 @@ async function readOutput(session: BrowserSession, recipe: NonNullable<RunCacheE
   for (const source of recipe.sources) {
     const text = await tab.readText(source.element);
     if (text === null) return { ok: false, reason: `the ${source.element.role} the output ${source.path} was read from is not on the page` };
-    const before = fillTemplate(source.before, input.vault.maskedPayload, input.vault.paths);
-    const after = fillTemplate(source.after, input.vault.maskedPayload, input.vault.paths);
+    const before = fillText(source.before, input.vault.maskedPayload, input.vault.paths);
+    const after = fillText(source.after, input.vault.maskedPayload, input.vault.paths);
     const start = before ? text.indexOf(before) : 0;
     if (start < 0) return { ok: false, reason: `the text around ${source.path} changed` };
     const from = start + before.length;

@@ -24,6 +24,8 @@ const NOT_EXECUTED = 'Not executed: an earlier action in this turn failed.';
 
 /** The opening's overview of the page's interactive elements: a few thousand tokens at most. */
 const OPENING_MAX_CHARS = 12_000;
+/** The brief opening's (a model taking over a replay): what is in view, as a read would show it. */
+const BRIEF_MAX_CHARS = 4_000;
 
 /** Members that only read: not counted as actions (contract §4), and the page needs no settling after them. */
 export const READ_MEMBERS = new Set(['screenshot', 'zoom', 'read_page', 'find', 'get_page_text', 'list_tabs', 'read_console', 'read_network']);
@@ -75,7 +77,7 @@ export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpac
         ...(ok && counted && state.trace ? { trace: state.trace } : {}),
       };
     },
-    async opening(signal) {
+    async opening(signal, options) {
       // The page's interactive elements with their references, and what it looks like: the model
       // can act in its first turn instead of spending it on a read.
       await session.settle(signal);
@@ -83,11 +85,14 @@ export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpac
       const tab = session.tab();
       // The whole page's, not only the viewport's: a form's last fields and its button are below
       // the fold more often than not, and a click by reference scrolls to them.
-      const read = tab ? await tab.readPage({ filter: 'interactive', wholePage: true, maxChars: OPENING_MAX_CHARS }) : undefined;
+      // Brief (a model taking over a replay): those in view, as read_page shows them.
+      const brief = options?.brief === true;
+      const read = tab ? await tab.readPage({ filter: 'interactive', wholePage: !brief, maxChars: brief ? BRIEF_MAX_CHARS : OPENING_MAX_CHARS }) : undefined;
       const title = tab ? await tab.title() : '';
       const elements = read?.ok && read.value.lines.length ? read.value.lines.join('\n') : '(no interactive elements)';
       const more = read?.ok && read.value.omitted > 0 ? `\n[${read.value.omitted} more elements not shown: use find or read_page]` : '';
-      const text = `The active tab is ${tab?.id ?? 'tab_1'}: ${secrets.redact(title)} (${secrets.redact(session.currentUrl())}). The page's interactive elements, in and below the viewport:\n${secrets.redact(elements)}${more}`;
+      const where = brief ? 'in the viewport (read_page or find show the rest)' : 'in and below the viewport';
+      const text = `The active tab is ${tab?.id ?? 'tab_1'}: ${secrets.redact(title)} (${secrets.redact(session.currentUrl())}). The page's interactive elements, ${where}:\n${secrets.redact(elements)}${more}`;
       return [textBlock(text), shot];
     },
     notExecuted: (call) => errorResult(call, NOT_EXECUTED),

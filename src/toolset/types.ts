@@ -72,8 +72,11 @@ export interface ActionSpace {
   owns(call: ToolUseBlock): boolean;
   /** Runs one call. Never throws for a bad call (that is an `is_error` result); throws when the browser is gone. */
   run(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport>;
-  /** What the model is shown before its first turn. */
-  opening(signal: AbortSignal): Promise<Array<TextBlock | ImageBlock>>;
+  /**
+   * What the model is shown before its first turn. `brief`: the page as a read shows it (what is
+   * in view), for a model taking over a replay (docs/run-cache.md#replay), not the whole page's overview.
+   */
+  opening(signal: AbortSignal, options?: { brief?: boolean }): Promise<Array<TextBlock | ImageBlock>>;
   /**
    * A fresh screenshot, for the loop to attach to the last result of a turn that changed the
    * page (the computer toolset, whose actions answer with text only). Absent where every action

@@ -121,8 +121,8 @@ describe('run cache', () => {
     const stored = await storedCache('v-replay');
     expect(stored).not.toBeNull();
     // Input values as their paths, secrets never: not as values, not at all.
-    expect(stored).toContain('{{reference}}');
-    expect(stored).toContain('{{user}}');
+    expect(stored).toContain('{"$input":"reference","as":"string"}');
+    expect(stored).toContain('{"$input":"user","as":"string"}');
     expect(stored).not.toContain('PO-778');
     expect(stored).not.toContain('first-Secret-1');
 
@@ -163,7 +163,7 @@ describe('run cache', () => {
     expect(document.cache.reason).toContain('no button "Place order" on the page');
     // The model was told what was replayed; it never saw a secret.
     const resumed = JSON.stringify(changed.requests[0]!.body);
-    expect(resumed).toContain('These actions were replayed from an earlier run');
+    expect(resumed).toContain('4 actions were replayed from an earlier run');
     expect(resumed).toContain('The replay stopped at step 2');
     expect(resumed).not.toContain('pw-Secret-4');
     expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-200', quantity: '1' } });

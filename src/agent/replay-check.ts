@@ -1,0 +1,50 @@
+/**
+ * The replay's read-back (docs/run-cache.md#replay): after a replayed action that sets a value,
+ * the field is read again through the browser port and must hold what was entered. A page that
+ * rewrites, clamps or refuses the value stops the replay there, and the model takes over.
+ */
+import type { BrowserTab, ElementIdentity } from '../browser/types.js';
+
+/** Longest value a read of the page shows whole (longer ones end in "…": their start is compared). */
+const SHOWN_MAX = 199;
+const SECRET = /\{\{[^}]+\}\}/;
+
+export type HoldCheck = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Whether the element of `ref` holds `expected`: a boolean as its checked state; text and numbers
+ * as its value (`type` appends, so its text need only be in the value; a select shows its option's
+ * text, compared without case). A secret's placeholder is never compared: the field must not be empty.
+ */
+export async function holdsValue(tab: BrowserTab, ref: string, expected: unknown, how: 'set' | 'typed', what: ElementIdentity | undefined): Promise<HoldCheck> {
+  const read = await tab.readPage({ ref, filter: 'all', depth: 1, maxChars: 2_000 });
+  const name = what ? `${what.role}${what.name ? ` "${what.name}"` : ''}` : 'the field';
+  if (!read.ok || read.value.lines.length === 0) return { ok: false, reason: `${name} could not be read back after the replay set it${read.ok ? '' : `: ${read.error}`}` };
+  const line = read.value.lines[0]!.trim();
+  const differs: HoldCheck = { ok: false, reason: `${name} does not hold the value the replay entered (the page changed or refused it)` };
+  if (typeof expected === 'boolean') {
+    const state = /\]\s.*?\b(checked|unchecked)\b/.exec(line)?.[1];
+    if (state === undefined) return { ok: false, reason: `${name} shows no checked state to read back` };
+    return (state === 'checked') === expected ? { ok: true } : differs;
+  }
+  const held = valueIn(line);
+  const want = squash(String(expected));
+  if (SECRET.test(want)) return held !== '' ? { ok: true } : differs;
+  if (want === '') return held === '' ? { ok: true } : differs;
+  const select = what?.tag === 'select' || /^(combobox|listbox)\b/.test(line);
+  const same = (a: string, b: string) => (select ? a.toLowerCase() === b.toLowerCase() : a === b);
+  const shown = held.endsWith('\u2026') && held.length >= SHOWN_MAX ? held.slice(0, -1) : undefined;
+  if (how === 'typed') return held.includes(want) || (shown !== undefined && want.startsWith(shown.slice(-Math.min(shown.length, want.length)))) ? { ok: true } : differs;
+  if (same(held, want) || (shown !== undefined && want.startsWith(shown))) return { ok: true };
+  return differs;
+}
+
+/** The `value="…"` of a read_page line, unescaped; empty when it shows none. */
+function valueIn(line: string): string {
+  const m = /\bvalue="((?:[^"\\]|\\.)*)"/.exec(line);
+  return m ? m[1]!.replace(/\\(["\\])/g, '$1') : '';
+}
+
+function squash(s: string): string {
+  return s.replace(/[\s\u00a0]+/g, ' ').trim();
+}
