@@ -1,0 +1,239 @@
+/**
+ * A replay never enters a value of the previous input (docs/run-cache.md#values-from-the-input),
+ * on real parts: Redis, Chromium on a back-office app with every kind of field, the SDK against a
+ * scripted model that fills what it is shown from the input it is given. Each scenario runs a
+ * version once with the model, then again with a changed input, and checks what the app saved.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { lastObservation } from '../../demo/workflow.js';
+import type { BrowserSandbox } from '../../src/browser/types.js';
+import { createBrowser, createRunnerDeps } from '../../src/compose.js';
+import { loadConfig, type Config } from '../../src/config/schema.js';
+import { runExecution } from '../../src/runner/run-execution.js';
+import type { ExecutionSummary } from '../../src/runner/types.js';
+import { createLocalStore } from '../../src/storage/local-store.js';
+import { createRedisRunCache, runCacheKey, type RedisRunCache } from '../../src/storage/redis-run-cache.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { hostRules, tempDir } from '../support/env.js';
+import { startRecordsApp, type RecordsApp } from '../support/records-app.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
+
+const logger = createSilentLogger();
+const PREFIX = 'bull';
+const QUEUE = 'cache-values-test';
+
+let redis: TestRedis;
+let cache: RedisRunCache;
+let app: RecordsApp;
+let browser: BrowserSandbox;
+let dir: string;
+let config: Config;
+
+beforeAll(async () => {
+  [redis, app, dir] = await Promise.all([startRedis(), startRecordsApp(), tempDir('run-cache-values')]);
+  config = loadConfig({ ANTHROPIC_API_KEY: 'sk-test', BROWSER_HOST_RULES: hostRules('records.test'), WORK_DIR: dir, VIDEO_ENABLED: 'false', LOG_LEVEL: 'silent' });
+  cache = createRedisRunCache({ redisUrl: redis.url, prefix: PREFIX, queue: QUEUE, ttlMs: 60_000, logger });
+  browser = createBrowser(config, logger);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await cache?.close();
+  await Promise.allSettled([redis?.stop(), app?.close()]);
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  app.options.open = false;
+  app.options.clampAmount = false;
+});
+
+interface Invoice {
+  user: string;
+  paid: boolean;
+  amount: number;
+  code: string;
+  currency: string;
+  due: string;
+  quantity: string;
+  copies: string;
+  tier: string;
+}
+
+/** The first run's input: quantity and copies the same value, tier the same as the prompt's priority. */
+const FIRST: Invoice = { user: 'ann', paid: true, amount: 7, code: 'A', currency: 'EUR', due: '2026-03-04', quantity: '2', copies: '2', tier: '1' };
+
+const WORKFLOW = (origin: string) => ({
+  name: 'Complete an invoice',
+  prompt: 'Sign in with the user from the input, open the invoice to complete, fill it from the input with Priority 1, and save it. Report the invoice number.',
+  allowedDomains: ['records.test'],
+  startUrl: `${origin}/`,
+  payloadSchema: { type: 'object' },
+  outputSchema: { type: 'object', required: ['invoice'], properties: { invoice: { type: 'string' } } },
+});
+
+/** The ref of the element a line names `"name" [ref_N]`, whatever its role. */
+function refNamed(seen: string, name: string): { type: 'ref'; ref: string } {
+  const found = new RegExp(`"${name}" \\[(ref_\\d+)\\]`).exec(seen);
+  if (!found) throw new Error(`no "${name}" on the page:\n${seen.slice(0, 1500)}`);
+  return { type: 'ref', ref: found[1]! };
+}
+
+/** A model that fills whatever it is shown from its input: the sign-in form, the invoice list, the invoice form, the saved page. */
+function invoiceAgent(input: Invoice) {
+  return (request: RecordedRequest): ScriptedTurn => {
+    const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
+    const saved = /Invoice #(\d+) saved/.exec(seen);
+    if (saved) return finish('completed', { invoice: saved[1] });
+    if (seen.includes('"User" [')) {
+      return turn(memberBlock('form_input', { target: refNamed(seen, 'User'), value: input.user }), memberBlock('left_click', { target: refNamed(seen, 'Sign in') }), memberBlock('read_page', { filter: 'interactive' }));
+    }
+    if (seen.includes('"Amount" [')) {
+      const set = (name: string, value: string | number | boolean) => memberBlock('form_input', { target: refNamed(seen, name), value });
+      return turn(
+        set('Paid', input.paid),
+        set('Amount', input.amount),
+        set('Code', input.code),
+        set('Currency', input.currency),
+        set('Due date', input.due),
+        set('Quantity', input.quantity),
+        set('Copies', input.copies),
+        set('Priority', '1'),
+        set('Tier', input.tier),
+        memberBlock('left_click', { target: refNamed(seen, 'Save') }),
+        memberBlock('get_page_text'),
+      );
+    }
+    const link = /link "(Invoice #\d+)"/.exec(seen)?.[1];
+    if (link) return turn(memberBlock('left_click', { target: refNamed(seen, link) }), memberBlock('read_page', { filter: 'interactive' }));
+    return finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`);
+  };
+}
+
+interface Run {
+  summary: ExecutionSummary & { status: 'completed' | 'failed' };
+  requests: RecordedRequest[];
+  events: Array<Record<string, unknown>>;
+  saved?: Record<string, string>;
+}
+
+async function run(versionId: string, input: Invoice): Promise<Run> {
+  const model = await startScriptedModelServer(invoiceAgent(input));
+  try {
+    const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
+    const before = app.saved.length;
+    const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-invoice', workflowVersionId: versionId, inputPayload: input, specification: WORKFLOW(app.origin) }, new AbortController().signal);
+    if (summary.status === 'skipped') throw new Error('unexpected skip');
+    const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
+    expect(app.saved.length - before).toBeLessThanOrEqual(1);
+    return { summary, requests: model.requests, events: logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>), ...(app.saved.length > before ? { saved: app.saved.at(-1)! } : {}) };
+  } finally {
+    await model.stop();
+  }
+}
+
+/** What the app must have saved for an input: every value the input's, the priority the prompt's. */
+const expected = (input: Invoice) => ({ paid: input.paid ? 'yes' : 'no', amount: String(input.amount), code: input.code, currency: input.currency, due: input.due, quantity: input.quantity, copies: input.copies, priority: '1', tier: input.tier });
+
+async function stored(versionId: string): Promise<string> {
+  const client = new Redis(redis.url);
+  try {
+    return (await client.get(runCacheKey(PREFIX, QUEUE, versionId))) ?? '';
+  } finally {
+    client.disconnect();
+  }
+}
+
+describe('a replay with a changed input', () => {
+  it('enters the new booleans, numbers, one-character values, choices and dates, with no model request, on the record of the day', async () => {
+    const first = await run('v-values', FIRST);
+    expect(first.summary.document).toMatchObject({ status: 'completed', cache: { used: false } });
+    expect(first.saved).toMatchObject(expected(FIRST));
+    // Every value entered is a tie to its input path: none is stored as the value.
+    const entry = JSON.parse(await stored('v-values')) as { steps: Array<Array<{ tool: string; input: { value?: unknown } }>> };
+    const values = entry.steps.flat().filter((a) => a.tool === 'form_input').map((a) => a.input.value);
+    expect(values).toHaveLength(10);
+    expect(values.filter((v) => typeof v !== 'object')).toEqual([]);
+
+    const second: Invoice = { user: 'bob', paid: false, amount: 9, code: 'B', currency: 'USD', due: '2026-05-06', quantity: '2', copies: '2', tier: '1' };
+    const repeat = await run('v-values', second);
+    expect(repeat.requests).toHaveLength(0);
+    // The invoice of the day is another number: its link and page match by shape.
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', output: { invoice: '1043' }, cache: { used: true, replayedSteps: 3, modelSteps: 0, fallbackAtStep: null } });
+    expect(repeat.saved).toEqual({ id: '1043', ...expected(second) });
+  });
+
+  it('lets the model enter values that two input paths shared, when the new input parts them', async () => {
+    await run('v-repeated', FIRST);
+    const parted: Invoice = { ...FIRST, user: 'cy', quantity: '3', copies: '5' };
+    const repeat = await run('v-repeated', parted);
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 2, fallbackAtStep: 3 } });
+    expect(repeat.summary.document.cache.reason).toContain('several input values (copies, quantity)');
+    expect(repeat.requests.length).toBeGreaterThan(0);
+    expect(repeat.saved).toMatchObject(expected(parted));
+    const stop = repeat.events.find((e) => e.type === 'replay_stopped');
+    expect(stop).toMatchObject({ step: 3 });
+  });
+
+  it("lets the model enter a value that was both the input's and the prompt's, when the new input changes it", async () => {
+    await run('v-prompt', FIRST);
+    const changed: Invoice = { ...FIRST, tier: '3' };
+    const repeat = await run('v-prompt', changed);
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, fallbackAtStep: 3 } });
+    expect(repeat.summary.document.cache.reason).toContain("the specification's text (tier)");
+    // The prompt's priority stays 1; the tier is the new input's.
+    expect(repeat.saved).toMatchObject({ ...expected(changed), priority: '1', tier: '3' });
+  });
+
+  it('stops where a field does not hold the value entered, and the model takes over there', async () => {
+    await run('v-rewrite', FIRST);
+    app.options.clampAmount = true;
+    const repeat = await run('v-rewrite', { ...FIRST, amount: 9 });
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, fallbackAtStep: 3 } });
+    expect(repeat.summary.document.cache.reason).toContain('"Amount" does not hold the value the replay entered');
+    const actions = repeat.events.filter((e) => e.type === 'action');
+    // Paid and Amount were replayed; nothing after the amount was, until the model came.
+    const byCache = actions.filter((e) => e.by === 'cache').map((e) => String(e.label));
+    expect(byCache.at(-1)).toContain('Amount');
+    expect(actions.at(byCache.length)).toMatchObject({ by: 'model' });
+  });
+
+  it('starts past the pages the run is already past (signed in already) instead of handing over to the model', async () => {
+    await run('v-later', FIRST);
+    app.options.open = true;
+    const second: Invoice = { ...FIRST, user: 'dee', paid: false, amount: 4, code: 'Z', currency: 'GBP', due: '2027-01-31' };
+    const repeat = await run('v-later', second);
+    expect(repeat.requests).toHaveLength(0);
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 2, modelSteps: 0, fallbackAtStep: null } });
+    expect(repeat.summary.document.cache.reason).toContain('the replay started at step 2');
+    expect(repeat.saved).toMatchObject(expected(second));
+  });
+
+  it('never replays an entry of the earlier format, which kept short values and booleans as literals', async () => {
+    await run('v-old', FIRST);
+    // The entry as the earlier format wrote it: booleans, numbers and 1-character text as the first input's values.
+    const entry = JSON.parse(await stored('v-old')) as Record<string, unknown>;
+    const old = JSON.parse(
+      JSON.stringify({ ...entry, format: 'execution-worker/run-cache@1' }, (_key, value: unknown) => {
+        if (value && typeof value === 'object' && '$input' in value) {
+          const path = (value as { $input: keyof Invoice }).$input;
+          const literal = FIRST[path];
+          return typeof literal === 'string' && literal.length >= 2 ? `{{${path}}}` : literal;
+        }
+        return value;
+      }),
+    ) as Record<string, unknown>;
+    await cache.put('v-old', old);
+    const second: Invoice = { ...FIRST, user: 'eve', paid: false, amount: 8, code: 'Q' };
+    const repeat = await run('v-old', second);
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: false } });
+    expect(repeat.summary.document.cache.reason).toContain('earlier format');
+    expect(repeat.saved).toMatchObject(expected(second));
+    expect(JSON.parse(await stored('v-old'))).toMatchObject({ format: 'execution-worker/run-cache@2' });
+  });
+});
