@@ -4,7 +4,8 @@
  * a model-like pause (MODEL_LATENCY_MS per turn). Printed for the first run (the model does every
  * step), a repeat with a new input (replayed), and a repeat on a changed site (page 8's button
  * renamed: the replay stops there and the model finishes): model requests, estimated input
- * tokens, output tokens and wall time. Targets: repeat ≤ 1 model request and ≥ 5× faster;
+ * tokens (all requests, and the first one: the opening, or what a model taking over is given),
+ * output tokens and wall time. Every page carries a back-office menu of 80 links. Targets: repeat ≤ 1 model request and ≥ 5× faster;
  * the changed page completes.
  */
 import { randomUUID } from 'node:crypto';
@@ -28,6 +29,9 @@ const PAGES = 14;
 const MODEL_LATENCY_MS = 1_500;
 const logger = createSilentLogger();
 
+/** A back-office app's menu on every page: what makes a whole page's list of elements long. */
+const NAVIGATION = `<nav style="display:flex;flex-direction:column">${Array.from({ length: 80 }, (_, i) => `<a href="/section/${i + 1}">Section ${i + 1}: records and reports</a>`).join('')}</nav>`;
+
 /** The wizard: page n asks for field n, its button says "Next" (or, on the changed site, page 8's says "Continue"). */
 async function startWizard(): Promise<{ origin: string; renamed: { value: boolean }; received: Record<string, string>; close(): Promise<void> }> {
   const received: Record<string, string> = {};
@@ -40,7 +44,7 @@ async function startWizard(): Promise<{ origin: string; renamed: { value: boolea
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     if (n >= 1 && n <= PAGES) {
       const button = renamed.value && n === 8 ? 'Continue' : 'Next';
-      res.end(`<!doctype html><title>Step ${n} of ${PAGES}</title><h1>Step ${n}</h1><form action="/step/${n + 1}"><label>Field ${n} <input name="field${n}"></label><button>${button}</button></form>`);
+      res.end(`<!doctype html><title>Step ${n} of ${PAGES}</title><body style="display:grid;grid-template-columns:220px 1fr;margin:0">${NAVIGATION}<main><h1>Step ${n}</h1><form action="/step/${n + 1}"><label>Field ${n} <input name="field${n}"></label><button>${button}</button></form></main></body>`);
     } else if (n === PAGES + 1) {
       confirmations++;
       res.end(`<!doctype html><title>Done</title><h1>Done</h1><p>Application APP-${4000 + confirmations} was filed.</p>`);
@@ -102,6 +106,8 @@ export async function benchCache(): Promise<Record<string, number | string>> {
         status: summary.document.status,
         requests: model.requests.length,
         inputTokens: model.requests.reduce((sum, r) => sum + estimateInputTokens(r, 'browser'), 0),
+        // The first request of a run: the opening, or the summary and page a model taking over a replay gets.
+        firstInputTokens: model.requests[0] ? estimateInputTokens(model.requests[0], 'browser') : 0,
         outputTokens: summary.document.usage.outputTokens,
         wallMs,
         steps: summary.document.counters.nSteps,
@@ -123,6 +129,7 @@ export async function benchCache(): Promise<Record<string, number | string>> {
       figures[`${name}: status / steps`] = `${r.status} / ${r.steps}`;
       figures[`${name}: model requests`] = r.requests;
       figures[`${name}: input tokens (estimated)`] = r.inputTokens;
+      figures[`${name}: first request's input tokens (estimated)`] = r.firstInputTokens;
       figures[`${name}: output tokens`] = r.outputTokens;
       figures[`${name}: wall ms`] = r.wallMs;
       figures[`${name}: cache`] = `replayed ${r.cache.replayedSteps}, model ${r.cache.modelSteps}, fallback at ${r.cache.fallbackAtStep ?? '-'}`;
