@@ -51,13 +51,15 @@ export interface ReplayResult {
 
 /** Actions that are not worth replaying: the page's timing, not the task. */
 const SKIPPED = new Set(['wait', 'screenshot', 'zoom', 'cursor_position']);
+/** Actions that enter a value in the page. */
+const SETS_VALUE = new Set(['form_input', 'type', 'file_upload']);
 /** Tab ids and scripts are not checked against the page: those steps go back to the model. */
 const NOT_REPLAYED = new Set(['new_tab', 'switch_tab', 'close_tab', 'javascript_exec']);
 
 export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: RunStats): Promise<ReplayResult> {
   const { space, session, events } = deps;
   const now = deps.now ?? Date.now;
-  const from = startingStep(input.steps, pageShape(session.currentUrl()));
+  const from = startingStep(input.steps, pageShape(session.currentUrl()), input.secretPaths);
   const result: ReplayResult = { replayed: 0, done: [], traces: [], skipped: input.steps.slice(0, from) };
   if (from > 0) events.emit('replay_started_later', { step: from + 1, skipped: from, reason: `the page is already past step${from > 1 ? `s 1–${from}` : ' 1'}` });
   let n = 0;
@@ -139,10 +141,11 @@ function actionOf(cached: CachedAction): string {
 
 /**
  * Where the replay begins: the first step, unless its page is not this one and a later step's is
- * (a profile already signed in opens past the sign-in): then the first step on this page, when
- * no step before it was.
+ * (a profile already signed in opens past the sign-in): then the first step on this page. Steps
+ * are passed over only when they set no value but on a page where a secret went (a sign-in):
+ * a record's own values are never left out.
  */
-function startingStep(steps: readonly CachedAction[][], shape: string): number {
+export function startingStep(steps: readonly CachedAction[][], shape: string, secretPaths: readonly string[]): number {
   const pageOf = (step: CachedAction[]) => step.find((a) => !SKIPPED.has(actionOf(a)))?.page;
   const first = pageOf(steps[0] ?? []);
   if (first === undefined || samePage(first, shape)) return 0;
@@ -150,7 +153,11 @@ function startingStep(steps: readonly CachedAction[][], shape: string): number {
     const page = pageOf(step);
     return page !== undefined && samePage(page, shape);
   });
-  return later > 0 ? later : 0;
+  if (later <= 0) return 0;
+  const passed = steps.slice(0, later).flat();
+  const hasSecret = (a: CachedAction) => [...JSON.stringify(a.input).matchAll(/\{\{\s*([^}\s]+)\s*\}\}/g)].some((m) => secretPaths.includes(m[1]!));
+  const signIn = new Set(passed.filter(hasSecret).map((a) => a.page));
+  return passed.every((a) => !SETS_VALUE.has(actionOf(a)) || signIn.has(a.page)) ? later : 0;
 }
 
 /** A value set by a replayed action, to read back afterwards. */

@@ -161,7 +161,8 @@ function tieElement(element: Record<string, unknown>, ctx: TieContext, guards: A
     out.name = `{{${exact[0]!.path}}}`;
     if (exact.length > 1) guards.push({ paths: exact.map((l) => l.path), why: 'several' });
     else if (inSpec(name, ctx.specText)) guards.push({ paths: [exact[0]!.path], why: 'prompt' });
-  } else if (CHOICES.has(String(element.role))) {
+  } else if (CHOICES.has(String(element.role)) || name.trim().length <= 3 || /^\d+$/.test(name.trim())) {
+    // A choice, or a short name such as a calendar's day "4": clicked, it enters a value.
     const rest = String(out.name).replace(/\{\{[^}]+\}\}/g, ' ');
     const related = relatedPaths(rest, ctx.leaves);
     if (related.length > 0) guards.push({ paths: related, why: 'choice' });
@@ -183,7 +184,7 @@ export function relatedPaths(text: string, leaves: readonly InputLeaf[]): string
       value === norm ||
       (leaf.kind === 'boolean' && YES_NO.test(norm)) ||
       (number !== undefined && asNumber(leaf.value) === number) ||
-      isDateIn(leaf.value, groups) ||
+      isDateIn(leaf.value, groups, norm) ||
       tokens.has(value) ||
       (value.length >= 4 && norm.includes(value));
     if (related) out.push(leaf.path);
@@ -221,12 +222,16 @@ function asNumber(text: string): number | undefined {
   return Number(cleaned);
 }
 
-/** Whether an ISO date (YYYY-MM-DD…) shows in the text's number groups as another format would write it. */
-function isDateIn(value: string, groups: readonly number[]): boolean {
+/**
+ * Whether an ISO date (YYYY-MM-DD…) shows in the text's number groups as another format would
+ * write it (`04/03/2026`), or the text is a part of it a date picker is clicked by (`4`, `2026`).
+ */
+function isDateIn(value: string, groups: readonly number[], text: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
-  if (!m || groups.length < 3) return false;
+  if (!m || groups.length === 0) return false;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  return (groups.includes(y) || groups.includes(y % 100)) && groups.includes(mo) && groups.includes(d);
+  if (groups.length >= 3) return (groups.includes(y) || groups.includes(y % 100)) && groups.includes(mo) && groups.includes(d);
+  return /^[\d\s/.-]+$/.test(text) && groups.every((g) => g === y || g === mo || g === d);
 }
 
 export type Filled = { ok: true; value: unknown } | { ok: false; reason: string };

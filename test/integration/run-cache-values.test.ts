@@ -55,6 +55,7 @@ beforeEach(() => {
 
 interface Invoice {
   user: string;
+  password: string;
   paid: boolean;
   amount: number;
   code: string;
@@ -66,14 +67,14 @@ interface Invoice {
 }
 
 /** The first run's input: quantity and copies the same value, tier the same as the prompt's priority. */
-const FIRST: Invoice = { user: 'ann', paid: true, amount: 7, code: 'A', currency: 'EUR', due: '2026-03-04', quantity: '2', copies: '2', tier: '1' };
+const FIRST: Invoice = { user: 'ann', password: 'pw-Secret-1', paid: true, amount: 7, code: 'A', currency: 'EUR', due: '2026-03-04', quantity: '2', copies: '2', tier: '1' };
 
 const WORKFLOW = (origin: string) => ({
   name: 'Complete an invoice',
   prompt: 'Sign in with the user from the input, open the invoice to complete, fill it from the input with Priority 1, and save it. Report the invoice number.',
   allowedDomains: ['records.test'],
   startUrl: `${origin}/`,
-  payloadSchema: { type: 'object' },
+  payloadSchema: { type: 'object', properties: { password: { type: 'string', writeOnly: true } } },
   outputSchema: { type: 'object', required: ['invoice'], properties: { invoice: { type: 'string' } } },
 });
 
@@ -91,7 +92,12 @@ function invoiceAgent(input: Invoice) {
     const saved = /Invoice #(\d+) saved/.exec(seen);
     if (saved) return finish('completed', { invoice: saved[1] });
     if (seen.includes('"User" [')) {
-      return turn(memberBlock('form_input', { target: refNamed(seen, 'User'), value: input.user }), memberBlock('left_click', { target: refNamed(seen, 'Sign in') }), memberBlock('read_page', { filter: 'interactive' }));
+      return turn(
+        memberBlock('form_input', { target: refNamed(seen, 'User'), value: input.user }),
+        memberBlock('form_input', { target: refNamed(seen, 'Password'), value: '{{password}}' }),
+        memberBlock('left_click', { target: refNamed(seen, 'Sign in') }),
+        memberBlock('read_page', { filter: 'interactive' }),
+      );
     }
     if (seen.includes('"Amount" [')) {
       const set = (name: string, value: string | number | boolean) => memberBlock('form_input', { target: refNamed(seen, name), value });
@@ -157,10 +163,11 @@ describe('a replay with a changed input', () => {
     // Every value entered is a tie to its input path: none is stored as the value.
     const entry = JSON.parse(await stored('v-values')) as { steps: Array<Array<{ tool: string; input: { value?: unknown } }>> };
     const values = entry.steps.flat().filter((a) => a.tool === 'form_input').map((a) => a.input.value);
-    expect(values).toHaveLength(10);
-    expect(values.filter((v) => typeof v !== 'object')).toEqual([]);
+    expect(values).toHaveLength(11);
+    expect(values.filter((v) => typeof v !== 'object')).toEqual(['{{password}}']);
+    expect(await stored('v-values')).not.toContain('pw-Secret-1');
 
-    const second: Invoice = { user: 'bob', paid: false, amount: 9, code: 'B', currency: 'USD', due: '2026-05-06', quantity: '2', copies: '2', tier: '1' };
+    const second: Invoice = { user: 'bob', password: 'pw-Secret-2', paid: false, amount: 9, code: 'B', currency: 'USD', due: '2026-05-06', quantity: '2', copies: '2', tier: '1' };
     const repeat = await run('v-values', second);
     expect(repeat.requests).toHaveLength(0);
     // The invoice of the day is another number: its link and page match by shape.

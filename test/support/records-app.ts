@@ -44,7 +44,7 @@ export async function startRecordsApp(): Promise<RecordsApp> {
     if (url.pathname === '/' && options.open) return void res.writeHead(302, { location: '/invoices' }).end();
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     if (url.pathname === '/') {
-      res.end(page('Sign in', '<h1>Sign in</h1><form method="post" action="/login"><label>User <input name="user"></label><button>Sign in</button></form>'));
+      res.end(page('Sign in', '<h1>Sign in</h1><form method="post" action="/login"><label>User <input name="user"></label><label>Password <input type="password" name="password"></label><button>Sign in</button></form>'));
     } else if (url.pathname === '/invoices') {
       const next = FIRST_INVOICE + saved.length;
       res.end(page('Invoices', `<h1>Invoices</h1><nav><a href="/help">Help</a></nav><p>One invoice to complete:</p><a href="/invoice/${next}">Invoice #${next}</a>`));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cacheFingerprint, pageShape, parseCacheEntry, samePage, RUN_CACHE_FORMAT } from '../../src/domain/run-cache.js';
+import { startingStep } from '../../src/agent/replay.js';
 import { fillValues, guardHolds, inputLeaves, relatedPaths, templateText, templateValue, tieAction, type TieContext } from '../../src/domain/run-cache-values.js';
 
 describe('run cache rules', () => {
@@ -95,7 +96,24 @@ describe('values from the input', () => {
     expect(relatedPaths('March 4, 2026', leaves)).toEqual([]);
     expect(relatedPaths('4.3.26', leaves)).toEqual(['due']);
     expect(relatedPaths('1,234.50', leaves)).toEqual(['total']);
+    // A date picker's day or year, clicked by its name.
+    expect(relatedPaths('4', leaves)).toEqual(['due']);
+    expect(relatedPaths('2026', leaves)).toEqual(['due']);
+    expect(relatedPaths('5', leaves)).toEqual([]);
     expect(relatedPaths('Box X', leaves)).toEqual(['code']);
     expect(relatedPaths('Boxes', leaves)).toEqual([]);
+  });
+
+  it('starts a replay past pages already passed only when they set no value but a sign-in', () => {
+    const at = (page: string, tool: string, input: Record<string, unknown> = {}) => ({ tool, toolsetName: 'browser', input, page: `https://app.test${page}` });
+    const signIn = [at('/', 'form_input', { value: { $input: 'user', as: 'string' } }), at('/', 'form_input', { value: '{{password}}' }), at('/', 'left_click')];
+    const list = [at('/invoices', 'left_click')];
+    const form = [at('/invoice/1042', 'form_input', { value: { $input: 'amount', as: 'number' } })];
+    expect(startingStep([signIn, list, form], 'https://app.test/', ['password'])).toBe(0);
+    expect(startingStep([signIn, list, form], 'https://app.test/invoices', ['password'])).toBe(1);
+    expect(startingStep([signIn, list, form], 'https://app.test/invoice/1077', ['password'])).toBe(2);
+    // Without a secret the first page is no sign-in: its values are the record's, never passed over.
+    expect(startingStep([signIn, list, form], 'https://app.test/invoices', [])).toBe(0);
+    expect(startingStep([list, form, signIn], 'https://app.test/elsewhere', ['password'])).toBe(0);
   });
 });
