@@ -43,7 +43,7 @@ export interface ReplayResult {
   stopped?: { atStep: number; reason: string };
   /** The replayed actions' labels by step, for the model if it takes over (placeholders, no secrets). */
   done: string[][];
-  /** Cached steps (1-based, from 1) not replayed because the page was already past them: kept for the next cache. */
+  /** The cached steps before the one the replay began at (the page was already past them): kept for the next cache. */
   skipped: CachedAction[][];
   /** What the new cache keeps of the replayed actions, by step. */
   traces: ActionTrace[][];

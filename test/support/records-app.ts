@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { text } from 'node:stream/consumers';
 
 /**
  * A small back-office app for the run cache's value tests: sign in, open the newest invoice (its
@@ -29,10 +30,7 @@ export async function startRecordsApp(): Promise<RecordsApp> {
     const url = new URL(req.url ?? '/', 'http://x');
     const invoice = /^\/invoice\/(\d+)$/.exec(url.pathname)?.[1];
     if (req.method === 'POST') {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (chunk: string) => (body += chunk));
-      req.on('end', () => {
+      void text(req).then((body) => {
         const fields = Object.fromEntries(new URLSearchParams(body));
         if (url.pathname === '/login') return void res.writeHead(303, { location: '/invoices' }).end();
         if (!invoice) return void res.writeHead(404).end();
