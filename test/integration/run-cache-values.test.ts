@@ -51,6 +51,7 @@ afterAll(async () => {
 beforeEach(() => {
   app.options.open = false;
   app.options.clampAmount = false;
+  app.options.backlog = false;
 });
 
 interface Invoice {
@@ -208,6 +209,14 @@ describe('a replay with a changed input', () => {
     const byCache = actions.filter((e) => e.by === 'cache').map((e) => String(e.label));
     expect(byCache.at(-1)).toContain('Amount');
     expect(actions.at(byCache.length)).toMatchObject({ by: 'model' });
+  });
+
+  it('matches a name holding a record number by its shape only when one element has that shape', async () => {
+    await run('v-shape', FIRST);
+    app.options.backlog = true;
+    const repeat = await run('v-shape', { ...FIRST, user: 'fay' });
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 1, fallbackAtStep: 2 } });
+    expect(repeat.summary.document.cache.reason).toMatch(/no link "Invoice #\d+" on the page/);
   });
 
   it('starts past the pages the run is already past (signed in already) instead of handing over to the model', async () => {

@@ -16,6 +16,8 @@ export interface RecordsApp {
     open?: boolean;
     /** The amount field keeps at most 5, whatever is entered (a page that rewrites a field on input). */
     clampAmount?: boolean;
+    /** Two invoices to complete: two links of the same shape. */
+    backlog?: boolean;
   };
   close(): Promise<void>;
 }
@@ -45,7 +47,8 @@ export async function startRecordsApp(): Promise<RecordsApp> {
       res.end(page('Sign in', '<h1>Sign in</h1><form method="post" action="/login"><label>User <input name="user"></label><label>Password <input type="password" name="password"></label><button>Sign in</button></form>'));
     } else if (url.pathname === '/invoices') {
       const next = FIRST_INVOICE + saved.length;
-      res.end(page('Invoices', `<h1>Invoices</h1><nav><a href="/help">Help</a></nav><p>One invoice to complete:</p><a href="/invoice/${next}">Invoice #${next}</a>`));
+      const links = [next, ...(options.backlog ? [next + 1] : [])].map((n) => `<li><a href="/invoice/${n}">Invoice #${n}</a></li>`).join('');
+      res.end(page('Invoices', `<h1>Invoices</h1><nav><a href="/help">Help</a></nav><p>To complete:</p><ul>${links}</ul>`));
     } else if (invoice) {
       const clamp = options.clampAmount ? "<script>amount.addEventListener('input', () => { if (Number(amount.value) > 5) amount.value = '5'; });</script>" : '';
       res.end(
