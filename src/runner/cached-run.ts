@@ -36,6 +36,8 @@ export interface CachedRunOptions {
   executionId: string;
   agentDeps: AgentDeps;
   agentInput: AgentInput;
+  /** Whether a completed run may become the version's cache (not one that asked a person: they must decide again). */
+  keep?: () => boolean;
   stats: RunStats;
   logger: Logger;
   now: () => number;
@@ -103,7 +105,7 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
   report.modelSteps = stats.nSteps - report.replayedSteps;
   for (const [, traces] of [...modelSteps.entries()].sort((a, b) => a[0] - b[0])) steps.push(traces);
 
-  if (store && versionId && outcome.status === 'completed' && (report.modelSteps > 0 || !entry)) {
+  if (store && versionId && outcome.status === 'completed' && (report.modelSteps > 0 || !entry) && (options.keep?.() ?? true)) {
     const next = await buildEntry({ versionId, fingerprint, toolType, executionId: options.executionId, steps, values, output: outcome.output, session, now: options.now });
     try {
       // What is stored passes the secrets' redaction once more: a page can show a secret anywhere.
