@@ -151,6 +151,8 @@ describe('a person in the loop, on the dashboard', () => {
     // What the person typed is nowhere in the log, not even a piece of it.
     expect(logs).not.toContain(PASSWORD.slice(0, 8));
     expect(logs).not.toContain('alice"');
+    // A run that asked a person does not become the version's run cache: the next one asks again.
+    expect(logs).not.toContain('run_cache_saved');
     const output = JSON.parse(await readFile(path.join(dir, 'artifacts', 'executions', id, 'output.json'), 'utf8')) as Record<string, unknown>;
     expect(output).toMatchObject({ status: 'completed', human: [{ kind: 'takeover', answer: 'done' }], counters: { nAgentActions: 0 } });
     // The agent was shown the page as the person left it: signed in, on the orders page.

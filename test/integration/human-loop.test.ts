@@ -26,6 +26,7 @@ beforeAll(async () => {
     deny: (turn) => (turn === 0 ? approval : finish('failed', undefined, 'the person did not approve the order')),
     silent: () => toolUse('ask_human', { question: 'Which delivery address?' }),
     shutdown: () => toolUse('ask_human', { question: 'Which delivery address?' }),
+    killed: () => toolUse('ask_human', { question: 'Which delivery address?' }),
     plain: (turn) => (turn === 0 ? toolUse('ask_human', { question: 'May I?' }) : finish('failed', undefined, 'no person to ask')),
   });
   redis = new Redis(rig.redis.url);
@@ -144,6 +145,22 @@ describe('a person in the loop', () => {
     const final = await rig.api.waitForFinal(id);
     expect(final.body).toMatchObject({ error: { code: 'worker_shutdown' } });
     expect(await worker.exited, worker.tail()).toEqual({ code: 0, signal: null });
+    await stopAllDaemons();
+  });
+
+  it('reports a run whose worker is killed while it waits as worker_lost', async () => {
+    const locks = { QUEUE_LOCK_DURATION_MS: '3000', QUEUE_STALLED_INTERVAL_MS: '1000', WORKER_CONCURRENCY: '1', VIDEO_ENABLED: 'false' };
+    const doomed = await rig.startWorker('doomed', `${rig.tmp}/work-doomed`, locks);
+    const id = await rig.enqueue('killed', { specification: rig.spec('killed', { humanTimeoutMs: 3_600_000 }) });
+    await rig.api.waitForCall(id, 'waiting');
+    const survivor = await rig.startWorker('survivor', `${rig.tmp}/work-survivor`, locks);
+    doomed.signal('SIGKILL');
+    const final = await rig.api.waitForFinal(id);
+    expect(final.body).toMatchObject({ error: { code: 'worker_lost' } });
+    await survivor.waitForLog((l) => l.msg === 'execution lost: its worker stopped mid-run' && l.executionId === id);
+    // An answer that comes after the end changes nothing: nobody reads it, no report follows.
+    await answer(id, 'the office');
+    expect(callsOf(rig.api, id).finals).toHaveLength(1);
     await stopAllDaemons();
   });
 });
