@@ -20,25 +20,22 @@ const conflict = errorResponse('The execution cannot make this transition (for e
 
 const pathParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 
-const reportPath = (summary: string, schema: string, description: string) => ({
+/** A POST on one execution with a JSON body; `responses` beside 404 and the common ones. */
+const executionPost = (summary: string, schema: string, description: string, responses: Record<string, unknown>) => ({
   post: {
     summary,
     description,
     parameters: [pathParam('execution_uuid')],
     requestBody: { required: true, content: json(ref(schema)) },
-    responses: { '200': { description: 'The execution after the transition.', content: json(ref('Execution')) }, '404': notFound, '409': conflict, ...common },
+    responses: { ...responses, '404': notFound, ...common },
   },
 });
 
-const humanPath = (summary: string, schema: string, description: string) => ({
-  post: {
-    summary,
-    description,
-    parameters: [pathParam('execution_uuid')],
-    requestBody: { required: true, content: json(ref(schema)) },
-    responses: { '202': { description: 'Taken: the worker reads it from the stream.' }, '404': notFound, '409': errorResponse('The execution is not waiting for a person, or its question was already answered.'), ...common },
-  },
-});
+const reportPath = (summary: string, schema: string, description: string) =>
+  executionPost(summary, schema, description, { '200': { description: 'The execution after the transition.', content: json(ref('Execution')) }, '409': conflict });
+
+const humanPath = (summary: string, schema: string, description: string) =>
+  executionPost(summary, schema, description, { '202': { description: 'Taken: the worker reads it from the stream.' }, '409': errorResponse('The execution is not waiting for a person, or its question was already answered.') });
 
 export function buildOpenApiDocument(): Record<string, unknown> {
   return {
