@@ -153,6 +153,9 @@ describe('a person in the loop, on the dashboard', () => {
     expect(logs).not.toContain('alice"');
     // A run that asked a person does not become the version's run cache: the next one asks again.
     expect(logs).not.toContain('run_cache_saved');
+    // The video marks each of the person's clicks, like the agent's, on its steps track.
+    const vtt = await readFile(path.join(dir, 'artifacts', 'executions', id, 'steps.vtt'), 'utf8');
+    expect(vtt.match(/person: click/g)).toHaveLength(3);
     const output = JSON.parse(await readFile(path.join(dir, 'artifacts', 'executions', id, 'output.json'), 'utf8')) as Record<string, unknown>;
     expect(output).toMatchObject({ status: 'completed', human: [{ kind: 'takeover', answer: 'done' }], counters: { nAgentActions: 0 } });
     // The agent was shown the page as the person left it: signed in, on the orders page.

@@ -31,7 +31,7 @@ beforeAll(async () => {
   });
   redis = new Redis(rig.redis.url);
   // A short job lock: a wait of a few seconds outlives several lock durations.
-  worker = await rig.startWorker('human', `${rig.tmp}/work`, { QUEUE_LOCK_DURATION_MS: '1500', QUEUE_STALLED_INTERVAL_MS: '1000', VIDEO_ENABLED: 'false', SHUTDOWN_GRACE_MS: '2000' });
+  worker = await rig.startWorker('human', `${rig.tmp}/work`, { QUEUE_LOCK_DURATION_MS: '3000', QUEUE_STALLED_INTERVAL_MS: '1000', VIDEO_ENABLED: 'false', SHUTDOWN_GRACE_MS: '2000' });
 });
 
 afterAll(async () => {
@@ -65,15 +65,15 @@ describe('a person in the loop', () => {
     expect(body).toMatchObject({ kind: 'approval', question: 'Place order A-1 for 42 EUR?', choices: ['approve', 'deny'] });
     expect(Date.parse(body.timeoutAt as string) - Date.parse(body.waitingAt as string)).toBe(120_000);
 
-    // Four lock durations: the worker keeps renewing the lock while it waits, so nobody finds it lost.
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    // Over three lock durations: the worker keeps renewing the lock while it waits, so nobody finds it lost.
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
     expect(callsOf(rig.api, id).finals).toHaveLength(0);
     await answer(id, 'approve', 'alice');
 
     const final = await rig.api.waitForFinal(id);
     expect(final.path).toMatch(/\/completed$/);
     expect(final.body).toMatchObject({ nSteps: 2, nAgentActions: 0 });
-    expect((final.body as { durationMs: number }).durationMs).toBeGreaterThanOrEqual(6_000);
+    expect((final.body as { durationMs: number }).durationMs).toBeGreaterThanOrEqual(10_000);
     const resumed = rig.api.calls.find((c) => c.path === `/api/executions/${id}/resumed`)!;
     expect(resumed.body).toMatchObject({ answeredBy: 'alice' });
     expect(resumed.at).toBeGreaterThan(waiting.at);
@@ -114,14 +114,15 @@ describe('a person in the loop', () => {
   });
 
   it('fails with human_timeout when nobody answers, the wait not counted against a shorter timeoutMs', async () => {
-    const id = await rig.enqueue('silent', { specification: rig.spec('silent', { timeoutMs: 20_000, humanTimeoutMs: 25_000 }) });
+    const id = await rig.enqueue('silent', { specification: rig.spec('silent', { timeoutMs: 30_000, humanTimeoutMs: 32_000 }) });
     const waiting = await rig.api.waitForCall(id, 'waiting');
     const final = await rig.api.waitForFinal(id);
     expect(final.path).toMatch(/\/failed$/);
     expect(final.body).toMatchObject({ error: { code: 'human_timeout' } });
-    // It ended by the human timeout, after the run's own time limit would have passed.
-    expect(final.at - waiting.at).toBeGreaterThanOrEqual(24_000);
-    expect((final.body as { durationMs: number }).durationMs).toBeGreaterThan(20_000);
+    // It ended by the human timeout, after the run's own time limit would have passed had the
+    // wait counted against it (that would have been `timeout`, 30 s after started).
+    expect(final.at - waiting.at).toBeGreaterThanOrEqual(31_000);
+    expect((final.body as { durationMs: number }).durationMs).toBeGreaterThan(30_000);
     const { output } = await readArtifacts(final.body as Record<string, unknown>);
     expect(output.human).toEqual([expect.objectContaining({ question: 'Which delivery address?', answer: null, answeredAt: null })]);
   });
