@@ -119,8 +119,10 @@ describe('a person in the loop, on the dashboard', () => {
   });
 
   it('passes a person\'s clicks and typing in the live view to the page, and the agent completes after "done"', async () => {
+    // Another execution waits beside it: the person's input must reach only the one they act on.
+    const bystander = await execute('takeover', { humanTimeoutMs: 300_000 });
     const id = await execute('takeover', { humanTimeoutMs: 300_000 });
-    await expect.poll(async () => (await statusOf(id)).status, { timeout: 60_000 }).toBe('waiting');
+    for (const each of [bystander, id]) await expect.poll(async () => (await statusOf(each)).status, { timeout: 60_000 }).toBe('waiting');
     // Input for an execution that does not wait is refused.
     expect((await h.call('POST', `/api/executions/00000000-0000-0000-0000-000000000000/input`, { kind: 'text', text: 'x' })).status).toBe(404);
 
@@ -137,7 +139,11 @@ describe('a person in the loop, on the dashboard', () => {
     await page.getByTestId('human-choice').filter({ hasText: 'done' }).click();
 
     await expect.poll(async () => (await statusOf(id)).status, { timeout: 60_000 }).toBe('completed');
-    expect(shop.forms).toContainEqual({ path: '/login', fields: { user: 'alice', password: PASSWORD } });
+    expect(shop.forms.filter((f) => f.path === '/login')).toEqual([{ path: '/login', fields: { user: 'alice', password: PASSWORD } }]);
+    expect((await statusOf(bystander)).status).toBe('waiting');
+    expect((await h.call('POST', `/api/executions/${bystander}/answer`, { answer: 'done' })).status).toBe(202);
+    await expect.poll(async () => (await statusOf(bystander)).status, { timeout: 60_000 }).toBe('completed');
+    expect(await readFile(path.join(dir, 'artifacts', 'executions', bystander, 'logs.jsonl'), 'utf8')).not.toContain('human_input');
 
     const logs = await readFile(path.join(dir, 'artifacts', 'executions', id, 'logs.jsonl'), 'utf8');
     const inputs = logs
@@ -158,8 +164,7 @@ describe('a person in the loop, on the dashboard', () => {
     expect(vtt.match(/person: click/g)).toHaveLength(3);
     const output = JSON.parse(await readFile(path.join(dir, 'artifacts', 'executions', id, 'output.json'), 'utf8')) as Record<string, unknown>;
     expect(output).toMatchObject({ status: 'completed', human: [{ kind: 'takeover', answer: 'done' }], counters: { nAgentActions: 0 } });
-    // The agent was shown the page as the person left it: signed in, on the orders page.
-    const after = model.requests.filter((r) => caseOf(r) === 'takeover')[1]!;
-    expect(after.rawBody).toContain('The person has finished acting in the browser');
+    // Each agent was told the person had finished, with the page as they left it.
+    expect(model.requests.filter((r) => r.rawBody.includes('The person has finished acting in the browser'))).toHaveLength(2);
   });
 });

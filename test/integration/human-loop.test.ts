@@ -149,11 +149,13 @@ describe('a person in the loop', () => {
     await stopAllDaemons();
   });
 
-  it('reports a run whose worker is killed while it waits as worker_lost', async () => {
+  it('asks under HUMAN_TIMEOUT_MS, and reports a run whose worker is killed while it waits as worker_lost', async () => {
     const locks = { QUEUE_LOCK_DURATION_MS: '3000', QUEUE_STALLED_INTERVAL_MS: '1000', WORKER_CONCURRENCY: '1', VIDEO_ENABLED: 'false' };
-    const doomed = await rig.startWorker('doomed', `${rig.tmp}/work-doomed`, locks);
-    const id = await rig.enqueue('killed', { specification: rig.spec('killed', { humanTimeoutMs: 3_600_000 }) });
-    await rig.api.waitForCall(id, 'waiting');
+    // The worker's HUMAN_TIMEOUT_MS lets a specification that says nothing ask a person.
+    const doomed = await rig.startWorker('doomed', `${rig.tmp}/work-doomed`, { ...locks, HUMAN_TIMEOUT_MS: '3600000' });
+    const id = await rig.enqueue('killed');
+    const waiting = (await rig.api.waitForCall(id, 'waiting')).body as Record<string, string>;
+    expect(Date.parse(waiting.timeoutAt!) - Date.parse(waiting.waitingAt!)).toBe(3_600_000);
     const survivor = await rig.startWorker('survivor', `${rig.tmp}/work-survivor`, locks);
     doomed.signal('SIGKILL');
     const final = await rig.api.waitForFinal(id);
