@@ -164,6 +164,12 @@ describe('a person in the loop, on the dashboard', () => {
     expect(vtt.match(/person: click/g)).toHaveLength(3);
     const output = JSON.parse(await readFile(path.join(dir, 'artifacts', 'executions', id, 'output.json'), 'utf8')) as Record<string, unknown>;
     expect(output).toMatchObject({ status: 'completed', human: [{ kind: 'takeover', answer: 'done' }], counters: { nAgentActions: 0 } });
+    // The finished execution's steps show the question, the person's input and the answer.
+    await expect.poll(async () => (await page.getByTestId('step-human').allTextContents()).join('\n'), { timeout: 30_000 }).toContain('asked a person (takeover): Please sign in to the shop for me.');
+    const shown = (await page.getByTestId('step-human').allTextContents()).join('\n');
+    expect(shown).toContain('person: click');
+    expect(shown).toContain('answered after');
+    expect(shown).not.toContain(PASSWORD.slice(0, 8));
     // Each agent was told the person had finished, with the page as they left it.
     expect(model.requests.filter((r) => r.rawBody.includes('The person has finished acting in the browser'))).toHaveLength(2);
   });
