@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint';
 
 /** Folders holding adapters: they may import ports and shared helpers, never each other. */
-const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane', 'toolset', 'live'];
+const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane', 'toolset', 'live', 'human'];
 
 // runner/ and agent/ know ports (each folder's types.ts) and domain code, never adapters.
 const coreRestrictions = ADAPTER_DIRS.map((dir) => ({

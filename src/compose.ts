@@ -133,6 +133,7 @@ export function createRunnerDeps(options: {
   /** Where versions' run caches are kept (the daemon's Redis); none for the one-shot CLI. */
   runCache?: RunnerDeps['runCache'];
   live?: LiveRelay;
+  human?: RunnerDeps['human'];
 }): RunnerDeps {
   const { config, logger } = options;
   return {
@@ -142,6 +143,7 @@ export function createRunnerDeps(options: {
     ...(options.controlPlane ? { controlPlane: options.controlPlane } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
     ...(options.live ? { live: options.live } : {}),
+    ...(options.human ? { human: options.human } : {}),
     createModel: modelFactory(config, logger, options.replay),
     chooseActionSpace: (modelId, requested) => {
       const chosen = chooseActionSpace(modelId, requested);
@@ -160,6 +162,7 @@ export function createRunnerDeps(options: {
       defaultModel: config.ANTHROPIC_MODEL,
       maxSteps: config.MAX_STEPS,
       timeoutMs: config.EXECUTION_TIMEOUT_MS,
+      humanTimeoutMs: config.HUMAN_TIMEOUT_MS,
       viewport: { width: config.VIEWPORT_WIDTH, height: config.VIEWPORT_HEIGHT },
       workDir: config.WORK_DIR,
       stepScreenshots: config.STEP_SCREENSHOTS,

@@ -8,6 +8,7 @@ import { createRedisRunCache } from './storage/redis-run-cache.js';
 import { abortReason } from './domain/errors.js';
 import { createBullmqIntake, type Intake } from './intake/bullmq-intake.js';
 import { createRedisLiveRelay } from './live/redis-live-relay.js';
+import { createRedisHumanDesk } from './human/redis-desk.js';
 import { runExecution } from './runner/run-execution.js';
 import { startHealthServer, type HealthServer } from './telemetry/health.js';
 import { createMetrics } from './telemetry/metrics.js';
@@ -61,6 +62,8 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const runCache = config.RUN_CACHE === 'on' ? createRedisRunCache({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, queue: config.EXECUTION_QUEUE, ttlMs: config.RUN_CACHE_TTL_MS, logger: logger.child({ component: 'run-cache' }) }) : undefined;
   // Frames and steps of running executions reach the dashboard through Redis, only while watched.
   const live = createRedisLiveRelay({ redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, queueName: config.EXECUTION_QUEUE, logger });
+  // Answers of people to runs that wait for them, on a Redis stream per execution.
+  const human = createRedisHumanDesk({ redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, queueName: config.EXECUTION_QUEUE, logger });
   const deps = createRunnerDeps({
     config,
     logger,
@@ -68,6 +71,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     store,
     controlPlane,
     live,
+    human,
     ...(recorder ? { recorder } : {}),
     ...(runCache ? { runCache } : {}),
     ...(options.replay ? { replay: options.replay } : {}),
@@ -123,7 +127,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   try {
     await intake.start();
   } catch (error) {
-    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), runCache?.close(), live.close()]);
+    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), runCache?.close(), live.close(), human.close()]);
     throw error;
   }
   setState('running');
@@ -146,7 +150,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     await Promise.allSettled([intake.close(), browser.close()]);
     // Reports still undelivered stay on disk; the next start sends them.
     if (!(await controlPlane.drain(OUTBOX_DRAIN_MS))) logger.warn({ pending: controlPlane.depth() }, 'final reports left in the outbox for the next start');
-    await Promise.allSettled([controlPlane.close(), store.close(), health?.close(), runCache?.close(), live.close()]);
+    await Promise.allSettled([controlPlane.close(), store.close(), health?.close(), runCache?.close(), live.close(), human.close()]);
     setState('stopped');
   };
 

@@ -8,6 +8,7 @@ import type { Specification } from '../domain/specification.js';
 import type { AssistantBlock, Message, ModelClient, TextBlock, TokenUsage, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import type { EventSink } from '../telemetry/types.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
+import { ASK_HUMAN_DEFINITION, ASK_HUMAN_TOOL, type AskHuman } from './ask-human.js';
 import { DEFAULT_CONTEXT_WINDOW, prepareMessages, type ContextWindowOptions } from './context-window.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
 import { FINISH_DEFINITION, FINISH_TOOL } from './tools.js';
@@ -30,6 +31,8 @@ export interface AgentDeps {
   onAction?: (mark: { atMs: number; label: string; point?: { x: number; y: number } }) => void;
   /** Each executed action with what the run cache keeps of it. */
   onTrace?: (step: number, trace: ActionTrace) => void;
+  /** Present when the run may wait for a person: the model is offered `ask_human`. */
+  human?: AskHuman;
   now?: () => number;
 }
 
@@ -88,12 +91,13 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
         oneTimeCodePaths: input.vault.oneTimeCodePaths,
         ...(input.inputFiles && input.inputFiles.length > 0 ? { inputFiles: input.inputFiles, uploadHow: space.uploadHow } : {}),
         outputSchema: input.spec.outputSchema,
+        ...(deps.human ? { askHuman: { approvals: input.spec.approvals ?? [] } } : {}),
         now: new Date(now()),
       }),
       cache_control: { type: 'ephemeral' },
     },
   ];
-  const tools = [...space.tools(), FINISH_DEFINITION];
+  const tools = [...space.tools(), ...(deps.human ? [ASK_HUMAN_DEFINITION] : []), FINISH_DEFINITION];
   tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: { type: 'ephemeral' } };
 
   throwIfAborted(signal);
@@ -200,6 +204,13 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
         if (finished) results.push({ type: 'tool_result', tool_use_id: call.id, content: [{ type: 'text', text: 'finished' }] });
         continue;
       }
+      if (deps.human && call.name === ASK_HUMAN_TOOL && !call.toolset_name) {
+        // Not an agent action: the model's turn is the step, the person's answer its result.
+        const asked = await deps.human.handle(call, stats.nSteps, signal);
+        stats.nScreenshots += asked.images;
+        results.push(asked.result);
+        continue;
+      }
       if (!space.owns(call)) {
         events.emit('action', { step: stats.nSteps, tool: call.toolset_name ?? call.name, action: call.name, input: call.input, ok: false, error: 'unknown tool' });
         results.push(errorResult(call, `unknown tool "${call.name}"${call.toolset_name ? ` of toolset "${call.toolset_name}"` : ''}`));
@@ -255,6 +266,7 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
       else if (report.changesPage) changedSinceImage = true;
       if (!isStateOnly(report.result)) observable = report.result;
     }
+    if (finished?.status === 'failed' && finished.code === 'agent_failed' && deps.human?.denied) finished = { ...finished, code: 'approval_denied' };
     if (finished) {
       events.emit('finish', { status: finished.status, ...(finished.status === 'failed' ? { code: finished.code, reason: finished.message } : {}) });
       return finished;

@@ -17,6 +17,8 @@ export function buildSystemPrompt(options: {
   /** How files are given to a page in this action space. */
   uploadHow?: string;
   outputSchema?: unknown;
+  /** Present when the model may ask a person (`ask_human`), with the actions that need approval. */
+  askHuman?: { approvals: readonly string[] };
   now: Date;
 }): string {
   const { spec } = options;
@@ -66,10 +68,26 @@ export function buildSystemPrompt(options: {
         .join('\n'),
     );
   }
+  if (options.askHuman) parts.push(humanRules(options.askHuman.approvals));
   if (options.outputSchema !== undefined) {
     parts.push(`The \`output\` of \`finish\` must validate against this JSON Schema:\n<output_schema>\n${JSON.stringify(options.outputSchema, null, 2)}\n</output_schema>`);
   }
   return parts.join('\n\n');
+}
+
+/** When to call `ask_human` (docs/human-in-the-loop.md); approvals are binding. */
+function humanRules(approvals: readonly string[]): string {
+  const lines = [
+    'A person can be reached with `ask_human`: kind "question" for something only they know, kind "takeover" when they must act in the browser themselves (a CAPTCHA, a sign-in that needs them). Ask only when you must: they may take a while.',
+  ];
+  if (approvals.length > 0) {
+    lines.push(
+      'These actions need a person\'s approval first. Before taking any of them, call `ask_human` with kind "approval", say exactly what you are about to do, and offer the choices "approve" and "deny":',
+      ...approvals.map((a) => `- ${a.trim()}`),
+      'If the answer is not an approval, do not take the action: call `finish` with status "failed" and say that approval was denied.',
+    );
+  }
+  return lines.join('\n');
 }
 
 function formatBytes(bytes: number): string {

@@ -73,6 +73,8 @@ export const configSchema = z.object({
   MAX_STEPS: int(1, 10_000).default(50),
   /** Cap on a run's wall time when the specification sets none. */
   EXECUTION_TIMEOUT_MS: int(1_000, 86_400_000).default(900_000),
+  /** How long a run may wait for a person when its specification does not say; 0: no asking (docs/human-in-the-loop.md). */
+  HUMAN_TIMEOUT_MS: int(0, 30 * 86_400_000).default(0),
   /** On SIGTERM/SIGINT, how long running executions may go on before they are stopped. */
   SHUTDOWN_GRACE_MS: int(0, 86_400_000).default(30_000),
   /** How long a job lock lives without renewal: a dead worker's run is found lost after it. */

@@ -5,7 +5,9 @@ import type {
   ControlPlane,
   ExecutionRecord,
   FailedReport,
+  ResumedReport,
   StartedResult,
+  WaitingReport,
   VersionRecord,
 } from './types.js';
 
@@ -172,6 +174,15 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
         return { ok: false, status: reply.status, reason };
       }
       return { ok: true };
+    },
+
+    async markWaiting(executionId, report: WaitingReport, signal: AbortSignal) {
+      const body = { waitingAt: report.waitingAt, kind: report.kind, question: report.question, choices: report.choices, timeoutAt: report.timeoutAt };
+      await call('POST', executionPath(executionId, '/waiting'), { body, signal, policy: bounded });
+    },
+
+    async markResumed(executionId, report: ResumedReport, signal: AbortSignal) {
+      await call('POST', executionPath(executionId, '/resumed'), { body: { resumedAt: report.resumedAt, answeredBy: report.answeredBy }, signal, policy: bounded });
     },
 
     async reportCompleted(executionId, report: CompletedReport, signal?: AbortSignal) {

@@ -103,6 +103,8 @@ export function createOutbox(options: {
     getExecution: (id, signal) => inner.getExecution(id, signal),
     listVersions: (id, signal) => inner.listVersions(id, signal),
     markStarted: (id, at, signal) => inner.markStarted(id, at, signal),
+    markWaiting: (id, report, signal) => inner.markWaiting(id, report, signal),
+    markResumed: (id, report, signal) => inner.markResumed(id, report, signal),
     reportCompleted: (executionId, report) => store({ kind: 'completed', executionId, report, storedAt: new Date().toISOString() }),
     reportFailed: (executionId, report) => store({ kind: 'failed', executionId, report, storedAt: new Date().toISOString() }),
     depth: () => pending.size,

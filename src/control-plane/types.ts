@@ -46,6 +46,21 @@ export interface FailedReport extends Counters, ArtifactUrls {
   durationMs: number;
 }
 
+/** The agent waits for a person (docs/human-in-the-loop.md). */
+export interface WaitingReport {
+  waitingAt: string;
+  kind: 'question' | 'approval' | 'takeover';
+  question: string;
+  choices: string[] | null;
+  timeoutAt: string;
+}
+
+/** A person answered and the run goes on. */
+export interface ResumedReport {
+  resumedAt: string;
+  answeredBy: string | null;
+}
+
 export type StartedResult = { ok: true } | { ok: false; status: number; reason: string };
 
 export interface ControlPlane {
@@ -60,4 +75,10 @@ export interface ControlPlane {
    */
   reportCompleted(executionId: string, report: CompletedReport, signal?: AbortSignal): Promise<void>;
   reportFailed(executionId: string, report: FailedReport, signal?: AbortSignal): Promise<void>;
+  /**
+   * A person is waited for, and the wait is over: retried like `markStarted`, then thrown. The
+   * run does not depend on them (the answers stream does): the caller logs a failure and goes on.
+   */
+  markWaiting(executionId: string, report: WaitingReport, signal: AbortSignal): Promise<void>;
+  markResumed(executionId: string, report: ResumedReport, signal: AbortSignal): Promise<void>;
 }

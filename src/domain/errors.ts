@@ -14,6 +14,8 @@ export const ERROR_CODES = [
   'output_invalid',
   'worker_shutdown',
   'worker_lost',
+  'human_timeout',
+  'approval_denied',
   'internal',
 ] as const;
 

@@ -18,6 +18,10 @@ export interface Specification {
   allowJavascript?: boolean;
   /** Use and update this version's run cache (default true). */
   cache?: boolean;
+  /** Actions, in words, that need a person's approval first (docs/human-in-the-loop.md). */
+  approvals?: string[];
+  /** How long the run may wait for a person; 0: the agent cannot ask (default HUMAN_TIMEOUT_MS). */
+  humanTimeoutMs?: number;
 }
 
 export type JsonSchema = Record<string, unknown> | boolean;
@@ -32,6 +36,7 @@ const SNAKE_TO_CAMEL: Record<string, keyof Specification> = {
   timeout_ms: 'timeoutMs',
   tool_set: 'toolset',
   allow_javascript: 'allowJavascript',
+  human_timeout_ms: 'humanTimeoutMs',
 };
 
 /** The fields of `raw` under their camelCase names; an explicit camelCase field wins over its snake_case twin. */
@@ -60,6 +65,8 @@ const specificationSchema = z.object({
   toolset: z.enum(['browser', 'computer'], { message: 'must be "browser" or "computer"' }).optional(),
   allowJavascript: z.boolean({ message: 'must be true or false' }).optional(),
   cache: z.boolean({ message: 'must be true or false' }).optional(),
+  approvals: z.array(z.string().trim().min(1, 'must not be empty')).optional(),
+  humanTimeoutMs: z.number().int().min(0).max(30 * 86_400_000).optional(),
 });
 
 /**

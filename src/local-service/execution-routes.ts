@@ -73,14 +73,14 @@ export function addExecutionRoutes(router: Router, deps: Pick<RouteDeps, 'store'
 
   router.add('POST', '/api/executions/:execution_uuid/completed', async ({ req, res, params }) => {
     const body = validateBody<CompletedBody>('CompletedReport', await readJsonBody(req));
-    const fields = { completed_at: body.completedAt, ...counterFields(body) };
-    sendJson(res, 200, await move(params.execution_uuid as string, ['running'], 'completed', fields, 'completed_at'));
+    const fields = { completed_at: body.completedAt, waiting: null, ...counterFields(body) };
+    sendJson(res, 200, await move(params.execution_uuid as string, ['running', 'waiting'], 'completed', fields, 'completed_at'));
   });
 
   router.add('POST', '/api/executions/:execution_uuid/failed', async ({ req, res, params }) => {
     const body = validateBody<FailedBody>('FailedReport', await readJsonBody(req));
-    const fields = { failed_at: body.failedAt, error: { code: body.error.code, message: body.error.message }, ...counterFields(body) };
-    sendJson(res, 200, await move(params.execution_uuid as string, ['queued', 'running'], 'failed', fields, 'failed_at'));
+    const fields = { failed_at: body.failedAt, error: { code: body.error.code, message: body.error.message }, waiting: null, ...counterFields(body) };
+    sendJson(res, 200, await move(params.execution_uuid as string, ['queued', 'running', 'waiting'], 'failed', fields, 'failed_at'));
   });
 }
 

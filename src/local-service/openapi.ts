@@ -20,15 +20,22 @@ const conflict = errorResponse('The execution cannot make this transition (for e
 
 const pathParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 
-const reportPath = (summary: string, schema: string, description: string) => ({
+/** A POST on one execution with a JSON body; `responses` beside 404 and the common ones. */
+const executionPost = (summary: string, schema: string, description: string, responses: Record<string, unknown>) => ({
   post: {
     summary,
     description,
     parameters: [pathParam('execution_uuid')],
     requestBody: { required: true, content: json(ref(schema)) },
-    responses: { '200': { description: 'The execution after the transition.', content: json(ref('Execution')) }, '404': notFound, '409': conflict, ...common },
+    responses: { ...responses, '404': notFound, ...common },
   },
 });
+
+const reportPath = (summary: string, schema: string, description: string) =>
+  executionPost(summary, schema, description, { '200': { description: 'The execution after the transition.', content: json(ref('Execution')) }, '409': conflict });
+
+const humanPath = (summary: string, schema: string, description: string) =>
+  executionPost(summary, schema, description, { '202': { description: 'Taken: the worker reads it from the stream.' }, '409': errorResponse('The execution is not waiting for a person, or its question was already answered.') });
 
 export function buildOpenApiDocument(): Record<string, unknown> {
   return {
@@ -95,7 +102,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             version: { type: 'integer', description: 'Number of the version run.' },
             created_at: dateTime,
             updated_at: dateTime,
-            status: { type: 'string', enum: ['queued', 'running', 'completed', 'failed'], description: 'queued → running → completed | failed; queued → failed.' },
+            status: { type: 'string', enum: ['queued', 'running', 'waiting', 'completed', 'failed'], description: 'queued → running → completed | failed; queued → failed; running ⇄ waiting while the agent waits for a person.' },
             input_payload: { description: 'Any JSON value; null when none was given.' },
             duration_ms: { type: ['integer', 'null'], description: 'null until the run ends.' },
             n_steps: { type: 'integer' },
@@ -108,6 +115,20 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             completed_at: { type: ['string', 'null'], format: 'date-time' },
             failed_at: { type: ['string', 'null'], format: 'date-time' },
             error: { type: ['object', 'null'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+            waiting: {
+              type: ['object', 'null'],
+              description: 'While the status is waiting: what the agent asks a person.',
+              properties: {
+                kind: { type: 'string', enum: ['question', 'approval', 'takeover'] },
+                question: { type: 'string' },
+                choices: { type: ['array', 'null'], items: { type: 'string' } },
+                waitingAt: dateTime,
+                timeoutAt: { type: ['string', 'null'], format: 'date-time' },
+              },
+            },
+            waiting_at: { type: ['string', 'null'], format: 'date-time', description: 'When the run last started waiting for a person.' },
+            resumed_at: { type: ['string', 'null'], format: 'date-time', description: 'When a person last answered.' },
+            answered_by: nullableString,
           },
         },
         WorkflowList: { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: ref('Workflow') }, total: { type: 'integer' } } },
@@ -184,7 +205,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
             { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
             { name: 'workflow_uuid', in: 'query', schema: { type: 'string' }, description: 'Only executions of this workflow.' },
-            { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'completed', 'failed'] } },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'waiting', 'completed', 'failed'] } },
           ],
           responses: { '200': { description: 'A page; total counts every match.', content: json(ref('ExecutionList')) }, ...common },
         },
@@ -226,7 +247,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       },
       '/api/executions/{execution_uuid}/started': reportPath('Mark an execution started', 'StartedReport', 'queued → running. Repeating it with the same startedAt answers 200 unchanged.'),
       '/api/executions/{execution_uuid}/completed': reportPath('Report a completed run', 'CompletedReport', 'running → completed. Repeating it with the same completedAt answers 200 unchanged.'),
-      '/api/executions/{execution_uuid}/failed': reportPath('Report a failed run', 'FailedReport', 'queued | running → failed. Repeating it with the same failedAt answers 200 unchanged.'),
+      '/api/executions/{execution_uuid}/failed': reportPath('Report a failed run', 'FailedReport', 'queued | running | waiting → failed. Repeating it with the same failedAt answers 200 unchanged.'),
+      '/api/executions/{execution_uuid}/waiting': reportPath('Report that the run waits for a person', 'WaitingReport', 'running → waiting, with the question. Repeating it with the same waitingAt answers 200 unchanged.'),
+      '/api/executions/{execution_uuid}/resumed': reportPath('Report that a person answered', 'ResumedReport', 'waiting → running. Repeating it with the same resumedAt answers 200 unchanged.'),
+      '/api/executions/{execution_uuid}/answer': humanPath('Answer the question of a waiting execution', 'AnswerRequest', "Written to the execution's answers stream for the worker. The first answer to a question is taken; another answers 409, as does an execution that is not waiting."),
+      '/api/executions/{execution_uuid}/input': humanPath("A person's input for the page of a waiting execution (takeover)", 'LiveInput', "A click, pointer move, wheel, key or text, passed to the execution's page in the order sent. Typed text is never logged. 409 unless the execution waits."),
     },
   };
 }

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from '../telemetry/types.js';
 import { createAuth, isSameOrigin, type Credential } from './auth.js';
 import { addExecutionRoutes } from './execution-routes.js';
+import { addHumanRoutes } from './human-routes.js';
 import { HttpError, notFound, sendError, sendJson } from './http-utils.js';
 import { createJobQueue } from './job-queue.js';
 import { createLiveHub } from './live-hub.js';
@@ -75,6 +76,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const router = createRouter();
   addWorkflowRoutes(router, { store, queue, logger: log });
   addExecutionRoutes(router, { store, logger: log });
+  addHumanRoutes(router, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix: opts.keyPrefix ?? '{api}:', logger: log });
   addSessionRoutes(router, { auth, baseUrl: () => baseUrl });
   const openApi = JSON.stringify(buildOpenApiDocument());
 

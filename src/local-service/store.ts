@@ -18,7 +18,7 @@ import type { Redis } from 'ioredis';
  * Hash values are JSON-encoded, so a field keeps its type (null, number, object) on the way back.
  */
 
-export const EXECUTION_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+export const EXECUTION_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 
 export interface WorkflowRow {
@@ -69,6 +69,12 @@ export interface ExecutionRow {
   completed_at: string | null;
   failed_at: string | null;
   error: { code: string; message: string } | null;
+  /** While the run waits for a person: what it asks (docs/human-in-the-loop.md). */
+  waiting?: { kind: string; question: string; choices: string[] | null; waitingAt: string; timeoutAt: string | null } | null;
+  /** When the run last waited for a person, and who answered. */
+  waiting_at?: string | null;
+  resumed_at?: string | null;
+  answered_by?: string | null;
 }
 
 export type TransitionResult =

@@ -39,6 +39,8 @@ const specificationProperties = {
   toolset: { type: 'string', enum: ['browser', 'computer'], description: "The agent's action space: the browser toolset (default where the model supports it) or computer use." },
   allowJavascript: { type: 'boolean', description: "Enables the browser toolset's javascript_exec (default false)." },
   cache: { type: 'boolean', description: "Use and update this version's run cache (default true)." },
+  approvals: { type: 'array', items: { type: 'string', minLength: 1 }, description: "Actions, in words, that need a person's approval before the agent takes them." },
+  humanTimeoutMs: { type: 'integer', minimum: 0, maximum: 2_592_000_000, description: 'How long a run may wait for a person (default HUMAN_TIMEOUT_MS; 0: the agent cannot ask).' },
 } as const;
 
 const workflowLevelProperties = {
@@ -55,7 +57,7 @@ export const schemas = {
     type: 'object',
     required: ['prompt', 'allowedDomains'],
     properties: { ...workflowLevelProperties, ...specificationProperties },
-    description: 'snake_case spellings (allowed_domains, start_url, payload_schema, output_schema, max_steps, timeout_ms, tool_set, allow_javascript) are accepted too.',
+    description: 'snake_case spellings (allowed_domains, start_url, payload_schema, output_schema, max_steps, timeout_ms, tool_set, allow_javascript, human_timeout_ms) are accepted too.',
   },
   WorkflowUpdate: {
     type: 'object',
@@ -95,6 +97,46 @@ export const schemas = {
       },
       ...reportCounters,
     },
+  },
+  WaitingReport: {
+    type: 'object',
+    required: ['waitingAt', 'kind', 'question'],
+    properties: {
+      waitingAt: { type: 'string', format: 'date-time' },
+      kind: { type: 'string', enum: ['question', 'approval', 'takeover'] },
+      question: { type: 'string', maxLength: 100_000 },
+      choices: { type: ['array', 'null'], items: { type: 'string', maxLength: 1_000 }, maxItems: 50 },
+      timeoutAt: { type: ['string', 'null'], format: 'date-time' },
+    },
+  },
+  ResumedReport: {
+    type: 'object',
+    required: ['resumedAt'],
+    properties: { resumedAt: { type: 'string', format: 'date-time' }, answeredBy: { type: ['string', 'null'], maxLength: 200 } },
+  },
+  AnswerRequest: {
+    type: 'object',
+    required: ['answer'],
+    properties: {
+      answer: { type: 'string', minLength: 1, maxLength: 10_000, description: 'The answer: a choice, free text, "approve"/"deny" for an approval, "done" after a takeover.' },
+      by: { type: 'string', minLength: 1, maxLength: 200, description: 'Who answered (shown in output.json and the resumed report).' },
+    },
+    additionalProperties: false,
+  },
+  LiveInput: {
+    type: 'object',
+    required: ['kind'],
+    properties: {
+      kind: { type: 'string', enum: ['click', 'move', 'wheel', 'key', 'text'] },
+      x: { type: 'number', minimum: 0, maximum: 1, description: 'Pointer position as a fraction of the page width.' },
+      y: { type: 'number', minimum: 0, maximum: 1, description: 'Pointer position as a fraction of the page height.' },
+      button: { type: 'string', enum: ['left', 'middle', 'right'] },
+      deltaX: { type: 'number', minimum: -10_000, maximum: 10_000 },
+      deltaY: { type: 'number', minimum: -10_000, maximum: 10_000 },
+      key: { type: 'string', minLength: 1, maxLength: 64, description: 'A key name (Enter, Tab, Backspace, ArrowDown, Control+a …).' },
+      text: { type: 'string', minLength: 1, maxLength: 10_000, description: 'Text typed into the focused element; never logged.' },
+    },
+    additionalProperties: false,
   },
   LoginLinkRequest: {
     type: 'object',

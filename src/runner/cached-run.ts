@@ -35,6 +35,8 @@ export interface CachedRunOptions {
   executionId: string;
   agentDeps: AgentDeps;
   agentInput: AgentInput;
+  /** Whether a completed run may become the version's cache (not one that asked a person: they must decide again). */
+  keep?: () => boolean;
   stats: RunStats;
   logger: Logger;
   now: () => number;
@@ -104,7 +106,7 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
   report.modelSteps = stats.nSteps - report.replayedSteps;
   for (const [, traces] of [...modelSteps.entries()].sort((a, b) => a[0] - b[0])) steps.push(traces);
 
-  if (store && versionId && outcome.status === 'completed' && (report.modelSteps > 0 || !entry)) {
+  if (store && versionId && outcome.status === 'completed' && (report.modelSteps > 0 || !entry) && (options.keep?.() ?? true)) {
     const specText = [agentInput.spec.prompt, ...(agentInput.spec.steps ?? [])].join('\n');
     const next = await buildEntry({ versionId, fingerprint, toolType, executionId: options.executionId, steps, values, specText, output: outcome.output, session, now: options.now });
     try {

@@ -5,6 +5,8 @@ import { DEFAULT_CONTEXT_WINDOW } from '../agent/context-window.js';
 import { createRunStats, type AgentOutcome, type RunStats } from '../agent/loop.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import { runWithCache } from './cached-run.js';
+import { createAskHuman, type AskHuman } from '../agent/ask-human.js';
+import { createHumanGate, type RunnerHumanGate } from './human-gate.js';
 import type { BrowserSession, DownloadEvent } from '../browser/types.js';
 import type { CompletedReport, FailedReport } from '../control-plane/types.js';
 import type { LiveChannel } from '../live/types.js';
@@ -17,7 +19,7 @@ import { parseSpecification, type Specification } from '../domain/specification.
 import type { RecordingFile } from '../model/types.js';
 import type { ActiveRecording, FinishedVideo } from '../recorder/types.js';
 import { createEventLog, type EventLog } from '../telemetry/event-log.js';
-import type { ActionSpaceChoice } from '../toolset/types.js';
+import type { ActionSpace, ActionSpaceChoice } from '../toolset/types.js';
 import { ARTIFACT_FILES, uploadArtifacts, uploadDownloads, writeJson, type ArtifactKind } from './artifacts.js';
 import { createExecutionSignal } from './deadline.js';
 import { stageInputFiles } from './input-files.js';
@@ -63,6 +65,8 @@ class Execution {
   private live: LiveChannel | undefined;
   private liveView: LiveView | undefined;
   private stepShots: StepScreenshots | undefined;
+  /** `ask_human` and its wait, when the run may wait for a person. */
+  private human: { ask: AskHuman; gate: RunnerHumanGate } | undefined;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -97,6 +101,7 @@ class Execution {
       spec = parseSpecification(resolved.rawSpecification);
       startUrl = spec.startUrl ?? `https://${spec.allowedDomains[0]!.replace(/^\*\./, '')}/`;
       deps.checkSpecification(spec, startUrl);
+      if (spec.approvals?.length && !deps.human) throw new ExecutionError('invalid_specification', 'approvals need a person to answer, and this worker has nobody to ask (no Redis): run it on the daemon');
       const chosen = deps.chooseActionSpace(spec.model ?? deps.settings.defaultModel, spec.toolset);
       if (!chosen.ok) throw new ExecutionError('invalid_specification', `toolset: ${chosen.reason}`);
       space = chosen;
@@ -176,6 +181,7 @@ class Execution {
       });
       stepsVtt = activeVideo.stepsVtt();
     }
+    await this.human?.gate.release();
     const openSession = session as BrowserSession | undefined;
     if (openSession) await openSession.close().catch((error: unknown) => this.log.warn({ err: String(error) }, 'closing the browser session failed'));
     return this.finish(outcome, finishedVideo, stepsVtt, endedAtMs);
@@ -241,16 +247,20 @@ class Execution {
     }
     if (this.live) this.liveView = attachLiveView({ channel: this.live, session, ...(video ? { video } : {}), logger: this.log });
 
+    this.human = this.openHuman(spec, session, space, run, video);
     const model = deps.createModel({ modelId, toolVersion: space.toolType, display: space.display });
     this.recording = model.recording;
     // The run cache (contract §11): on unless the worker or the workflow turned it off, and only
     // for a known version (the cache is the version's).
     const versionId = this.versionId;
-    const cacheOn = deps.runCache !== undefined && deps.settings.runCache && spec.cache !== false && versionId !== undefined;
+    // A run with approvals is never replayed: a replay must not take a gated action unasked.
+    const cacheOn = deps.runCache !== undefined && deps.settings.runCache && spec.cache !== false && versionId !== undefined && !spec.approvals?.length;
     const { outcome, cache } = await runWithCache({
       ...(cacheOn ? { store: deps.runCache!, versionId: versionId! } : {}),
       executionId: job.executionId,
+      keep: () => (this.human?.ask.exchanges.length ?? 0) === 0,
       agentDeps: {
+        ...(this.human ? { human: this.human.ask } : {}),
         model: this.stepShots ? this.stepShots.wrap(model.client) : model.client,
         space,
         session,
@@ -275,6 +285,39 @@ class Execution {
     });
     this.cache = cache;
     return outcome;
+  }
+
+  /**
+   * `ask_human` for a run that may wait for a person (docs/human-in-the-loop.md#when-the-agent-may-ask):
+   * a `humanTimeoutMs` above 0 (the specification's, else HUMAN_TIMEOUT_MS), or approvals, which
+   * wait up to the run's own time limit when no human timeout is set.
+   */
+  private openHuman(
+    spec: Specification,
+    session: BrowserSession,
+    space: Pick<ActionSpace, 'opening'>,
+    run: ReturnType<typeof createExecutionSignal>,
+    video: ActiveRecording | undefined,
+  ): { ask: AskHuman; gate: RunnerHumanGate } | undefined {
+    const { deps } = this;
+    const configured = spec.humanTimeoutMs ?? deps.settings.humanTimeoutMs;
+    const timeoutMs = configured > 0 ? configured : spec.approvals?.length ? (spec.timeoutMs ?? deps.settings.timeoutMs) : 0;
+    if (!deps.human || timeoutMs <= 0) return undefined;
+    const gate = createHumanGate({
+      executionId: this.job.executionId,
+      desk: deps.human,
+      ...(deps.controlPlane ? { controlPlane: deps.controlPlane } : {}),
+      session,
+      events: this.events!,
+      logger: this.log,
+      timeoutMs,
+      pauseDeadline: () => run.pause(),
+      onInputMark: (mark) => video?.mark(mark),
+      redact: (text) => this.vault.redact(text),
+      now: this.now,
+    });
+    const ask = createAskHuman({ gate, events: this.events!, view: (signal) => space.opening(signal), now: this.now });
+    return { ask, gate };
   }
 
   /** A download's step in logs.jsonl (no local path); a completed one is kept for upload. */
@@ -318,6 +361,7 @@ class Execution {
       usage: { ...this.stats.usage, estimatedCostUsd: estimateCost(this.stats.usage, deps.settings.pricing) },
       downloads: this.vault.redactValue(downloads),
       cache: { ...this.cache, modelSteps: this.cache.used ? this.cache.modelSteps : this.stats.nSteps },
+      human: this.vault.redactValue(this.human?.ask.exchanges.map((exchange) => ({ ...exchange })) ?? []),
     };
     const events = this.events!;
     events.emit(outcome.status === 'completed' ? 'execution_completed' : 'execution_failed', {

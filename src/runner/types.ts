@@ -3,6 +3,8 @@ import type { ControlPlane, Counters } from '../control-plane/types.js';
 import type { ErrorCode } from '../domain/errors.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import type { OpenedFile } from '../domain/input-files.js';
+import type { HumanDesk } from '../human/types.js';
+import type { HumanExchange } from '../agent/ask-human.js';
 import type { LiveRelay } from '../live/types.js';
 import type { Specification } from '../domain/specification.js';
 import type { ModelClient, RecordingFile, TokenUsage } from '../model/types.js';
@@ -48,6 +50,8 @@ export interface RunnerDeps {
   settings: RunnerSettings;
   /** The live view of running executions (the daemon's, over Redis); absent for `run`. */
   live?: LiveRelay;
+  /** Where a run that waits for a person hears their answer (the daemon's Redis); absent for `run`. */
+  human?: HumanDesk;
   /** Each event of each execution, after redaction (metrics, debug logging). */
   observe?: (executionId: string, type: string, fields: Record<string, unknown>) => void;
   now?: () => number;
@@ -59,6 +63,8 @@ export interface RunnerSettings {
   defaultModel: string;
   maxSteps: number;
   timeoutMs: number;
+  /** HUMAN_TIMEOUT_MS: how long a run may wait for a person when its specification does not say (0: no asking). */
+  humanTimeoutMs: number;
   viewport: Size;
   /** Scratch folder; each execution gets a folder of its own below it. */
   workDir: string;
@@ -94,6 +100,8 @@ export interface OutputDocument {
   downloads: SavedDownload[];
   /** What the run cache did (contract §11). */
   cache: CacheReport;
+  /** Questions the agent asked a person, with their answers (docs/human-in-the-loop.md). */
+  human: HumanExchange[];
 }
 
 /**

@@ -23,6 +23,8 @@ export interface RecordingApi {
   startedStatus: Map<string, number>;
   /** Resolves when a final report (completed/failed) for the execution arrives. */
   waitForFinal(executionId: string): Promise<RecordedCall>;
+  /** Resolves when the `n`-th (1-based) call `POST …/{executionId}/{kind}` has arrived (waiting, resumed, …). */
+  waitForCall(executionId: string, kind: string, n?: number): Promise<RecordedCall>;
   /** Stops answering (the port is closed, open connections cut), keeping what was recorded: an API outage. */
   suspend(): Promise<void>;
   /** Listens again on the same port after `suspend`. */
@@ -36,6 +38,7 @@ export async function startRecordingApi(): Promise<RecordingApi> {
   const versions = new Map<string, Array<Record<string, unknown>>>();
   const startedStatus = new Map<string, number>();
   const waiters = new Map<string, Array<(call: RecordedCall) => void>>();
+  const callWaiters = new Set<() => void>();
 
   const server = http.createServer((req, res) => {
     let raw = '';
@@ -45,6 +48,7 @@ export async function startRecordingApi(): Promise<RecordingApi> {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       const call: RecordedCall = { at: Date.now(), method: req.method ?? '', path, serviceKey: req.headers['x-service-key'] as string | undefined, body: raw ? JSON.parse(raw) : undefined };
       calls.push(call);
+      for (const wake of [...callWaiters]) wake();
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
@@ -69,6 +73,9 @@ export async function startRecordingApi(): Promise<RecordingApi> {
         waiters.delete(id);
         return;
       }
+      if (req.method === 'POST' && (m = path.match(/^\/api\/executions\/([^/]+)\/(waiting|resumed)$/))) {
+        return send(200, { execution_uuid: decodeURIComponent(m[1]!), status: m[2] === 'waiting' ? 'waiting' : 'running' });
+      }
       send(404, { detail: 'no such route' });
     });
   });
@@ -85,6 +92,19 @@ export async function startRecordingApi(): Promise<RecordingApi> {
       const done = calls.find((c) => c.method === 'POST' && (c.path.endsWith(`${executionId}/completed`) || c.path.endsWith(`${executionId}/failed`)));
       if (done) return Promise.resolve(done);
       return new Promise((resolve) => waiters.set(executionId, [...(waiters.get(executionId) ?? []), resolve]));
+    },
+    waitForCall(executionId, kind, n = 1) {
+      return new Promise<RecordedCall>((resolve) => {
+        const check = () => {
+          const found = calls.filter((c) => c.method === 'POST' && c.path === `/api/executions/${executionId}/${kind}`);
+          if (found.length >= n) {
+            callWaiters.delete(check);
+            resolve(found[n - 1]!);
+          }
+        };
+        callWaiters.add(check);
+        check();
+      });
     },
     suspend() {
       suspended ??= new Promise<void>((resolve) => {

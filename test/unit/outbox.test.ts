@@ -14,6 +14,8 @@ function fakeApi(failures: number, failWith: () => Error = () => new Error('ECON
     getExecution: async () => ({ execution_uuid: 'x' }),
     listVersions: async () => [],
     markStarted: async () => ({ ok: true }),
+    markWaiting: async () => undefined,
+    markResumed: async () => undefined,
     reportCompleted: async (id) => {
       if (left-- > 0) throw failWith();
       delivered.push(`completed:${id}`);

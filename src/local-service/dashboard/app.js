@@ -207,7 +207,7 @@ function executionsTable(items) {
     h('thead', {}, h('tr', {}, ['Status', 'Workflow', 'Created', 'Duration', 'Steps', 'Actions', 'Screenshots'].map((t) => h('th', {}, t)))),
     h('tbody', {}, items.map((e) =>
       h('tr', { 'data-testid': 'execution-row', 'data-id': e.execution_uuid },
-        h('td', {}, h('a', { href: `#/executions/${e.execution_uuid}` }, statusBadge(e.status))),
+        h('td', {}, h('a', { href: `#/executions/${e.execution_uuid}` }, statusBadge(e.status)), e.status === 'waiting' ? h('span', { class: 'waiting-you', 'data-testid': 'waiting-for-you' }, ' waiting for you') : null),
         h('td', {}, e.workflow_name, h('span', { class: 'muted' }, ` v${e.version ?? ''}`)),
         h('td', {}, fmtDate(e.created_at)),
         h('td', {}, fmtMs(e.duration_ms)),

@@ -5,6 +5,7 @@
 
 import { ApiError, api, artifactUrl, errorBox, fetchArtifact, fmtDate, fmtMs, h, prettyJson, render, statusBadge } from './dom.js';
 import { buildSteps, renderTimeline, stepAt } from './timeline.js';
+import { createHumanPanel } from './human.js';
 
 const POLL_MS = 2000;
 /** Where a step after the video's end is shown: this much before the end (the last frame). */
@@ -19,10 +20,13 @@ export function executionPage(id) {
   const output = h('div', {}, h('p', { class: 'muted' }, 'The output appears when the run ends.'));
   const steps = h('div', { class: 'steps-panel' }, h('p', { class: 'muted' }, 'Loading…'));
   const rawLog = h('div');
+  // A person in the loop: the question while the run waits for one.
+  const human = createHumanPanel(id);
   render(
     h('h1', {}, 'Execution ', h('code', { class: 'muted' }, id.slice(0, 8))),
     summary,
     banner,
+    human.el,
     h('div', { class: 'exec-grid' },
       h('div', { class: 'exec-media' }, media, h('h2', {}, 'Output'), output),
       h('div', {}, h('h2', {}, 'Steps'), steps),
@@ -53,6 +57,7 @@ export function executionPage(id) {
     }
     if (stopped) return;
     summary.replaceChildren(summaryList(e));
+    human.update(e);
     if (ended(e.status)) {
       stopLive();
       if (!artifactsLoaded) {
@@ -61,7 +66,7 @@ export function executionPage(id) {
       }
       return;
     }
-    live ??= startLive(id, { media, steps, onEnd: () => void refresh() });
+    live ??= startLive(id, { media, steps, onEnd: () => void refresh(), onFrameElement: (img) => human.attach(img) });
     timer = setTimeout(refresh, POLL_MS);
   };
   void refresh();
@@ -88,8 +93,9 @@ function summaryList(e) {
  * stream. Lines may come twice (a new viewer makes the worker send all of them again): one is
  * kept per sequence number.
  */
-function startLive(id, { media, steps, onEnd }) {
+function startLive(id, { media, steps, onEnd, onFrameElement }) {
   const frame = h('img', { class: 'live-frame', 'data-testid': 'live-frame', 'data-frames': 0, alt: 'The browser, live' });
+  onFrameElement?.(frame);
   const caption = h('figcaption', { class: 'muted' }, 'Waiting for the first frame…');
   media.replaceChildren(h('figure', { class: 'live', 'data-testid': 'live' }, h('span', { class: 'live-badge' }, 'LIVE'), frame, caption));
   const lines = new Map();

@@ -5,15 +5,18 @@
 
 import { artifactUrl, fmtClock, fmtCount, fmtMs, h } from './dom.js';
 
+/** A person in the loop: the question, their input and the answer, shown in the step that asked. */
+const HUMAN_LINES = ['waiting', 'human_input', 'resumed', 'human_timeout'];
+
 /** Lines that belong to the step running when they happen. */
-const DURING_STEP = new Set(['blocked', 'error', 'browser_crashed', 'output_invalid', 'finish']);
+const DURING_STEP = new Set(['blocked', 'error', 'browser_crashed', 'output_invalid', 'finish', ...HUMAN_LINES]);
 
 export function buildSteps(lines) {
   const byNumber = new Map();
   const step = (n) => {
     let s = byNumber.get(n);
     if (!s) {
-      s = { step: n, t: undefined, text: '', usage: undefined, latencyMs: undefined, by: undefined, shots: [], actions: [], blocked: [], errors: [] };
+      s = { step: n, t: undefined, text: '', usage: undefined, latencyMs: undefined, by: undefined, shots: [], actions: [], blocked: [], errors: [], human: [] };
       byNumber.set(n, s);
     }
     return s;
@@ -48,6 +51,7 @@ export function buildSteps(lines) {
     for (const s of steps) if (s.t <= line.t) owner = s;
     if (!owner) continue;
     if (line.type === 'blocked') owner.blocked.push(line);
+    else if (HUMAN_LINES.includes(line.type)) owner.human.push(line);
     else if (line.type !== 'finish') owner.errors.push(line.message ?? line.errors ?? line.type);
   }
   return steps;
@@ -122,6 +126,9 @@ export function renderTimeline(steps, { executionId, failedStep, failure, onPick
           s.actions.length
             ? h('ul', { class: 'actions' }, s.actions.map((a) => h('li', { class: a.ok === false ? 'action failed' : 'action', 'data-testid': 'step-action' }, actionText(a), a.ok === false && a.error ? h('span', { class: 'error' }, ` — ${a.error}`) : null)))
             : null,
+          s.human.length
+            ? h('ul', { class: 'actions' }, s.human.map((line) => h('li', { class: 'human-line', 'data-testid': 'step-human' }, humanText(line))))
+            : null,
           s.blocked.length
             ? h('ul', { class: 'actions' }, groupBlocked(s.blocked).map(({ line, count }) =>
                 h('li', { class: 'blocked', 'data-testid': 'step-blocked' }, h('strong', {}, count > 1 ? `blocked ×${count} ` : 'blocked '), `${line.url} (${line.layer}): ${line.reason}`)))
@@ -133,6 +140,13 @@ export function renderTimeline(steps, { executionId, failedStep, failure, onPick
       );
     }),
   );
+}
+
+function humanText(line) {
+  if (line.type === 'waiting') return `asked a person (${line.kind}): ${line.question}`;
+  if (line.type === 'human_input') return `person: ${line.kind}${typeof line.target === 'string' ? ` ${line.target}` : line.target ? ` (${line.target.x}, ${line.target.y})` : ''}`;
+  if (line.type === 'resumed') return `answered${line.answeredBy ? ` by ${line.answeredBy}` : ''} after ${fmtMs(line.waitedMs)}`;
+  return 'nobody answered in time';
 }
 
 /** The same refusal repeated (a page retrying) is one entry with its count. */

@@ -1,0 +1,26 @@
+import type { HumanAnswer, HumanInput } from '../domain/human-protocol.js';
+
+/**
+ * The people port (docs/human-in-the-loop.md): where a waiting run hears a person's answer and,
+ * while it waits, their input for the page. One per worker process; the Redis stream adapter is
+ * src/human/redis-desk.ts.
+ */
+export interface HumanDesk {
+  /** Where the execution's stream stands now: entries up to it belong to earlier questions. */
+  mark(executionId: string, signal: AbortSignal): Promise<string>;
+  /**
+   * Waits for the first answer after `after`, handing each input found before it to `onInput`,
+   * in order. Resolves undefined when `timeoutMs` passes without an answer; rejects when the
+   * signal aborts (the wait's connection is closed at once).
+   */
+  wait(options: {
+    executionId: string;
+    after: string;
+    timeoutMs: number;
+    onInput(input: HumanInput): Promise<void>;
+    signal: AbortSignal;
+  }): Promise<(HumanAnswer & { id: string }) | undefined>;
+  /** The run is over: answers left unread are logged as ignored, the stream is removed. */
+  release(executionId: string, after: string | undefined): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,107 @@
+import type { Redis } from 'ioredis';
+import { answersStreamKey, type HumanInput } from '../domain/human-protocol.js';
+import type { Logger } from '../telemetry/types.js';
+import { HttpError, notFound, readJsonBody, sendJson } from './http-utils.js';
+import type { createRouter } from './router.js';
+import type { ExecutionRow, ExecutionStatus, Store } from './store.js';
+import { validateBody } from './validation.js';
+
+/**
+ * A person in the loop, on the local API (docs/human-in-the-loop.md):
+ *   POST /api/executions/{id}/waiting   the worker: the run waits for a person (running → waiting)
+ *   POST /api/executions/{id}/resumed   the worker: a person answered (waiting → running)
+ *   POST /api/executions/{id}/answer    a person's answer, written to the execution's answers stream
+ *   POST /api/executions/{id}/input     a person's pointer, wheel or key for the page (takeover)
+ * Answers and input are taken only while the execution waits (409 otherwise); of two answers to
+ * one question the first is taken and the second refused.
+ */
+
+type Router = ReturnType<typeof createRouter>;
+
+interface WaitingBody {
+  waitingAt: string;
+  kind: 'question' | 'approval' | 'takeover';
+  question: string;
+  choices?: string[] | null;
+  timeoutAt?: string | null;
+}
+
+/** How long "this question was answered" is remembered (longer than any wait). */
+const ANSWERED_TTL_MS = 31 * 86_400_000;
+/** Entries kept in an answers stream (inputs of a long takeover); the worker reads them as they come. */
+const STREAM_MAX_LENGTH = 10_000;
+
+export function addHumanRoutes(
+  router: Router,
+  deps: { store: Store; redis: Redis; queuePrefix: string; queueName: string; keyPrefix: string; logger: Logger },
+): void {
+  const { store, redis, logger } = deps;
+  const streamKey = (id: string) => answersStreamKey(deps.queuePrefix, deps.queueName, id);
+
+  const move = async (id: string, from: readonly ExecutionStatus[], to: ExecutionStatus, fields: Partial<ExecutionRow>, idempotencyField: keyof ExecutionRow) => {
+    const result = await store.transition(id, { from, to, fields, idempotencyField });
+    if (result.kind === 'missing') throw notFound(['path', 'execution_uuid'], 'execution');
+    if (result.kind === 'conflict') throw new HttpError(409, [{ loc: ['path', 'execution_uuid'], msg: `execution is ${result.current}; it cannot become ${to}`, type: 'conflict' }]);
+    logger.info({ executionId: id, status: result.execution.status }, 'execution status reported');
+    return result.execution;
+  };
+
+  /** The execution, when it waits for a person now; 409 (logged) when it does not. */
+  const waitingExecution = async (id: string, what: string): Promise<ExecutionRow> => {
+    const execution = await store.getExecution(id);
+    if (!execution) throw notFound(['path', 'execution_uuid'], 'execution');
+    if (execution.status !== 'waiting' || !execution.waiting) {
+      logger.info({ executionId: id, status: execution.status }, `${what} ignored: the execution is not waiting for a person`);
+      throw new HttpError(409, [{ loc: ['path', 'execution_uuid'], msg: `execution is ${execution.status}; only an execution that waits for a person takes ${what}`, type: 'conflict' }]);
+    }
+    return execution;
+  };
+
+  router.add('POST', '/api/executions/:execution_uuid/waiting', async ({ req, res, params }) => {
+    const body = validateBody<WaitingBody>('WaitingReport', await readJsonBody(req));
+    const waiting = { kind: body.kind, question: body.question, choices: body.choices ?? null, waitingAt: body.waitingAt, timeoutAt: body.timeoutAt ?? null };
+    sendJson(res, 200, await move(params.execution_uuid as string, ['running'], 'waiting', { waiting, waiting_at: body.waitingAt }, 'waiting_at'));
+  });
+
+  router.add('POST', '/api/executions/:execution_uuid/resumed', async ({ req, res, params }) => {
+    const body = validateBody<{ resumedAt: string; answeredBy?: string | null }>('ResumedReport', await readJsonBody(req));
+    sendJson(res, 200, await move(params.execution_uuid as string, ['waiting'], 'running', { waiting: null, resumed_at: body.resumedAt, answered_by: body.answeredBy ?? null }, 'resumed_at'));
+  });
+
+  router.add('POST', '/api/executions/:execution_uuid/answer', async ({ req, res, params }) => {
+    const body = validateBody<{ answer: string; by?: string }>('AnswerRequest', await readJsonBody(req));
+    const id = params.execution_uuid as string;
+    const execution = await waitingExecution(id, 'an answer');
+    // One answer per question: the first one sets the mark, a later one is refused.
+    const mark = `${deps.keyPrefix}answered:${id}:${execution.waiting!.waitingAt}`;
+    if ((await redis.set(mark, '1', 'PX', ANSWERED_TTL_MS, 'NX')) !== 'OK') {
+      logger.info({ executionId: id }, 'an answer ignored: the question was already answered');
+      throw new HttpError(409, [{ loc: ['path', 'execution_uuid'], msg: 'this question was already answered', type: 'conflict' }]);
+    }
+    const entry = await redis.xadd(streamKey(id), 'MAXLEN', '~', String(STREAM_MAX_LENGTH), '*', 'answer', JSON.stringify({ answer: body.answer, ...(body.by ? { by: body.by } : {}) }));
+    logger.info({ executionId: id, by: body.by ?? null }, 'answer written');
+    sendJson(res, 202, { execution_uuid: id, entry });
+  });
+
+  router.add('POST', '/api/executions/:execution_uuid/input', async ({ req, res, params }) => {
+    const body = validateBody<HumanInput>('LiveInput', await readJsonBody(req));
+    const id = params.execution_uuid as string;
+    await waitingExecution(id, 'input');
+    const input = inputOf(body);
+    if (!input) throw new HttpError(422, [{ loc: ['body'], msg: `${body.kind} needs ${body.kind === 'key' ? 'key' : body.kind === 'text' ? 'text' : 'x and y'}`, type: 'missing' }]);
+    await redis.xadd(streamKey(id), 'MAXLEN', '~', String(STREAM_MAX_LENGTH), '*', 'input', JSON.stringify(input));
+    sendJson(res, 202, { execution_uuid: id });
+  });
+}
+
+/** The input as the worker reads it, with what its kind needs (the schema checked the ranges). */
+function inputOf(body: Record<string, unknown>): HumanInput | undefined {
+  const { kind, x, y } = body;
+  const hasPoint = typeof x === 'number' && typeof y === 'number';
+  if (kind === 'click' && hasPoint) return { kind, x, y, button: (body.button as 'left' | 'middle' | 'right' | undefined) ?? 'left' };
+  if (kind === 'move' && hasPoint) return { kind, x, y };
+  if (kind === 'wheel' && hasPoint) return { kind, x, y, deltaX: (body.deltaX as number | undefined) ?? 0, deltaY: (body.deltaY as number | undefined) ?? 0 };
+  if (kind === 'key' && typeof body.key === 'string') return { kind, key: body.key };
+  if (kind === 'text' && typeof body.text === 'string') return { kind, text: body.text };
+  return undefined;
+}

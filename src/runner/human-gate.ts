@@ -1,0 +1,119 @@
+import { humanTimeout, type HumanGate, type HumanRequest } from '../agent/ask-human.js';
+import type { BrowserSession, MouseButton } from '../browser/types.js';
+import type { ControlPlane } from '../control-plane/types.js';
+import type { HumanAnswer, HumanInput } from '../domain/human-protocol.js';
+import type { HumanDesk } from '../human/types.js';
+import type { EventSink, Logger } from '../telemetry/types.js';
+
+/**
+ * The runner's side of `ask_human` (docs/human-in-the-loop.md): tells the API the run waits,
+ * stops the deadline's clock, reads the answers stream until an answer or the timeout, passes a
+ * person's input to this execution's page meanwhile (a takeover), then tells the API the run
+ * goes on. The browser, the video and the job lock are untouched: the run is alive throughout.
+ */
+
+export interface RunnerHumanGate extends HumanGate {
+  /** The run is over: answers written after the last one read are logged as ignored; the stream goes. */
+  release(): Promise<void>;
+}
+
+export function createHumanGate(options: {
+  executionId: string;
+  desk: HumanDesk;
+  controlPlane?: ControlPlane;
+  session: BrowserSession;
+  events: EventSink;
+  logger: Logger;
+  timeoutMs: number;
+  /** Stops the run's deadline until the returned function is called. */
+  pauseDeadline(): () => void;
+  /** Marks a person's click on the video, as the agent's are. */
+  onInputMark?: (mark: { atMs: number; label: string; point?: { x: number; y: number } }) => void;
+  /** Hides secret values in text that leaves the worker (the question, in the API call). */
+  redact(text: string): string;
+  now: () => number;
+}): RunnerHumanGate {
+  const { executionId, desk, controlPlane, session, events, logger, now } = options;
+  let lastRead: string | undefined;
+
+  const applyInput = async (input: HumanInput): Promise<void> => {
+    const { width, height } = session.viewport;
+    const point = 'x' in input ? { x: Math.round(input.x * (width - 1)), y: Math.round(input.y * (height - 1)) } : undefined;
+    const target = point ?? (input.kind === 'key' ? namedKey(input.key) : 'focused element');
+    const at = now();
+    try {
+      switch (input.kind) {
+        case 'click':
+          options.onInputMark?.({ atMs: at, label: 'person: click', point: point! });
+          await session.click(point!.x, point!.y, { button: (input.button ?? 'left') as MouseButton, clickCount: 1 });
+          break;
+        case 'move':
+          await session.mouseMove(point!.x, point!.y);
+          break;
+        case 'wheel':
+          await session.wheel(point!.x, point!.y, input.deltaX ?? 0, input.deltaY ?? 0);
+          break;
+        case 'key': {
+          const keys = input.key.split('+').filter(Boolean);
+          for (const key of keys) await session.keyDown(key);
+          for (const key of keys.reverse()) await session.keyUp(key);
+          break;
+        }
+        case 'text':
+          await session.typeText(input.text);
+          break;
+      }
+      // The kind and where, never what was typed (it may be a password).
+      events.emit('human_input', { kind: input.kind, target, ok: true }, at);
+    } catch (error) {
+      events.emit('human_input', { kind: input.kind, target, ok: false, error: error instanceof Error ? error.message : String(error) }, at);
+    }
+  };
+
+  return {
+    async ask(request: HumanRequest, signal: AbortSignal): Promise<HumanAnswer> {
+      const after = await desk.mark(executionId, signal);
+      lastRead = after;
+      const waitingAt = now();
+      const timeoutAt = new Date(waitingAt + options.timeoutMs).toISOString();
+      events.emit('waiting', { kind: request.kind, question: request.question, choices: request.choices, timeoutAt });
+      if (controlPlane) {
+        const report = { waitingAt: new Date(waitingAt).toISOString(), kind: request.kind, question: options.redact(request.question), choices: request.choices?.map(options.redact) ?? null, timeoutAt };
+        await controlPlane.markWaiting(executionId, report, signal).catch((error: unknown) => {
+          if (!signal.aborted) logger.warn({ err: String(error) }, 'the API could not be told the run waits for a person; waiting anyway');
+        });
+      }
+      const resumeDeadline = options.pauseDeadline();
+      let answer;
+      try {
+        answer = await desk.wait({ executionId, after, timeoutMs: options.timeoutMs, onInput: applyInput, signal });
+      } finally {
+        resumeDeadline();
+      }
+      if (!answer) {
+        events.emit('human_timeout', { timeoutMs: options.timeoutMs });
+        throw humanTimeout(options.timeoutMs);
+      }
+      lastRead = answer.id;
+      const resumedAt = now();
+      events.emit('resumed', { answeredBy: answer.by, waitedMs: resumedAt - waitingAt });
+      if (controlPlane) {
+        await controlPlane.markResumed(executionId, { resumedAt: new Date(resumedAt).toISOString(), answeredBy: answer.by }, signal).catch((error: unknown) => {
+          if (!signal.aborted) logger.warn({ err: String(error) }, 'the API could not be told the run goes on');
+        });
+      }
+      // A person may have left the page mid-load: the model's view is taken once it is still.
+      await session.settle(signal).catch(() => undefined);
+      return { answer: answer.answer, by: answer.by };
+    },
+    release: () => desk.release(executionId, lastRead),
+  };
+}
+
+/** A key's name for the log: named keys as they are, a character (which could spell a password) as "character". */
+function namedKey(key: string): string {
+  return key
+    .split('+')
+    .map((part) => (part.length === 1 ? 'character' : part))
+    .join('+');
+}
