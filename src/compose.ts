@@ -21,9 +21,10 @@ import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
 import type { VideoRecorder } from './recorder/types.js';
 import type { RunnerDeps, TokenPricing } from './runner/types.js';
 import { createLocalStore } from './storage/local-store.js';
+import { createLocalProfileStore, createS3ProfileStore } from './storage/profile-store.js';
 import { createS3ObjectReader } from './storage/s3-object-reader.js';
 import { createS3Store } from './storage/s3-store.js';
-import type { ArtifactStore } from './storage/types.js';
+import type { ArtifactStore, ProfileStore } from './storage/types.js';
 import type { Logger } from './telemetry/types.js';
 import { createActionSpace } from './toolset/create.js';
 
@@ -46,6 +47,22 @@ export function createArtifactStore(config: Config, logger: Logger): ArtifactSto
     });
   }
   return createLocalStore({ dir: config.ARTIFACTS_DIR, prefix: config.S3_PREFIX, ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
+}
+
+/** Browser profiles' blobs beside the artifacts (docs/profiles.md): the bucket, else ARTIFACTS_DIR. */
+export function createProfileStore(config: Config, credentials?: { accessKeyId: string; secretAccessKey: string }): ProfileStore & { close?(): void } {
+  if (config.S3_BUCKET) {
+    return createS3ProfileStore({
+      bucket: config.S3_BUCKET,
+      prefix: config.S3_PREFIX,
+      region: config.S3_REGION,
+      forcePathStyle: config.S3_FORCE_PATH_STYLE,
+      maxAttempts: 5,
+      ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}),
+      ...(credentials ? { credentials } : {}),
+    });
+  }
+  return createLocalProfileStore({ dir: config.ARTIFACTS_DIR, prefix: config.S3_PREFIX });
 }
 
 export function createBrowser(config: Config, logger: Logger): BrowserSandbox {
@@ -132,6 +149,8 @@ export function createRunnerDeps(options: {
   openInputFile?: RunnerDeps['openInputFile'];
   /** Where versions' run caches are kept (the daemon's Redis); none for the one-shot CLI. */
   runCache?: RunnerDeps['runCache'];
+  /** Where browser profiles are kept; default beside the artifacts (createProfileStore). */
+  profileStore?: ProfileStore;
   live?: LiveRelay;
 }): RunnerDeps {
   const { config, logger } = options;
@@ -155,6 +174,11 @@ export function createRunnerDeps(options: {
     openInputFile: options.openInputFile ?? inputFileOpener(config, logger),
     logger,
     ...(options.runCache ? { runCache: options.runCache } : {}),
+    profiles: {
+      store: options.profileStore ?? createProfileStore(config),
+      ...(config.PROFILE_KEYS ? { keys: config.PROFILE_KEYS } : {}),
+      maxBytes: config.PROFILE_MAX_BYTES,
+    },
     settings: {
       runCache: config.RUN_CACHE === 'on',
       defaultModel: config.ANTHROPIC_MODEL,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ExecutionError } from './errors.js';
+import { profileIdProblem } from './profile-crypto.js';
 
 /** A workflow version's specification (contract §3), normalised to camelCase. */
 export interface Specification {
@@ -18,6 +19,8 @@ export interface Specification {
   allowJavascript?: boolean;
   /** Use and update this version's run cache (default true). */
   cache?: boolean;
+  /** The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md). */
+  profile?: string;
 }
 
 export type JsonSchema = Record<string, unknown> | boolean;
@@ -60,6 +63,13 @@ const specificationSchema = z.object({
   toolset: z.enum(['browser', 'computer'], { message: 'must be "browser" or "computer"' }).optional(),
   allowJavascript: z.boolean({ message: 'must be true or false' }).optional(),
   cache: z.boolean({ message: 'must be true or false' }).optional(),
+  profile: z
+    .string({ message: 'must be a string' })
+    .superRefine((id, ctx) => {
+      const problem = profileIdProblem(id);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
 });
 
 /**

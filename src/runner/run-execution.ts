@@ -23,6 +23,7 @@ import { createExecutionSignal } from './deadline.js';
 import { stageInputFiles } from './input-files.js';
 import { attachLiveView, type LiveView } from './live-view.js';
 import { resolveJob } from './resolve.js';
+import { RunProfile } from './profile.js';
 import { createStepScreenshots, type StepScreenshots } from './step-screenshots.js';
 import type { ExecutionSummary, OutputDocument, RunnerDeps, SavedDownload } from './types.js';
 
@@ -63,6 +64,8 @@ class Execution {
   private live: LiveChannel | undefined;
   private liveView: LiveView | undefined;
   private stepShots: StepScreenshots | undefined;
+  /** The specification's browser profile, loaded before `started` (docs/profiles.md). */
+  private profile: RunProfile | undefined;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -116,6 +119,11 @@ class Execution {
         events: this.events!,
         signal: this.outerSignal,
       });
+      if (spec.profile !== undefined) {
+        this.profile = await RunProfile.load(deps.profiles, spec.profile, this.events!, this.log, this.outerSignal);
+        // A value of the saved state that a page shows is redacted like any secret.
+        this.vault = createSecretVault(files.payload, spec.payloadSchema, [...deps.settings.secrets, ...this.profile.secrets()]);
+      }
     } catch (error) {
       if (this.outerSignal.aborted) return this.finish(failure(errorFromSignal(this.outerSignal)), null, null);
       const failed = toExecutionError(error);
@@ -177,6 +185,11 @@ class Execution {
       stepsVtt = activeVideo.stepsVtt();
     }
     const openSession = session as BrowserSession | undefined;
+    // The profile: its sign-in health, and its state saved only by a completed run, before the browser closes.
+    if (this.profile && openSession) {
+      this.profile.noteSignIn(openSession);
+      if (outcome.status === 'completed') await this.profile.save(openSession, endedAtMs, this.outerSignal);
+    }
     if (openSession) await openSession.close().catch((error: unknown) => this.log.warn({ err: String(error) }, 'closing the browser session failed'));
     return this.finish(outcome, finishedVideo, stepsVtt, endedAtMs);
   }
@@ -210,6 +223,7 @@ class Execution {
           downloads: { dir: path.join(this.workDir, 'downloads'), maxBytes: deps.settings.downloadMaxBytes },
           onDownload: (event) => this.onDownload(event),
           inputFiles: this.inputFiles.map((file) => ({ name: file.name, path: file.path })),
+          ...this.profile?.sessionOptions(),
         },
         run.signal,
       );
@@ -318,6 +332,7 @@ class Execution {
       usage: { ...this.stats.usage, estimatedCostUsd: estimateCost(this.stats.usage, deps.settings.pricing) },
       downloads: this.vault.redactValue(downloads),
       cache: { ...this.cache, modelSteps: this.cache.used ? this.cache.modelSteps : this.stats.nSteps },
+      ...(this.profile ? { profile: { ...this.profile.report } } : {}),
     };
     const events = this.events!;
     events.emit(outcome.status === 'completed' ? 'execution_completed' : 'execution_failed', {
