@@ -9,6 +9,7 @@ import type { BrowserSandbox } from './browser/types.js';
 import type { Config } from './config/schema.js';
 import type { ControlPlane } from './control-plane/types.js';
 import { ExecutionError } from './domain/errors.js';
+import { readProfileHeader } from './domain/profile-crypto.js';
 import { s3Location } from './domain/input-files.js';
 import type { LiveRelay } from './live/types.js';
 import type { Specification } from './domain/specification.js';
@@ -63,6 +64,27 @@ export function createProfileStore(config: Config, credentials?: { accessKeyId: 
     });
   }
   return createLocalProfileStore({ dir: config.ARTIFACTS_DIR, prefix: config.S3_PREFIX });
+}
+
+/**
+ * The profiles as the local service lists them (docs/profiles.md): id, hosts, when saved and
+ * size, from each blob's clear header; no key is needed and no value is read.
+ */
+export function createProfileDirectory(config: Config) {
+  const store = createProfileStore(config);
+  return {
+    async list(): Promise<Array<{ id: string; hosts: string[]; updated: string; size: number }>> {
+      const out = [];
+      for (const blob of await store.list()) {
+        const bytes = await store.read(blob.id).catch(() => undefined);
+        const read = bytes ? readProfileHeader(bytes) : undefined;
+        out.push({ id: blob.id, hosts: read?.ok ? read.header.hosts : [], updated: read?.ok ? read.header.savedAt : blob.updatedAt, size: blob.bytes });
+      }
+      return out;
+    },
+    delete: (id: string) => store.delete(id),
+    close: () => store.close?.(),
+  };
 }
 
 export function createBrowser(config: Config, logger: Logger): BrowserSandbox {

@@ -39,6 +39,7 @@ const specificationProperties = {
   toolset: { type: 'string', enum: ['browser', 'computer'], description: "The agent's action space: the browser toolset (default where the model supports it) or computer use." },
   allowJavascript: { type: 'boolean', description: "Enables the browser toolset's javascript_exec (default false)." },
   cache: { type: 'boolean', description: "Use and update this version's run cache (default true)." },
+  profile: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', not: { enum: ['.', '..'] }, description: 'The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md).' },
 } as const;
 
 const workflowLevelProperties = {
