@@ -14,6 +14,7 @@ import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
 import { runExecution } from './runner/run-execution.js';
 import { createLocalStore } from './storage/local-store.js';
+import { createLocalProfileStore } from './storage/profile-store.js';
 import { createLogger } from './telemetry/logger.js';
 
 const USAGE = `Usage:
@@ -77,7 +78,9 @@ async function runCommand(args: string[]): Promise<number> {
   const browser = createBrowser(config, logger);
   const recorder = createRecorder(config, logger);
   const store = createLocalStore({ dir: outDir, prefix: '', ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
-  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, ...(recorder ? { recorder } : {}), ...(replay ? { replay } : {}) });
+  // Browser profiles (docs/profiles.md) beside the artifacts in the --out folder, as the artifacts.
+  const profileStore = createLocalProfileStore({ dir: outDir, prefix: '' });
+  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, profileStore, ...(recorder ? { recorder } : {}), ...(replay ? { replay } : {}) });
 
   const controller = new AbortController();
   // Ctrl-C ends the run like a worker shutdown: finalised, artifacts written, reported failed.

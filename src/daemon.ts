@@ -1,4 +1,4 @@
-import { createArtifactStore, createBrowser, createRecorder, createRunnerDeps } from './compose.js';
+import { createArtifactStore, createBrowser, createProfileStore, createRecorder, createRunnerDeps } from './compose.js';
 import type { Config } from './config/schema.js';
 import path from 'node:path';
 import { createHttpControlPlane } from './control-plane/http-client.js';
@@ -61,8 +61,11 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const runCache = config.RUN_CACHE === 'on' ? createRedisRunCache({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, queue: config.EXECUTION_QUEUE, ttlMs: config.RUN_CACHE_TTL_MS, logger: logger.child({ component: 'run-cache' }) }) : undefined;
   // Frames and steps of running executions reach the dashboard through Redis, only while watched.
   const live = createRedisLiveRelay({ redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, queueName: config.EXECUTION_QUEUE, logger });
+  // Browser profiles beside the artifacts (docs/profiles.md).
+  const profileStore = createProfileStore(config);
   const deps = createRunnerDeps({
     config,
+    profileStore,
     logger,
     browser,
     store,
@@ -123,7 +126,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   try {
     await intake.start();
   } catch (error) {
-    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), runCache?.close(), live.close()]);
+    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), profileStore.close?.(), runCache?.close(), live.close()]);
     throw error;
   }
   setState('running');
@@ -146,7 +149,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     await Promise.allSettled([intake.close(), browser.close()]);
     // Reports still undelivered stay on disk; the next start sends them.
     if (!(await controlPlane.drain(OUTBOX_DRAIN_MS))) logger.warn({ pending: controlPlane.depth() }, 'final reports left in the outbox for the next start');
-    await Promise.allSettled([controlPlane.close(), store.close(), health?.close(), runCache?.close(), live.close()]);
+    await Promise.allSettled([controlPlane.close(), store.close(), profileStore.close?.(), health?.close(), runCache?.close(), live.close()]);
     setState('stopped');
   };
 
