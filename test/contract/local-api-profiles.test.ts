@@ -31,7 +31,7 @@ beforeAll(async () => {
     await store.write(id, sealProfile(id, state, ring, { savedAt: '2026-11-24T10:00:00.000Z', hosts: ['crm.test'], cookies: 1, origins: 0 }));
   }
   directory = createProfileDirectory(loadConfig({ ARTIFACTS_DIR: dir, S3_PREFIX: 'prod/' }));
-  h = await startHarness({ profiles: directory });
+  h = await startHarness({ profiles: directory, artifactsDir: dir });
 });
 
 afterAll(async () => {
@@ -83,5 +83,24 @@ describe('the dashboard', () => {
     await row.locator('[data-testid=delete-profile]').click();
     await expect.poll(() => page.locator('[data-testid=profile-row]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')))).toEqual(['tenant-b.erp']);
     expect(await store.read('tenant-c.crm')).toBeUndefined();
+  });
+
+  it("shows an execution's profile, and says when its saved sign-in was stale", async () => {
+    const created = await h.call('POST', '/api/workflows', { name: 'CRM', prompt: 'Open the account', allowedDomains: ['crm.test'], profile: 'tenant-b.erp' });
+    expect(created.body.current_version.specification.profile).toBe('tenant-b.erp');
+    const execution = await h.call('POST', `/api/workflows/${created.body.workflow_uuid}/execute`, { inputPayload: {} });
+    const id = execution.body.execution_uuid as string;
+    await fs.mkdir(path.join(dir, 'executions', id), { recursive: true });
+    const profile = { id: 'tenant-b.erp', loaded: true, saved: true, cookies: 2, origins: 1, stale: true };
+    await fs.writeFile(path.join(dir, 'executions', id, 'output.json'), JSON.stringify({ status: 'completed', output: {}, error: null, profile }));
+    await h.call('POST', `/api/executions/${id}/started`, { startedAt: new Date().toISOString() });
+    const counters = { durationMs: 10, nSteps: 1, nAgentActions: 0, nScreenshots: 1, outputUrl: null, videoUrl: null, logsUrl: null };
+    expect((await h.call('POST', `/api/executions/${id}/completed`, { completedAt: new Date().toISOString(), ...counters })).status).toBe(200);
+    const page = await browser.newPage();
+    await page.request.post(`${h.server.url}/api/session`, { headers: { 'X-Service-Key': API_KEY } });
+    await page.goto(`${h.server.url}/#/executions/${id}`);
+    await expect.poll(() => page.getByTestId('profile').textContent(), { timeout: 15_000 }).toBe(
+      'Profile tenant-b.erp: loaded, saved (2 cookies, 1 origins). The saved sign-in no longer worked: the run signed in again.',
+    );
   });
 });
