@@ -1,3 +1,4 @@
+import { profileIdProblem } from '../domain/profile-crypto.js';
 import { HttpError, notFound, sendJson } from './http-utils.js';
 import type { createRouter } from './router.js';
 
@@ -26,8 +27,6 @@ export interface ProfileDirectory {
   delete(id: string): Promise<boolean>;
 }
 
-const PROFILE_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
 export function addProfileRoutes(router: Router, profiles: ProfileDirectory | undefined): void {
   const directory = (): ProfileDirectory => {
     if (!profiles) throw new HttpError(404, [{ loc: ['path'], msg: 'no profile store is configured', type: 'not_found' }]);
@@ -40,7 +39,7 @@ export function addProfileRoutes(router: Router, profiles: ProfileDirectory | un
 
   router.add('DELETE', '/api/profiles/:profileId', async ({ res, params }) => {
     const id = params.profileId as string;
-    if (!PROFILE_ID.test(id) || id === '.' || id === '..') throw notFound(['path', 'profileId'], 'profile');
+    if (profileIdProblem(id)) throw notFound(['path', 'profileId'], 'profile');
     if (!(await directory().delete(id))) throw notFound(['path', 'profileId'], 'profile');
     res.writeHead(204).end();
   });

@@ -104,6 +104,14 @@ export class RunProfile {
     }
   }
 
+  /** Refuses (`invalid_specification`) a profile this worker could only store unencrypted. */
+  static usable(settings: ProfileSettings | undefined, id: string): ProfileSettings & { keys: ProfileKeyring } {
+    if (!settings?.keys) {
+      throw new ExecutionError('invalid_specification', `profile "${id}": this worker has no PROFILE_KEYS, and a profile is never stored unencrypted`);
+    }
+    return { ...settings, keys: settings.keys };
+  }
+
   private skip(reason: string): void {
     this.log.warn({ profile: this.id, reason }, 'browser profile not saved');
     this.events.emit('profile_not_saved', { id: this.id, reason });
@@ -114,13 +122,10 @@ export class RunProfile {
    * blob that cannot be read, or a store that cannot be reached, counts as empty (logged).
    */
   static async load(settings: ProfileSettings | undefined, id: string, events: EventLog, log: Logger, signal: AbortSignal): Promise<RunProfile> {
-    if (!settings?.keys) {
-      throw new ExecutionError('invalid_specification', `profile "${id}": this worker has no PROFILE_KEYS, and a profile is never stored unencrypted`);
-    }
-    const keyed = { ...settings, keys: settings.keys };
+    const keyed = RunProfile.usable(settings, id);
     let blob: Buffer | undefined;
     try {
-      blob = await settings.store.read(id, signal);
+      blob = await keyed.store.read(id, signal);
     } catch (error) {
       signal.throwIfAborted();
       const reason = `the store could not be read: ${error instanceof Error ? error.message : String(error)}`;
@@ -132,7 +137,7 @@ export class RunProfile {
       events.emit('profile_loaded', { id, loaded: false, cookies: 0, origins: 0 });
       return new RunProfile(id, undefined, keyed, events, log);
     }
-    const opened = openProfile(id, blob, settings.keys);
+    const opened = openProfile(id, blob, keyed.keys);
     const state = opened.ok ? asState(opened.state) : undefined;
     if (!state) {
       const reason = opened.ok ? 'the decrypted state is not a browser state' : opened.reason;

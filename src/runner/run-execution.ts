@@ -100,6 +100,7 @@ class Execution {
       spec = parseSpecification(resolved.rawSpecification);
       startUrl = spec.startUrl ?? `https://${spec.allowedDomains[0]!.replace(/^\*\./, '')}/`;
       deps.checkSpecification(spec, startUrl);
+      if (spec.profile !== undefined) RunProfile.usable(deps.profiles, spec.profile);
       const chosen = deps.chooseActionSpace(spec.model ?? deps.settings.defaultModel, spec.toolset);
       if (!chosen.ok) throw new ExecutionError('invalid_specification', `toolset: ${chosen.reason}`);
       space = chosen;
