@@ -35,33 +35,22 @@ import { createActionSpace } from './toolset/create.js';
  */
 export const SONNET_PRICING: TokenPricing = { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 };
 
+/** Where the artifact store's bucket is: artifacts and browser profiles are kept there. */
+function bucketSettings(config: Config, bucket: string) {
+  return { bucket, region: config.S3_REGION, forcePathStyle: config.S3_FORCE_PATH_STYLE, prefix: config.S3_PREFIX, ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}) };
+}
+
 export function createArtifactStore(config: Config, logger: Logger): ArtifactStore & { close?(): void } {
   if (config.S3_BUCKET) {
-    return createS3Store({
-      bucket: config.S3_BUCKET,
-      region: config.S3_REGION,
-      forcePathStyle: config.S3_FORCE_PATH_STYLE,
-      prefix: config.S3_PREFIX,
-      logger,
-      ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}),
-      ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}),
-    });
+    return createS3Store({ ...bucketSettings(config, config.S3_BUCKET), logger, ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
   }
   return createLocalStore({ dir: config.ARTIFACTS_DIR, prefix: config.S3_PREFIX, ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
 }
 
 /** Browser profiles' blobs beside the artifacts (docs/profiles.md): the bucket, else ARTIFACTS_DIR. */
-export function createProfileStore(config: Config, credentials?: { accessKeyId: string; secretAccessKey: string }): ProfileStore & { close?(): void } {
+export function createProfileStore(config: Config): ProfileStore & { close?(): void } {
   if (config.S3_BUCKET) {
-    return createS3ProfileStore({
-      bucket: config.S3_BUCKET,
-      prefix: config.S3_PREFIX,
-      region: config.S3_REGION,
-      forcePathStyle: config.S3_FORCE_PATH_STYLE,
-      maxAttempts: 5,
-      ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}),
-      ...(credentials ? { credentials } : {}),
-    });
+    return createS3ProfileStore({ ...bucketSettings(config, config.S3_BUCKET), maxAttempts: 5 });
   }
   return createLocalProfileStore({ dir: config.ARTIFACTS_DIR, prefix: config.S3_PREFIX });
 }
