@@ -14,12 +14,11 @@ import type { ExecutionSummary } from '../../src/runner/types.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
 import { createS3ProfileStore, type S3ProfileStore } from '../../src/storage/profile-store.js';
 import { createLogger } from '../../src/telemetry/logger.js';
-import { lastObservation } from '../../demo/workflow.js';
 import { tempDir } from '../support/env.js';
 import { TOTP_SEED, TOTP_USER } from '../support/files-site.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
-import { browser as member, finish, startScriptedModelServer, type RecordedRequest, type ScriptedResponse, type ScriptedTurn } from '../support/scripted-model-server.js';
-import { EVIL_COOKIE, LOGIN_FIELDS, SIGN_IN_PASSWORD, startSignInSite, STORED_TOKEN, type SignInSite } from '../support/sign-in-site.js';
+import { startScriptedModelServer, type RecordedRequest } from '../support/scripted-model-server.js';
+import { EVIL_COOKIE, SIGN_IN_PASSWORD, signInAgent, startSignInSite, STORED_TOKEN, type SignInSite } from '../support/sign-in-site.js';
 
 /**
  * Browser profiles through the whole runner (docs/profiles.md), on real Chromium, profiles in
@@ -58,32 +57,6 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const click = (at: { x: number; y: number }) => member('left_click', { target: { type: 'coordinate', x: at.x, y: at.y } });
-
-/** Signs in when the first page it is shown is the sign-in form; then finishes (or fails, as told). */
-function agent(end: 'completed' | 'failed' = 'completed') {
-  let plan: ScriptedResponse[] | undefined;
-  return (request: RecordedRequest): ScriptedTurn => {
-    if (!plan) {
-      const signedIn = lastObservation(request.body).includes('Sign out');
-      plan = signedIn
-        ? []
-        : [
-            click(LOGIN_FIELDS.user),
-            member('type', { text: TOTP_USER }),
-            click(LOGIN_FIELDS.password),
-            member('type', { text: '{{password}}' }),
-            click(LOGIN_FIELDS.code),
-            member('type', { text: '{{mfa}}' }),
-            member('key', { text: 'Return' }),
-          ];
-      plan.push(end === 'completed' ? finish('completed', { signedIn: true }) : finish('failed', undefined, 'told to fail'));
-    }
-    // Input tokens as the request's size would give them: a longer conversation costs more.
-    return { ...plan.shift()!, usage: { input_tokens: Math.ceil(request.rawBody.length / 4), output_tokens: 20 } };
-  };
-}
-
 interface Run {
   summary: ExecutionSummary & { status: 'completed' | 'failed' };
   requests: RecordedRequest[];
@@ -93,7 +66,7 @@ interface Run {
 }
 
 async function run(profile: string | undefined, options: { keys?: ProfileKeyring | null; end?: 'completed' | 'failed'; allowedDomains?: string[]; startUrl?: string } = {}): Promise<Run> {
-  const model = await startScriptedModelServer(agent(options.end));
+  const model = await startScriptedModelServer(signInAgent(options.end));
   try {
     const logStream = new PassThrough();
     logStream.on('data', (chunk: Buffer) => (processLog += chunk.toString('utf8')));

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { lastObservation, turnOf } from '../../demo/workflow.js';
 import { acceptedCodes, TOTP_USER } from './files-site.js';
 import { startRecordingServer, type RecordingServer } from './evil-server.js';
+import { browser as member, finish, type RecordedRequest, type ScriptedResponse, type ScriptedTurn } from './scripted-model-server.js';
 
 /**
  * The browser profiles' fixture (docs/profiles.md): `app.test`, a business app behind a sign-in
@@ -91,5 +93,36 @@ export async function startSignInSite(): Promise<SignInSite> {
     close: async () => {
       await Promise.all([app.close(), evil.close()]);
     },
+  };
+}
+
+const click = (at: { x: number; y: number }) => member('left_click', { target: { type: 'coordinate', x: at.x, y: at.y } });
+
+/**
+ * The model of a workflow on this site, as an agent plays it: at the first turn of each
+ * execution it looks at the page it is shown and signs in (user, `{{password}}`, `{{mfa}}`) only
+ * when that is the sign-in form; then it finishes (or fails, as told). Input tokens are counted
+ * as the request's size would give them: a longer conversation costs more.
+ */
+export function signInAgent(end: 'completed' | 'failed' = 'completed'): (request: RecordedRequest) => ScriptedTurn {
+  let plan: ScriptedResponse[] = [];
+  return (request) => {
+    if (turnOf(request.body) === 0) {
+      const signedIn = lastObservation(request.body).includes('Sign out');
+      plan = signedIn
+        ? []
+        : [
+            click(LOGIN_FIELDS.user),
+            member('type', { text: TOTP_USER }),
+            click(LOGIN_FIELDS.password),
+            member('type', { text: '{{password}}' }),
+            click(LOGIN_FIELDS.code),
+            member('type', { text: '{{mfa}}' }),
+            member('key', { text: 'Return' }),
+          ];
+      plan.push(end === 'completed' ? finish('completed', { signedIn: true }) : finish('failed', undefined, 'told to fail'));
+    }
+    const next = plan.shift() ?? finish('failed', undefined, 'the script ran out');
+    return { ...next, usage: { input_tokens: Math.ceil(request.rawBody.length / 4), output_tokens: 20 } };
   };
 }
