@@ -111,7 +111,9 @@ class Execution {
       }
       // Input files are shown to the model by name; their URLs and local paths never are.
       const files = findInputFiles(resolved.inputPayload, spec.payloadSchema);
-      this.vault = createSecretVault(files.payload, spec.payloadSchema, deps.settings.secrets);
+      if (spec.profile !== undefined) this.profile = await RunProfile.load(deps.profiles, spec.profile, this.events!, this.log, this.outerSignal);
+      // A value of a saved profile that a page shows is redacted like any secret.
+      this.vault = createSecretVault(files.payload, spec.payloadSchema, [...deps.settings.secrets, ...(this.profile?.secrets() ?? [])]);
       this.inputFiles = await stageInputFiles({
         refs: files.files,
         deps,
@@ -120,11 +122,6 @@ class Execution {
         events: this.events!,
         signal: this.outerSignal,
       });
-      if (spec.profile !== undefined) {
-        this.profile = await RunProfile.load(deps.profiles, spec.profile, this.events!, this.log, this.outerSignal);
-        // A value of the saved state that a page shows is redacted like any secret.
-        this.vault = createSecretVault(files.payload, spec.payloadSchema, [...deps.settings.secrets, ...this.profile.secrets()]);
-      }
     } catch (error) {
       if (this.outerSignal.aborted) return this.finish(failure(errorFromSignal(this.outerSignal)), null, null);
       const failed = toExecutionError(error);

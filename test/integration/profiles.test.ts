@@ -127,6 +127,9 @@ describe('a workflow that signs in, run twice with one profile', () => {
     expect(signInHits(hitsBefore)).toEqual([]);
     expect(site.logins.length).toBe(loginsBefore);
     expect(typedCode(second)).toBe(false);
+    // The page found the token the profile's localStorage brought.
+    expect(second.requests[0]!.rawBody).toContain('Stored token found');
+    expect(first.requests[0]!.rawBody).not.toContain('Stored token found');
     expect(second.summary.document.profile).toMatchObject({ id: 'tenant-a.crm', loaded: true, saved: true, cookies: 2, origins: 1, stale: false });
     const [a, b] = [first.summary.document.counters, second.summary.document.counters];
     expect(b.nSteps).toBeLessThan(a.nSteps);

@@ -48,7 +48,8 @@ const LOGIN_PAGE =
 
 const ACCOUNT_PAGE =
   `<!doctype html><title>Account</title><h1>Account of ${TOTP_USER}</h1><button>Sign out</button>` +
-  `<script>localStorage.setItem('token', '${STORED_TOKEN}')</script>` +
+  // Says whether the browser brought the token along (a profile's localStorage), in a link the agent's page read lists, then stores it.
+  `<a id="stored" href="#">?</a><script>document.getElementById('stored').textContent = localStorage.getItem('token') === '${STORED_TOKEN}' ? 'Stored token found' : 'No stored token'; localStorage.setItem('token', '${STORED_TOKEN}')</script>` +
   `<iframe src="http://evil.test/frame" width="200" height="50"></iframe>`;
 
 export async function startSignInSite(): Promise<SignInSite> {
