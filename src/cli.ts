@@ -7,13 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createBrowser, createRecorder, createRunnerDeps } from './compose.js';
+import { createBrowser, createProfileDirectory, createRecorder, createRunnerDeps } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
 import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
 import { runExecution } from './runner/run-execution.js';
 import { createLocalStore } from './storage/local-store.js';
+import { createLocalProfileStore } from './storage/profile-store.js';
 import { createLogger } from './telemetry/logger.js';
 
 const USAGE = `Usage:
@@ -77,7 +78,9 @@ async function runCommand(args: string[]): Promise<number> {
   const browser = createBrowser(config, logger);
   const recorder = createRecorder(config, logger);
   const store = createLocalStore({ dir: outDir, prefix: '', ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
-  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, ...(recorder ? { recorder } : {}), ...(replay ? { replay } : {}) });
+  // Browser profiles (docs/profiles.md) beside the artifacts in the --out folder, as the artifacts.
+  const profileStore = createLocalProfileStore({ dir: outDir, prefix: '' });
+  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, profileStore, ...(recorder ? { recorder } : {}), ...(replay ? { replay } : {}) });
 
   const controller = new AbortController();
   // Ctrl-C ends the run like a worker shutdown: finalised, artifacts written, reported failed.
@@ -111,6 +114,8 @@ async function serveCommand(args: string[]): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`PORT=${process.env.PORT}: must be a port number`);
   const apiKeys = (process.env.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
   if (apiKeys.length === 0) throw new UsageError('API_KEYS: set at least one key (comma-separated) for X-Service-Key');
+  // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.
+  const profiles = createProfileDirectory(config);
   const server = await startLocalServer({
     port,
     host: process.env.HOST?.trim() || '127.0.0.1',
@@ -119,6 +124,7 @@ async function serveCommand(args: string[]): Promise<number> {
     queueName: config.EXECUTION_QUEUE,
     queuePrefix: config.QUEUE_PREFIX,
     artifactsDir: config.ARTIFACTS_DIR,
+    profiles,
     logger,
   });
   logger.info({ url: server.url }, 'local API and dashboard listening');
@@ -128,6 +134,7 @@ async function serveCommand(args: string[]): Promise<number> {
     process.once('SIGTERM', stop);
   });
   await server.close();
+  profiles.close();
   return 0;
 }
 

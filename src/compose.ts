@@ -9,6 +9,7 @@ import type { BrowserSandbox } from './browser/types.js';
 import type { Config } from './config/schema.js';
 import type { ControlPlane } from './control-plane/types.js';
 import { ExecutionError } from './domain/errors.js';
+import { readProfileHeader } from './domain/profile-crypto.js';
 import { s3Location } from './domain/input-files.js';
 import type { LiveRelay } from './live/types.js';
 import type { Specification } from './domain/specification.js';
@@ -21,9 +22,10 @@ import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
 import type { VideoRecorder } from './recorder/types.js';
 import type { RunnerDeps, TokenPricing } from './runner/types.js';
 import { createLocalStore } from './storage/local-store.js';
+import { createLocalProfileStore, createS3ProfileStore } from './storage/profile-store.js';
 import { createS3ObjectReader } from './storage/s3-object-reader.js';
 import { createS3Store } from './storage/s3-store.js';
-import type { ArtifactStore } from './storage/types.js';
+import type { ArtifactStore, ProfileStore } from './storage/types.js';
 import type { Logger } from './telemetry/types.js';
 import { createActionSpace } from './toolset/create.js';
 
@@ -33,19 +35,45 @@ import { createActionSpace } from './toolset/create.js';
  */
 export const SONNET_PRICING: TokenPricing = { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 };
 
+/** Where the artifact store's bucket is: artifacts and browser profiles are kept there. */
+function bucketSettings(config: Config, bucket: string) {
+  return { bucket, region: config.S3_REGION, forcePathStyle: config.S3_FORCE_PATH_STYLE, prefix: config.S3_PREFIX, ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}) };
+}
+
 export function createArtifactStore(config: Config, logger: Logger): ArtifactStore & { close?(): void } {
   if (config.S3_BUCKET) {
-    return createS3Store({
-      bucket: config.S3_BUCKET,
-      region: config.S3_REGION,
-      forcePathStyle: config.S3_FORCE_PATH_STYLE,
-      prefix: config.S3_PREFIX,
-      logger,
-      ...(config.S3_ENDPOINT ? { endpoint: config.S3_ENDPOINT } : {}),
-      ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}),
-    });
+    return createS3Store({ ...bucketSettings(config, config.S3_BUCKET), logger, ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
   }
   return createLocalStore({ dir: config.ARTIFACTS_DIR, prefix: config.S3_PREFIX, ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
+}
+
+/** Browser profiles' blobs beside the artifacts (docs/profiles.md): the bucket, else ARTIFACTS_DIR. */
+export function createProfileStore(config: Config): ProfileStore & { close?(): void } {
+  if (config.S3_BUCKET) {
+    return createS3ProfileStore({ ...bucketSettings(config, config.S3_BUCKET), maxAttempts: 5 });
+  }
+  return createLocalProfileStore({ dir: config.ARTIFACTS_DIR, prefix: config.S3_PREFIX });
+}
+
+/**
+ * The profiles as the local service lists them (docs/profiles.md): id, hosts, when saved and
+ * size, from each blob's clear header; no key is needed and no value is read.
+ */
+export function createProfileDirectory(config: Config) {
+  const store = createProfileStore(config);
+  return {
+    async list(): Promise<Array<{ id: string; hosts: string[]; updated: string; size: number }>> {
+      const out = [];
+      for (const blob of await store.list()) {
+        const bytes = await store.read(blob.id).catch(() => undefined);
+        const read = bytes ? readProfileHeader(bytes) : undefined;
+        out.push({ id: blob.id, hosts: read?.ok ? read.header.hosts : [], updated: read?.ok ? read.header.savedAt : blob.updatedAt, size: blob.bytes });
+      }
+      return out;
+    },
+    delete: (id: string) => store.delete(id),
+    close: () => store.close?.(),
+  };
 }
 
 export function createBrowser(config: Config, logger: Logger): BrowserSandbox {
@@ -132,6 +160,8 @@ export function createRunnerDeps(options: {
   openInputFile?: RunnerDeps['openInputFile'];
   /** Where versions' run caches are kept (the daemon's Redis); none for the one-shot CLI. */
   runCache?: RunnerDeps['runCache'];
+  /** Where browser profiles are kept; default beside the artifacts (createProfileStore). */
+  profileStore?: ProfileStore;
   live?: LiveRelay;
   human?: RunnerDeps['human'];
 }): RunnerDeps {
@@ -157,6 +187,11 @@ export function createRunnerDeps(options: {
     openInputFile: options.openInputFile ?? inputFileOpener(config, logger),
     logger,
     ...(options.runCache ? { runCache: options.runCache } : {}),
+    profiles: {
+      store: options.profileStore ?? createProfileStore(config),
+      ...(config.PROFILE_KEYS ? { keys: config.PROFILE_KEYS } : {}),
+      maxBytes: config.PROFILE_MAX_BYTES,
+    },
     settings: {
       runCache: config.RUN_CACHE === 'on',
       defaultModel: config.ANTHROPIC_MODEL,

@@ -1,4 +1,4 @@
-import { createArtifactStore, createBrowser, createRecorder, createRunnerDeps } from './compose.js';
+import { createArtifactStore, createBrowser, createProfileStore, createRecorder, createRunnerDeps } from './compose.js';
 import type { Config } from './config/schema.js';
 import path from 'node:path';
 import { createHttpControlPlane } from './control-plane/http-client.js';
@@ -64,8 +64,11 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const live = createRedisLiveRelay({ redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, queueName: config.EXECUTION_QUEUE, logger });
   // Answers of people to runs that wait for them, on a Redis stream per execution.
   const human = createRedisHumanDesk({ redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, queueName: config.EXECUTION_QUEUE, logger });
+  // Browser profiles beside the artifacts (docs/profiles.md).
+  const profileStore = createProfileStore(config);
   const deps = createRunnerDeps({
     config,
+    profileStore,
     logger,
     browser,
     store,
@@ -127,7 +130,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   try {
     await intake.start();
   } catch (error) {
-    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), runCache?.close(), live.close(), human.close()]);
+    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), profileStore.close?.(), runCache?.close(), live.close(), human.close()]);
     throw error;
   }
   setState('running');
@@ -150,7 +153,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     await Promise.allSettled([intake.close(), browser.close()]);
     // Reports still undelivered stay on disk; the next start sends them.
     if (!(await controlPlane.drain(OUTBOX_DRAIN_MS))) logger.warn({ pending: controlPlane.depth() }, 'final reports left in the outbox for the next start');
-    await Promise.allSettled([controlPlane.close(), store.close(), health?.close(), runCache?.close(), live.close(), human.close()]);
+    await Promise.allSettled([controlPlane.close(), store.close(), profileStore.close?.(), health?.close(), runCache?.close(), live.close(), human.close()]);
     setState('stopped');
   };
 

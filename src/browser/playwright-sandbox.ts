@@ -12,7 +12,9 @@ import { createConfinement } from './confinement.js';
 import { attachDownloads, type DownloadTracker } from './downloads.js';
 import { attachFileChoosers } from './file-chooser.js';
 import { blockReports } from './block-reports.js';
+import { createHostMatcher } from './host-matcher.js';
 import { createSession } from './playwright-session.js';
+import { allowedState, readAllowedState, watchSignIn } from './profile-state.js';
 import { SETTLE_PROBE_SCRIPT } from './settle.js';
 import type { BrowserSandbox, BrowserSession, DownloadEvent } from './types.js';
 
@@ -117,6 +119,8 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
       let context: BrowserContext | undefined;
       let downloads: DownloadTracker | undefined;
       const sessionLogger = logger.child({ executionId: options.executionId });
+      // A profile's state (docs/profiles.md) of allowed hosts only, in and out.
+      const matcher = createHostMatcher(options.allowedDomains);
       try {
         context = await browser.newContext({
           viewport: { ...options.viewport },
@@ -127,7 +131,9 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           ...guard.contextOptions,
           // Downloads from allowed hosts are saved (contract §12); the guard refuses the rest.
           ...(options.downloads ? { acceptDownloads: true } : {}),
+          ...(options.storageState ? { storageState: allowedState(options.storageState, matcher) } : {}),
         });
+        const signIn = options.watchSignIn ? watchSignIn(context) : undefined;
         // Download events go to the runner and, once the session exists, into its change log
         // (the browser toolset reports them in browser_state).
         const downloadRelay: { listener?: (event: DownloadEvent) => void } = {};
@@ -163,6 +169,9 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           logger: sessionLogger,
           onClosed: () => sessions.delete(session),
         });
+        const profiled = context;
+        session.storageState = () => readAllowedState(profiled, matcher);
+        if (signIn) session.signInSeen = () => signIn.seen();
         sessions.add(session);
         return session;
       } catch (error) {

@@ -54,6 +54,39 @@ export interface SessionOptions {
   inputFiles?: readonly StagedFile[];
   /** Called when a page opens a file chooser (the session holds it until files are chosen). */
   onFileChooser?: (event: FileChooserEvent) => void;
+  /**
+   * A browser profile's saved state (docs/profiles.md), put into the fresh context before its
+   * first page opens; cookies and origins of hosts outside the allow-list are dropped first.
+   */
+  storageState?: StorageState;
+  /** Note pages that ask for a sign-in (a password or one-time-code field): `signInSeen()`. */
+  watchSignIn?: boolean;
+}
+
+/**
+ * A context's sign-in state (docs/profiles.md): its cookies and each origin's localStorage.
+ * Every value is a secret: it never goes to a log, an artifact or the model.
+ */
+export interface StorageState {
+  cookies: StoredCookie[];
+  origins: StoredOrigin[];
+}
+
+export interface StoredCookie {
+  name: string;
+  value: string;
+  domain: string;
+  path: string;
+  /** Unix seconds; -1 for a session cookie. */
+  expires: number;
+  httpOnly: boolean;
+  secure: boolean;
+  sameSite: 'Strict' | 'Lax' | 'None';
+}
+
+export interface StoredOrigin {
+  origin: string;
+  localStorage: Array<{ name: string; value: string }>;
 }
 
 /** A local file offered to pages under its name. */
@@ -333,6 +366,11 @@ export interface BrowserSession {
   setInputFiles(names: readonly string[], target: FileInputTarget): Promise<FileInputResult>;
   /** The file chooser the agent's page opened and nobody answered yet, if any. */
   pendingFileChooser(): FileChooserEvent | undefined;
+
+  /** The context's state of allowed hosts only (docs/profiles.md); read before close(). */
+  storageState?(): Promise<StorageState>;
+  /** With `watchSignIn`: whether a page of the run asked for a sign-in. */
+  signInSeen?(): boolean;
 
   /** Closes the context; safe to call twice and after a crash. */
   close(): Promise<void>;

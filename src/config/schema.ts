@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseProfileKeys, type ProfileKeyring } from '../domain/profile-crypto.js';
 
 /**
  * Every setting of the worker, read from the environment once at start (contract §7).
@@ -135,11 +136,32 @@ export const configSchema = z.object({
     .transform((v) => v.split(',').map((b) => b.trim()).filter((b) => b !== '')),
   /** Keep the screenshot the model saw at each step as an artifact (`steps/NNN.jpg`). */
   STEP_SCREENSHOTS: bool.default(true),
+  /**
+   * Browser profiles' keys (docs/profiles.md), `keyId:base64key[,…]`, 32-byte keys: the first
+   * encrypts, all decrypt. Secret. Empty: a specification with `profile` is refused.
+   */
+  PROFILE_KEYS: z
+    .string()
+    .optional()
+    .transform((text, ctx): ProfileKeyring | undefined => {
+      if (text === undefined || text.trim() === '') return undefined;
+      try {
+        return parseProfileKeys(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
+        return z.NEVER;
+      }
+    }),
+  /** Largest browser profile state saved (bytes, before encryption); a bigger one is not saved. */
+  PROFILE_MAX_BYTES: int(1_024, 1024 ** 3).default(5 * 1024 ** 2),
   /** Local scratch folder for artifacts being made and uploads not yet done. */
   WORK_DIR: z.string().trim().min(1).default(path.join(os.tmpdir(), 'execution-worker')),
 });
 
 export type Config = z.output<typeof configSchema>;
+
+/** Variables whose value a configuration error never repeats: they hold keys. */
+const SECRET_VARIABLES: ReadonlySet<string> = new Set(['API_KEY', 'ANTHROPIC_API_KEY', 'PROFILE_KEYS']);
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -157,7 +179,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? '?');
-      return `  ${name}=${JSON.stringify(env[name] ?? '')}: ${issue.message}`;
+      const shown = SECRET_VARIABLES.has(name) ? '(secret, not shown)' : JSON.stringify(env[name] ?? '');
+      return `  ${name}=${shown}: ${issue.message}`;
     });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }

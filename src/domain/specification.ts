@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ExecutionError } from './errors.js';
+import { profileIdProblem } from './profile-crypto.js';
 
 /** A workflow version's specification (contract §3), normalised to camelCase. */
 export interface Specification {
@@ -22,6 +23,8 @@ export interface Specification {
   approvals?: string[];
   /** How long the run may wait for a person; 0: the agent cannot ask (default HUMAN_TIMEOUT_MS). */
   humanTimeoutMs?: number;
+  /** The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md). */
+  profile?: string;
 }
 
 export type JsonSchema = Record<string, unknown> | boolean;
@@ -67,6 +70,13 @@ const specificationSchema = z.object({
   cache: z.boolean({ message: 'must be true or false' }).optional(),
   approvals: z.array(z.string().trim().min(1, 'must not be empty')).optional(),
   humanTimeoutMs: z.number().int().min(0).max(30 * 86_400_000).optional(),
+  profile: z
+    .string({ message: 'must be a string' })
+    .superRefine((id, ctx) => {
+      const problem = profileIdProblem(id);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
 });
 
 /**

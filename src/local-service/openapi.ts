@@ -56,6 +56,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           properties: { loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: { type: 'string' }, type: { type: 'string' } },
         },
         ErrorBody: { type: 'object', properties: { detail: { type: 'array', items: ref('ValidationError') } } },
+        Profile: {
+          type: 'object',
+          required: ['id', 'hosts', 'updated', 'size'],
+          properties: { id: { type: 'string' }, hosts: { type: 'array', items: { type: 'string' } }, updated: dateTime, size: { type: 'integer', description: 'Bytes stored, encrypted.' } },
+        },
         Specification: {
           type: 'object',
           description: 'The specification fields of docs/specification.md, camelCase (snake_case aliases accepted).',
@@ -234,6 +239,25 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             '201': { description: '`{ "url", "expires_at" }`.', content: json({ type: 'object', properties: { url: { type: 'string' }, expires_at: dateTime } }) },
             ...common,
           },
+        },
+      },
+      '/api/profiles': {
+        get: {
+          summary: "The workers' browser profiles, without any value (docs/profiles.md)",
+          responses: {
+            '200': {
+              description: '`{ "profiles": [...] }`: each id, the hosts its state is for, when it was last saved, its stored size.',
+              content: json({ type: 'object', required: ['profiles'], properties: { profiles: { type: 'array', items: ref('Profile') } } }),
+            },
+            ...common,
+          },
+        },
+      },
+      '/api/profiles/{profileId}': {
+        delete: {
+          summary: 'Delete a browser profile: the next run that names it signs in afresh',
+          parameters: [pathParam('profileId')],
+          responses: { '204': { description: 'Deleted.' }, '404': notFound, ...common },
         },
       },
       '/live/executions/{executionId}': {

@@ -9,6 +9,7 @@ import { HttpError, notFound, sendError, sendJson } from './http-utils.js';
 import { createJobQueue } from './job-queue.js';
 import { createLiveHub } from './live-hub.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { addProfileRoutes, type ProfileDirectory } from './profile-routes.js';
 import { createRouter } from './router.js';
 import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
 import { serveArtifact, serveDashboard } from './static-files.js';
@@ -48,6 +49,8 @@ export interface LocalServerOptions {
   logger: Logger;
   /** Prefix of the API's own Redis keys. Default `{api}:`. */
   keyPrefix?: string;
+  /** The workers' browser profiles (docs/profiles.md), listed and deleted; none lists nothing. */
+  profiles?: ProfileDirectory;
 }
 
 export interface LocalServer {
@@ -78,6 +81,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   addExecutionRoutes(router, { store, logger: log });
   addHumanRoutes(router, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix: opts.keyPrefix ?? '{api}:', logger: log });
   addSessionRoutes(router, { auth, baseUrl: () => baseUrl });
+  addProfileRoutes(router, opts.profiles);
   const openApi = JSON.stringify(buildOpenApiDocument());
 
   const authorise = (req: http.IncomingMessage, readOnly: boolean): Credential => {

@@ -41,6 +41,7 @@ const specificationProperties = {
   cache: { type: 'boolean', description: "Use and update this version's run cache (default true)." },
   approvals: { type: 'array', items: { type: 'string', minLength: 1 }, description: "Actions, in words, that need a person's approval before the agent takes them." },
   humanTimeoutMs: { type: 'integer', minimum: 0, maximum: 2_592_000_000, description: 'How long a run may wait for a person (default HUMAN_TIMEOUT_MS; 0: the agent cannot ask).' },
+  profile: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', not: { enum: ['.', '..'] }, description: 'The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md).' },
 } as const;
 
 const workflowLevelProperties = {

@@ -25,6 +25,7 @@ import { createExecutionSignal } from './deadline.js';
 import { stageInputFiles } from './input-files.js';
 import { attachLiveView, type LiveView } from './live-view.js';
 import { resolveJob } from './resolve.js';
+import { RunProfile } from './profile.js';
 import { createStepScreenshots, type StepScreenshots } from './step-screenshots.js';
 import type { ExecutionSummary, OutputDocument, RunnerDeps, SavedDownload } from './types.js';
 
@@ -67,6 +68,8 @@ class Execution {
   private stepShots: StepScreenshots | undefined;
   /** `ask_human` and its wait, when the run may wait for a person. */
   private human: { ask: AskHuman; gate: RunnerHumanGate } | undefined;
+  /** The specification's browser profile, loaded before `started` (docs/profiles.md). */
+  private profile: RunProfile | undefined;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -102,6 +105,7 @@ class Execution {
       startUrl = spec.startUrl ?? `https://${spec.allowedDomains[0]!.replace(/^\*\./, '')}/`;
       deps.checkSpecification(spec, startUrl);
       if (spec.approvals?.length && !deps.human) throw new ExecutionError('invalid_specification', 'approvals need a person to answer, and this worker has nobody to ask (no Redis): run it on the daemon');
+      if (spec.profile !== undefined) RunProfile.usable(deps.profiles, spec.profile);
       const chosen = deps.chooseActionSpace(spec.model ?? deps.settings.defaultModel, spec.toolset);
       if (!chosen.ok) throw new ExecutionError('invalid_specification', `toolset: ${chosen.reason}`);
       space = chosen;
@@ -112,7 +116,9 @@ class Execution {
       }
       // Input files are shown to the model by name; their URLs and local paths never are.
       const files = findInputFiles(resolved.inputPayload, spec.payloadSchema);
-      this.vault = createSecretVault(files.payload, spec.payloadSchema, deps.settings.secrets);
+      if (spec.profile !== undefined) this.profile = await RunProfile.load(deps.profiles, spec.profile, this.events!, this.log, this.outerSignal);
+      // A value of a saved profile that a page shows is redacted like any secret.
+      this.vault = createSecretVault(files.payload, spec.payloadSchema, [...deps.settings.secrets, ...(this.profile?.secrets() ?? [])]);
       this.inputFiles = await stageInputFiles({
         refs: files.files,
         deps,
@@ -183,6 +189,11 @@ class Execution {
     }
     await this.human?.gate.release();
     const openSession = session as BrowserSession | undefined;
+    // The profile: its sign-in health, and its state saved only by a completed run, before the browser closes.
+    if (this.profile && openSession) {
+      this.profile.noteSignIn(openSession);
+      if (outcome.status === 'completed') await this.profile.save(openSession, endedAtMs, this.outerSignal);
+    }
     if (openSession) await openSession.close().catch((error: unknown) => this.log.warn({ err: String(error) }, 'closing the browser session failed'));
     return this.finish(outcome, finishedVideo, stepsVtt, endedAtMs);
   }
@@ -216,6 +227,7 @@ class Execution {
           downloads: { dir: path.join(this.workDir, 'downloads'), maxBytes: deps.settings.downloadMaxBytes },
           onDownload: (event) => this.onDownload(event),
           inputFiles: this.inputFiles.map((file) => ({ name: file.name, path: file.path })),
+          ...this.profile?.sessionOptions(),
         },
         run.signal,
       );
@@ -362,6 +374,7 @@ class Execution {
       downloads: this.vault.redactValue(downloads),
       cache: { ...this.cache, modelSteps: this.cache.used ? this.cache.modelSteps : this.stats.nSteps },
       human: this.vault.redactValue(this.human?.ask.exchanges.map((exchange) => ({ ...exchange })) ?? []),
+      ...(this.profile ? { profile: { ...this.profile.report } } : {}),
     };
     const events = this.events!;
     events.emit(outcome.status === 'completed' ? 'execution_completed' : 'execution_failed', {

@@ -11,6 +11,7 @@ import type { ModelClient, RecordingFile, TokenUsage } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
 import type { ArtifactStore } from '../storage/types.js';
 import type { Logger } from '../telemetry/types.js';
+import type { ProfileReport, ProfileSettings } from './profile.js';
 import type { ActionSpace, ActionSpaceChoice, ActionSpaceKind, ActionSpaceOptions } from '../toolset/types.js';
 
 /** Everything one execution needs from the outside, wired by main.ts or the CLI. */
@@ -46,6 +47,8 @@ export interface RunnerDeps {
   ): Promise<OpenedFile>;
   /** The run cache's store; absent where there is none (the one-shot CLI). */
   runCache?: RunCacheStore;
+  /** Browser profiles' store and keys (docs/profiles.md); without keys a `profile` is refused. */
+  profiles?: ProfileSettings;
   logger: Logger;
   settings: RunnerSettings;
   /** The live view of running executions (the daemon's, over Redis); absent for `run`. */
@@ -102,6 +105,8 @@ export interface OutputDocument {
   cache: CacheReport;
   /** Questions the agent asked a person, with their answers (docs/human-in-the-loop.md). */
   human: HumanExchange[];
+  /** The run's browser profile (docs/profiles.md); only when the specification names one. */
+  profile?: ProfileReport;
 }
 
 /**

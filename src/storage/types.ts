@@ -29,3 +29,25 @@ export interface ObjectReader {
   /** Opens `s3://bucket/key`; a missing or unreadable object is a reason, not an exception. */
   open(bucket: string, key: string, signal: AbortSignal): Promise<OpenedFile>;
 }
+
+/** A stored profile blob, as listed (no content). */
+export interface ProfileBlobInfo {
+  id: string;
+  bytes: number;
+  /** ISO time the store last wrote it. */
+  updatedAt: string;
+}
+
+/**
+ * Where browser profiles' encrypted blobs are kept (docs/profiles.md): `{S3_PREFIX}profiles/{id}`
+ * in the artifact store's bucket or folder. The store sees bytes only, never a clear value.
+ */
+export interface ProfileStore {
+  /** The blob, or undefined when there is none. */
+  read(id: string, signal?: AbortSignal): Promise<Buffer | undefined>;
+  /** Replaces the blob at once: a reader sees the old bytes or the new, never a mix. */
+  write(id: string, blob: Buffer, signal?: AbortSignal): Promise<void>;
+  /** False when there was none. */
+  delete(id: string): Promise<boolean>;
+  list(signal?: AbortSignal): Promise<ProfileBlobInfo[]>;
+}

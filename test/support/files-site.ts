@@ -191,7 +191,7 @@ function parseMultipart(req: IncomingMessage, body: Buffer): ReceivedUpload[] {
  * The site's own RFC 6238 check (SHA-1, 6 digits, 30 s), written apart from the worker's code:
  * the codes of the current step and the steps either side, as servers allow for clock skew.
  */
-function acceptedCodes(nowMs: number): string[] {
+export function acceptedCodes(nowMs: number): string[] {
   let bits = '';
   for (const char of TOTP_SEED) bits += 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'.indexOf(char).toString(2).padStart(5, '0');
   const key = Buffer.from((bits.match(/.{8}/g) ?? []).map((byte) => parseInt(byte, 2)));

@@ -6,6 +6,7 @@
 
 import { ApiError, afterSignIn, api, errorBox, fmtDate, fmtMs, h, render, statusBadge } from './dom.js';
 import { executionPage } from './execution.js';
+import { profilesPage } from './profiles.js';
 
 const POLL_MS = 2000;
 /** Stops what the current page runs in the background (polling, the live stream). */
@@ -263,6 +264,7 @@ async function route() {
       return;
     }
     if (parts[0] === 'executions') return await executionsPage();
+    if (parts[0] === 'profiles') return await profilesPage();
     return await workflowsPage();
   } catch (err) {
     // A 401 has already sent the page to the sign-in form.

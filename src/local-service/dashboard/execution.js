@@ -167,6 +167,12 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
       : `Run cache: not used${cache.reason ? ` (${cache.reason})` : ''}.`;
     output.prepend(h('p', { class: 'muted', 'data-testid': 'cache' }, text));
   }
+  const profile = doc?.profile;
+  if (profile && typeof profile === 'object') {
+    // The run's browser profile (docs/profiles.md): counts only; a stale sign-in is called out.
+    const text = `Profile ${profile.id}: ${profile.loaded ? 'loaded' : 'nothing to load'}, ${profile.saved ? 'saved' : 'not saved'} (${profile.cookies} cookies, ${profile.origins} origins).`;
+    output.prepend(h('p', { class: profile.stale ? 'warning' : 'muted', 'data-testid': 'profile' }, profile.stale ? `${text} The saved sign-in no longer worked: the run signed in again.` : text));
+  }
   const downloads = Array.isArray(doc?.downloads) ? doc.downloads.filter((d) => typeof d?.name === 'string') : [];
   if (downloads.length > 0) {
     // Files the pages downloaded, kept as artifacts `downloads/{name}` (contract §12).

@@ -1,0 +1,157 @@
+import type { BrowserSession, StorageState } from '../browser/types.js';
+import { ExecutionError } from '../domain/errors.js';
+import { openProfile, readProfileHeader, sealProfile, type ProfileKeyring } from '../domain/profile-crypto.js';
+import type { ProfileStore } from '../storage/types.js';
+import type { EventLog } from '../telemetry/event-log.js';
+import type { Logger } from '../telemetry/types.js';
+
+/**
+ * A run's browser profile (docs/profiles.md): loaded before the browser opens, saved when the
+ * run completes. The runner calls `loadRunProfile` in its checks before `started` and
+ * `save` between the end of the run and the browser's close; nothing else of the run knows.
+ * Events and logs carry counts and hosts, never a cookie or storage value.
+ */
+
+export interface ProfileSettings {
+  store: ProfileStore;
+  /** PROFILE_KEYS; without them a specification with `profile` is refused. */
+  keys?: ProfileKeyring;
+  /** PROFILE_MAX_BYTES: a bigger state is not saved. */
+  maxBytes: number;
+}
+
+/** output.json's `profile` (counts, no values). */
+export interface ProfileReport {
+  id: string;
+  /** A saved state was read and put into the browser. */
+  loaded: boolean;
+  /** The run's state replaced the saved one. */
+  saved: boolean;
+  /** Cookies and origins of the state saved, else of the state loaded. */
+  cookies: number;
+  origins: number;
+  /** The loaded sign-in no longer worked: a page asked for a sign-in again. */
+  stale: boolean;
+}
+
+/** Values shorter than this are not redacted as profile secrets: `1`, `true`, `en-GB` would blank out ordinary text. */
+const MIN_REDACTED_VALUE = 8;
+
+export class RunProfile {
+  readonly report: ProfileReport;
+
+  private constructor(
+    readonly id: string,
+    /** The state put into the browser; undefined for an empty or unreadable profile. */
+    readonly state: StorageState | undefined,
+    private readonly settings: ProfileSettings & { keys: ProfileKeyring },
+    private readonly events: EventLog,
+    private readonly log: Logger,
+  ) {
+    this.report = { id, loaded: state !== undefined, saved: false, cookies: state?.cookies.length ?? 0, origins: state?.origins.length ?? 0, stale: false };
+  }
+
+  /** The state's values long enough to be told apart from ordinary text: redacted wherever they would show. */
+  secrets(): string[] {
+    if (!this.state) return [];
+    const values = [...this.state.cookies.map((c) => c.value), ...this.state.origins.flatMap((o) => o.localStorage.map((e) => e.value))];
+    return values.filter((v) => v.length >= MIN_REDACTED_VALUE);
+  }
+
+  /** The session options that put the state in and watch the sign-in. */
+  sessionOptions(): { storageState?: StorageState; watchSignIn: boolean } {
+    return { ...(this.state ? { storageState: this.state } : {}), watchSignIn: this.state !== undefined };
+  }
+
+  /** After the run: a loaded sign-in that met a sign-in page was stale. */
+  noteSignIn(session: BrowserSession): void {
+    if (this.report.loaded && this.report.cookies > 0 && session.signInSeen?.()) {
+      this.report.stale = true;
+      this.events.emit('profile_stale', { id: this.id });
+    }
+  }
+
+  /**
+   * Replaces the saved state with the session's (allowed hosts only), unless a run that ended
+   * later has saved already. A failure to save is logged; the run's outcome stands.
+   */
+  async save(session: BrowserSession, endedAtMs: number, signal: AbortSignal): Promise<void> {
+    const { store, keys, maxBytes } = this.settings;
+    try {
+      if (!session.storageState) throw new Error('this browser cannot read its state');
+      const state = await session.storageState();
+      const plain = Buffer.byteLength(JSON.stringify(state));
+      if (plain > maxBytes) {
+        this.skip(`the state is ${plain} bytes, more than PROFILE_MAX_BYTES (${maxBytes})`);
+        return;
+      }
+      const savedAt = new Date(endedAtMs).toISOString();
+      // The later completed run wins: a blob saved by a run that ended after this one stays.
+      const current = await store.read(this.id, signal);
+      const header = current ? readProfileHeader(current) : undefined;
+      if (header?.ok && header.header.savedAt > savedAt) {
+        this.skip(`a run that ended later (${header.header.savedAt}) saved it already`);
+        return;
+      }
+      const hosts = [...new Set([...state.cookies.map((c) => c.domain.replace(/^\./, '')), ...state.origins.map((o) => new URL(o.origin).host)])].sort();
+      const blob = sealProfile(this.id, state, keys, { savedAt, hosts, cookies: state.cookies.length, origins: state.origins.length });
+      await store.write(this.id, blob, signal);
+      Object.assign(this.report, { saved: true, cookies: state.cookies.length, origins: state.origins.length });
+      this.events.emit('profile_saved', { id: this.id, cookies: state.cookies.length, origins: state.origins.length, hosts, bytes: blob.length, keyId: keys.current.id });
+    } catch (error) {
+      this.log.error({ profile: this.id, err: error instanceof Error ? error.message : String(error) }, 'the browser profile could not be saved');
+      this.skip(`could not be saved: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** Refuses (`invalid_specification`) a profile this worker could only store unencrypted. */
+  static usable(settings: ProfileSettings | undefined, id: string): ProfileSettings & { keys: ProfileKeyring } {
+    if (!settings?.keys) {
+      throw new ExecutionError('invalid_specification', `profile "${id}": this worker has no PROFILE_KEYS, and a profile is never stored unencrypted`);
+    }
+    return { ...settings, keys: settings.keys };
+  }
+
+  private skip(reason: string): void {
+    this.log.warn({ profile: this.id, reason }, 'browser profile not saved');
+    this.events.emit('profile_not_saved', { id: this.id, reason });
+  }
+
+  /**
+   * Reads and decrypts a profile. Refuses (`invalid_specification`) without PROFILE_KEYS; a
+   * blob that cannot be read, or a store that cannot be reached, counts as empty (logged).
+   */
+  static async load(settings: ProfileSettings | undefined, id: string, events: EventLog, log: Logger, signal: AbortSignal): Promise<RunProfile> {
+    const keyed = RunProfile.usable(settings, id);
+    let blob: Buffer | undefined;
+    try {
+      blob = await keyed.store.read(id, signal);
+    } catch (error) {
+      signal.throwIfAborted();
+      const reason = `the store could not be read: ${error instanceof Error ? error.message : String(error)}`;
+      log.warn({ profile: id, reason }, 'browser profile unreadable; starting empty');
+      events.emit('profile_unreadable', { id, reason });
+      return new RunProfile(id, undefined, keyed, events, log);
+    }
+    if (!blob) {
+      events.emit('profile_loaded', { id, loaded: false, cookies: 0, origins: 0 });
+      return new RunProfile(id, undefined, keyed, events, log);
+    }
+    const opened = openProfile(id, blob, keyed.keys);
+    const state = opened.ok ? asState(opened.state) : undefined;
+    if (!state) {
+      const reason = opened.ok ? 'the decrypted state is not a browser state' : opened.reason;
+      log.warn({ profile: id, reason }, 'browser profile unreadable; starting empty');
+      events.emit('profile_unreadable', { id, reason });
+      return new RunProfile(id, undefined, keyed, events, log);
+    }
+    events.emit('profile_loaded', { id, loaded: true, cookies: state.cookies.length, origins: state.origins.length, savedAt: opened.ok ? opened.header.savedAt : undefined });
+    return new RunProfile(id, state, keyed, events, log);
+  }
+}
+
+function asState(value: unknown): StorageState | undefined {
+  const v = value as Partial<StorageState> | null;
+  if (!v || !Array.isArray(v.cookies) || !Array.isArray(v.origins)) return undefined;
+  return { cookies: v.cookies, origins: v.origins };
+}
