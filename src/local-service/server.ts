@@ -10,6 +10,7 @@ import { createLiveHub } from './live-hub.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { createRouter } from './router.js';
 import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
+import { setSecurityHeaders } from './security-headers.js';
 import { serveArtifact, serveDashboard } from './static-files.js';
 import { createStore } from './store.js';
 import { addWorkflowRoutes } from './workflow-routes.js';
@@ -154,6 +155,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
 
   const server = http.createServer((req, res) => {
     const startedAt = Date.now();
+    setSecurityHeaders(res);
     res.on('finish', () => log.debug({ method: req.method, path: req.url?.split('?')[0], status: res.statusCode, durationMs: Date.now() - startedAt }, 'request'));
     handle(req, res).catch((error: unknown) => {
       if (res.headersSent) {

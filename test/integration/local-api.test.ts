@@ -86,6 +86,38 @@ describe('artifacts', () => {
     await res.arrayBuffer();
   });
 
+  it('serves what a browser would render as an attachment, with nosniff and a sandboxing CSP', async () => {
+    const dir = path.join(artifactsDir, 'executions', 'e1');
+    await fs.mkdir(path.join(dir, 'downloads'), { recursive: true });
+    await fs.writeFile(path.join(dir, 'downloads', 'evil.svg'), '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    await fs.writeFile(path.join(dir, 'downloads', 'photo.png'), 'not really a png');
+    await fs.writeFile(path.join(dir, 'page.html'), '<script>alert(1)</script>');
+    for (const name of ['downloads/evil.svg', 'downloads/photo.png', 'page.html']) {
+      const res = await get(`/artifacts/executions/e1/${name}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/octet-stream');
+      expect(res.headers.get('content-disposition')).toMatch(/^attachment; /);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('content-security-policy')).toMatch(/sandbox/);
+      await res.arrayBuffer();
+    }
+    // What the dashboard shows inline stays inline, still sandboxed should it be opened alone.
+    const video = await get('/artifacts/executions/e1/video.mp4');
+    expect(video.headers.get('content-disposition')).toBeNull();
+    expect(video.headers.get('content-security-policy')).toMatch(/sandbox/);
+    await video.arrayBuffer();
+  });
+
+  it('gives the dashboard a CSP and refuses framing', async () => {
+    for (const p of ['/', '/dashboard/app.js', '/healthz']) {
+      const res = await fetch(`${h.server.url}${p}`);
+      expect(res.headers.get('content-security-policy')).toMatch(/frame-ancestors 'none'/);
+      expect(res.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      await res.arrayBuffer();
+    }
+  });
+
   it('answers range requests with 206 and the exact bytes', async () => {
     const res = await get('/artifacts/executions/e1/video.mp4', { 'X-Service-Key': API_KEY, Range: 'bytes=10-19' });
     expect(res.status).toBe(206);
