@@ -70,6 +70,25 @@ describe('the worker client against the local API', () => {
   });
 });
 
+describe('allow-list entries in the local API', () => {
+  it.each(['*.com', '*.co.uk', '*.r2.dev', '*.com.uy', '*.s3.us-east-1.amazonaws.com', 'shop.test:99999'])('answers 422 to %j, as a worker would refuse it', async (entry) => {
+    for (const [method, path] of [['POST', '/api/workflows']] as const) {
+      const res = await h.call(method, path, { prompt: 'p', allowedDomains: ['shop.test', entry] });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'allowedDomains', 1], type: 'x-allow-list-entry' }));
+    }
+    const created = (await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['shop.test'] })).body;
+    const patched = await h.call('PATCH', `/api/workflows/${created.workflow_uuid as string}`, { allowedDomains: [entry] });
+    expect(patched.status).toBe(422);
+  });
+
+  it('accepts a host with a port and a wildcard below a public suffix', async () => {
+    const res = await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['shop.test:8443', '*.bucket.r2.dev', '[::1]:3000'] });
+    expect(res.status).toBe(201);
+    expect(res.body.current_version.specification.allowedDomains).toEqual(['shop.test:8443', '*.bucket.r2.dev', '[::1]:3000']);
+  });
+});
+
 describe('artifacts', () => {
   const get = (p: string, headers: Record<string, string> = { 'X-Service-Key': API_KEY }) => fetch(`${h.server.url}${p}`, { headers });
 
