@@ -181,7 +181,8 @@ describe('artifacts', () => {
     const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
     expect(signIn.status).toBe(204);
     const setCookie = signIn.headers.get('set-cookie') ?? '';
-    expect(setCookie).toMatch(/^ew_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+    // Named after the service's port: browsers share a host's cookies between ports.
+    expect(setCookie).toMatch(new RegExp(`^ew_session_${new URL(h.server.url).port}=[^;]+; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200$`));
     const cookie = setCookie.split(';')[0]!;
 
     const withCookie = await get('/artifacts/executions/e1/output.json', { Cookie: `theme=dark; ${cookie}` });
@@ -224,6 +225,35 @@ describe('artifacts', () => {
     const tampered = await fetch(link.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), { redirect: 'manual' });
     expect(tampered.status).toBe(401);
     expect(tampered.headers.get('set-cookie')).toBeNull();
+    // A link works once (issue 21, finding 5): the same url again opens nothing.
+    const again = await fetch(link, { redirect: 'manual' });
+    expect(again.status).toBe(401);
+    expect(again.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('signing out ends the session on the server: a copy of the cookie no longer opens anything', async () => {
+    const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const copy = cookie;
+    expect((await get('/artifacts/executions/e1/output.json', { Cookie: copy })).status).toBe(200);
+    const out = await fetch(`${h.server.url}/api/session`, { method: 'DELETE', headers: { Cookie: cookie, Origin: h.server.url } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get('set-cookie')).toMatch(/Max-Age=0/);
+    expect((await get('/artifacts/executions/e1/output.json', { Cookie: copy })).status).toBe(401);
+    expect((await h.call('GET', '/api/session', undefined, { Cookie: copy })).status).toBe(401);
+  });
+
+  it('a link minted with a session cookie opens a session that ends when that one does', async () => {
+    const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const made = await h.call('POST', '/api/login-links', { route: '#/executions' }, { Cookie: cookie, Origin: h.server.url });
+    expect(made.status).toBe(201);
+    const opened = await fetch(String(made.body.url), { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    const maxAge = Number(/Max-Age=(\d+)/.exec(opened.headers.get('set-cookie') ?? '')?.[1]);
+    // Not a fresh 12 hours: at most what the minting session had left.
+    expect(maxAge).toBeLessThan(43_200);
+    expect(maxAge).toBeGreaterThan(43_200 - 600);
   });
 
   it.each([
