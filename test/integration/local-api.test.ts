@@ -70,6 +70,25 @@ describe('the worker client against the local API', () => {
   });
 });
 
+describe('input files in the stored execution', () => {
+  it('shows their URLs without query or credentials; only the queued job carries them whole', async () => {
+    const signed = 'https://files.test/in/invoice%202024.pdf?X-Amz-Signature=deadbeefcafe&X-Amz-Credential=AKIAEXAMPLE';
+    const schema = { type: 'object', properties: { scan: { type: 'string', 'x-file': true }, token: { type: 'string', 'x-secret': true, 'x-file': true } } };
+    const created = (await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['files.test'], payloadSchema: schema })).body;
+    const input = { invoice: { $file: signed, name: 'invoice.pdf' }, scan: 'https://user:pw@files.test/scan.png?token=s3cr3t#frag', token: 'https://files.test/t?sig=1', docs: [{ $file: 's3://bucket/a/b.pdf?versionId=7' }] };
+    const execution = await h.call('POST', `/api/workflows/${created.workflow_uuid as string}/execute`, { inputPayload: input });
+    expect(execution.status).toBe(201);
+    const shown = { invoice: { $file: 'https://files.test/in/invoice%202024.pdf', name: 'invoice.pdf' }, scan: 'https://files.test/scan.png', token: '{{token}}', docs: [{ $file: 's3://bucket/a/b.pdf' }] };
+    expect(execution.body.input_payload).toEqual(shown);
+    const id = execution.body.execution_uuid as string;
+    expect((await h.call('GET', `/api/executions/${id}`)).body.input_payload).toEqual(shown);
+    const listed = (await h.call('GET', '/api/executions')).body.items as Array<{ execution_uuid: string }>;
+    expect(JSON.stringify(listed)).not.toMatch(/Signature|AKIAEXAMPLE|s3cr3t|user:pw|versionId/);
+    const job = await h.queue.getJob(id);
+    expect(job?.data.inputPayload).toEqual(input);
+  });
+});
+
 describe('allow-list entries in the local API', () => {
   it.each(['*.com', '*.co.uk', '*.r2.dev', '*.com.uy', '*.s3.us-east-1.amazonaws.com', 'shop.test:99999'])('answers 422 to %j, as a worker would refuse it', async (entry) => {
     for (const [method, path] of [['POST', '/api/workflows']] as const) {
