@@ -91,7 +91,7 @@ export async function benchLive(): Promise<Record<string, number>> {
     const res = await fetch(`${api.url}${route}`, { method, headers: { 'x-service-key': KEY, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     return (await res.json()) as Record<string, unknown>;
   };
-  const workflow = await call('POST', '/api/workflows', { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/`, maxSteps: STEPS + 5, model: EARLIER_TOOL_MODEL, cache: false });
+  const workflow = await call('POST', '/api/workflows', { prompt: 'bench', allowedDomains: [new URL(shop.origin).host], startUrl: `${shop.origin}/`, maxSteps: STEPS + 5, model: EARLIER_TOOL_MODEL, cache: false });
 
   const runOnce = async (watched: boolean) => {
     turns.push(...script());

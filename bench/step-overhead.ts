@@ -57,7 +57,7 @@ async function runOnce(options: { config: Config; browser: BrowserSandbox; shop:
     // Wired as the daemon wires it: a live relay, nobody watching.
     const deps = createRunnerDeps({ config, logger, browser: options.browser, store, live: options.live, ...(recorder ? { recorder } : {}) });
     const executionId = randomUUID();
-    const summary = await runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${options.shop.origin}/`, maxSteps: options.steps + 5, model: EARLIER_TOOL_MODEL } }, new AbortController().signal);
+    const summary = await runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: [new URL(options.shop.origin).host], startUrl: `${options.shop.origin}/`, maxSteps: options.steps + 5, model: EARLIER_TOOL_MODEL } }, new AbortController().signal);
     if (summary.status !== 'completed') throw new Error(`bench run did not complete: ${JSON.stringify(summary)}`);
     return { overheadsMs: stepOverheads(await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8')) };
   } finally {
@@ -160,7 +160,7 @@ export async function benchLatencies(): Promise<Record<string, number>> {
     for (let i = 0; i < 6; i++) {
       const executionId = randomUUID();
       const requestsBefore = model.requests.length;
-      await queue.add('execute', { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/`, model: EARLIER_TOOL_MODEL } }, { jobId: executionId });
+      await queue.add('execute', { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: [new URL(shop.origin).host], startUrl: `${shop.origin}/`, model: EARLIER_TOOL_MODEL } }, { jobId: executionId });
       const final = await api.waitForFinal(executionId);
       const reportAt = final.at;
       const job = await queue.getJob(executionId);

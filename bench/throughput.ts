@@ -107,7 +107,7 @@ async function startRig(): Promise<Rig> {
 async function runBatch(rig: Rig, count: number, kind: string, extra: Record<string, unknown> = {}): Promise<{ ids: string[]; seconds: number }> {
   const ids = Array.from({ length: count }, () => randomUUID());
   const startedAt = performance.now();
-  const specification = { prompt: `[case:${kind}] Read the page and finish.`, allowedDomains: ['plain.test'], startUrl: rig.pageUrl, ...extra };
+  const specification = { prompt: `[case:${kind}] Read the page and finish.`, allowedDomains: [new URL(rig.pageUrl).host], startUrl: rig.pageUrl, ...extra };
   await rig.queue.addBulk(ids.map((executionId) => ({ name: 'execute', data: { executionId, inputPayload: null, specification }, opts: { jobId: executionId } })));
   const finals = await Promise.all(ids.map((id) => rig.api.waitForFinal(id)));
   const seconds = (performance.now() - startedAt) / 1000;

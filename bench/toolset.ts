@@ -104,7 +104,7 @@ function tasks(shop: ShopServer, forms: StaticServer): Task[] {
     },
     {
       name: 'onboarding form',
-      specification: { prompt: 'Create the customer from the input and save it.', allowedDomains: ['forms.test'], startUrl: `${formsOrigin}/` },
+      specification: { prompt: 'Create the customer from the input and save it.', allowedDomains: [new URL(formsOrigin).host], startUrl: `${formsOrigin}/` },
       input: { company: 'ACME Ltd', email: 'ops@acme.test', country: 'France', manager: 'Jo' },
       script: (space, at) => {
         if (space === 'browser') {
@@ -149,7 +149,7 @@ function tasks(shop: ShopServer, forms: StaticServer): Task[] {
     },
     {
       name: 'read a report',
-      specification: { prompt: `Report the amount of invoice ${WANTED_INVOICE}.`, allowedDomains: ['forms.test'], startUrl: `${formsOrigin}/report.html` },
+      specification: { prompt: `Report the amount of invoice ${WANTED_INVOICE}.`, allowedDomains: [new URL(formsOrigin).host], startUrl: `${formsOrigin}/report.html` },
       input: null,
       script: (space) => {
         const amount = () => finish('completed', { amount: WANTED_AMOUNT });

@@ -3,7 +3,8 @@ export const DEMO_WORKFLOW = (startUrl: string) => ({
   name: 'Place a shop order',
   description: 'Signs in to the Acme shop and places an order with the given reference.',
   prompt: 'Sign in to the Acme shop with the user and password from the input, then place an order with the given reference. Report the order id the shop shows.',
-  allowedDomains: ['shop.test'],
+  // The shop's name with its port: shop.test is mapped to loopback, where other services listen too.
+  allowedDomains: [new URL(startUrl).host],
   startUrl,
   steps: ['Sign in with the user and password', 'Enter the reference and place the order', 'Read the order id on the confirmation page'],
   payloadSchema: {

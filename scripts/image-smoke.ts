@@ -73,7 +73,7 @@ async function fetchJson(url: string): Promise<{ status: number; body: unknown; 
 
 /** The fixture spec with the page server's port filled in. */
 function fixtureSpec(port: number): Record<string, unknown> {
-  return JSON.parse(readFileSync(path.join(FIXTURES, 'spec.json'), 'utf8').replace('__PORT__', String(port))) as Record<string, unknown>;
+  return JSON.parse(readFileSync(path.join(FIXTURES, 'spec.json'), 'utf8').replaceAll('__PORT__', String(port))) as Record<string, unknown>;
 }
 
 async function main(): Promise<void> {

@@ -7,11 +7,16 @@
  * gets a CDP session of its own listening to `Page.downloadProgress`: the bytes received (and
  * the announced total) are compared with the limit as they arrive, and a download past it is
  * cancelled before it fills the disk. The two streams of events are matched by URL and suggested
- * name, in order. A download whose progress could not be followed (a popup that started one
- * before its CDP session was attached) is still checked once saved, and dropped when too large.
+ * name, in order.
+ *
+ * A download started in a popup (`target=_blank`) announces its progress to the popup's page
+ * before any session of ours is attached there, so the browser's downloads folder is watched
+ * too: Chromium writes `<guid>.crdownload` there as bytes arrive, and a file past the limit is
+ * cancelled by its guid through a browser-level CDP session (issue 21, finding 6). Whatever
+ * slips through both is still checked once saved, and dropped when too large.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, watch, type FSWatcher } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserContext, CDPSession, Download, Page } from 'playwright-core';
@@ -37,6 +42,12 @@ export interface DownloadOptions {
   graceMs?: number;
   /** The run's signal: once it aborts (deadline, shutdown, crash) there is no grace. */
   signal?: AbortSignal;
+  /**
+   * The browser's downloads folder (Playwright's `downloadsPath`), watched for files growing past
+   * the limit. Other contexts of the browser write there too: a guid not of this context is
+   * refused by Chromium and left alone.
+   */
+  stagingDir?: string;
   onEvent: (event: DownloadEvent) => void;
   logger: Logger;
 }
@@ -154,6 +165,80 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
     if (typesByUrl.size > REMEMBERED_TYPES) typesByUrl.delete(typesByUrl.keys().next().value!);
   };
 
+  // Reasons for downloads cancelled by guid, claimed in order by the downloads that fail next.
+  const cancelledByDisk: string[] = [];
+  const seenOnDisk = new Set<string>();
+  let browserSession: Promise<CDPSession | undefined> | undefined;
+  let contextId: Promise<string | undefined> | undefined;
+
+  /** This context's id, read through any page session that is attached. */
+  const findContextId = async (): Promise<string | undefined> => {
+    for (const pending of cdpSessions) {
+      const cdp = await pending;
+      const info = await cdp?.send('Target.getTargetInfo').catch(() => undefined);
+      if (info?.targetInfo.browserContextId) return info.targetInfo.browserContextId;
+    }
+    return undefined;
+  };
+
+  const cancelByGuid = async (guid: string, bytes: number): Promise<void> => {
+    const known = progressByGuid.get(guid)?.tracked;
+    if (known) return cancel(known, tooLarge(bytes));
+    const browser = context.browser();
+    browserSession ??= browser ? browser.newBrowserCDPSession().catch(() => undefined) : Promise.resolve(undefined);
+    contextId ??= findContextId();
+    const [cdp, browserContextId] = await Promise.all([browserSession, contextId]);
+    if (!cdp || !browserContextId) {
+      logger.warn({ guid, bytes }, 'a download past the limit could not be cancelled while it ran');
+      return;
+    }
+    const reason = tooLarge(bytes);
+    cancelledByDisk.push(reason);
+    try {
+      await cdp.send('Browser.cancelDownload', { guid, browserContextId });
+    } catch {
+      // Not a download of this context (another session's, in the same browser): not ours.
+      cancelledByDisk.splice(cancelledByDisk.indexOf(reason), 1);
+    }
+  };
+
+  const pendingNames = new Set<string>();
+  let checking = false;
+  const checkDisk = async (): Promise<void> => {
+    if (checking || !opts.stagingDir) return;
+    checking = true;
+    try {
+      while (pendingNames.size > 0) {
+        const names = [...pendingNames];
+        pendingNames.clear();
+        for (const name of names) {
+          const guid = name.replace(/\.crdownload$/, '');
+          if (seenOnDisk.has(guid)) continue;
+          const size = await stat(path.join(opts.stagingDir, name)).then((s) => s.size, () => 0);
+          if (size <= opts.maxBytes) continue;
+          seenOnDisk.add(guid);
+          await cancelByGuid(guid, size);
+        }
+      }
+    } finally {
+      checking = false;
+    }
+  };
+  let diskWatcher: FSWatcher | undefined;
+  if (opts.stagingDir) {
+    try {
+      // Every write raises an event; checks run one at a time, on the names changed meanwhile.
+      diskWatcher = watch(opts.stagingDir, (_event, name) => {
+        if (!name) return;
+        pendingNames.add(name);
+        void checkDisk();
+      });
+      diskWatcher.on('error', (error) => logger.warn({ err: error.message }, 'the downloads folder could not be watched'));
+    } catch (error) {
+      logger.warn({ err: (error as Error).message }, 'the downloads folder could not be watched');
+    }
+  }
+
   context.on('page', watchProgress);
   context.on('response', onResponse);
   for (const page of context.pages()) watchProgress(page);
@@ -165,7 +250,7 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
     try {
       const failure = await download.failure();
       if (tracked.cancelReason) return failed(tracked.cancelReason);
-      if (failure) return failed(failure === 'canceled' ? 'cancelled by the page or the browser' : failure);
+      if (failure) return failed(failure === 'canceled' ? (cancelledByDisk.shift() ?? 'cancelled by the page or the browser') : failure);
       await mkdir(opts.dir, { recursive: true });
       const target = path.join(opts.dir, name);
       await download.saveAs(target);
@@ -224,7 +309,9 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
         const why = signal?.aborted ? 'the run was stopped before the download finished' : `the run ended and the download did not finish within ${graceMs} ms`;
         for (const tracked of running) cancel(tracked, why);
         await Promise.all([...settling]);
+        diskWatcher?.close();
         for (const session of cdpSessions) await (await session)?.detach().catch(() => undefined);
+        await (await browserSession)?.detach().catch(() => undefined);
       })();
       return closing;
     },

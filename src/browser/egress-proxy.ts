@@ -2,7 +2,8 @@
  * The per-execution egress proxy (confinement layer 1). Chromium is given this proxy for the
  * session's context, so every HTTP request, CONNECT tunnel (HTTPS, WebSocket) — from pages,
  * workers, service workers, redirects, beacons — arrives here first. For each one it:
- *   - checks host and port with the session's host matcher;
+ *   - checks host and port with the session's host matcher (an entry naming a port admits only
+ *     that port, so a name mapped to loopback does not open every service there);
  *   - resolves the name itself (BROWSER_HOST_RULES mapping first, then the system resolver);
  *   - refuses loopback, private, link-local and metadata addresses unless the name is mapped by
  *     BROWSER_HOST_RULES or the address is listed in the allow-list;
@@ -182,7 +183,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     } catch {
       return refuse(url, `host "${host}" does not resolve`);
     }
-    const usable = addresses.find((address) => isPublicAddress(address) || matcher.listsAddress(address));
+    const usable = addresses.find((address) => isPublicAddress(address) || matcher.listsAddress(address, port));
     if (usable === undefined) {
       const shown = addresses.length > 0 ? addresses.join(', ') : 'nothing';
       return refuse(url, `host "${host}" resolves to a non-public address (${shown})`);

@@ -4,7 +4,9 @@
  * allow-list by the confinement layer. Screenshots and the screencast go straight to CDP: it is
  * the fastest path and lets zoom render a region at a higher scale instead of upscaling pixels.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import { disableFeaturesSwitch } from './chromium-features.js';
@@ -46,6 +48,8 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
   const sessions = new Set<BrowserSession>();
   let launching: Promise<Browser> | undefined;
   let closing: Promise<void> | undefined;
+  /** Each browser's downloads folder, where Chromium writes downloads as their bytes arrive. */
+  const stagingDirs = new WeakMap<Browser, string>();
 
   function launchArgs(): string[] {
     const confined = confinement.launchArgs();
@@ -76,19 +80,32 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
     // --no-sandbox only as root, where Chromium's sandbox cannot start: with chromiumSandbox
     // false Playwright passes that flag; as any other user the sandbox stays on.
     const asRoot = process.getuid?.() === 0;
-    const browser = await chromium.launch({
-      executablePath,
+    // Our own folder rather than Playwright's hidden one: downloads.ts watches it to stop a
+    // download as it passes the size limit, whichever page started it.
+    const stagingDir = mkdtempSync(path.join(os.tmpdir(), 'ew-chromium-downloads-'));
+    const removeStaging = () => rmSync(stagingDir, { recursive: true, force: true });
+    let browser: Browser;
+    try {
+      browser = await chromium.launch({
+        executablePath,
+        downloadsPath: stagingDir,
       headless: opts.headless ?? true,
       chromiumSandbox: !asRoot,
-      args: launchArgs(),
-      timeout: LAUNCH_TIMEOUT_MS,
-      // The worker owns signal handling and closes the browser itself on shutdown.
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-    });
+        args: launchArgs(),
+        timeout: LAUNCH_TIMEOUT_MS,
+        // The worker owns signal handling and closes the browser itself on shutdown.
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+      });
+    } catch (error) {
+      removeStaging();
+      throw error;
+    }
+    stagingDirs.set(browser, stagingDir);
     logger.info({ executablePath, version: browser.version() }, 'chromium started');
     browser.on('disconnected', () => {
+      removeStaging();
       if (!closing) logger.warn({}, 'chromium disconnected');
     });
     return browser;
@@ -140,8 +157,10 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
         if (options.downloads) {
           const { onDownload } = options;
           // The run's signal: a run stopped from outside gives its downloads no grace.
+          const stagingDir = stagingDirs.get(browser);
           downloads = attachDownloads(context, {
             ...options.downloads,
+            ...(stagingDir ? { stagingDir } : {}),
             signal,
             onEvent: (event) => {
               onDownload?.(event);

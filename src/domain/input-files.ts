@@ -57,32 +57,56 @@ export function findInputFiles(payload: unknown, schema: JsonSchema | undefined)
   return { files, payload: rename(shown, [], names) };
 }
 
-/** Walks value and schema together; each file found becomes a placeholder to rename later. */
-function visit(value: unknown, schema: JsonSchema | undefined, path: string[], out: Array<{ path: string; url: string; name?: string }>): unknown {
-  const where = path.join('.');
+/** A file as the payload names it: a string under an `x-file` property, or a `{"$file": …}` object. */
+type FileValue = { kind: 'x-file'; url: string } | { kind: 'object'; value: Record<string, unknown> };
+
+/** Walks value and schema together; each file found is replaced by what `onFile` returns. */
+function mapFiles(value: unknown, schema: JsonSchema | undefined, path: string[], onFile: (where: string, file: FileValue) => unknown): unknown {
   const node = typeof schema === 'object' ? schema : undefined;
-  if (node?.['x-file'] === true && typeof value === 'string') {
-    out.push({ path: where, url: value });
-    return FILE_MARK;
-  }
-  if (isPlainObject(value) && '$file' in value) {
-    const extra = Object.keys(value).filter((k) => !FILE_KEYS.has(k));
-    if (extra.length > 0) throw bad(where, `a {"$file": …} value may have only "$file" and "name", not ${extra.map((k) => JSON.stringify(k)).join(', ')}`);
-    if (typeof value.$file !== 'string' || value.$file.trim() === '') throw bad(where, '"$file" must be a non-empty URL string');
-    if (value.name !== undefined && typeof value.name !== 'string') throw bad(where, '"name" must be a string');
-    out.push({ path: where, url: value.$file.trim(), ...(typeof value.name === 'string' ? { name: value.name } : {}) });
-    return FILE_MARK;
-  }
+  if (node?.['x-file'] === true && typeof value === 'string') return onFile(path.join('.'), { kind: 'x-file', url: value });
+  if (isPlainObject(value) && '$file' in value) return onFile(path.join('.'), { kind: 'object', value });
   const branches = node ? (['allOf', 'anyOf', 'oneOf'] as const).flatMap((k) => (Array.isArray(node[k]) ? (node[k] as JsonSchema[]) : [])) : [];
   if (Array.isArray(value)) {
     const items = node?.items;
-    return value.map((item, i) => visit(item, typeof items === 'object' && !Array.isArray(items) ? (items as JsonSchema) : branchSchema(branches, 'items'), [...path, String(i)], out));
+    return value.map((item, i) => mapFiles(item, typeof items === 'object' && !Array.isArray(items) ? (items as JsonSchema) : branchSchema(branches, 'items'), [...path, String(i)], onFile));
   }
   if (isPlainObject(value)) {
     const props = (node?.properties ?? {}) as Record<string, JsonSchema>;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, visit(v, props[k] ?? branchSchema(branches, 'properties', k), [...path, k], out)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapFiles(v, props[k] ?? branchSchema(branches, 'properties', k), [...path, k], onFile)]));
   }
   return value;
+}
+
+/** Each file found becomes a placeholder to rename later; a malformed file value throws. */
+function visit(value: unknown, schema: JsonSchema | undefined, path: string[], out: Array<{ path: string; url: string; name?: string }>): unknown {
+  return mapFiles(value, schema, path, (where, file) => {
+    if (file.kind === 'x-file') {
+      out.push({ path: where, url: file.url });
+      return FILE_MARK;
+    }
+    const { value: ref } = file;
+    const extra = Object.keys(ref).filter((k) => !FILE_KEYS.has(k));
+    if (extra.length > 0) throw bad(where, `a {"$file": …} value may have only "$file" and "name", not ${extra.map((k) => JSON.stringify(k)).join(', ')}`);
+    if (typeof ref.$file !== 'string' || ref.$file.trim() === '') throw bad(where, '"$file" must be a non-empty URL string');
+    if (ref.name !== undefined && typeof ref.name !== 'string') throw bad(where, '"name" must be a string');
+    out.push({ path: where, url: ref.$file.trim(), ...(typeof ref.name === 'string' ? { name: ref.name } : {}) });
+    return FILE_MARK;
+  });
+}
+
+/**
+ * The payload as a person may see it (the local API's stored `input_payload`): each input file's
+ * URL without user information, query or fragment (pre-signed signatures, tokens), keeping the
+ * scheme, host and path that say which file it is (docs/files-and-codes.md#input-files).
+ */
+export function withShownFileUrls(payload: unknown, schema: JsonSchema | undefined): unknown {
+  // Not a URL (a secret's placeholder, a value the worker will refuse): nothing to cut.
+  const cut = (raw: string): string => (URL.canParse(raw.trim()) ? shownUrl(raw.trim()) : raw);
+  return mapFiles(payload, schema, [], (_where, file) => {
+    if (file.kind === 'x-file') return cut(file.url);
+    const url = file.value.$file;
+    return typeof url === 'string' ? { ...file.value, $file: cut(url) } : file.value;
+  });
 }
 
 /** A marker from the combinators (`allOf: [{properties: …}]`), first branch that has one. */

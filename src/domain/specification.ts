@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkAllowEntry } from './allow-list.js';
 import { ExecutionError } from './errors.js';
 import { profileIdProblem } from './profile-crypto.js';
 
@@ -57,7 +58,14 @@ const jsonSchema = z.union([z.record(z.string(), z.unknown()), z.boolean()]);
 
 const specificationSchema = z.object({
   prompt: z.string().trim().min(1, 'must be a non-empty string'),
-  allowedDomains: z.array(z.string().trim().min(1, 'must not be empty')).min(1, 'must list at least one domain'),
+  allowedDomains: z
+    .array(
+      z.string().trim().superRefine((entry, ctx) => {
+        const checked = checkAllowEntry(entry);
+        if (!checked.ok) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)} ${checked.reason}` });
+      }),
+    )
+    .min(1, 'must list at least one domain'),
   startUrl: z.string().min(1).optional(),
   payloadSchema: jsonSchema.optional(),
   outputSchema: jsonSchema.optional(),

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Logger } from '../telemetry/types.js';
 import { createAuth, isSameOrigin, type Credential } from './auth.js';
+import { createRedisSessionStore } from './session-store.js';
 import { addExecutionRoutes } from './execution-routes.js';
 import { addHumanRoutes } from './human-routes.js';
 import { HttpError, notFound, sendError, sendJson } from './http-utils.js';
@@ -12,6 +13,7 @@ import { buildOpenApiDocument } from './openapi.js';
 import { addProfileRoutes, type ProfileDirectory } from './profile-routes.js';
 import { createRouter } from './router.js';
 import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
+import { setSecurityHeaders } from './security-headers.js';
 import { serveArtifact, serveDashboard } from './static-files.js';
 import { createStore } from './store.js';
 import { addWorkflowRoutes } from './workflow-routes.js';
@@ -64,13 +66,16 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const keys = opts.apiKeys.map((k) => k.trim()).filter((k) => k !== '');
   if (keys.length === 0) throw new Error('the local API needs at least one API key (API_KEYS)');
   const log = opts.logger.child({ component: 'local-api' });
-  const auth = createAuth(keys);
+  let listeningPort = 0;
 
   // A command fails after a few reconnection attempts instead of hanging a request forever.
   const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
   redis.on('error', (error: Error) => log.warn({ err: error.message }, 'redis connection error'));
   await redis.connect();
-  const store = createStore(redis, opts.keyPrefix ?? '{api}:');
+  const keyPrefix = opts.keyPrefix ?? '{api}:';
+  const store = createStore(redis, keyPrefix);
+  // Sessions and login links are kept in Redis, so they survive a restart and can be ended.
+  const auth = createAuth(keys, createRedisSessionStore(redis, `${keyPrefix}auth:`), () => `ew_session_${listeningPort}`);
   const queue = createJobQueue({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, logger: log });
 
   const live = createLiveHub({ redisUrl: opts.redisUrl, queuePrefix: opts.queuePrefix, queueName: opts.queueName, logger: log });
@@ -84,8 +89,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   addProfileRoutes(router, opts.profiles);
   const openApi = JSON.stringify(buildOpenApiDocument());
 
-  const authorise = (req: http.IncomingMessage, readOnly: boolean): Credential => {
-    const credential = auth.check(req);
+  const authorise = async (req: http.IncomingMessage, readOnly: boolean): Promise<Credential> => {
+    const credential = await auth.check(req);
     if (credential.kind === 'none') throw new HttpError(401, UNAUTHORIZED_DETAIL);
     // The cookie rides along with any request the browser sends: a change must come from our pages.
     if (credential.kind === 'session' && !readOnly && !isSameOrigin(req)) {
@@ -108,7 +113,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     }
     if (readOnly && pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (method === 'GET' && pathname === '/login') {
-      const outcome = redeemLoginLink(auth, url.searchParams.get('token'));
+      const outcome = await redeemLoginLink(auth, url.searchParams.get('token'));
       if (outcome.status === 303) res.writeHead(303, { Location: outcome.location, 'Set-Cookie': outcome.cookie, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).end();
       else res.writeHead(401, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(outcome.page);
       return;
@@ -116,7 +121,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
 
     const liveMatch = /^\/live\/executions\/([^/]+)$/.exec(pathname);
     if (liveMatch) {
-      authorise(req, true);
+      await authorise(req, true);
       if (method !== 'GET') throw new HttpError(405, [{ loc: ['method'], msg: 'the live view is read with GET', type: 'method_not_allowed' }]);
       let executionId: string;
       try {
@@ -128,7 +133,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     }
 
     if (pathname.startsWith('/artifacts/')) {
-      authorise(req, true);
+      await authorise(req, true);
       if (!readOnly) throw new HttpError(405, [{ loc: ['method'], msg: 'artifacts are read-only', type: 'method_not_allowed' }]);
       if (!opts.artifactsDir) throw new HttpError(404, [{ loc: ['path'], msg: 'no artifacts folder is configured', type: 'not_found' }]);
       // The raw (still encoded) path: decoding happens once, inside the traversal guard.
@@ -136,7 +141,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     }
 
     if (pathname.startsWith('/api/')) {
-      const credential = authorise(req, readOnly);
+      const credential = await authorise(req, readOnly);
       const match = router.match(method, pathname);
       if (match.kind === 'found') return match.handler({ req, res, params: match.params, query: url.searchParams, credential });
       if (match.kind === 'method_not_allowed') {
@@ -160,6 +165,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
 
   const server = http.createServer((req, res) => {
     const startedAt = Date.now();
+    setSecurityHeaders(res);
     res.on('finish', () => log.debug({ method: req.method, path: req.url?.split('?')[0], status: res.statusCode, durationMs: Date.now() - startedAt }, 'request'));
     handle(req, res).catch((error: unknown) => {
       if (res.headersSent) {
@@ -207,6 +213,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     throw error;
   }
   const address = server.address() as AddressInfo;
+  listeningPort = address.port;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
   baseUrl = url;

@@ -4,34 +4,23 @@ import type http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { ARTIFACT_CSP, artifactServing } from '../domain/artifact-serving.js';
 import { notFound } from './http-utils.js';
 
 /**
  * Files served by the local server: the dashboard's static files and the artifacts folder.
- * Artifacts get their real content type and HTTP range requests, so a `<video>` can seek.
+ * Artifacts get HTTP range requests, so a `<video>` can seek, and a type chosen by their name
+ * only: what a browser could render (an svg or html a page downloaded) comes as an attachment
+ * (docs/api.md#artifacts).
  */
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.mp4': 'video/mp4',
-  '.webm': 'video/webm',
-  '.vtt': 'text/vtt; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.jsonl': 'application/x-ndjson; charset=utf-8',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.txt': 'text/plain; charset=utf-8',
-  '.log': 'text/plain; charset=utf-8',
+/** The dashboard's own files: our code, so their real types. */
+const DASHBOARD_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
-  // Recorded pages must never run on the API's origin: HTML artifacts are shown as text.
-  '.html': 'text/plain; charset=utf-8',
 };
-
-export function contentTypeOf(file: string): string {
-  return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
-}
 
 /**
  * The folder holding package.json, found by walking up from this module: the same from `src/`
@@ -59,13 +48,11 @@ export async function serveDashboard(req: http.IncomingMessage, res: http.Server
   const file = path.join(dashboardDir(), name);
   const body = await fs.readFile(file).catch(() => undefined);
   if (!body) throw notFound(['path'], 'file');
-  const type = name.endsWith('.html') ? 'text/html; charset=utf-8' : contentTypeOf(name);
   res.writeHead(200, {
-    'Content-Type': type,
+    'Content-Type': DASHBOARD_TYPES[path.extname(name)] ?? 'application/octet-stream',
     'Content-Length': body.length,
     // Small files from a local server: always revalidate so an edit shows at once.
     'Cache-Control': 'no-cache',
-    'X-Content-Type-Options': 'nosniff',
   });
   res.end(req.method === 'HEAD' ? undefined : body);
 }
@@ -78,8 +65,13 @@ export async function serveArtifact(req: http.IncomingMessage, res: http.ServerR
   const file = await resolveInside(root, relative);
   const stat = await fs.stat(file);
   const size = stat.size;
+  // resolveInside has decoded the same text successfully.
+  const serving = artifactServing(decodeURIComponent(relative));
   const headers: Record<string, string | number> = {
-    'Content-Type': contentTypeOf(file),
+    'Content-Type': serving.contentType,
+    ...(serving.disposition ? { 'Content-Disposition': serving.disposition } : {}),
+    'Content-Security-Policy': ARTIFACT_CSP,
+    'Cross-Origin-Resource-Policy': 'same-origin',
     'Accept-Ranges': 'bytes',
     'Last-Modified': stat.mtime.toUTCString(),
     'Cache-Control': 'no-cache',

@@ -1,4 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { checkAllowEntry } from '../domain/allow-list.js';
 import { compileRawSchema, createSchemaAjv } from '../domain/json-schema.js';
 import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
 import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
@@ -11,6 +12,18 @@ import { EXECUTION_STATUSES, type ExecutionStatus } from './store.js';
  */
 
 const requestAjv = createSchemaAjv();
+
+/**
+ * `x-allow-list-entry`: the worker's own allow-list parser (domain/allow-list.ts) checks each
+ * entry, so the API never stores an entry a worker would refuse (`*.com`, a bad port).
+ */
+const allowListEntry: ((schema: unknown, data: unknown) => boolean) & { errors?: Partial<ErrorObject>[] } = (_schema, data) => {
+  const checked = checkAllowEntry(data);
+  if (checked.ok) return true;
+  allowListEntry.errors = [{ keyword: 'x-allow-list-entry', message: checked.reason, params: {} }];
+  return false;
+};
+requestAjv.addKeyword({ keyword: 'x-allow-list-entry', schemaType: 'boolean', type: 'string', errors: true, validate: allowListEntry });
 
 const jsonSchemaValue = { type: ['object', 'boolean'] } as const;
 /** The same schema admitting null too (a type list, so a fault reports one error, not three). */
@@ -26,8 +39,8 @@ const specificationProperties = {
   allowedDomains: {
     type: 'array',
     minItems: 1,
-    items: { type: 'string', minLength: 1, maxLength: 253, pattern: '^[^\\s/?#@]+$' },
-    description: 'Hosts the browser may reach: `example.com`, or `*.example.com` for it and its subdomains.',
+    items: { type: 'string', minLength: 1, maxLength: 260, pattern: '^[^\\s/?#@]+$', 'x-allow-list-entry': true },
+    description: 'Hosts the browser may reach: `example.com` (any port), `example.com:8443` (that port only), or `*.example.com` for it and its subdomains; never a wildcard on a public suffix (`*.com`, `*.co.uk`).',
   },
   startUrl: { type: 'string', format: 'uri', description: 'First page; must be allowed.' },
   payloadSchema: { ...jsonSchemaValue, description: 'JSON Schema of the input payload.' },

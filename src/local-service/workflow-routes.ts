@@ -1,3 +1,4 @@
+import { withShownFileUrls } from '../domain/input-files.js';
 import { createSecretVault } from '../domain/secrets.js';
 import type { JsonSchema } from '../domain/specification.js';
 import { randomUUID } from 'node:crypto';
@@ -144,8 +145,12 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
       updated_at: now,
       status: 'queued',
       // Secret fields (writeOnly / x-secret) are never stored or shown: only the queued job
-      // carries their values, for the worker to type.
-      input_payload: createSecretVault(inputPayload, version.specification.payloadSchema as JsonSchema | undefined).maskedPayload,
+      // carries their values, for the worker to type. Input files' URLs are stored without
+      // their query (pre-signed signatures) and credentials.
+      input_payload: withShownFileUrls(
+        createSecretVault(inputPayload, version.specification.payloadSchema as JsonSchema | undefined).maskedPayload,
+        version.specification.payloadSchema as JsonSchema | undefined,
+      ),
       duration_ms: null,
       n_steps: 0,
       n_agent_actions: 0,

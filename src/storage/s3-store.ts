@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { artifactServing } from '../domain/artifact-serving.js';
 import type { Logger } from '../telemetry/types.js';
 import { artifactKey, encodeKey, normalisePrefix, publicUrl } from './keys.js';
 import { createS3Client, s3ErrorMessage } from './s3-client.js';
@@ -67,13 +68,17 @@ export function createS3Store(opts: S3StoreOptions): S3Store {
       signal?.throwIfAborted();
       const key = artifactKey(prefix, executionId, name);
       const bytes = body.kind === 'buffer' ? Buffer.byteLength(body.data) : (await stat(body.path)).size;
+      // A page's download keeps its type in output.json, never on the object: a browser opening
+      // the object's url saves it instead of rendering it (docs/api.md#artifacts).
+      const serving = artifactServing(name);
       const upload = new Upload({
         client,
         params: {
           Bucket: opts.bucket,
           Key: key,
           Body: body.kind === 'buffer' ? body.data : createReadStream(body.path),
-          ContentType: contentType,
+          ContentType: serving.disposition ? serving.contentType : contentType,
+          ...(serving.disposition ? { ContentDisposition: serving.disposition } : {}),
         },
         partSize,
         // Two parts in flight: enough to keep a link busy on a 2-core worker.

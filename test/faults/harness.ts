@@ -75,7 +75,7 @@ export async function startRig(label: string, cases: Record<string, CaseScript>)
     queueName,
     queue,
     artifactsDir,
-    spec: (caseName, extra = {}) => ({ prompt: `[case:${caseName}] Look at the shop and report what you see.`, allowedDomains: ['shop.test'], startUrl: `${shop.origin}/`, ...extra }),
+    spec: (caseName, extra = {}) => ({ prompt: `[case:${caseName}] Look at the shop and report what you see.`, allowedDomains: [new URL(shop.origin).host], startUrl: `${shop.origin}/`, ...extra }),
     async enqueue(caseName, data = {}) {
       const executionId = randomUUID();
       await queue.add('execute', { executionId, workflowId: 'wf-faults', workflowVersionId: 'v-1', inputPayload: {}, specification: rig.spec(caseName), ...data }, { jobId: executionId });

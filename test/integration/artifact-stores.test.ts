@@ -180,6 +180,13 @@ describe('S3 store against s3rver', () => {
     expect(object.contentType).toBe('application/x-ndjson');
   });
 
+  it('stores a page download as an attachment, never with the type the page gave', async () => {
+    const stored = await makeStore().put(EXECUTION, 'downloads/evil.svg', { kind: 'buffer', data: '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>' }, 'text/html');
+    const head = await reader.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: stored.key }));
+    expect(head.ContentType).toBe('application/octet-stream');
+    expect(head.ContentDisposition).toMatch(/^attachment; filename="evil\.svg"/);
+  });
+
   it.each(TRAVERSALS)('rejects execution %j with name %j', async (executionId, name) => {
     await expect(makeStore().put(executionId, name, { kind: 'buffer', data: 'x' }, 'text/plain')).rejects.toThrow(/invalid artifact/);
   });

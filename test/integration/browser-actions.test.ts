@@ -154,7 +154,7 @@ describe('computer actions in real Chromium', () => {
     log.reset();
     blocked = [];
     session = await sandbox.openSession(
-      { executionId: 'test', viewport: VIEWPORT, allowedDomains: ['actions.test'], onBlocked: (e) => blocked.push(e) },
+      { executionId: 'test', viewport: VIEWPORT, allowedDomains: [`actions.test:${site.port}`], onBlocked: (e) => blocked.push(e) },
       new AbortController().signal,
     );
     const result = await session.navigate(siteUrl, new AbortController().signal);
@@ -399,7 +399,7 @@ describe('the Playwright sandbox lifecycle', () => {
 
   const open = (onCrash?: (error: Error) => void) =>
     sandbox!.openSession(
-      { executionId: 'lifecycle', viewport: VIEWPORT, allowedDomains: ['actions.test'], onBlocked: () => undefined, ...(onCrash ? { onCrash } : {}) },
+      { executionId: 'lifecycle', viewport: VIEWPORT, allowedDomains: [`actions.test:${site.port}`], onBlocked: () => undefined, ...(onCrash ? { onCrash } : {}) },
       new AbortController().signal,
     );
 

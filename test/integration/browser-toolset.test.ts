@@ -84,7 +84,7 @@ interface Harness {
 async function open(options: { allowJavascript?: boolean; path?: string; secret?: string } = {}): Promise<Harness> {
   const blocked: BlockedRequest[] = [];
   const signal = new AbortController().signal;
-  const session = await sandbox.openSession({ executionId: 'conformance', viewport: { width: 1000, height: 700 }, allowedDomains: ['forms.test'], onBlocked: (e) => blocked.push(e) }, signal);
+  const session = await sandbox.openSession({ executionId: 'conformance', viewport: { width: 1000, height: 700 }, allowedDomains: [new URL(origin).host], onBlocked: (e) => blocked.push(e) }, signal);
   const vault = createSecretVault({ password: options.secret ?? SECRET }, { type: 'object', properties: { password: { type: 'string', writeOnly: true } } });
   const space = createActionSpace(
     { kind: 'browser', computer: { type: 'computer_toolset_20260801', zoom: true }, images: { maxEdgePx: 2000, maxPixels: 3_750_000 } },

@@ -56,7 +56,7 @@ describe('the browser the worker launches', () => {
     const blocked: BlockedRequest[] = [];
     sandbox = createPlaywrightSandbox({ logger: createSilentLogger(), chromiumPath: FULL_CHROMIUM, hostRules: 'MAP form.test 127.0.0.1' });
     const signal = new AbortController().signal;
-    const session = await sandbox.openSession({ executionId: 'features', viewport: { width: 800, height: 600 }, allowedDomains: ['form.test'], onBlocked: (e) => blocked.push(e) }, signal);
+    const session = await sandbox.openSession({ executionId: 'features', viewport: { width: 800, height: 600 }, allowedDomains: [new URL(origin).host], onBlocked: (e) => blocked.push(e) }, signal);
 
     // Chromium keeps the last switch: ours, which must still hold all of Playwright's (the first).
     const { browser } = chromiumProcesses();

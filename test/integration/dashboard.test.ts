@@ -64,14 +64,14 @@ describe('dashboard', () => {
     await page.getByTestId('api-key').fill('not-a-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByTestId('error').textContent()).toContain('not one of the API keys');
-    expect((await page.context().cookies()).map((c) => c.name)).not.toContain('ew_session');
+    expect((await page.context().cookies()).map((c) => c.name)).not.toContain(`ew_session_${new URL(h.server.url).port}`);
 
     await page.getByTestId('api-key').fill(API_KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
     // The page keeps no key: the session is an HttpOnly cookie.
     await page.getByTestId('new-workflow').waitFor();
     expect(await page.evaluate(() => ({ cookie: document.cookie, stored: Object.keys(localStorage).length }))).toEqual({ cookie: '', stored: 0 });
-    expect((await page.context().cookies()).find((c) => c.name === 'ew_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect((await page.context().cookies()).find((c) => c.name === `ew_session_${new URL(h.server.url).port}`)).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
 
     await page.getByTestId('new-workflow').click();
     const form = page.getByTestId('workflow-form');

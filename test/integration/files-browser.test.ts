@@ -207,6 +207,20 @@ describe('downloads', () => {
     expect(await readdir(o.downloadsDir).catch(() => [])).toEqual([]);
   });
 
+  it('cancels a download started in a popup (target=_blank) while it streams, near the limit', async () => {
+    const o = await openSession();
+    await goto(o.session, '');
+    await clickRow(o.session, 380);
+    const done = await o.download(ended);
+    expect(done).toMatchObject({ state: 'failed', name: 'big.bin', error: expect.stringMatching(new RegExp(`larger than the download limit of ${MAX_BYTES} bytes`)) });
+    // The stream has no end: only a cancel while it ran stops it. What the server sent bounds
+    // what reached the disk; it stays within a few buffers of the limit, not the whole stream.
+    const sent = site.streamed.get('/files/big.bin?from=popup') ?? 0;
+    expect(sent).toBeGreaterThan(MAX_BYTES);
+    expect(sent).toBeLessThan(64 * MAX_BYTES);
+    expect(await readdir(o.downloadsDir).catch(() => [])).toEqual([]);
+  });
+
   it('reports a download still running when the session closes (after its grace) as failed, before close resolves', async () => {
     const o = await openSession({ downloads: { dir: path.join(dir, 'no-grace'), maxBytes: MAX_BYTES, graceMs: 0 } });
     await goto(o.session, '');

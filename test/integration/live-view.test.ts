@@ -96,7 +96,7 @@ describe('live view', () => {
     try {
       const deps = createRunnerDeps({ config, logger, browser, store: createLocalStore({ dir: path.join(dir, 'artifacts'), prefix: '' }), live: relay });
       const executionId = randomUUID();
-      const run = runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'p', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/` } }, new AbortController().signal);
+      const run = runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'p', allowedDomains: [new URL(shop.origin).host], startUrl: `${shop.origin}/` } }, new AbortController().signal);
 
       // The model is asked for step 1; nobody watches: no screencast, nothing published.
       await expect.poll(() => model.requests.length, { timeout: 30_000 }).toBe(1);

@@ -70,6 +70,44 @@ describe('the worker client against the local API', () => {
   });
 });
 
+describe('input files in the stored execution', () => {
+  it('shows their URLs without query or credentials; only the queued job carries them whole', async () => {
+    const signed = 'https://files.test/in/invoice%202024.pdf?X-Amz-Signature=deadbeefcafe&X-Amz-Credential=AKIAEXAMPLE';
+    const schema = { type: 'object', properties: { scan: { type: 'string', 'x-file': true }, token: { type: 'string', 'x-secret': true, 'x-file': true } } };
+    const created = (await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['files.test'], payloadSchema: schema })).body;
+    const input = { invoice: { $file: signed, name: 'invoice.pdf' }, scan: 'https://user:pw@files.test/scan.png?token=s3cr3t#frag', token: 'https://files.test/t?sig=1', docs: [{ $file: 's3://bucket/a/b.pdf?versionId=7' }] };
+    const execution = await h.call('POST', `/api/workflows/${created.workflow_uuid as string}/execute`, { inputPayload: input });
+    expect(execution.status).toBe(201);
+    const shown = { invoice: { $file: 'https://files.test/in/invoice%202024.pdf', name: 'invoice.pdf' }, scan: 'https://files.test/scan.png', token: '{{token}}', docs: [{ $file: 's3://bucket/a/b.pdf' }] };
+    expect(execution.body.input_payload).toEqual(shown);
+    const id = execution.body.execution_uuid as string;
+    expect((await h.call('GET', `/api/executions/${id}`)).body.input_payload).toEqual(shown);
+    const listed = (await h.call('GET', '/api/executions')).body.items as Array<{ execution_uuid: string }>;
+    expect(JSON.stringify(listed)).not.toMatch(/Signature|AKIAEXAMPLE|s3cr3t|user:pw|versionId/);
+    const job = await h.queue.getJob(id);
+    expect(job?.data.inputPayload).toEqual(input);
+  });
+});
+
+describe('allow-list entries in the local API', () => {
+  it.each(['*.com', '*.co.uk', '*.r2.dev', '*.com.uy', '*.s3.us-east-1.amazonaws.com', 'shop.test:99999'])('answers 422 to %j, as a worker would refuse it', async (entry) => {
+    for (const [method, path] of [['POST', '/api/workflows']] as const) {
+      const res = await h.call(method, path, { prompt: 'p', allowedDomains: ['shop.test', entry] });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'allowedDomains', 1], type: 'x-allow-list-entry' }));
+    }
+    const created = (await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['shop.test'] })).body;
+    const patched = await h.call('PATCH', `/api/workflows/${created.workflow_uuid as string}`, { allowedDomains: [entry] });
+    expect(patched.status).toBe(422);
+  });
+
+  it('accepts a host with a port and a wildcard below a public suffix', async () => {
+    const res = await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['shop.test:8443', '*.bucket.r2.dev', '[::1]:3000'] });
+    expect(res.status).toBe(201);
+    expect(res.body.current_version.specification.allowedDomains).toEqual(['shop.test:8443', '*.bucket.r2.dev', '[::1]:3000']);
+  });
+});
+
 describe('artifacts', () => {
   const get = (p: string, headers: Record<string, string> = { 'X-Service-Key': API_KEY }) => fetch(`${h.server.url}${p}`, { headers });
 
@@ -84,6 +122,38 @@ describe('artifacts', () => {
     expect(res.headers.get('content-type')).toBe(type);
     expect(res.headers.get('accept-ranges')).toBe('bytes');
     await res.arrayBuffer();
+  });
+
+  it('serves what a browser would render as an attachment, with nosniff and a sandboxing CSP', async () => {
+    const dir = path.join(artifactsDir, 'executions', 'e1');
+    await fs.mkdir(path.join(dir, 'downloads'), { recursive: true });
+    await fs.writeFile(path.join(dir, 'downloads', 'evil.svg'), '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    await fs.writeFile(path.join(dir, 'downloads', 'photo.png'), 'not really a png');
+    await fs.writeFile(path.join(dir, 'page.html'), '<script>alert(1)</script>');
+    for (const name of ['downloads/evil.svg', 'downloads/photo.png', 'page.html']) {
+      const res = await get(`/artifacts/executions/e1/${name}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/octet-stream');
+      expect(res.headers.get('content-disposition')).toMatch(/^attachment; /);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('content-security-policy')).toMatch(/sandbox/);
+      await res.arrayBuffer();
+    }
+    // What the dashboard shows inline stays inline, still sandboxed should it be opened alone.
+    const video = await get('/artifacts/executions/e1/video.mp4');
+    expect(video.headers.get('content-disposition')).toBeNull();
+    expect(video.headers.get('content-security-policy')).toMatch(/sandbox/);
+    await video.arrayBuffer();
+  });
+
+  it('gives the dashboard a CSP and refuses framing', async () => {
+    for (const p of ['/', '/dashboard/app.js', '/healthz']) {
+      const res = await fetch(`${h.server.url}${p}`);
+      expect(res.headers.get('content-security-policy')).toMatch(/frame-ancestors 'none'/);
+      expect(res.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      await res.arrayBuffer();
+    }
   });
 
   it('answers range requests with 206 and the exact bytes', async () => {
@@ -130,7 +200,8 @@ describe('artifacts', () => {
     const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
     expect(signIn.status).toBe(204);
     const setCookie = signIn.headers.get('set-cookie') ?? '';
-    expect(setCookie).toMatch(/^ew_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+    // Named after the service's port: browsers share a host's cookies between ports.
+    expect(setCookie).toMatch(new RegExp(`^ew_session_${new URL(h.server.url).port}=[^;]+; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200$`));
     const cookie = setCookie.split(';')[0]!;
 
     const withCookie = await get('/artifacts/executions/e1/output.json', { Cookie: `theme=dark; ${cookie}` });
@@ -173,6 +244,35 @@ describe('artifacts', () => {
     const tampered = await fetch(link.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), { redirect: 'manual' });
     expect(tampered.status).toBe(401);
     expect(tampered.headers.get('set-cookie')).toBeNull();
+    // A link works once (issue 21, finding 5): the same url again opens nothing.
+    const again = await fetch(link, { redirect: 'manual' });
+    expect(again.status).toBe(401);
+    expect(again.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('signing out ends the session on the server: a copy of the cookie no longer opens anything', async () => {
+    const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const copy = cookie;
+    expect((await get('/artifacts/executions/e1/output.json', { Cookie: copy })).status).toBe(200);
+    const out = await fetch(`${h.server.url}/api/session`, { method: 'DELETE', headers: { Cookie: cookie, Origin: h.server.url } });
+    expect(out.status).toBe(204);
+    expect(out.headers.get('set-cookie')).toMatch(/Max-Age=0/);
+    expect((await get('/artifacts/executions/e1/output.json', { Cookie: copy })).status).toBe(401);
+    expect((await h.call('GET', '/api/session', undefined, { Cookie: copy })).status).toBe(401);
+  });
+
+  it('a link minted with a session cookie opens a session that ends when that one does', async () => {
+    const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const made = await h.call('POST', '/api/login-links', { route: '#/executions' }, { Cookie: cookie, Origin: h.server.url });
+    expect(made.status).toBe(201);
+    const opened = await fetch(String(made.body.url), { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    const maxAge = Number(/Max-Age=(\d+)/.exec(opened.headers.get('set-cookie') ?? '')?.[1]);
+    // Not a fresh 12 hours: at most what the minting session had left.
+    expect(maxAge).toBeLessThan(43_200);
+    expect(maxAge).toBeGreaterThan(43_200 - 600);
   });
 
   it.each([

@@ -44,7 +44,7 @@ async function run(script: Script, specExtra: Record<string, unknown> = {}, sign
     const store = createLocalStore({ dir, prefix: '' });
     const recorder = createRecorder(runConfig, logger);
     const deps = createRunnerDeps({ config: runConfig, logger, browser, store, ...(recorder ? { recorder } : {}) });
-    const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: null, specification: { prompt: 'Look at the shop', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/`, ...specExtra } }, signal);
+    const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: null, specification: { prompt: 'Look at the shop', allowedDomains: [new URL(shop.origin).host], startUrl: `${shop.origin}/`, ...specExtra } }, signal);
     if (summary.status === 'skipped') throw new Error('unexpected skip');
     return summary;
   } finally {

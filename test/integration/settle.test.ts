@@ -66,7 +66,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   await session?.close();
-  session = await sandbox.openSession({ executionId: 'settle', viewport: { width: 600, height: 300 }, allowedDomains: ['settle.test'], onBlocked: () => undefined }, new AbortController().signal);
+  session = await sandbox.openSession({ executionId: 'settle', viewport: { width: 600, height: 300 }, allowedDomains: [`settle.test:${server.port}`], onBlocked: () => undefined }, new AbortController().signal);
   const opened = await session.navigate(`http://settle.test:${server.port}/`, new AbortController().signal);
   expect(opened.ok).toBe(true);
   await session.settle(new AbortController().signal);

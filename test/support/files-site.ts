@@ -42,6 +42,8 @@ export interface FilesSite {
   evil: RecordingServer;
   uploads: ReceivedUpload[];
   logins: LoginAttempt[];
+  /** Bytes the endless big.bin stream has sent, by request URL (`/files/big.bin?from=popup`). */
+  streamed: Map<string, number>;
   /** Resolves with the next upload or login (past ones do not count); rejects after `deadlineMs`. */
   next<K extends 'upload' | 'login'>(kind: K, deadlineMs?: number): Promise<K extends 'upload' ? ReceivedUpload[] : LoginAttempt>;
   close(): Promise<void>;
@@ -53,6 +55,7 @@ const CHUNK = Buffer.alloc(64 * 1024, 0x61);
 export async function startFilesSite(): Promise<FilesSite> {
   const uploads: ReceivedUpload[] = [];
   const logins: LoginAttempt[] = [];
+  const streamed = new Map<string, number>();
   const events = new EventEmitter();
   const evil = await startRecordingServer('evil.test', (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="stolen.pdf"' });
@@ -82,7 +85,7 @@ export async function startFilesSite(): Promise<FilesSite> {
         case '/files/big.bin':
           // As fast as the browser takes it, without end: only a cancel can stop it.
           res.writeHead(200, attachment('application/octet-stream', 'big.bin'));
-          stream(res, Infinity);
+          stream(res, Infinity, (bytes) => streamed.set(req.url ?? '', (streamed.get(req.url ?? '') ?? 0) + bytes));
           return true;
         case '/files/declared.bin':
           // Announces more than the limit, then trickles: only the announced length gives it away.
@@ -125,6 +128,7 @@ export async function startFilesSite(): Promise<FilesSite> {
     evil,
     uploads,
     logins,
+    streamed,
     next(kind, deadlineMs = 20_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
@@ -145,12 +149,13 @@ export async function startFilesSite(): Promise<FilesSite> {
 }
 
 /** Writes `total` bytes (Infinity: no end) as the client takes them; stops if the client goes away. */
-function stream(res: ServerResponse, total: number): void {
+function stream(res: ServerResponse, total: number, onSent: (bytes: number) => void = () => undefined): void {
   let left = total;
   const write = () => {
     while (left > 0 && !res.destroyed) {
       const chunk = CHUNK.subarray(0, Math.min(CHUNK.length, left));
       left -= chunk.length;
+      onSent(chunk.length);
       if (!res.write(chunk)) return void res.once('drain', write);
     }
     if (!res.destroyed) res.end();

@@ -186,11 +186,14 @@ describe('Dockerfile', () => {
 // ---------------------------------------------------------------------------------------------
 // docker/compose.yaml
 
-/** Compose interpolation with an empty host environment: `${X:-d}` → d, `${X}` → '', `$$` → `$`. */
+/**
+ * Compose interpolation with an empty host environment: `${X:-d}` → d, `${X}` → '', `$$` → `$`;
+ * a required `${X:?message}` reads as `set-X`, the value a user would have set.
+ */
 function interpolate(value: unknown): string {
   return String(value)
     .replace(/\$\$/g, '\u0000')
-    .replace(/\$\{(\w+)(?::?[-?]([^}]*))?\}/g, (_, _name: string, fallback: string | undefined) => fallback ?? '')
+    .replace(/\$\{(\w+)(?::?([-?])([^}]*))?\}/g, (_, name: string, how: string | undefined, fallback: string | undefined) => (how === '?' ? `set-${name}` : (fallback ?? '')))
     .replace(/\u0000/g, '$');
 }
 
@@ -350,9 +353,45 @@ describe('docker/compose.yaml', () => {
     const api = service('api');
     expect(asList(api.command, 'api command').map(String)).toEqual(['node', 'bin/execution-worker.js', 'serve']);
     const env = environmentOf(api);
-    expect(asList(api.ports, 'api ports').map(String)).toContain(`${env.PORT}:${env.PORT}`);
+    expect(asList(api.ports, 'api ports').map(interpolate)).toContain(`127.0.0.1:${env.PORT}:${env.PORT}`);
     expect(env.API_KEYS).toBeTruthy();
     expect(healthcheckCommand(api)).toContain(`127.0.0.1:${env.PORT}/healthz`);
+  });
+
+  // Issue 21, finding 8: the file once published the API with a default key on every interface
+  // and MinIO with minioadmin credentials and an anonymous policy that listed the bucket.
+  it('publishes every port on 127.0.0.1 only, unless BIND_ADDRESS opens it', () => {
+    const published = Object.entries(services).flatMap(([name, d]) => (asMap(d, name).ports === undefined ? [] : asList(asMap(d, name).ports, `${name} ports`).map((p) => [name, String(p)] as const)));
+    expect(published.map(([name]) => name).sort()).toEqual(['api', 'minio', 'minio']);
+    for (const [name, port] of published) {
+      expect(port, name).toMatch(/^\$\{BIND_ADDRESS:-127\.0\.0\.1\}:\d+:\d+$/);
+      expect(interpolate(port), name).toMatch(/^127\.0\.0\.1:/);
+    }
+  });
+
+  it('has no default key or password: compose refuses to start without them', () => {
+    const text = read(composeFile);
+    expect(text).not.toMatch(/dev-api-key|minioadmin/);
+    const raw = (name: string) => asMap(service(name).environment, `${name} environment`);
+    const secrets = [raw('api').API_KEYS, raw('worker').API_KEY, raw('minio').MINIO_ROOT_USER, raw('minio').MINIO_ROOT_PASSWORD, raw('minio-init').MINIO_ROOT_PASSWORD, raw('worker').AWS_ACCESS_KEY_ID, raw('worker').AWS_SECRET_ACCESS_KEY];
+    for (const value of secrets) expect(String(value)).toMatch(/^\$\{\w+:\?[^}]+\}$/);
+    // The script that writes them draws them from the kernel's generator and keeps them private.
+    const gen = read(path.join(DOCKER_DIR, 'gen-env.sh'));
+    expect(gen).toMatch(/\/dev\/urandom/);
+    expect(gen).toMatch(/umask 077/);
+    for (const name of ['API_KEY', 'MINIO_ROOT_USER', 'MINIO_ROOT_PASSWORD']) expect(gen).toContain(`${name}=`);
+  });
+
+  it('lets nothing anonymous list the bucket or write to it', () => {
+    const script = [service('minio-init').entrypoint, service('minio-init').command].flat().map(interpolate).join('\n');
+    expect(script).not.toMatch(/mc anonymous set (download|public|upload)/);
+    const policy = /(\{"Version".*\})\s*$/m.exec(script);
+    expect(policy).not.toBeNull();
+    const statements = asList(asMap(JSON.parse(policy![1]!), 'policy').Statement, 'statements').map((st) => asMap(st, 'statement'));
+    for (const statement of statements) {
+      expect(asList(statement.Action, 'actions')).toEqual(['s3:GetObject']);
+      for (const resource of asList(statement.Resource, 'resources').map(String)) expect(resource).toMatch(/^arn:aws:s3:::\$S3_BUCKET\/executions\/\*$/);
+    }
   });
 
   it('checks the worker\'s /healthz and gives it longer than SHUTDOWN_GRACE_MS to stop', () => {

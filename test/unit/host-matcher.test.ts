@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 
 import { isPublicAddress } from '../../src/browser/egress-proxy.js';
 import { canonicalHost, createHostMatcher, validateAllowList } from '../../src/browser/host-matcher.js';
-import { isPublicSuffix } from '../../src/browser/public-suffix.js';
+import { isPublicSuffix } from '../../src/domain/allow-list.js';
 import { ExecutionError } from '../../src/domain/errors.js';
+import { parseSpecification } from '../../src/domain/specification.js';
 
 function specError(fn: () => unknown): ExecutionError {
   try {
@@ -23,7 +24,13 @@ describe('validateAllowList', () => {
     ['a blank entry', ['   ']],
     ['a non-string entry', [42]],
     ['a URL', ['https://example.com']],
-    ['a port', ['example.com:443']],
+    ['port 0', ['example.com:0']],
+    ['a port past 65535', ['example.com:70000']],
+    ['an empty port', ['example.com:']],
+    ['a named port', ['example.com:http']],
+    ['a port with a leading zero', ['example.com:08443']],
+    ['*.com with a port', ['*.com:443']],
+    ['a bare IPv6 with a port-like tail', ['::1:8080x']],
     ['a path', ['example.com/path']],
     ['userinfo', ['user@example.com']],
     ['whitespace inside', ['exa mple.com']],
@@ -34,6 +41,12 @@ describe('validateAllowList', () => {
     ['*.co.uk', ['*.co.uk']],
     ['*.com.au', ['*.com.au']],
     ['*.github.io', ['*.github.io']],
+    // Suffixes a hand-written list missed (issue 21, finding 10): the whole Public Suffix List.
+    ['*.r2.dev', ['*.r2.dev']],
+    ['*.com.uy', ['*.com.uy']],
+    ['*.blogspot.co.uk', ['*.blogspot.co.uk']],
+    ['*.s3.us-east-1.amazonaws.com', ['*.s3.us-east-1.amazonaws.com']],
+    ['*.localhost', ['*.localhost']],
     ['*.CO.UK. (case and trailing dot do not hide a public suffix)', ['*.CO.UK.']],
     ['a wildcard on an IP', ['*.127.0.0.1']],
     ['an empty label', ['a..example.com']],
@@ -203,9 +216,44 @@ describe('canonicalHost', () => {
 });
 
 describe('isPublicSuffix', () => {
-  it('treats every single label and listed multi-label suffixes as public', () => {
-    for (const name of ['com', 'test', 'localhost', 'co.uk', 'com.au', 'github.io']) expect(isPublicSuffix(name), name).toBe(true);
-    for (const name of ['example.com', 'example.co.uk', 'user.github.io']) expect(isPublicSuffix(name), name).toBe(false);
+  it('treats every single label and every suffix of the Public Suffix List as public', () => {
+    for (const name of ['com', 'test', 'localhost', 'co.uk', 'com.au', 'github.io', 'r2.dev', 'com.uy', 'blogspot.co.uk', 's3.us-east-1.amazonaws.com']) {
+      expect(isPublicSuffix(name), name).toBe(true);
+    }
+    for (const name of ['example.com', 'example.co.uk', 'user.github.io', 'bucket.r2.dev', 'shop.test', 'amazonaws.example']) expect(isPublicSuffix(name), name).toBe(false);
+  });
+});
+
+describe('ports in the allow-list', () => {
+  it('parses an entry with a port, IPv6 in brackets', () => {
+    expect(validateAllowList(['Shop.Test:8443', '*.cdn.test:443', '127.0.0.1:3000', '[::1]:8080', '::1'])).toEqual([
+      { kind: 'host', host: 'shop.test', port: 8443 },
+      { kind: 'subtree', base: 'cdn.test', port: 443 },
+      { kind: 'address', address: '127.0.0.1', port: 3000 },
+      { kind: 'address', address: '[::1]', port: 8080 },
+      { kind: 'address', address: '[::1]' },
+    ]);
+  });
+
+  it('limits a host listed with a port to that port; a bare host keeps any port', () => {
+    const m = createHostMatcher(['shop.test:8443', 'any.test', '*.cdn.test:443', '127.0.0.1:3000']);
+    expect(m.allowsUrl('https://shop.test:8443/a').ok).toBe(true);
+    expect(m.allowsUrl('wss://SHOP.test.:8443/socket').ok).toBe(true);
+    expect(m.allowsUrl('http://user:pw@shop.test:8443/').ok).toBe(true);
+    for (const url of ['https://shop.test/', 'http://shop.test/', 'http://shop.test:6379/', 'ws://shop.test:8080/', 'https://shop.test:8444/']) {
+      const verdict = m.allowsUrl(url);
+      expect(verdict.ok, url).toBe(false);
+      expect(verdict).toMatchObject({ reason: expect.stringMatching(/port/) });
+    }
+    expect(m.allowsUrl('http://any.test:6379/').ok).toBe(true);
+    expect(m.allowsUrl('https://img.cdn.test/x.png').ok).toBe(true);
+    expect(m.allowsUrl('https://img.cdn.test:8443/x.png').ok).toBe(false);
+    expect(m.allowsUrl('http://127.0.0.1:3000/').ok).toBe(true);
+    expect(m.allowsUrl('http://0x7f.1:3000/').ok).toBe(true);
+    expect(m.allowsUrl('http://127.0.0.1:6379/').ok).toBe(false);
+    expect(m.listsAddress('127.0.0.1', 3000)).toBe(true);
+    expect(m.listsAddress('127.0.0.1', 6379)).toBe(false);
+    expect(m.allowsUrl('file://shop.test:8443/etc/passwd').ok).toBe(false);
   });
 });
 
@@ -224,5 +272,17 @@ describe('isPublicAddress', () => {
 
   it('is false for things that are not addresses', () => {
     expect(isPublicAddress('example.com')).toBe(false);
+  });
+});
+
+describe('the specification check uses the same parser', () => {
+  it.each(['*.com', '*.r2.dev', '*.blogspot.co.uk', 'shop.test:0'])('refuses %j as invalid_specification', (entry) => {
+    const error = specError(() => parseSpecification({ prompt: 'p', allowedDomains: ['ok.test', entry] }));
+    expect(error.code).toBe('invalid_specification');
+    expect(error.message).toContain(entry);
+  });
+
+  it('keeps an entry with a port', () => {
+    expect(parseSpecification({ prompt: 'p', allowed_domains: [' shop.test:8443 '] }).allowedDomains).toEqual(['shop.test:8443']);
   });
 });

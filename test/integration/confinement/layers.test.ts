@@ -263,6 +263,40 @@ describe('the egress proxy spoken to directly', () => {
     expect(seen).toContain(`listed.example.com:${originPort} /listed`);
   });
 
+  it('admits only the listed port of a name mapped to loopback without a port (issue 21, finding 9)', async () => {
+    // Another loopback service (a Redis, the local API, the health port) behind the same name.
+    const other = http.createServer((req, res) => {
+      otherSeen.push(req.url ?? '');
+      res.end('other');
+    });
+    const otherSeen: string[] = [];
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPort = (other.address() as { port: number }).port;
+    const blocked: BlockedRequest[] = [];
+    const portLess = parseHostRules('MAP allowed.test 127.0.0.1');
+    const listed = await startEgressProxy({ matcher: createHostMatcher([`allowed.test:${originPort}`]), hostRules: portLess, onBlocked: (e) => blocked.push(e) });
+    const bare = await startEgressProxy({ matcher: createHostMatcher(['allowed.test']), hostRules: portLess, onBlocked: () => undefined });
+    try {
+      expect(await viaProxy(listed.port, { method: 'GET', path: `http://allowed.test:${originPort}/listed-port` })).toBe(200);
+      expect(await viaProxy(listed.port, { method: 'CONNECT', path: `allowed.test:${originPort}` })).toBe(200);
+      expect(await viaProxy(listed.port, { method: 'GET', path: `http://allowed.test:${otherPort}/other-port` })).toBe(403);
+      expect(await viaProxy(listed.port, { method: 'CONNECT', path: `allowed.test:${otherPort}` })).toBe(403);
+      expect(await viaProxy(listed.port, { method: 'GET', path: 'http://allowed.test/default-port' })).toBe(403);
+      expect(otherSeen).toEqual([]);
+      // Control: a bare name keeps "any port", so the same request does reach the other service.
+      expect(await viaProxy(bare.port, { method: 'GET', path: `http://allowed.test:${otherPort}/bare` })).toBe(200);
+      expect(otherSeen).toEqual(['/bare']);
+    } finally {
+      await Promise.all([listed.close(), bare.close()]);
+      await new Promise((resolve) => other.close(resolve));
+    }
+    expect(blocked.map((e) => e.reason)).toEqual([
+      `port ${otherPort} of host "allowed.test" is not in the allow-list`,
+      `port ${otherPort} of host "allowed.test" is not in the allow-list`,
+      'port 80 of host "allowed.test" is not in the allow-list',
+    ]);
+  });
+
   it('close() is idempotent and ends open tunnels', async () => {
     const proxy = await startEgressProxy({ matcher: createHostMatcher(['allowed.test']), hostRules, onBlocked: () => undefined });
     await Promise.all([proxy.close(), proxy.close()]);
