@@ -8,7 +8,9 @@ import { HttpError, notFound, sendError, sendJson } from './http-utils.js';
 import { createJobQueue } from './job-queue.js';
 import { createLiveHub } from './live-hub.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { addPublishRoutes } from './publish-routes.js';
 import { createRouter } from './router.js';
+import { createSchedules } from './schedules.js';
 import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
 import { serveArtifact, serveDashboard } from './static-files.js';
 import { createStore } from './store.js';
@@ -47,6 +49,8 @@ export interface LocalServerOptions {
   logger: Logger;
   /** Prefix of the API's own Redis keys. Default `{api}:`. */
   keyPrefix?: string;
+  /** Test-only: schedules may fire every second, not at most once a minute (docs/operations.md#triggers). */
+  allowEverySecond?: boolean;
 }
 
 export interface LocalServer {
@@ -73,7 +77,10 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   let baseUrl = '';
 
   const router = createRouter();
-  addWorkflowRoutes(router, { store, queue, logger: log });
+  const allowEverySecond = opts.allowEverySecond ?? false;
+  const schedules = createSchedules({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, store, queue, logger: log });
+  addWorkflowRoutes(router, { store, queue, logger: log, schedules, allowEverySecond });
+  addPublishRoutes(router, { store, schedules, logger: log });
   addExecutionRoutes(router, { store, logger: log });
   addSessionRoutes(router, { auth, baseUrl: () => baseUrl });
   const openApi = JSON.stringify(buildOpenApiDocument());
@@ -172,6 +179,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      // First, so that a tick under way finishes with the store and the queue still open.
+      await schedules.close();
       const steps: Promise<unknown>[] = [
         live.close(),
         new Promise<void>((resolve) => {
@@ -204,6 +213,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
   baseUrl = url;
+  // A change cut short (the process stopped between the store and the scheduler) is put right.
+  await schedules.reconcile().catch((error: unknown) => log.error({ err: String(error) }, 'could not reconcile the schedules'));
   log.info({ url, queue: opts.queueName, artifactsDir: opts.artifactsDir ?? null }, 'local API listening');
   return { url, close };
 }
