@@ -6,7 +6,7 @@ import { presentVersions, type RouteDeps } from './workflow-routes.js';
 /**
  * `POST /api/workflows/{id}/versions/{versionId}/publish` and `…/unpublish`: a version's status
  * changes in place (its content does not, so no new version is made). Only the current version
- * runs, so only its change starts or stops the workflow's schedule (docs/operations.md#triggers).
+ * runs, so only its change starts or stops the workflow's schedule (docs/api.md#triggers).
  */
 
 type Router = ReturnType<typeof createRouter>;

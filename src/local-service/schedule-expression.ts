@@ -1,7 +1,7 @@
 import { CronExpressionParser } from 'cron-parser';
 
 /**
- * A version's `scheduleExpression` (docs/operations.md#triggers): a cron expression of 5 fields
+ * A version's `scheduleExpression` (docs/api.md#triggers): a cron expression of 5 fields
  * (minute hour day-of-month month day-of-week) or 6 (a seconds field first), or one of the
  * parser's `@` macros, optionally preceded by a time zone as `TZ=Area/City ` (or `CRON_TZ=`, the
  * spelling of cronie and other crons). Without one the expression is read in UTC.

@@ -6,7 +6,7 @@ import type { VersionView } from './store.js';
 import { defaultInput } from './version-triggers.js';
 
 /**
- * Scheduled versions (docs/operations.md#triggers). Each workflow whose current version is
+ * Scheduled versions (docs/api.md#triggers). Each workflow whose current version is
  * published with `triggerType: "schedule"` has one BullMQ job scheduler, keyed by the workflow's
  * id, on a queue of its own beside the execution queue (`{EXECUTION_QUEUE}-schedules`: the
  * workers never read it). BullMQ makes one job per tick whatever the number of processes that

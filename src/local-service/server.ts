@@ -49,7 +49,7 @@ export interface LocalServerOptions {
   logger: Logger;
   /** Prefix of the API's own Redis keys. Default `{api}:`. */
   keyPrefix?: string;
-  /** Test-only: schedules may fire every second, not at most once a minute (docs/operations.md#triggers). */
+  /** Test-only: schedules may fire every second, not at most once a minute (docs/api.md#triggers). */
   allowEverySecond?: boolean;
 }
 

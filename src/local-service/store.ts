@@ -32,7 +32,7 @@ export interface WorkflowRow {
 
 export type VersionStatus = 'draft' | 'published';
 
-/** How a version is run, and whether it may be (docs/operations.md#triggers). */
+/** How a version is run, and whether it may be (docs/api.md#triggers). */
 export interface VersionTrigger {
   /** `published` unless the version was created as a draft; a draft is never executed. */
   status: VersionStatus;

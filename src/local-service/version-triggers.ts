@@ -8,7 +8,7 @@ import type { VersionTrigger, VersionView } from './store.js';
  * A version's trigger fields as the API takes them (`status`, `triggerType`,
  * `scheduleExpression`, `configuration`, snake_case accepted) and gives them back
  * (`status`, `trigger_type`, `schedule_expression`, `configuration`, `next_run_at`). The rules
- * are in docs/operations.md#triggers.
+ * are in docs/api.md#triggers.
  */
 
 /** Request properties, spread into the create and edit schemas (validation.ts, the OpenAPI document). */

@@ -19,7 +19,7 @@ export interface RouteDeps {
   queue: JobQueue;
   logger: Logger;
   schedules: Schedules;
-  /** Test-only: schedules may fire every second (docs/operations.md#triggers). */
+  /** Test-only: schedules may fire every second (docs/api.md#triggers). */
   allowEverySecond: boolean;
 }
 
