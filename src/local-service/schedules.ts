@@ -28,8 +28,13 @@ export interface TickData {
 export type TickResult = { executionId: string } | { skipped: string };
 
 export interface Schedules {
-  /** Makes the workflow's scheduler match its current version: upserted or removed. */
+  /**
+   * Makes the workflow's scheduler match its current version: upserted or removed. Never
+   * throws: the change it follows is stored already, so a failure is logged, and put right by
+   * the next change or the next start (`reconcile`).
+   */
   sync(workflowId: string): Promise<void>;
+  /** Removes the workflow's scheduler; never throws, like `sync`. */
   remove(workflowId: string): Promise<void>;
   /** When the workflow's scheduler fires next (ISO), or null when it has none. */
   nextRunAt(workflowId: string): Promise<string | null>;
@@ -106,10 +111,16 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
 
   let closing: Promise<void> | undefined;
   return {
-    sync,
+    async sync(workflowId) {
+      await sync(workflowId).catch((error: unknown) => logger.error({ workflowId, err: String(error) }, 'could not set the schedule'));
+    },
 
     async remove(workflowId) {
-      if (await queue.removeJobScheduler(workflowId)) logger.info({ workflowId }, 'schedule removed');
+      // A scheduler left behind finds no workflow at its next tick and removes itself.
+      await queue
+        .removeJobScheduler(workflowId)
+        .then((removed) => removed && logger.info({ workflowId }, 'schedule removed'))
+        .catch((error: unknown) => logger.error({ workflowId, err: String(error) }, 'could not remove the schedule'));
     },
 
     async nextRunAt(workflowId) {

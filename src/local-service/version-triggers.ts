@@ -1,5 +1,5 @@
 import { createSecretVault } from '../domain/secrets.js';
-import type { JsonSchema } from '../domain/specification.js';
+import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
 import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
 import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionTrigger, VersionView } from './store.js';
@@ -52,15 +52,7 @@ export const triggerVersionProperties = {
 const SNAKE_TO_CAMEL: Record<string, string> = { trigger_type: 'triggerType', schedule_expression: 'scheduleExpression' };
 
 /** The trigger fields of `body` under their camelCase names; an explicit camelCase field wins. */
-export function camelCaseTriggerFields(body: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) {
-    const camel = SNAKE_TO_CAMEL[k] ?? k;
-    if (camel !== k && camel in body) continue;
-    out[camel] = v;
-  }
-  return out;
-}
+export const camelCaseTriggerFields = (body: Record<string, unknown>): Record<string, unknown> => camelCaseFields(body, SNAKE_TO_CAMEL);
 
 export const TRIGGER_FIELDS = Object.keys(triggerProperties);
 
