@@ -18,6 +18,7 @@ import { CHROMIUM_ARGS } from '../support/screencast-session.js';
 let redis: TestRedis;
 let server: LocalServer;
 let ticks: Queue;
+let executions: Queue;
 let browser: Browser;
 let page: Page;
 
@@ -26,6 +27,7 @@ beforeAll(async () => {
   const queueName = `executions-${randomUUID().slice(0, 8)}`;
   server = await startLocalServer({ port: 0, apiKeys: [API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', logger: silentLogger, allowEverySecond: true });
   ticks = new Queue(schedulesQueueName(queueName), { connection: { url: redis.url }, prefix: 'bull' });
+  executions = new Queue(queueName, { connection: { url: redis.url }, prefix: 'bull' });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await browser.newPage();
   await page.goto(server.url);
@@ -36,7 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await Promise.allSettled([server?.close(), ticks?.close()]);
+  await Promise.allSettled([server?.close(), ticks?.close(), executions?.close()]);
   await redis?.stop();
 });
 
@@ -117,5 +119,22 @@ describe('dashboard triggers', () => {
       configuration: { inputPayload: { week: 'current' } },
       next_run_at: null,
     });
+  }, 60_000);
+
+  it('keeps a secret of the default input through an edit in the form, which only ever shows its placeholder', async () => {
+    const payloadSchema = { type: 'object', properties: { user: { type: 'string' }, password: { type: 'string', writeOnly: true } } };
+    const created = await call('POST', '/api/workflows', { name: 'Login', prompt: 'Log in', allowedDomains: ['a.test'], payloadSchema, configuration: { inputPayload: { user: 'ann', password: 's3cret' } } });
+    const id = created.workflow_uuid as string;
+    await page.goto(`${server.url}/#/workflows/${id}`);
+    const form = page.getByTestId('workflow-form');
+    await expect.poll(() => form.getByTestId('configuration').inputValue()).toContain('{{password}}');
+    expect(await page.content()).not.toContain('s3cret');
+    await form.locator('[name=prompt]').fill('Log in, then out');
+    await page.getByTestId('save-workflow').click();
+    await expect.poll(async () => (await call('GET', `/api/workflows/${id}`)).current_version.version).toBe(2);
+
+    const execution = await call('POST', `/api/workflows/${id}/execute`);
+    expect(execution.input_payload).toEqual({ user: 'ann', password: '{{password}}' });
+    expect((await executions.getJob(execution.execution_uuid as string))?.data.inputPayload).toEqual({ user: 'ann', password: 's3cret' });
   }, 60_000);
 });

@@ -66,6 +66,9 @@ export function triggerFormFields(current) {
   const read = (parseJson) => {
     const body = { triggerType: triggerType.value, status: draft.checked ? 'draft' : 'published' };
     body.scheduleExpression = triggerType.value === 'schedule' ? expression.value.trim() || null : null;
+    // Left as shown, the configuration is not sent: an edit keeps the stored one, whose secret
+    // fields the page only ever sees as placeholders.
+    if (configuration.value === config) return body;
     const parsed = parseJson(configuration.value, 'Configuration');
     body.configuration = parsed === undefined ? null : parsed;
     return body;
