@@ -14,9 +14,7 @@ type Router = ReturnType<typeof createRouter>;
 export function addPublishRoutes(router: Router, deps: Pick<RouteDeps, 'store' | 'schedules' | 'logger'>): void {
   const { store, schedules, logger } = deps;
 
-  const setStatus =
-    (status: VersionStatus): RouteHandler =>
-    async ({ res, params }) => {
+  const setStatus = (status: VersionStatus): RouteHandler => async ({ res, params }) => {
     const id = params.id as string;
     const versionId = params.versionId as string;
     if (!(await store.getWorkflow(id))) throw notFound(['path', 'id'], 'workflow');
