@@ -126,6 +126,8 @@ async function serveCommand(args: string[]): Promise<number> {
     artifactsDir: config.ARTIFACTS_DIR,
     profiles,
     logger,
+    // Test-only (docs/configuration.md#the-local-api): schedules may fire every second.
+    allowEverySecond: /^(1|true)$/i.test(process.env.TEST_ONLY_SCHEDULE_EVERY_SECOND ?? ''),
   });
   logger.info({ url: server.url }, 'local API and dashboard listening');
   await new Promise<void>((resolve) => {

@@ -43,11 +43,14 @@ const SNAKE_TO_CAMEL: Record<string, keyof Specification> = {
   human_timeout_ms: 'humanTimeoutMs',
 };
 
-/** The fields of `raw` under their camelCase names; an explicit camelCase field wins over its snake_case twin. */
-export function camelCaseFields(raw: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The fields of `raw` under their camelCase names; an explicit camelCase field wins over its
+ * snake_case twin. `aliases` maps snake_case to camelCase (default: the specification's fields).
+ */
+export function camelCaseFields(raw: Record<string, unknown>, aliases: Readonly<Record<string, string>> = SNAKE_TO_CAMEL): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) {
-    const camel = SNAKE_TO_CAMEL[key] ?? key;
+    const camel = aliases[key] ?? key;
     if (camel !== key && camel in raw) continue;
     out[camel] = value;
   }

@@ -1,4 +1,5 @@
 import { schemas as requestSchemas } from './validation.js';
+import { TRIGGER_FIELDS, triggerVersionProperties } from './version-triggers.js';
 
 /**
  * The OpenAPI 3.1 document of the local API, served at `/openapi.json`. Request schemas are the
@@ -37,6 +38,15 @@ const reportPath = (summary: string, schema: string, description: string) =>
 const humanPath = (summary: string, schema: string, description: string) =>
   executionPost(summary, schema, description, { '202': { description: 'Taken: the worker reads it from the stream.' }, '409': errorResponse('The execution is not waiting for a person, or its question was already answered.') });
 
+const versionStatusPath = (summary: string) => ({
+  post: {
+    summary,
+    description: 'The version keeps its number and content; `updated_at` changes.',
+    parameters: [pathParam('id'), pathParam('versionId')],
+    responses: { '200': { description: 'The version after the change.', content: json(ref('WorkflowVersion')) }, '404': notFound, ...common },
+  },
+});
+
 export function buildOpenApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -65,7 +75,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           type: 'object',
           description: 'The specification fields of docs/specification.md, camelCase (snake_case aliases accepted).',
           required: ['prompt', 'allowedDomains'],
-          properties: Object.fromEntries(Object.entries(requestSchemas.WorkflowCreate.properties).filter(([k]) => k !== 'name' && k !== 'description')),
+          properties: Object.fromEntries(Object.entries(requestSchemas.WorkflowCreate.properties).filter(([k]) => k !== 'name' && k !== 'description' && !TRIGGER_FIELDS.includes(k))),
         },
         WorkflowVersion: {
           type: 'object',
@@ -78,7 +88,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             updated_at: dateTime,
             version: { type: 'integer' },
             is_current: { type: 'boolean' },
-            status: { type: 'string', enum: ['published'] },
+            ...triggerVersionProperties,
             name: { type: 'string', description: 'Workflow-level, not stored on the version.' },
             description: { type: 'string', description: 'Workflow-level, not stored on the version.' },
           },
@@ -108,6 +118,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             created_at: dateTime,
             updated_at: dateTime,
             status: { type: 'string', enum: ['queued', 'running', 'waiting', 'completed', 'failed'], description: 'queued → running → completed | failed; queued → failed; running ⇄ waiting while the agent waits for a person.' },
+            trigger: { type: 'string', enum: ['manual', 'schedule'], description: 'What created it: an execute call, or its version\'s schedule.' },
             input_payload: { description: 'Any JSON value; null when none was given.' },
             duration_ms: { type: ['integer', 'null'], description: 'null until the run ends.' },
             n_steps: { type: 'integer' },
@@ -190,9 +201,12 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/api/workflows/{id}/versions/{versionId}/publish': versionStatusPath('Publish a version in place: the current version, published, runs (and its schedule starts)'),
+      '/api/workflows/{id}/versions/{versionId}/unpublish': versionStatusPath('Unpublish a version in place (it becomes a draft): the current version, a draft, is not executed and its schedule stops'),
       '/api/workflows/{workflowId}/execute': {
         post: {
           summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',
+          description: "Without inputPayload the version's default input (`configuration.inputPayload`) is used. A current version that is a draft answers 422 (`type: version_draft`).",
           parameters: [pathParam('workflowId')],
           requestBody: { required: false, content: json(ref('ExecuteRequest')) },
           responses: {

@@ -11,7 +11,9 @@ import { createJobQueue } from './job-queue.js';
 import { createLiveHub } from './live-hub.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { addProfileRoutes, type ProfileDirectory } from './profile-routes.js';
+import { addPublishRoutes } from './publish-routes.js';
 import { createRouter } from './router.js';
+import { createSchedules } from './schedules.js';
 import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
 import { setSecurityHeaders } from './security-headers.js';
 import { serveArtifact, serveDashboard } from './static-files.js';
@@ -53,6 +55,8 @@ export interface LocalServerOptions {
   keyPrefix?: string;
   /** The workers' browser profiles (docs/profiles.md), listed and deleted; none lists nothing. */
   profiles?: ProfileDirectory;
+  /** Test-only: schedules may fire every second, not at most once a minute (docs/api.md#triggers). */
+  allowEverySecond?: boolean;
 }
 
 export interface LocalServer {
@@ -82,7 +86,10 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   let baseUrl = '';
 
   const router = createRouter();
-  addWorkflowRoutes(router, { store, queue, logger: log });
+  const allowEverySecond = opts.allowEverySecond ?? false;
+  const schedules = createSchedules({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, store, queue, logger: log });
+  addWorkflowRoutes(router, { store, queue, logger: log, schedules, allowEverySecond });
+  addPublishRoutes(router, { store, schedules, logger: log });
   addExecutionRoutes(router, { store, logger: log });
   addHumanRoutes(router, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix: opts.keyPrefix ?? '{api}:', logger: log });
   addSessionRoutes(router, { auth, baseUrl: () => baseUrl });
@@ -184,6 +191,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      // First, so that a tick under way finishes with the store and the queue still open.
+      await schedules.close();
       const steps: Promise<unknown>[] = [
         live.close(),
         new Promise<void>((resolve) => {
@@ -217,6 +226,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
   baseUrl = url;
+  // A change cut short (the process stopped between the store and the scheduler) is put right.
+  await schedules.reconcile().catch((error: unknown) => log.error({ err: String(error) }, 'could not reconcile the schedules'));
   log.info({ url, queue: opts.queueName, artifactsDir: opts.artifactsDir ?? null }, 'local API listening');
   return { url, close };
 }

@@ -30,16 +30,30 @@ export interface WorkflowRow {
   updated_at: string;
 }
 
-export interface VersionRow {
+export type VersionStatus = 'draft' | 'published';
+
+/** How a version is run, and whether it may be (docs/api.md#triggers). */
+export interface VersionTrigger {
+  /** `published` unless the version was created as a draft; a draft is never executed. */
+  status: VersionStatus;
+  trigger_type: 'manual' | 'schedule';
+  /** The cron expression of a `schedule` version; null for `manual`. */
+  schedule_expression: string | null;
+  /** Free-form; `inputPayload` in it is the version's default input. */
+  configuration: Record<string, unknown>;
+}
+
+export interface VersionRow extends VersionTrigger {
   workflow_version_uuid: string;
   workflow_uuid: string;
   specification: Record<string, unknown>;
   version: number;
-  /** Always `published`: the seed publishes version 1 at once, and every edit likewise. */
-  status: 'published';
   created_at: string;
   updated_at: string;
 }
+
+/** Versions stored before triggers existed read as published and manual. */
+const TRIGGER_DEFAULTS: VersionTrigger = { status: 'published', trigger_type: 'manual', schedule_expression: null, configuration: {} };
 
 /** A version as the API returns it: the stored row plus `is_current` and workflow-level fields. */
 export interface VersionView extends VersionRow {
@@ -57,6 +71,8 @@ export interface ExecutionRow {
   created_at: string;
   updated_at: string;
   status: ExecutionStatus;
+  /** What created it: an API call (`manual`) or its version's schedule. */
+  trigger: 'manual' | 'schedule';
   input_payload: unknown;
   duration_ms: number | null;
   n_steps: number;
@@ -173,7 +189,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
     const workflow = await getWorkflow(workflowId);
     if (!workflow) return [];
     const ids = await redis.zrange(key.versions(workflowId), 0, '-1');
-    const rows = await readAll<VersionRow>(ids.map(key.version));
+    const rows = (await readAll<VersionRow>(ids.map(key.version))).map((row) => ({ ...TRIGGER_DEFAULTS, ...row }));
     const latest = rows.reduce((max, r) => Math.max(max, r.version), 0);
     return rows.map((row) => ({ ...row, is_current: row.version === latest, name: workflow.name, description: workflow.description }));
   }
@@ -183,7 +199,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
     return versions.find((v) => v.is_current);
   }
 
-  async function addVersion(workflowId: string, specification: Record<string, unknown>, now: string): Promise<VersionRow> {
+  async function addVersion(workflowId: string, specification: Record<string, unknown>, trigger: VersionTrigger, now: string): Promise<VersionRow> {
     // The number is allocated atomically, so concurrent edits never share one.
     const number = await redis.hincrby(key.workflow(workflowId), 'version_count', 1);
     const row: VersionRow = {
@@ -191,7 +207,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
       workflow_uuid: workflowId,
       specification,
       version: number,
-      status: 'published',
+      ...trigger,
       created_at: now,
       updated_at: now,
     };
@@ -205,7 +221,21 @@ export function createStore(redis: Redis, prefix = '{api}:') {
     currentVersion,
 
     async getVersion(id: string): Promise<VersionRow | undefined> {
-      return decode<VersionRow>(await redis.hgetall(key.version(id)));
+      const row = decode<VersionRow>(await redis.hgetall(key.version(id)));
+      return row && { ...TRIGGER_DEFAULTS, ...row };
+    },
+
+    /** Publishes or unpublishes a version in place (its content is unchanged, so no new version). */
+    async setVersionStatus(id: string, status: VersionStatus): Promise<boolean> {
+      const now = new Date().toISOString();
+      const reply = await redis.eval(
+        "if redis.call('exists', KEYS[1]) == 0 then return 0 end redis.call('hset', KEYS[1], 'status', ARGV[1], 'updated_at', ARGV[2]) return 1",
+        1,
+        key.version(id),
+        JSON.stringify(status),
+        JSON.stringify(now),
+      );
+      return reply === 1;
     },
 
     async listWorkflows(limit: number, offset: number): Promise<{ items: WorkflowRow[]; total: number }> {
@@ -213,23 +243,26 @@ export function createStore(redis: Redis, prefix = '{api}:') {
       return { items: await readAll<WorkflowRow>(ids.map(key.workflow)), total };
     },
 
-    async createWorkflow(input: { name: string; description: string; specification: Record<string, unknown> }): Promise<WorkflowRow> {
+    async createWorkflow(input: { name: string; description: string; specification: Record<string, unknown>; trigger?: VersionTrigger }): Promise<WorkflowRow> {
       const id = randomUUID();
       const now = new Date().toISOString();
       const row: WorkflowRow = { workflow_uuid: id, name: input.name, description: input.description, slug: await claimSlug(input.name, id), created_at: now, updated_at: now };
       await redis.multi().hset(key.workflow(id), encode(row)).zadd(key.workflows, await nextSeq(), id).exec();
-      await addVersion(id, input.specification, now);
+      await addVersion(id, input.specification, input.trigger ?? TRIGGER_DEFAULTS, now);
       return row;
     },
 
     /** A new version carrying `specification`; name and description change at workflow level. */
-    async updateWorkflow(id: string, changes: { name?: string; description?: string; specification: Record<string, unknown> }): Promise<WorkflowRow | undefined> {
+    async updateWorkflow(
+      id: string,
+      changes: { name?: string; description?: string; specification: Record<string, unknown>; trigger?: VersionTrigger },
+    ): Promise<WorkflowRow | undefined> {
       const workflow = await getWorkflow(id);
       if (!workflow) return undefined;
       const now = new Date().toISOString();
       const updated: WorkflowRow = { ...workflow, name: changes.name ?? workflow.name, description: changes.description ?? workflow.description, updated_at: now };
       await redis.hset(key.workflow(id), encode({ name: updated.name, description: updated.description, updated_at: now }));
-      await addVersion(id, changes.specification, now);
+      await addVersion(id, changes.specification, changes.trigger ?? TRIGGER_DEFAULTS, now);
       return updated;
     },
 

@@ -4,6 +4,7 @@ import { compileRawSchema, createSchemaAjv } from '../domain/json-schema.js';
 import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
 import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
 import { EXECUTION_STATUSES, type ExecutionStatus } from './store.js';
+import { camelCaseTriggerFields, triggerProperties } from './version-triggers.js';
 
 /**
  * Request validation of the local API. Bodies are checked against JSON Schemas (the same ones
@@ -70,8 +71,9 @@ export const schemas = {
   WorkflowCreate: {
     type: 'object',
     required: ['prompt', 'allowedDomains'],
-    properties: { ...workflowLevelProperties, ...specificationProperties },
-    description: 'snake_case spellings (allowed_domains, start_url, payload_schema, output_schema, max_steps, timeout_ms, tool_set, allow_javascript, human_timeout_ms) are accepted too.',
+    properties: { ...workflowLevelProperties, ...specificationProperties, ...triggerProperties },
+    description:
+      'snake_case spellings (allowed_domains, start_url, payload_schema, output_schema, max_steps, timeout_ms, tool_set, allow_javascript, human_timeout_ms, trigger_type, schedule_expression) are accepted too.',
   },
   WorkflowUpdate: {
     type: 'object',
@@ -79,6 +81,7 @@ export const schemas = {
     properties: {
       ...workflowLevelProperties,
       ...Object.fromEntries(SPECIFICATION_FIELDS.map((f) => [f, OPTIONAL_SPEC_FIELDS.includes(f) ? nullable(specificationProperties[f]) : specificationProperties[f]])),
+      ...triggerProperties,
     },
     description: 'Edited fields only; an optional specification field sent as null is removed. snake_case spellings are accepted too.',
   },
@@ -178,7 +181,7 @@ export function validateBody<T>(name: SchemaName, body: unknown): T {
 
 /** Accepts contract §3's snake_case spellings; an explicit camelCase field wins. */
 export function normaliseWorkflowBody(body: unknown): unknown {
-  return isObject(body) ? camelCaseFields(body) : body;
+  return isObject(body) ? camelCaseTriggerFields(camelCaseFields(body)) : body;
 }
 
 /** Throws 422 when a schema given in a workflow cannot be compiled. */
@@ -205,10 +208,10 @@ function compilePayloadSchema(schema: unknown): ValidateFunction {
 }
 
 /** Validates `inputPayload` against a version's payload schema; throws 422 on failure. */
-export function validateInputPayload(schema: unknown, payload: unknown): void {
+export function validateInputPayload(schema: unknown, payload: unknown, loc: (string | number)[] = ['body', 'inputPayload']): void {
   if (schema === undefined || schema === null) return;
   const validate = compilePayloadSchema(schema);
-  if (!validate(payload)) throw unprocessable(toIssues(validate.errors ?? [], ['body', 'inputPayload']));
+  if (!validate(payload)) throw unprocessable(toIssues(validate.errors ?? [], loc));
 }
 
 export interface ExecutionListQuery {

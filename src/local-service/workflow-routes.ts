@@ -1,20 +1,12 @@
-import { withShownFileUrls } from '../domain/input-files.js';
-import { createSecretVault } from '../domain/secrets.js';
-import type { JsonSchema } from '../domain/specification.js';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../telemetry/types.js';
-import { HttpError, notFound, readJsonBody, sendJson, unprocessable } from './http-utils.js';
+import { createExecution } from './create-execution.js';
+import { notFound, readJsonBody, sendJson, unprocessable } from './http-utils.js';
 import type { JobQueue } from './job-queue.js';
 import type { createRouter } from './router.js';
-import type { ExecutionRow, Store, VersionView, WorkflowRow } from './store.js';
-import {
-  SPECIFICATION_FIELDS,
-  checkSchemaCompiles,
-  normaliseWorkflowBody,
-  parsePage,
-  validateBody,
-  validateInputPayload,
-} from './validation.js';
+import type { Schedules } from './schedules.js';
+import type { Store, VersionView, WorkflowRow } from './store.js';
+import { SPECIFICATION_FIELDS, checkSchemaCompiles, normaliseWorkflowBody, parsePage, validateBody, validateInputPayload } from './validation.js';
+import { TRIGGER_FIELDS, defaultInput, presentVersion, resolveTrigger } from './version-triggers.js';
 
 /**
  * Workflow endpoints: the seed's create / edit (a new version) / delete (cascade) / versions
@@ -26,6 +18,9 @@ export interface RouteDeps {
   store: Store;
   queue: JobQueue;
   logger: Logger;
+  schedules: Schedules;
+  /** Test-only: schedules may fire every second (docs/api.md#triggers). */
+  allowEverySecond: boolean;
 }
 
 type Router = ReturnType<typeof createRouter>;
@@ -35,18 +30,29 @@ export interface WorkflowView extends WorkflowRow {
   current_version: VersionView | null;
 }
 
-export async function workflowView(store: Store, row: WorkflowRow): Promise<WorkflowView> {
+export async function workflowView(deps: Pick<RouteDeps, 'store' | 'schedules'>, row: WorkflowRow): Promise<WorkflowView> {
   const { workflow_uuid, name, description, slug, created_at, updated_at } = row;
-  return { workflow_uuid, name, description, slug, created_at, updated_at, current_version: (await store.currentVersion(workflow_uuid)) ?? null };
+  const [current] = await presentVersions(deps, workflow_uuid, (await deps.store.currentVersion(workflow_uuid)) ?? []);
+  return { workflow_uuid, name, description, slug, created_at, updated_at, current_version: current ?? null };
+}
+
+/** Versions as answered: `next_run_at` on the current one when it is scheduled (version-triggers.ts). */
+export async function presentVersions(deps: Pick<RouteDeps, 'schedules'>, workflowId: string, versions: VersionView | VersionView[]): Promise<VersionView[]> {
+  const list = Array.isArray(versions) ? versions : [versions];
+  const scheduled = list.some((v) => v.is_current && v.status === 'published' && v.trigger_type === 'schedule');
+  const next = scheduled ? await deps.schedules.nextRunAt(workflowId) : null;
+  return list.map((v) => presentVersion(v, v.is_current ? next : null));
 }
 
 export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
-  const { store, queue, logger } = deps;
+  const { store, queue, logger, schedules } = deps;
+  const triggerOpts = { allowEverySecond: deps.allowEverySecond };
+  const view = (row: WorkflowRow) => workflowView(deps, row);
 
   router.add('GET', '/api/workflows', async ({ res, query }) => {
     const { limit, offset } = parsePage(query);
     const page = await store.listWorkflows(limit, offset);
-    sendJson(res, 200, { items: await Promise.all(page.items.map((w) => workflowView(store, w))), total: page.total });
+    sendJson(res, 200, { items: await Promise.all(page.items.map(view)), total: page.total });
   });
 
   router.add('POST', '/api/workflows', async ({ req, res }) => {
@@ -54,22 +60,24 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
     checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
     checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
     const specification = pickSpecification(body);
+    const trigger = resolveTrigger(body, undefined, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), triggerOpts);
     const name = typeof body.name === 'string' ? body.name : defaultName(String(body.prompt));
-    const row = await store.createWorkflow({ name, description: typeof body.description === 'string' ? body.description : '', specification });
+    const row = await store.createWorkflow({ name, description: typeof body.description === 'string' ? body.description : '', specification, trigger });
+    await schedules.sync(row.workflow_uuid);
     logger.info({ workflowId: row.workflow_uuid }, 'workflow created');
-    sendJson(res, 201, await workflowView(store, row));
+    sendJson(res, 201, await view(row));
   });
 
   router.add('GET', '/api/workflows/:id', async ({ res, params }) => {
     const row = await store.getWorkflow(params.id as string);
     if (!row) throw notFound(['path', 'id'], 'workflow');
-    sendJson(res, 200, await workflowView(store, row));
+    sendJson(res, 200, await view(row));
   });
 
   router.add('PATCH', '/api/workflows/:id', async ({ req, res, params }) => {
     const id = params.id as string;
     const body = validateBody<Record<string, unknown>>('WorkflowUpdate', normaliseWorkflowBody(await readJsonBody(req)));
-    const edited = Object.keys(body).filter((k) => k === 'name' || k === 'description' || (SPECIFICATION_FIELDS as readonly string[]).includes(k));
+    const edited = Object.keys(body).filter((k) => k === 'name' || k === 'description' || (SPECIFICATION_FIELDS as readonly string[]).includes(k) || TRIGGER_FIELDS.includes(k));
     if (edited.length === 0) throw unprocessable([{ loc: ['body'], msg: 'no editable field given', type: 'missing' }]);
     checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
     checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
@@ -81,12 +89,14 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
       if (body[field] === null) delete specification[field];
       else specification[field] = body[field];
     }
-    const changes: { name?: string; description?: string; specification: Record<string, unknown> } = { specification };
+    const trigger = resolveTrigger(body, current, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), triggerOpts);
+    const changes: Parameters<Store['updateWorkflow']>[1] = { specification, trigger };
     if (typeof body.name === 'string') changes.name = body.name;
     if (typeof body.description === 'string') changes.description = body.description;
     const row = await store.updateWorkflow(id, changes);
     if (!row) throw notFound(['path', 'id'], 'workflow');
-    sendJson(res, 200, await workflowView(store, row));
+    await schedules.sync(id);
+    sendJson(res, 200, await view(row));
   });
 
   router.add('DELETE', '/api/workflows/:id', async ({ res, params }) => {
@@ -94,6 +104,7 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
     const versions = await store.listVersions(id).catch(() => []);
     const executions = await store.deleteWorkflow(id);
     if (!executions) throw notFound(['path', 'id'], 'workflow');
+    await schedules.remove(id);
     // A queued execution's job would only meet a 404 at `started`; take it out of the queue now.
     for (const execution of executions.filter((e) => e.status === 'queued')) {
       await queue.removeWaiting(execution.execution_uuid).catch((error: unknown) => {
@@ -120,7 +131,7 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
   router.add('GET', '/api/workflows/:workflow_uuid/versions', async ({ res, params }) => {
     const id = params.workflow_uuid as string;
     if (!(await store.getWorkflow(id))) throw notFound(['path', 'workflow_uuid'], 'workflow');
-    const items = await store.listVersions(id);
+    const items = await presentVersions(deps, id, await store.listVersions(id));
     sendJson(res, 200, { items, total: items.length });
   });
 
@@ -131,58 +142,9 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
     const workflow = await store.getWorkflow(id);
     const version = workflow ? await store.currentVersion(id) : undefined;
     if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
-    const inputPayload = 'inputPayload' in body ? body.inputPayload : null;
-    validateInputPayload(version.specification.payloadSchema, inputPayload);
-
-    const now = new Date().toISOString();
-    const execution: ExecutionRow = {
-      execution_uuid: randomUUID(),
-      workflow_version_uuid: version.workflow_version_uuid,
-      workflow_uuid: id,
-      workflow_name: workflow.name,
-      version: version.version,
-      created_at: now,
-      updated_at: now,
-      status: 'queued',
-      // Secret fields (writeOnly / x-secret) are never stored or shown: only the queued job
-      // carries their values, for the worker to type. Input files' URLs are stored without
-      // their query (pre-signed signatures) and credentials.
-      input_payload: withShownFileUrls(
-        createSecretVault(inputPayload, version.specification.payloadSchema as JsonSchema | undefined).maskedPayload,
-        version.specification.payloadSchema as JsonSchema | undefined,
-      ),
-      duration_ms: null,
-      n_steps: 0,
-      n_agent_actions: 0,
-      n_screenshots: 0,
-      output_url: null,
-      video_url: null,
-      logs_url: null,
-      started_at: null,
-      completed_at: null,
-      failed_at: null,
-      error: null,
-    };
-    await store.createExecution(execution);
-    try {
-      await queue.add({
-        executionId: execution.execution_uuid,
-        workflowId: id,
-        workflowVersionId: version.workflow_version_uuid,
-        inputPayload,
-        specification: version.specification,
-      });
-    } catch (error) {
-      const message = `could not enqueue the execution: ${error instanceof Error ? error.message : String(error)}`;
-      logger.error({ executionId: execution.execution_uuid, err: message }, 'enqueue failed');
-      await store.transition(execution.execution_uuid, {
-        from: ['queued'],
-        to: 'failed',
-        fields: { failed_at: new Date().toISOString(), error: { code: 'internal', message } },
-      });
-      throw new HttpError(503, [{ loc: [], msg: message, type: 'queue_unavailable' }]);
-    }
-    logger.info({ executionId: execution.execution_uuid, workflowId: id }, 'execution queued');
+    // Without inputPayload the version's default input is used (null when it has none).
+    const inputPayload = 'inputPayload' in body ? body.inputPayload : defaultInput(version);
+    const execution = await createExecution(deps, { workflow, version, inputPayload, trigger: 'manual' });
     sendJson(res, 201, execution);
   });
 }

@@ -7,6 +7,7 @@
 import { ApiError, afterSignIn, api, errorBox, fmtDate, fmtMs, h, render, statusBadge } from './dom.js';
 import { executionPage } from './execution.js';
 import { profilesPage } from './profiles.js';
+import { currentTriggerLine, scheduleTag, triggerFormFields, versionTriggerCells } from './triggers.js';
 
 const POLL_MS = 2000;
 /** Stops what the current page runs in the background (polling, the live stream). */
@@ -88,6 +89,7 @@ function workflowForm(current, onSubmit) {
     timeoutMs: h('input', { type: 'number', min: 1, value: spec.timeoutMs ?? '' }),
     model: h('input', { value: spec.model ?? '' }),
   };
+  const trigger = triggerFormFields(current);
   const error = h('div');
   const form = h('form', {
     'data-testid': 'workflow-form',
@@ -109,6 +111,7 @@ function workflowForm(current, onSubmit) {
           maxSteps: f.maxSteps.value ? Number(f.maxSteps.value) : null,
           timeoutMs: f.timeoutMs.value ? Number(f.timeoutMs.value) : null,
           model: opt(f.model.value.trim()),
+          ...trigger.read(parseJsonField),
         };
         if (!current) for (const k of Object.keys(body)) if (body[k] === null) delete body[k];
         await onSubmit(body);
@@ -126,6 +129,7 @@ function workflowForm(current, onSubmit) {
     field('Payload schema', 'payloadSchema', f.payloadSchema, 'JSON Schema of the input payload.'),
     field('Output schema', 'outputSchema', f.outputSchema, 'JSON Schema of the output.'),
     h('div', { class: 'row' }, field('Max steps', 'maxSteps', f.maxSteps), field('Timeout (ms)', 'timeoutMs', f.timeoutMs), field('Model', 'model', f.model)),
+    trigger.elements,
     error,
     h('button', { type: 'submit', 'data-testid': 'save-workflow' }, current ? 'Save as new version' : 'Create workflow'),
   );
@@ -153,6 +157,7 @@ async function workflowPage(id) {
   render(
     h('h1', { 'data-testid': 'workflow-name' }, w.name),
     h('p', { class: 'muted' }, `${w.slug} · v${w.current_version?.version ?? '?'} · ${w.description || 'no description'}`),
+    currentTriggerLine(w.current_version),
     h('h2', {}, 'Execute'),
     h('form', {
       'data-testid': 'execute-form',
@@ -176,11 +181,12 @@ async function workflowPage(id) {
     executionsTable(executions.items),
     h('h2', {}, `Versions (${versions.total})`),
     h('table', { 'data-testid': 'versions' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Version'), h('th', {}, 'Created'), h('th', {}, 'Specification'))),
+      h('thead', {}, h('tr', {}, ['Version', 'Created', 'Status', 'Trigger', 'Next run', 'Specification'].map((t) => h('th', {}, t)))),
       h('tbody', {}, [...versions.items].reverse().map((v) =>
         h('tr', { 'data-testid': 'version-row' },
           h('td', {}, `v${v.version}`, v.is_current ? h('span', { class: 'muted' }, ' (current)') : null),
           h('td', {}, fmtDate(v.created_at)),
+          versionTriggerCells(id, v, () => workflowPage(id)),
           h('td', {}, h('details', {}, h('summary', {}, v.specification?.prompt?.slice(0, 80) ?? ''), h('pre', {}, JSON.stringify(v.specification, null, 2)))),
         ))),
     ),
@@ -210,7 +216,7 @@ function executionsTable(items) {
       h('tr', { 'data-testid': 'execution-row', 'data-id': e.execution_uuid },
         h('td', {}, h('a', { href: `#/executions/${e.execution_uuid}` }, statusBadge(e.status)), e.status === 'waiting' ? h('span', { class: 'waiting-you', 'data-testid': 'waiting-for-you' }, ' waiting for you') : null),
         h('td', {}, e.workflow_name, h('span', { class: 'muted' }, ` v${e.version ?? ''}`)),
-        h('td', {}, fmtDate(e.created_at)),
+        h('td', {}, fmtDate(e.created_at), ' ', scheduleTag(e)),
         h('td', {}, fmtMs(e.duration_ms)),
         h('td', {}, e.n_steps),
         h('td', {}, e.n_agent_actions),

@@ -82,6 +82,7 @@ function summaryList(e) {
     h('dt', {}, 'Status'), h('dd', {}, statusBadge(e.status)),
     h('dt', {}, 'Workflow'), h('dd', {}, h('a', { href: `#/workflows/${e.workflow_uuid}` }, e.workflow_name), ` v${e.version ?? ''}`),
     h('dt', {}, 'Created'), h('dd', {}, fmtDate(e.created_at)),
+    h('dt', {}, 'Trigger'), h('dd', { 'data-testid': 'execution-trigger' }, e.trigger === 'schedule' ? 'schedule (made by the version\'s schedule)' : 'manual'),
     h('dt', {}, 'Duration'), h('dd', {}, fmtMs(e.duration_ms)),
     h('dt', {}, 'Counters'), h('dd', { 'data-testid': 'counters' }, ended(e.status) ? `${e.n_steps} steps · ${e.n_agent_actions} actions · ${e.n_screenshots} screenshots` : 'reported when the run ends'),
     h('dt', {}, 'Input'), h('dd', {}, h('code', {}, JSON.stringify(e.input_payload))),

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { withShownFileUrls } from '../domain/input-files.js';
+import { createSecretVault } from '../domain/secrets.js';
+import type { JsonSchema } from '../domain/specification.js';
+import type { Logger } from '../telemetry/types.js';
+import { HttpError, unprocessable } from './http-utils.js';
+import type { JobQueue } from './job-queue.js';
+import type { ExecutionRow, Store, VersionRow, WorkflowRow } from './store.js';
+import { validateInputPayload } from './validation.js';
+
+/**
+ * The one way an execution comes to be, for `POST /api/workflows/{id}/execute` and for a
+ * schedule's tick alike: the version must be published, the input must pass its payload schema;
+ * the execution is stored `queued` and its job enqueued (a queue that cannot be reached fails
+ * it at once and answers 503).
+ */
+
+export interface CreateExecutionDeps {
+  store: Store;
+  queue: JobQueue;
+  logger: Logger;
+}
+
+export interface CreateExecutionInput {
+  workflow: WorkflowRow;
+  version: VersionRow;
+  inputPayload: unknown;
+  trigger: ExecutionRow['trigger'];
+  /** Given by a schedule's tick, so that a tick processed twice makes one execution. */
+  executionId?: string;
+}
+
+export async function createExecution(deps: CreateExecutionDeps, input: CreateExecutionInput): Promise<ExecutionRow> {
+  const { store, queue, logger } = deps;
+  const { workflow, version, inputPayload } = input;
+  if (version.status !== 'published') {
+    throw unprocessable([
+      {
+        loc: ['path', 'workflowId'],
+        msg: `version ${version.version} is a draft: publish it (POST /api/workflows/${workflow.workflow_uuid}/versions/${version.workflow_version_uuid}/publish) to execute it`,
+        type: 'version_draft',
+      },
+    ]);
+  }
+  validateInputPayload(version.specification.payloadSchema, inputPayload);
+
+  const now = new Date().toISOString();
+  const execution: ExecutionRow = {
+    execution_uuid: input.executionId ?? randomUUID(),
+    workflow_version_uuid: version.workflow_version_uuid,
+    workflow_uuid: workflow.workflow_uuid,
+    workflow_name: workflow.name,
+    version: version.version,
+    created_at: now,
+    updated_at: now,
+    status: 'queued',
+    trigger: input.trigger,
+    // Secret fields (writeOnly / x-secret) are never stored or shown: only the queued job
+    // carries their values, for the worker to type.
+    // Secret fields (writeOnly / x-secret) are never stored or shown: only the queued job
+    // carries their values, for the worker to type. Input files' URLs are stored without
+    // their query (pre-signed signatures) and credentials.
+    input_payload: withShownFileUrls(
+      createSecretVault(inputPayload, version.specification.payloadSchema as JsonSchema | undefined).maskedPayload,
+      version.specification.payloadSchema as JsonSchema | undefined,
+    ),
+    duration_ms: null,
+    n_steps: 0,
+    n_agent_actions: 0,
+    n_screenshots: 0,
+    output_url: null,
+    video_url: null,
+    logs_url: null,
+    started_at: null,
+    completed_at: null,
+    failed_at: null,
+    error: null,
+  };
+  await store.createExecution(execution);
+  try {
+    await queue.add({
+      executionId: execution.execution_uuid,
+      workflowId: workflow.workflow_uuid,
+      workflowVersionId: version.workflow_version_uuid,
+      inputPayload,
+      specification: version.specification,
+    });
+  } catch (error) {
+    const message = `could not enqueue the execution: ${error instanceof Error ? error.message : String(error)}`;
+    logger.error({ executionId: execution.execution_uuid, err: message }, 'enqueue failed');
+    await store.transition(execution.execution_uuid, {
+      from: ['queued'],
+      to: 'failed',
+      fields: { failed_at: new Date().toISOString(), error: { code: 'internal', message } },
+    });
+    throw new HttpError(503, [{ loc: [], msg: message, type: 'queue_unavailable' }]);
+  }
+  logger.info({ executionId: execution.execution_uuid, workflowId: workflow.workflow_uuid, trigger: input.trigger }, 'execution queued');
+  return execution;
+}
