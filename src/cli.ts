@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createBrowser, createRecorder, createRunnerDeps } from './compose.js';
+import { createBrowser, createRecorder, createRunnerDeps, processSecrets } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
 import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './domain/errors.js';
@@ -66,7 +66,7 @@ async function runCommand(args: string[]): Promise<number> {
   }
   const config = loadConfig();
   // stdout carries output.json alone: the log goes to stderr.
-  const logger = createLogger({ level: config.LOG_LEVEL, destination: process.stderr });
+  const logger = createLogger({ level: config.LOG_LEVEL, destination: process.stderr, secrets: processSecrets(config) });
   const replay = values.replay ? await loadRecording(values.replay).catch((error: Error) => {
     throw new UsageError(`--replay: ${error.message}`);
   }) : undefined;

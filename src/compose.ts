@@ -119,6 +119,17 @@ export function inputFileOpener(config: Config, logger: Logger, credentials?: { 
   };
 }
 
+/**
+ * The keys the process holds: scrubbed from the process log for its whole life and from every
+ * run's logs and artifacts (docs/secrets.md#exits). AWS keys come from the standard chain's
+ * environment variables when they are set there.
+ */
+export function processSecrets(config: Config, env: NodeJS.ProcessEnv = process.env): string[] {
+  return [config.API_KEY, config.ANTHROPIC_API_KEY, env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN].filter(
+    (s): s is string => typeof s === 'string' && s.length > 0,
+  );
+}
+
 export function createRunnerDeps(options: {
   config: Config;
   logger: Logger;
@@ -163,7 +174,7 @@ export function createRunnerDeps(options: {
       viewport: { width: config.VIEWPORT_WIDTH, height: config.VIEWPORT_HEIGHT },
       workDir: config.WORK_DIR,
       stepScreenshots: config.STEP_SCREENSHOTS,
-      secrets: [config.API_KEY, config.ANTHROPIC_API_KEY].filter((s): s is string => typeof s === 'string' && s.length > 0),
+      secrets: processSecrets(config),
       pricing: SONNET_PRICING,
       downloadMaxBytes: config.DOWNLOAD_MAX_BYTES,
       inputFileMaxBytes: config.INPUT_FILE_MAX_BYTES,

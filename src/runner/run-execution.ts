@@ -13,6 +13,7 @@ import { findInputFiles, type InputFile } from '../domain/input-files.js';
 import { parseJobData, readableExecutionId, type JobData } from '../domain/job.js';
 import { compileSchema, type SchemaValidator } from '../domain/json-schema.js';
 import { createSecretVault, type SecretVault } from '../domain/secrets.js';
+import { scrubFromProcessLog } from '../telemetry/log-secrets.js';
 import { parseSpecification, type Specification } from '../domain/specification.js';
 import type { RecordingFile } from '../model/types.js';
 import type { ActiveRecording, FinishedVideo } from '../recorder/types.js';
@@ -63,6 +64,7 @@ class Execution {
   private live: LiveChannel | undefined;
   private liveView: LiveView | undefined;
   private stepShots: StepScreenshots | undefined;
+  private readonly unscrub: () => void;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -72,6 +74,8 @@ class Execution {
   ) {
     this.log = deps.logger.child({ executionId: job.executionId });
     this.vault = createSecretVault(undefined, undefined, deps.settings.secrets);
+    // The process log scrubs this run's secrets (whichever vault holds them by then) until it ends.
+    this.unscrub = scrubFromProcessLog((text) => this.vault.redact(text));
   }
 
   /** A failure found before anything ran (bad job data): reported with logs and output. */
@@ -140,6 +144,7 @@ class Execution {
         this.live?.close();
         await this.events!.close();
         await rm(this.workDir, { recursive: true, force: true });
+        this.unscrub();
         return { status: 'skipped', executionId: job.executionId, reason: started.reason };
       }
       this.startedAtMs = startedAt.getTime();
@@ -255,7 +260,7 @@ class Execution {
         space,
         session,
         events,
-        onAction: (mark) => video?.mark(mark),
+        onAction: (mark) => video?.mark({ ...mark, label: this.vault.redact(mark.label) }),
         now: this.now,
       },
       agentInput: {
@@ -306,6 +311,14 @@ class Execution {
 
   /** Writes output.json and the transcript, uploads everything, reports. */
   private async finish(outcome: AgentOutcome, video: FinishedVideo | null, stepsVtt: string | null, endedAtMs = this.now()): Promise<ExecutionSummary> {
+    try {
+      return await this.report(outcome, video, stepsVtt, endedAtMs);
+    } finally {
+      this.unscrub();
+    }
+  }
+
+  private async report(outcome: AgentOutcome, video: FinishedVideo | null, stepsVtt: string | null, endedAtMs: number): Promise<ExecutionSummary> {
     const { deps, job } = this;
     const durationMs = this.startedAtMs === undefined ? 0 : Math.max(0, endedAtMs - this.startedAtMs);
     const downloadUrls = await uploadDownloads({ store: deps.store, executionId: job.executionId, downloads: this.downloads, logger: this.log });
@@ -335,7 +348,8 @@ class Execution {
       if (video) files.video = video.path;
       if (stepsVtt !== null && video) {
         files.steps = path.join(this.workDir, ARTIFACT_FILES.steps.name);
-        await writeFile(files.steps, stepsVtt);
+        // Labels were redacted as they were marked; the whole track passes once more (cue escaping).
+        await writeFile(files.steps, this.vault.redact(stepsVtt));
       }
     } catch (error) {
       this.log.error({ err: String(error) }, 'could not write artifacts');
