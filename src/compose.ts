@@ -4,7 +4,7 @@
  */
 import { createConfinedFetcher } from './browser/confined-fetch.js';
 import { createHostMatcher } from './browser/host-matcher.js';
-import { createPlaywrightSandbox } from './browser/playwright-sandbox.js';
+import { chromiumSandboxDisabled, createPlaywrightSandbox } from './browser/playwright-sandbox.js';
 import type { BrowserSandbox } from './browser/types.js';
 import type { Config } from './config/schema.js';
 import type { ControlPlane } from './control-plane/types.js';
@@ -49,6 +49,12 @@ export function createArtifactStore(config: Config, logger: Logger): ArtifactSto
 }
 
 export function createBrowser(config: Config, logger: Logger): BrowserSandbox {
+  if (chromiumSandboxDisabled()) {
+    logger.warn(
+      { uid: 0, chromiumSandbox: false },
+      "running as root: Chromium's own sandbox cannot start and is OFF (--no-sandbox); run the worker as a non-root user, as the Docker image does (docs/operations.md#browser-sandbox)",
+    );
+  }
   return createPlaywrightSandbox({
     logger: logger.child({ component: 'browser' }),
     ...(config.CHROMIUM_PATH ? { chromiumPath: config.CHROMIUM_PATH } : {}),
