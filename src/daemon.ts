@@ -86,7 +86,9 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     logger: logger.child({ component: 'intake' }),
     handle: async (data, signal) => {
       const summary = await runExecution(deps, data, signal);
-      return summary.status === 'skipped' ? { status: 'skipped' } : { status: summary.status, ...(summary.document.error ? { code: summary.document.error.code } : {}) };
+      return summary.status === 'skipped'
+        ? { status: 'skipped' }
+        : { status: summary.status, ...(summary.document.error ? { code: summary.document.error.code } : {}), maskedInput: summary.maskedInput };
     },
     onLost: async (executionId) => {
       await controlPlane.reportFailed(executionId, {

@@ -379,7 +379,7 @@ class Execution {
     this.live?.close();
     this.log.info({ status: outcome.status, code: document.error?.code, ...document.counters, reported }, `execution ${outcome.status}`);
     await rm(this.workDir, { recursive: true, force: true }).catch(() => undefined);
-    return { status: outcome.status, executionId: job.executionId, document, urls, reported };
+    return { status: outcome.status, executionId: job.executionId, document, urls, reported, maskedInput: this.vault.maskedPayload };
   }
 }
 
