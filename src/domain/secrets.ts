@@ -152,7 +152,8 @@ function withValueAt(root: unknown, parts: readonly string[], value: unknown): u
   return copy;
 }
 
-function deepMapStrings(value: unknown, fn: (s: string) => string): unknown {
+/** A copy of a JSON value with `fn` applied to every string, keys included. */
+export function deepMapStrings(value: unknown, fn: (s: string) => string): unknown {
   if (typeof value === 'string') return fn(value);
   if (Array.isArray(value)) return value.map((v) => deepMapStrings(v, fn));
   if (value !== null && typeof value === 'object') {

@@ -4,6 +4,8 @@
  * line the logger writes passes through all of them (pino's `streamWrite` hook), so no call
  * site has to remember which of its fields could carry a secret.
  */
+import { deepMapStrings } from '../domain/secrets.js';
+
 type Redact = (text: string) => string;
 
 const active = new Set<Redact>();
@@ -33,12 +35,6 @@ export function scrubLogLine(line: string): string {
     return redactAll(line);
   }
   // Strings are redacted as values, then serialised again: the line stays valid JSON.
-  return `${JSON.stringify(mapStrings(parsed, redactAll))}\n`;
+  return `${JSON.stringify(deepMapStrings(parsed, redactAll))}\n`;
 }
 
-function mapStrings(value: unknown, fn: Redact): unknown {
-  if (typeof value === 'string') return fn(value);
-  if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [fn(k), mapStrings(v, fn)]));
-  return value;
-}
