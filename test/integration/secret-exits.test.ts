@@ -64,7 +64,12 @@ beforeAll(async () => {
         );
       }
       case 1:
-        return turn(memberBlock('left_click', { target: { type: 'ref', ref: /button \\"Send\\" \[(ref_\d+)\]/.exec(seen)?.[1] ?? 'ref_0' } }), memberBlock('read_page', {}));
+        // A click on the button named by the value first: its label names the element.
+        return turn(
+          memberBlock('left_click', { target: { type: 'ref', ref: /button \\"\{\{pw\}\}[^[]*\[(ref_\d+)\]/.exec(seen)?.[1] ?? 'ref_0' } }),
+          memberBlock('left_click', { target: { type: 'ref', ref: /button \\"Send\\" \[(ref_\d+)\]/.exec(seen)?.[1] ?? 'ref_0' } }),
+          memberBlock('read_page', {}),
+        );
       default:
         return turn(toolUseBlock('finish', { status: 'completed', output: { done: true } }));
     }
@@ -136,5 +141,7 @@ describe('a secret a page transforms', () => {
     for (const file of ['logs.jsonl', 'steps.vtt', 'output.json', 'recording.json']) exits[file] = await readFile(path.join(out, 'executions', executionId!, file), 'utf8');
     for (const [exit, text] of Object.entries(exits)) expect(leaks(text), exit).toEqual([]);
     expect(exits['logs.jsonl']).toContain('tracker.test/collect?v={{pw}}');
+    // The label of the click on the echo carried the secret: steps.vtt shows its placeholder.
+    expect(exits['steps.vtt'], exits['steps.vtt']).toMatch(/click ref_\d+.*\{\{pw\}\}/);
   }, 120_000);
 });
