@@ -60,11 +60,6 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   const endedKey = (id: string) => `${options.prefix}:${options.queueName}:ended:${id}`;
   const jobKey = (jobId: string) => `${options.prefix}:${options.queueName}:${jobId}`;
   /**
-   * Running executions by job id (the contract makes it the execution id; we do not rely on it).
-   * `orphaned`: Redis lost the job itself (restarted without its data), so no other worker can
-   * ever run it; the run goes on without a lock rather than being lost.
-   */
-  /**
    * Replaces the job's input with its masked copy, or drops it (docs/secrets.md#secrets-outside-the-worker):
    * the execution id, which tells a job delivered again, stays.
    */
@@ -76,6 +71,11 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
       logger.warn({ jobId: job.id, err: error.message }, "could not remove the secrets from the ended job's data"),
     );
   };
+  /**
+   * Running executions by job id (the contract makes it the execution id; we do not rely on it).
+   * `orphaned`: Redis lost the job itself (restarted without its data), so no other worker can
+   * ever run it; the run goes on without a lock rather than being lost.
+   */
   const running = new Map<string, { executionId: string; controller: AbortController; lastLockMs: number; orphaned?: boolean }>();
   const idleWaiters = new Set<() => void>();
 

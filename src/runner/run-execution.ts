@@ -42,9 +42,11 @@ export async function runExecution(deps: RunnerDeps, rawJob: unknown, outerSigna
     // Without a readable id there is nobody to report to: the caller fails the job.
     if (!executionId) throw error;
     job = { executionId };
-    return new Execution(deps, job, outerSignal, now).failEarly(toExecutionError(error, 'invalid_job'));
+    const early = new Execution(deps, job, outerSignal, now);
+    return early.failEarly(toExecutionError(error, 'invalid_job')).finally(() => early.dispose());
   }
-  return new Execution(deps, job, outerSignal, now).run();
+  const execution = new Execution(deps, job, outerSignal, now);
+  return execution.run().finally(() => execution.dispose());
 }
 
 class Execution {
@@ -76,6 +78,11 @@ class Execution {
     this.vault = createSecretVault(undefined, undefined, deps.settings.secrets);
     // The process log scrubs this run's secrets (whichever vault holds them by then) until it ends.
     this.unscrub = scrubFromProcessLog((text) => this.vault.redact(text));
+  }
+
+  /** The run is over: its secrets leave the process log's redaction. */
+  dispose(): void {
+    this.unscrub();
   }
 
   /** A failure found before anything ran (bad job data): reported with logs and output. */
@@ -144,7 +151,6 @@ class Execution {
         this.live?.close();
         await this.events!.close();
         await rm(this.workDir, { recursive: true, force: true });
-        this.unscrub();
         return { status: 'skipped', executionId: job.executionId, reason: started.reason };
       }
       this.startedAtMs = startedAt.getTime();
@@ -311,14 +317,6 @@ class Execution {
 
   /** Writes output.json and the transcript, uploads everything, reports. */
   private async finish(outcome: AgentOutcome, video: FinishedVideo | null, stepsVtt: string | null, endedAtMs = this.now()): Promise<ExecutionSummary> {
-    try {
-      return await this.report(outcome, video, stepsVtt, endedAtMs);
-    } finally {
-      this.unscrub();
-    }
-  }
-
-  private async report(outcome: AgentOutcome, video: FinishedVideo | null, stepsVtt: string | null, endedAtMs: number): Promise<ExecutionSummary> {
     const { deps, job } = this;
     const durationMs = this.startedAtMs === undefined ? 0 : Math.max(0, endedAtMs - this.startedAtMs);
     const downloadUrls = await uploadDownloads({ store: deps.store, executionId: job.executionId, downloads: this.downloads, logger: this.log });
