@@ -106,11 +106,11 @@ function runConfig(config: Config): Config {
 async function serveCommand(args: string[]): Promise<number> {
   parseArgsOrThrow(args, {});
   const config = loadConfig();
-  const logger = createLogger({ level: config.LOG_LEVEL });
   const port = Number(process.env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`PORT=${process.env.PORT}: must be a port number`);
   const apiKeys = (process.env.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
   if (apiKeys.length === 0) throw new UsageError('API_KEYS: set at least one key (comma-separated) for X-Service-Key');
+  const logger = createLogger({ level: config.LOG_LEVEL, secrets: [...apiKeys, ...processSecrets(config)] });
   const server = await startLocalServer({
     port,
     host: process.env.HOST?.trim() || '127.0.0.1',
