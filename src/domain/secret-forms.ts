@@ -29,9 +29,12 @@ const NAMED_ENTITIES: Record<string, string[]> = {
   '\u00a0': ['nbsp'],
 };
 
-/** Whitespace in any of its encodings, a run of it matching one space of the secret. */
-const WHITESPACE_UNIT =
-  '(?:[\\s\\u00a0+]|%(?:25)*(?:20|09|0a|0d|c2%(?:25)*a0)|&nbsp;?|&#0*(?:32|9|10|13|160);?|&#x0*(?:20|9|a|d|a0);?|\\\\+[ntr]|\\\\+u00(?:20|a0|09|0a|0d)|\\\\+x(?:20|a0|09|0a|0d))+';
+/** Whitespace in its common encodings; a run of it matches a run of the secret's whitespace. */
+const WHITESPACE_FORMS =
+  '[\\s\\u00a0]|%(?:25)*(?:20|09|0a|0d|c2%(?:25)*a0)|&nbsp;?|&#0*(?:32|9|10|13|160);?|&#x0*(?:20|9|a|d|a0);?|\\\\+[ntrfv]|\\\\+u00(?:20|a0|09|0a|0d)|\\\\+x(?:20|a0|09|0a|0d)';
+
+/** The short escapes JSON and JavaScript write for control characters. */
+const SHORT_ESCAPES: Record<string, string> = { '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't', '\v': 'v', '\0': '0' };
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -57,20 +60,27 @@ function charUnit(char: string): string {
     alternatives.push(`\\\\+u${hex(high, 4)}\\\\+u${hex(low, 4)}`, `\\\\+u\\{0*${hex(code)}\\}`);
   }
   if (code < 0x100) alternatives.push(`\\\\+x${hex(code, 2)}`);
+  if (SHORT_ESCAPES[char]) alternatives.push(`\\\\+${SHORT_ESCAPES[char]}`);
   // JSON/JS/CSS escaping puts backslashes before punctuation (`\"`, `\\`, `\/`), once or more.
   const literal = escapeRegExp(char);
-  alternatives.push(/[A-Za-z0-9]/.test(char) ? literal : `\\\\*${literal}`);
+  // A backslash escaped once or more is an even run; it is matched by pairs first, so that the
+  // backslash that starts the next character's own escape (`\\u0041`) is left to it.
+  alternatives.push(/[A-Za-z0-9]/.test(char) ? literal : char === '\\' ? '(?:\\\\\\\\)+|\\\\' : `\\\\*${literal}`);
   return `(?:${alternatives.join('|')})`;
 }
 
 /** The secret as a list of units: characters, and whitespace runs as one unit each. */
 function units(secret: string): string[] {
   const out: string[] = [];
-  for (const piece of secret.trim().split(/(\s+)/u)) {
-    if (piece === '') continue;
-    if (/^\s+$/u.test(piece)) out.push(WHITESPACE_UNIT);
+  const pieces = secret.trim().split(/(\s+)/u);
+  pieces.forEach((piece, i) => {
+    if (piece === '') return;
+    // Any whitespace, and this run's own characters in any of their encodings (U+2029 as
+    // %E2%80%A9); a `+` (form encoding) only when the secret's next character is not one.
+    const plus = pieces[i + 1]?.startsWith('+') ? '' : '|\\+';
+    if (/^\s+$/u.test(piece)) out.push(`(?:${WHITESPACE_FORMS}${plus}|${[...new Set(piece)].map(charUnit).join('|')})+`);
     else for (const char of piece) out.push(charUnit(char));
-  }
+  });
   return out;
 }
 

@@ -44,6 +44,15 @@ describe('secret forms (docs/secrets.md#forms)', () => {
     expect(vault.redact('Pa"ss\\w and x7x7x7 alone')).toBe('Pa"ss\\w and x7x7x7 alone');
   });
 
+  it('keeps a character next to whitespace or a backslash apart from their encodings', () => {
+    // A `+` after a tab (form encoding writes a space as `+`), a control character after a backslash (`\\\\u0001`).
+    const tricky = 'ab\t+cd\\\u0001efgh+ij\u2029kl';
+    const vault = createSecretVault({ pw: tricky }, schema);
+    for (const form of [new URLSearchParams({ q: tricky }).toString().slice(2), JSON.stringify(tricky), encodeURIComponent(tricky)]) {
+      expect(vault.redact(`<${form}>`)).toMatch(/^<"?\{\{pw\}\}"?>$/);
+    }
+  });
+
   it('redacts configured keys in their forms too', () => {
     const keys = createSecretVault(undefined, undefined, ['sk-ant-api03-abcdefgh']);
     expect(keys.redact(`k=${encodeURIComponent('SK-ANT-API03-ABCDEFGH')}`)).toBe('k=[REDACTED]');
