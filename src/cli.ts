@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createBrowser, createProfileDirectory, createRecorder, createRunnerDeps } from './compose.js';
+import { createBrowser, createProfileDirectory, createRecorder, createRunnerDeps, processSecrets } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
 import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './domain/errors.js';
@@ -67,7 +67,7 @@ async function runCommand(args: string[]): Promise<number> {
   }
   const config = loadConfig();
   // stdout carries output.json alone: the log goes to stderr.
-  const logger = createLogger({ level: config.LOG_LEVEL, destination: process.stderr });
+  const logger = createLogger({ level: config.LOG_LEVEL, destination: process.stderr, secrets: processSecrets(config) });
   const replay = values.replay ? await loadRecording(values.replay).catch((error: Error) => {
     throw new UsageError(`--replay: ${error.message}`);
   }) : undefined;
@@ -109,13 +109,13 @@ function runConfig(config: Config): Config {
 async function serveCommand(args: string[]): Promise<number> {
   parseArgsOrThrow(args, {});
   const config = loadConfig();
-  const logger = createLogger({ level: config.LOG_LEVEL });
   const port = Number(process.env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`PORT=${process.env.PORT}: must be a port number`);
   const apiKeys = (process.env.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
   if (apiKeys.length === 0) throw new UsageError('API_KEYS: set at least one key (comma-separated) for X-Service-Key');
   // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.
   const profiles = createProfileDirectory(config);
+  const logger = createLogger({ level: config.LOG_LEVEL, secrets: [...apiKeys, ...processSecrets(config)] });
   const server = await startLocalServer({
     port,
     host: process.env.HOST?.trim() || '127.0.0.1',

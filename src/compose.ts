@@ -4,7 +4,7 @@
  */
 import { createConfinedFetcher } from './browser/confined-fetch.js';
 import { createHostMatcher } from './browser/host-matcher.js';
-import { createPlaywrightSandbox } from './browser/playwright-sandbox.js';
+import { chromiumSandboxDisabled, createPlaywrightSandbox } from './browser/playwright-sandbox.js';
 import type { BrowserSandbox } from './browser/types.js';
 import type { Config } from './config/schema.js';
 import type { ControlPlane } from './control-plane/types.js';
@@ -77,6 +77,12 @@ export function createProfileDirectory(config: Config) {
 }
 
 export function createBrowser(config: Config, logger: Logger): BrowserSandbox {
+  if (chromiumSandboxDisabled()) {
+    logger.warn(
+      { uid: 0, chromiumSandbox: false },
+      "running as root: Chromium's own sandbox cannot start and is OFF (--no-sandbox); run the worker as a non-root user, as the Docker image does (docs/operations.md#browser-sandbox)",
+    );
+  }
   return createPlaywrightSandbox({
     logger: logger.child({ component: 'browser' }),
     ...(config.CHROMIUM_PATH ? { chromiumPath: config.CHROMIUM_PATH } : {}),
@@ -147,6 +153,17 @@ export function inputFileOpener(config: Config, logger: Logger, credentials?: { 
   };
 }
 
+/**
+ * The keys the process holds: scrubbed from the process log for its whole life and from every
+ * run's logs and artifacts (docs/secrets.md#exits). AWS keys come from the standard chain's
+ * environment variables when they are set there.
+ */
+export function processSecrets(config: Config, env: NodeJS.ProcessEnv = process.env): string[] {
+  return [config.API_KEY, config.ANTHROPIC_API_KEY, env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN].filter(
+    (s): s is string => typeof s === 'string' && s.length > 0,
+  );
+}
+
 export function createRunnerDeps(options: {
   config: Config;
   logger: Logger;
@@ -201,7 +218,7 @@ export function createRunnerDeps(options: {
       viewport: { width: config.VIEWPORT_WIDTH, height: config.VIEWPORT_HEIGHT },
       workDir: config.WORK_DIR,
       stepScreenshots: config.STEP_SCREENSHOTS,
-      secrets: [config.API_KEY, config.ANTHROPIC_API_KEY].filter((s): s is string => typeof s === 'string' && s.length > 0),
+      secrets: processSecrets(config),
       pricing: SONNET_PRICING,
       downloadMaxBytes: config.DOWNLOAD_MAX_BYTES,
       inputFileMaxBytes: config.INPUT_FILE_MAX_BYTES,

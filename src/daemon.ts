@@ -1,4 +1,5 @@
 import { createArtifactStore, createBrowser, createProfileStore, createRecorder, createRunnerDeps } from './compose.js';
+import { chromiumSandboxDisabled } from './browser/playwright-sandbox.js';
 import type { Config } from './config/schema.js';
 import path from 'node:path';
 import { createHttpControlPlane } from './control-plane/http-client.js';
@@ -54,6 +55,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const controlPlane = createOutbox({ dir: path.join(config.WORK_DIR, 'outbox'), inner: http, logger: logger.child({ component: 'outbox' }) });
   await controlPlane.resume();
   const browser = createBrowser(config, logger);
+  metrics.setBrowserSandbox(!chromiumSandboxDisabled());
   // Artifacts the store refuses are spooled to disk and uploaded later (storage outages).
   const store = createSpoolingStore({ inner: createArtifactStore(config, logger), dir: path.join(config.WORK_DIR, 'spool'), logger: logger.child({ component: 'spool' }), retryEveryMs: config.UPLOAD_RETRY_INTERVAL_MS, onRetry: () => metrics.uploadRetried() });
   await store.resume();
@@ -91,7 +93,9 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     logger: logger.child({ component: 'intake' }),
     handle: async (data, signal) => {
       const summary = await runExecution(deps, data, signal);
-      return summary.status === 'skipped' ? { status: 'skipped' } : { status: summary.status, ...(summary.document.error ? { code: summary.document.error.code } : {}) };
+      return summary.status === 'skipped'
+        ? { status: 'skipped' }
+        : { status: summary.status, ...(summary.document.error ? { code: summary.document.error.code } : {}), maskedInput: summary.maskedInput };
     },
     onLost: async (executionId) => {
       await controlPlane.reportFailed(executionId, {

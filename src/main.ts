@@ -3,6 +3,7 @@
  * `npm start` runs this file.
  */
 import { ConfigError, loadConfig, requireDaemonSettings } from './config/schema.js';
+import { processSecrets } from './compose.js';
 import { startDaemon, type Daemon } from './daemon.js';
 import { createLogger } from './telemetry/logger.js';
 
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger({ level: config.LOG_LEVEL });
+  const logger = createLogger({ level: config.LOG_LEVEL, secrets: processSecrets(config) });
   // Signals are handled from the first moment: a SIGTERM while the daemon starts (a pod stopped
   // during a rollout) stops it once started, through the same graceful path, instead of killing
   // it between two steps of its start.

@@ -31,6 +31,27 @@ export interface PlaywrightSandboxOptions {
 }
 
 const LAUNCH_TIMEOUT_MS = 30_000;
+
+/** True when Chromium's own sandbox cannot run (the worker is root) and is turned off. */
+export function chromiumSandboxDisabled(): boolean {
+  return process.getuid?.() === 0;
+}
+
+/**
+ * The variables Chromium is started with: where to find programs, fonts, the display and a
+ * temporary folder, the locale and time zone. Nothing else of the worker's environment (API
+ * keys, AWS credentials, Redis URLs) reaches the browser's processes.
+ */
+const BROWSER_ENV_NAMES = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LANGUAGE', 'LC_ALL', 'TZ', 'DISPLAY', 'XAUTHORITY', 'WAYLAND_DISPLAY', 'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'FONTCONFIG_PATH', 'FONTCONFIG_FILE'];
+
+export function browserEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of BROWSER_ENV_NAMES) {
+    const value = env[name];
+    if (value !== undefined) kept[name] = value;
+  }
+  return kept;
+}
 /**
  * The headless shell first (Debian's `chromium-headless-shell`, Playwright's own default for
  * headless): Chromium's content layer without the browser's UI. Each context of full Chromium
@@ -78,8 +99,9 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
   async function launch(): Promise<Browser> {
     const executablePath = resolveChromiumPath(opts.chromiumPath, opts.headless ?? true);
     // --no-sandbox only as root, where Chromium's sandbox cannot start: with chromiumSandbox
-    // false Playwright passes that flag; as any other user the sandbox stays on.
-    const asRoot = process.getuid?.() === 0;
+    // false Playwright passes that flag; as any other user the sandbox stays on. The composition
+    // says so at start (a warning and a metric): docs/operations.md#browser-sandbox.
+    const sandboxed = !chromiumSandboxDisabled();
     // Our own folder rather than Playwright's hidden one: downloads.ts watches it to stop a
     // download as it passes the size limit, whichever page started it.
     const stagingDir = mkdtempSync(path.join(os.tmpdir(), 'ew-chromium-downloads-'));
@@ -89,8 +111,10 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
       browser = await chromium.launch({
         executablePath,
         downloadsPath: stagingDir,
-      headless: opts.headless ?? true,
-      chromiumSandbox: !asRoot,
+        headless: opts.headless ?? true,
+        chromiumSandbox: sandboxed,
+        // The page's process holds none of the worker's keys: only what Chromium needs to run.
+        env: browserEnvironment(process.env),
         args: launchArgs(),
         timeout: LAUNCH_TIMEOUT_MS,
         // The worker owns signal handling and closes the browser itself on shutdown.
@@ -103,7 +127,7 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
       throw error;
     }
     stagingDirs.set(browser, stagingDir);
-    logger.info({ executablePath, version: browser.version() }, 'chromium started');
+    logger.info({ executablePath, version: browser.version(), sandbox: sandboxed }, 'chromium started');
     browser.on('disconnected', () => {
       removeStaging();
       if (!closing) logger.warn({}, 'chromium disconnected');

@@ -2,6 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { JsonSchema } from './specification.js';
+import { safeRegExp } from './safe-regexp.js';
 import { parseTotpSeed } from './totp.js';
 
 /** JSON Schema validation of payloads and outputs; drafts 07 and 2020-12. */
@@ -18,7 +19,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
  */
 export function createSchemaAjv(schema?: JsonSchema): Ajv {
   const is2020 = typeof schema === 'object' && typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
-  const options = { allErrors: true, strict: false, validateFormats: true } as const;
+  // Patterns run on a linear-time engine: a workflow's schema cannot stall the process (ReDoS).
+  const options = { allErrors: true, strict: false, validateFormats: true, code: { regExp: safeRegExp } } as const;
   const ajv = is2020 ? new Ajv2020(options) : new Ajv(options);
   addFormats(ajv as Ajv);
   // The secret and file markers of contract §8 and §12 are ours, not JSON Schema's.

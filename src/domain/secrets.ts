@@ -1,5 +1,7 @@
 import { ExecutionError } from './errors.js';
 import type { JsonSchema } from './specification.js';
+import { secretForms, type SecretForms } from './secret-forms.js';
+import { findSecretMarks, pointerParts } from './secret-marks.js';
 import { parseTotpSeed, totp, type TotpSeed } from './totp.js';
 
 /**
@@ -23,7 +25,10 @@ export interface SecretVault {
    * one-time-code placeholder becomes the code valid now. Call it just before typing.
    */
   reveal(text: string): string;
-  /** Replaces every occurrence of a secret value in text with its placeholder. */
+  /**
+   * Replaces every secret value in text with its placeholder, in each of the forms a page or a
+   * transport gives it (docs/secrets.md#forms: escaped, encoded, case-changed, cut short…).
+   */
   redact(text: string): string;
   /** Deep copy of a JSON value with every string redacted. */
   redactValue<T>(value: T): T;
@@ -53,12 +58,12 @@ export function createSecretVault(
 ): SecretVault {
   const now = options.now ?? Date.now;
   const entries: SecretEntry[] = [];
-  const maskedPayload = schema === undefined ? payload : mask(payload, schema, [], entries);
+  const maskedPayload = schema === undefined ? payload : mask(payload, schema, entries);
   const byPath = new Map(entries.map((e) => [e.path, e]));
-  const redactions: Array<{ value: string; placeholder: string }> = [];
+  const redactions: Array<{ value: string; placeholder: string; forms: SecretForms }> = [];
   const addRedaction = (value: string, placeholder: string): void => {
-    if (value.length === 0 || redactions.some((r) => r.value === value)) return;
-    redactions.push({ value, placeholder });
+    if (value.trim().length === 0 || redactions.some((r) => r.value === value)) return;
+    redactions.push({ value, placeholder, forms: secretForms(value) });
     // Longest first, so a secret that contains another is replaced whole.
     redactions.sort((a, b) => b.value.length - a.value.length);
   };
@@ -79,7 +84,7 @@ export function createSecretVault(
 
   const redact = (text: string): string => {
     let out = text;
-    for (const r of redactions) if (out.includes(r.value)) out = out.split(r.value).join(r.placeholder);
+    for (const r of redactions) out = r.forms.replace(out, r.placeholder);
     return out;
   };
   const redactValue = <T>(value: T): T => deepMapStrings(value, redact) as T;
@@ -102,54 +107,58 @@ function normalisePath(path: string): string {
   return path.replace(/\[(\d+)\]/g, '.$1');
 }
 
-function isSecretSchema(schema: JsonSchema): boolean {
-  return typeof schema === 'object' && (schema.writeOnly === true || schema['x-secret'] === true || isTotpSchema(schema));
-}
-
-function isTotpSchema(schema: JsonSchema): boolean {
-  return typeof schema === 'object' && schema.format === 'totp';
-}
-
-function mask(value: unknown, schema: JsonSchema, path: string[], out: SecretEntry[]): unknown {
-  if (typeof schema !== 'object') return value;
-  if (isSecretSchema(schema) && value !== undefined && value !== null) {
-    const key = path.join('.');
+/** Each value the schema marks secret, replaced by its placeholder in a copy of the payload. */
+function mask(payload: unknown, schema: JsonSchema, out: SecretEntry[]): unknown {
+  // Outermost marks first: a marked object is one secret, its marked members are inside it.
+  const marks = findSecretMarks(payload, schema).sort((a, b) => pointerParts(a.pointer).length - pointerParts(b.pointer).length);
+  let masked = payload;
+  const taken: string[][] = [];
+  for (const mark of marks) {
+    const parts = pointerParts(mark.pointer);
+    if (taken.some((outer) => outer.every((part, i) => parts[i] === part))) continue;
+    const value = valueAt(payload, parts);
+    if (value === undefined || value === null) continue;
+    taken.push(parts);
+    const key = parts.join('.');
     const entry: SecretEntry = { path: key, value: typeof value === 'string' ? value : JSON.stringify(value) };
-    if (isTotpSchema(schema)) {
+    if (mark.totp) {
       const parsed = parseTotpSeed(value);
       if (!parsed.ok) throw new ExecutionError('invalid_input', `input ${key || '(root)'} is not a usable TOTP seed: ${parsed.reason}`);
       entry.seed = parsed.seed;
     }
     out.push(entry);
-    return `{{${key}}}`;
+    masked = withValueAt(masked, parts, `{{${key}}}`);
   }
-  let result = value;
-  for (const combinator of ['allOf', 'anyOf', 'oneOf'] as const) {
-    const branches = schema[combinator];
-    if (Array.isArray(branches)) {
-      for (const branch of branches) result = mask(result, branch as JsonSchema, path, out);
-    }
-  }
-  if (result !== null && typeof result === 'object' && !Array.isArray(result)) {
-    const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
-    const copy: Record<string, unknown> = { ...(result as Record<string, unknown>) };
-    for (const [key, sub] of Object.entries(props)) {
-      if (key in copy) copy[key] = mask(copy[key], sub, [...path, key], out);
-    }
-    return copy;
-  }
-  if (Array.isArray(result) && schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items)) {
-    return result.map((item, i) => mask(item, schema.items as JsonSchema, [...path, String(i)], out));
-  }
-  return result;
+  return masked;
 }
 
-function deepMapStrings(value: unknown, fn: (s: string) => string): unknown {
+function valueAt(root: unknown, parts: readonly string[]): unknown {
+  let node = root;
+  for (const part of parts) node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+  return node;
+}
+
+/** A copy of `root` with the value at `parts` replaced (containers along the path copied). */
+function withValueAt(root: unknown, parts: readonly string[], value: unknown): unknown {
+  if (parts.length === 0) return value;
+  const [head, ...rest] = parts as [string, ...string[]];
+  if (Array.isArray(root)) {
+    const copy = [...root];
+    copy[Number(head)] = withValueAt(copy[Number(head)], rest, value);
+    return copy;
+  }
+  const copy: Record<string, unknown> = { ...(root as Record<string, unknown>) };
+  Object.defineProperty(copy, head, { value: withValueAt(copy[head], rest, value), enumerable: true, writable: true, configurable: true });
+  return copy;
+}
+
+/** A copy of a JSON value with `fn` applied to every string, keys included. */
+export function deepMapStrings(value: unknown, fn: (s: string) => string): unknown {
   if (typeof value === 'string') return fn(value);
   if (Array.isArray(value)) return value.map((v) => deepMapStrings(v, fn));
   if (value !== null && typeof value === 'object') {
     if (Buffer.isBuffer(value)) return value;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepMapStrings(v, fn)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [fn(k), deepMapStrings(v, fn)]));
   }
   return value;
 }

@@ -17,8 +17,12 @@ export interface IntakeOptions {
   prefix: string;
   concurrency: number;
   logger: Logger;
-  /** Runs one execution; resolves with a short summary stored as the job's return value. */
-  handle(data: unknown, signal: AbortSignal): Promise<{ status: string; code?: string }>;
+  /**
+   * Runs one execution; resolves with a short summary stored as the job's return value, and the
+   * input with its secrets as placeholders (`maskedInput`), which replaces the job's input once
+   * the run has ended (undefined: the input is dropped from the job).
+   */
+  handle(data: unknown, signal: AbortSignal): Promise<{ status: string; code?: string; maskedInput?: unknown }>;
   /** Called once for an execution whose worker died mid-run (its job stalled). */
   onLost(executionId: string, data: unknown): Promise<void>;
   /** How long a job lock lives without renewal; a dead worker's jobs are found after it. */
@@ -56,6 +60,18 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   const endedKey = (id: string) => `${options.prefix}:${options.queueName}:ended:${id}`;
   const jobKey = (jobId: string) => `${options.prefix}:${options.queueName}:${jobId}`;
   /**
+   * Replaces the job's input with its masked copy, or drops it (docs/secrets.md#secrets-outside-the-worker):
+   * the execution id, which tells a job delivered again, stays.
+   */
+  const forgetSecrets = async (job: Job, maskedInput: unknown) => {
+    const data: unknown = job.data;
+    if (data === null || typeof data !== 'object' || !('inputPayload' in data)) return;
+    const { inputPayload: _real, ...rest } = data as Record<string, unknown>;
+    await job.updateData(maskedInput === undefined ? rest : { ...rest, inputPayload: maskedInput }).catch((error: Error) =>
+      logger.warn({ jobId: job.id, err: error.message }, "could not remove the secrets from the ended job's data"),
+    );
+  };
+  /**
    * Running executions by job id (the contract makes it the execution id; we do not rely on it).
    * `orphaned`: Redis lost the job itself (restarted without its data), so no other worker can
    * ever run it; the run goes on without a lock rather than being lost.
@@ -67,6 +83,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     const executionId = readableExecutionId(job.data) ?? `job:${job.id}`;
     if (await connection.exists(endedKey(executionId))) {
       logger.warn({ executionId, jobId: job.id }, 'job delivered again for an execution that already ended; not running it');
+      await forgetSecrets(job, undefined);
       return { status: 'skipped', code: 'already_ended' };
     }
     if ([...running.values()].some((r) => r.executionId === executionId)) {
@@ -78,12 +95,14 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     const jobId = String(job.id);
     running.set(jobId, { executionId, controller, lastLockMs: Date.now() });
     try {
-      const summary = await options.handle(job.data, signal);
+      const { maskedInput, ...summary } = await options.handle(job.data, signal);
       if (summary.status !== 'skipped') {
         await connection.set(endedKey(executionId), summary.status, 'PX', endedTtlMs).catch((error: Error) =>
           logger.warn({ executionId, err: error.message }, 'could not remember the execution as ended'),
         );
       }
+      // The run is over (or will never be): the job keeps no secret for the days BullMQ keeps it.
+      await forgetSecrets(job, maskedInput);
       return summary;
     } catch (error) {
       // Only malformed jobs without a readable id reach here: nothing to report to, never retry.
@@ -122,6 +141,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     void (async () => {
       // Ended, like any other: a job delivered again for it is not run again.
       await connection.set(endedKey(executionId), 'lost', 'PX', endedTtlMs).catch((err: Error) => logger.warn({ executionId, err: err.message }, 'could not remember the execution as ended'));
+      await forgetSecrets(job, undefined);
       await options.onLost(executionId, job.data);
     })().catch((err: unknown) => logger.error({ executionId, err: String(err) }, 'could not report a lost execution'));
   });

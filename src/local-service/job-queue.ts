@@ -18,8 +18,11 @@ export interface ExecutionJobData {
 
 export interface JobQueue {
   add(data: ExecutionJobData): Promise<void>;
-  /** Removes a job still waiting; a job already taken by a worker is left alone. */
-  removeWaiting(executionId: string): Promise<void>;
+  /**
+   * The execution is deleted: a job still waiting, or ended, is removed; a job a worker runs
+   * keeps `maskedInput` (the input with secrets as placeholders) in place of its input.
+   */
+  forget(executionId: string, maskedInput: unknown): Promise<void>;
   /** Forgets a version's run cache (contract §11), kept beside the queue; false when there was none. */
   clearRunCache(versionId: string): Promise<boolean>;
   close(): Promise<void>;
@@ -56,11 +59,12 @@ export function createJobQueue(opts: { redisUrl: string; queueName: string; queu
       });
     },
 
-    async removeWaiting(executionId) {
+    async forget(executionId, maskedInput) {
       const job = await queue.getJob(executionId);
       if (!job) return;
       const state = await job.getState();
-      if (state === 'waiting' || state === 'delayed' || state === 'prioritized' || state === 'waiting-children') await job.remove();
+      if (state === 'active') await job.updateData({ ...job.data, inputPayload: maskedInput });
+      else await job.remove();
     },
 
     async clearRunCache(versionId) {

@@ -105,9 +105,10 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
     const executions = await store.deleteWorkflow(id);
     if (!executions) throw notFound(['path', 'id'], 'workflow');
     await schedules.remove(id);
-    // A queued execution's job would only meet a 404 at `started`; take it out of the queue now.
-    for (const execution of executions.filter((e) => e.status === 'queued')) {
-      await queue.removeWaiting(execution.execution_uuid).catch((error: unknown) => {
+    // A queued execution's job would only meet a 404 at `started`: out of the queue now. Every
+    // other job of the workflow loses its input's secrets with it (docs/secrets.md).
+    for (const execution of executions) {
+      await queue.forget(execution.execution_uuid, execution.input_payload).catch((error: unknown) => {
         logger.warn({ executionId: execution.execution_uuid, err: String(error) }, 'could not remove the job of a deleted execution');
       });
     }

@@ -89,7 +89,7 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
     if (replay.stopped) {
       report.fallbackAtStep = replay.stopped.atStep;
       report.reason = replay.stopped.reason;
-      outcome = await runAgent(deps, { ...agentInput, resume: { done: summary(replay, `The replay stopped at step ${replay.stopped.atStep}: ${replay.stopped.reason}.`), steps: replay.replayed } }, stats);
+      outcome = await runAgent(deps, { ...agentInput, resume: { done: agentInput.vault.redact(summary(replay, `The replay stopped at step ${replay.stopped.atStep}: ${replay.stopped.reason}.`)), steps: replay.replayed } }, stats);
     } else {
       const read = entry.output ? await readOutput(session, entry.output, agentInput) : { ok: false as const, reason: 'the cached run left no way to read its output from the page' };
       if (read.ok) {
@@ -98,7 +98,8 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
       } else {
         report.reason = `${report.reason ? `${report.reason}; ` : ''}output: ${read.reason}`;
         const pageText = await pageTextFor(session, agentInput.vault.redact);
-        const done = summary(replay, `Every step of the task was replayed. Read the output from the page and call finish.${pageText ? `\nThe page's text:\n${pageText}` : ''}`);
+        // Labels come from the page: the text the model reads is redacted as a whole.
+        const done = agentInput.vault.redact(summary(replay, `Every step of the task was replayed. Read the output from the page and call finish.${pageText ? `\nThe page's text:\n${pageText}` : ''}`));
         outcome = await runAgent(deps, { ...agentInput, resume: { done, steps: replay.replayed } }, stats);
       }
     }

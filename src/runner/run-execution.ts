@@ -15,6 +15,7 @@ import { findInputFiles, type InputFile } from '../domain/input-files.js';
 import { parseJobData, readableExecutionId, type JobData } from '../domain/job.js';
 import { compileSchema, type SchemaValidator } from '../domain/json-schema.js';
 import { createSecretVault, type SecretVault } from '../domain/secrets.js';
+import { scrubFromProcessLog } from '../telemetry/log-secrets.js';
 import { parseSpecification, type Specification } from '../domain/specification.js';
 import type { RecordingFile } from '../model/types.js';
 import type { ActiveRecording, FinishedVideo } from '../recorder/types.js';
@@ -44,9 +45,11 @@ export async function runExecution(deps: RunnerDeps, rawJob: unknown, outerSigna
     // Without a readable id there is nobody to report to: the caller fails the job.
     if (!executionId) throw error;
     job = { executionId };
-    return new Execution(deps, job, outerSignal, now).failEarly(toExecutionError(error, 'invalid_job'));
+    const early = new Execution(deps, job, outerSignal, now);
+    return early.failEarly(toExecutionError(error, 'invalid_job')).finally(() => early.dispose());
   }
-  return new Execution(deps, job, outerSignal, now).run();
+  const execution = new Execution(deps, job, outerSignal, now);
+  return execution.run().finally(() => execution.dispose());
 }
 
 class Execution {
@@ -70,6 +73,7 @@ class Execution {
   private human: { ask: AskHuman; gate: RunnerHumanGate } | undefined;
   /** The specification's browser profile, loaded before `started` (docs/profiles.md). */
   private profile: RunProfile | undefined;
+  private readonly unscrub: () => void;
 
   constructor(
     private readonly deps: RunnerDeps,
@@ -79,6 +83,13 @@ class Execution {
   ) {
     this.log = deps.logger.child({ executionId: job.executionId });
     this.vault = createSecretVault(undefined, undefined, deps.settings.secrets);
+    // The process log scrubs this run's secrets (whichever vault holds them by then) until it ends.
+    this.unscrub = scrubFromProcessLog((text) => this.vault.redact(text));
+  }
+
+  /** The run is over: its secrets leave the process log's redaction. */
+  dispose(): void {
+    this.unscrub();
   }
 
   /** A failure found before anything ran (bad job data): reported with logs and output. */
@@ -277,7 +288,7 @@ class Execution {
         space,
         session,
         events,
-        onAction: (mark) => video?.mark(mark),
+        onAction: (mark) => video?.mark({ ...mark, label: this.vault.redact(mark.label) }),
         now: this.now,
       },
       agentInput: {
@@ -392,7 +403,8 @@ class Execution {
       if (video) files.video = video.path;
       if (stepsVtt !== null && video) {
         files.steps = path.join(this.workDir, ARTIFACT_FILES.steps.name);
-        await writeFile(files.steps, stepsVtt);
+        // Labels were redacted as they were marked; the whole track passes once more (cue escaping).
+        await writeFile(files.steps, this.vault.redact(stepsVtt));
       }
     } catch (error) {
       this.log.error({ err: String(error) }, 'could not write artifacts');
@@ -422,7 +434,7 @@ class Execution {
     this.live?.close();
     this.log.info({ status: outcome.status, code: document.error?.code, ...document.counters, reported }, `execution ${outcome.status}`);
     await rm(this.workDir, { recursive: true, force: true }).catch(() => undefined);
-    return { status: outcome.status, executionId: job.executionId, document, urls, reported };
+    return { status: outcome.status, executionId: job.executionId, document, urls, reported, maskedInput: this.vault.maskedPayload };
   }
 }
 

@@ -140,4 +140,6 @@ export type ExecutionSummary =
       document: OutputDocument;
       urls: { outputUrl: string | null; videoUrl: string | null; logsUrl: string | null };
       reported: boolean;
+      /** The input with every secret as its placeholder; undefined when the input was not accepted. */
+      maskedInput: unknown;
     };

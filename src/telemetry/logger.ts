@@ -1,11 +1,21 @@
 import { pino } from 'pino';
+import { createSecretVault } from '../domain/secrets.js';
+import { scrubFromProcessLog, scrubLogLine } from './log-secrets.js';
 import type { Logger } from './types.js';
 
 /**
- * The process log: JSON lines on stdout (contract §8). Known secret-bearing fields are
- * censored by path; values are never logged by the callers in the first place.
+ * The process log: JSON lines on stdout (docs/operations.md). Known secret-bearing fields are
+ * censored by path, and every line passes through the redaction of each secret alive in the
+ * process, in all its forms (log-secrets.ts), whatever field carries it.
  */
-export function createLogger(options: { level: string; name?: string; destination?: NodeJS.WritableStream }): Logger {
+export function createLogger(options: {
+  level: string;
+  name?: string;
+  destination?: NodeJS.WritableStream;
+  /** Values (keys) scrubbed from every line for the logger's whole life. */
+  secrets?: readonly string[];
+}): Logger {
+  if (options.secrets && options.secrets.length > 0) scrubFromProcessLog(createSecretVault(undefined, undefined, options.secrets).redact);
   return pino(
     {
       level: options.level,
@@ -17,6 +27,7 @@ export function createLogger(options: { level: string; name?: string; destinatio
         censor: '[REDACTED]',
       },
       formatters: { level: (label) => ({ level: label }) },
+      hooks: { streamWrite: scrubLogLine },
     },
     (options.destination ?? process.stdout) as pino.DestinationStream,
   ) as unknown as Logger;

@@ -10,6 +10,8 @@ export interface Metrics {
   /** Sources read at scrape time. */
   setSources(sources: { activeExecutions?: () => number; outboxDepth?: () => number }): void;
   uploadRetried(): void;
+  /** Whether Chromium runs with its own sandbox (0 when the worker is root: docs/operations.md#browser-sandbox). */
+  setBrowserSandbox(on: boolean): void;
 }
 
 export function createMetrics(): Metrics {
@@ -58,6 +60,11 @@ export function createMetrics(): Metrics {
     help: 'Artifact upload attempts that were retried.',
     registers: [registry],
   });
+  const sandbox = new Gauge({
+    name: 'execution_worker_browser_sandbox',
+    help: "1 when Chromium runs with its own sandbox, 0 when it is off (the worker runs as root).",
+    registers: [registry],
+  });
   new Gauge({
     name: 'execution_worker_active_executions',
     help: 'Executions running now in this process.',
@@ -81,6 +88,7 @@ export function createMetrics(): Metrics {
       sources = { ...sources, ...next };
     },
     uploadRetried: () => uploads.inc(),
+    setBrowserSandbox: (on) => sandbox.set(on ? 1 : 0),
     observe(type, fields) {
       switch (type) {
         case 'model_turn':

@@ -111,7 +111,10 @@ function redactResult(result: ToolResultBlock, redact: (text: string) => string)
     ...result,
     content: result.content.map((block) => {
       if (block.type === 'text') return { ...block, text: redact(block.text) };
-      if (block.type === 'browser_state') return { ...block, tabs: block.tabs.map((tab) => ({ ...tab, title: redact(tab.title), url: redact(tab.url) })) };
+      if (block.type === 'browser_state') {
+        const changes = block.state_changes?.map((change) => Object.fromEntries(Object.entries(change).map(([k, v]) => [k, typeof v === 'string' ? redact(v) : v])) as typeof change);
+        return { ...block, tabs: block.tabs.map((tab) => ({ ...tab, title: redact(tab.title), url: redact(tab.url) })), ...(changes ? { state_changes: changes } : {}) };
+      }
       return block;
     }),
   };

@@ -45,6 +45,9 @@ describe('a worker killed mid-run', () => {
     const job = await rig.queue.getJob(executionId);
     expect(await job!.getState()).toBe('failed');
     expect(job!.failedReason).toMatch(/stalled/);
+    // Its input left with the run: the job BullMQ keeps for days holds none.
+    expect(job!.data).not.toHaveProperty('inputPayload');
+    expect(job!.data.executionId).toBe(executionId);
 
     // Delivered again by a producer: not run again.
     await job!.remove();

@@ -207,6 +207,9 @@ describe('worker end to end', () => {
       // The shop really received what the agent typed, the secret included.
       expect(shop.forms).toContainEqual({ path: '/login', fields: { user: 'ann', password: SECRET } });
       expect(shop.forms).toContainEqual({ path: '/order', fields: { reference: 'PO-778', quantity: '1' } });
+      // Once the run has ended, the job BullMQ keeps for days holds the input masked.
+      await worker.waitFor('the job to end', waitForJob(worker.queue, executionId, redis.url));
+      expect((await worker.queue.getJob(executionId))!.data.inputPayload).toEqual({ ...input, password: '{{password}}' });
 
       // Artifacts: present, parseable, consistent, and without secrets.
       const output = JSON.parse((await object(`${prefix}output.json`)).toString());

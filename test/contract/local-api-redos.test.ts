@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileSchema } from '../../src/domain/json-schema.js';
+import { startHarness, type Harness } from './local-api-harness.js';
+
+/**
+ * A payload schema's pattern cannot stall the process (ReDoS): patterns run on a linear-time
+ * engine in the local API and in the worker alike. With a backtracking engine, `^(a+)+$` on 40
+ * `a`s and a `!` takes longer than the universe's age; here the answer comes back at once.
+ */
+const HOSTILE = '^(a+)+$';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('hostile schema patterns', () => {
+  it('the local API keeps answering /healthz while an input is checked against a hostile pattern, and the check answers 422', async () => {
+    const created = await h.call('POST', '/api/workflows', {
+      name: 'ReDoS',
+      prompt: 'Nothing',
+      allowedDomains: ['shop.test'],
+      payloadSchema: { type: 'object', properties: { a: { type: 'string', pattern: HOSTILE }, b: { type: 'object', patternProperties: { [HOSTILE]: { type: 'string' } } } } },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.workflow_uuid as string;
+    const hostile = `${'a'.repeat(40)}!`;
+    const long = `${'a'.repeat(400_000)}!`;
+    const validating = h.call('POST', `/api/workflows/${id}/execute`, { inputPayload: { a: long, b: { [hostile]: 'x' } } });
+    const sentAt = performance.now();
+    const health = await fetch(`${h.server.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(performance.now() - sentAt).toBeLessThan(1000);
+    const answer = await validating;
+    expect(answer.status).toBe(422);
+    expect(JSON.stringify(answer.body)).toContain('must match pattern');
+    const short = await h.call('POST', `/api/workflows/${id}/execute`, { inputPayload: { a: hostile } });
+    expect(short.status).toBe(422);
+  });
+
+  it('a pattern the linear-time engine cannot run is refused with a reason when the workflow is saved', async () => {
+    const res = await h.call('POST', '/api/workflows', {
+      name: 'Lookahead',
+      prompt: 'Nothing',
+      allowedDomains: ['shop.test'],
+      payloadSchema: { type: 'object', properties: { a: { type: 'string', pattern: '^(?=.*\\d)(\\w+)\\1$' } } },
+    });
+    expect(res.status).toBe(422);
+    expect(JSON.stringify(res.body)).toMatch(/linear time.*lookaround and backreferences/);
+  });
+
+  it('the worker checks an input against a hostile pattern at once', () => {
+    const validate = compileSchema({ type: 'object', properties: { a: { type: 'string', pattern: HOSTILE } } });
+    const started = performance.now();
+    const result = validate({ a: `${'a'.repeat(40)}!` });
+    const elapsed = performance.now() - started;
+    expect(result.ok).toBe(false);
+    expect(result.ok ? '' : result.errors).toContain('must match pattern');
+    expect(elapsed).toBeLessThan(1000);
+    expect(validate({ a: 'aaaa' })).toEqual({ ok: true });
+  });
+
+  it('keeps each pattern of one schema apart (Ajv keys patterns by their text)', () => {
+    const validate = compileSchema({ type: 'object', properties: { a: { type: 'string', pattern: '\\S' }, b: { type: 'string', pattern: '^[^/]+$' } } });
+    expect(validate({ a: 'x', b: 'x/y' }).ok).toBe(false);
+    expect(validate({ a: 'x', b: 'xy' }).ok).toBe(true);
+  });
+});

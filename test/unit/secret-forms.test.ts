@@ -1,0 +1,118 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createSecretVault } from '../../src/domain/secrets.js';
+import type { JsonSchema } from '../../src/domain/specification.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+import { scrubFromProcessLog } from '../../src/telemetry/log-secrets.js';
+
+// A secret with what pages and transports transform: quotes, a backslash, a double space,
+// non-ASCII, and more than 200 characters.
+const SECRET = `Pa"ss\\wo  rd-é€<&>'${'x7'.repeat(110)}`;
+const schema = { type: 'object', properties: { pw: { type: 'string', writeOnly: true } } };
+
+describe('secret forms (docs/secrets.md#forms)', () => {
+  const vault = createSecretVault({ pw: SECRET }, schema);
+  const forms: Record<string, string> = {
+    'as typed': SECRET,
+    'JSON-escaped': JSON.stringify(SECRET),
+    'JSON-escaped twice': JSON.stringify(JSON.stringify(SECRET)),
+    'JSON with \\u escapes': JSON.stringify(SECRET).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+    'HTML-escaped': SECRET.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&#39;'),
+    'percent-encoded': encodeURIComponent(SECRET),
+    'form-encoded': new URLSearchParams({ q: SECRET }).toString(),
+    'percent-encoded twice': encodeURIComponent(encodeURIComponent(SECRET)),
+    'upper-cased': SECRET.toUpperCase(),
+    'lower-cased': SECRET.toLowerCase(),
+    'whitespace collapsed': SECRET.replace(/\s+/g, ' '),
+    base64: Buffer.from(SECRET).toString('base64'),
+    'base64 inside a longer value': Buffer.from(`user:${SECRET}`).toString('base64url'),
+    'cut at 200 characters': `${SECRET.slice(0, 200)}…`,
+    'a leading piece of 8': SECRET.slice(0, 8),
+  };
+  for (const [name, form] of Object.entries(forms)) {
+    it(`redacts the secret ${name}`, () => {
+      const out = vault.redact(`before ${form} after`);
+      expect(out).toContain('{{pw}}');
+      expect(out.startsWith('before ')).toBe(true);
+      expect(out).not.toContain('x7x7x7');
+      expect(out.toLowerCase()).not.toContain('pa"ss');
+      expect(out).not.toMatch(/UGEi|dzc4/); // base64 of its start / of 'w78'... never left over
+    });
+  }
+
+  it('leaves a leading piece shorter than 8 characters and unrelated text alone', () => {
+    expect(vault.redact('Pa"ss\\w and x7x7x7 alone')).toBe('Pa"ss\\w and x7x7x7 alone');
+  });
+
+  it('keeps a character next to whitespace or a backslash apart from their encodings', () => {
+    // A `+` after a tab (form encoding writes a space as `+`), a control character after a backslash (`\\\\u0001`).
+    const tricky = 'ab\t+cd\\\u0001efgh+ij\u2029kl';
+    const vault = createSecretVault({ pw: tricky }, schema);
+    for (const form of [new URLSearchParams({ q: tricky }).toString().slice(2), JSON.stringify(tricky), encodeURIComponent(tricky)]) {
+      expect(vault.redact(`<${form}>`)).toMatch(/^<"?\{\{pw\}\}"?>$/);
+    }
+  });
+
+  it('redacts configured keys in their forms too', () => {
+    const keys = createSecretVault(undefined, undefined, ['sk-ant-api03-abcdefgh']);
+    expect(keys.redact(`k=${encodeURIComponent('SK-ANT-API03-ABCDEFGH')}`)).toBe('k=[REDACTED]');
+  });
+});
+
+describe('secret marks found as the validator applies the schema', () => {
+  const cases: Array<[string, JsonSchema, unknown, string]> = [
+    ['$ref/$defs', { $defs: { pw: { type: 'string', writeOnly: true } }, type: 'object', properties: { login: { $ref: '#/$defs/pw' } } }, { login: 'hunter2-ref' }, 'login'],
+    ['definitions + $ref (draft 07)', { definitions: { s: { 'x-secret': true } }, properties: { a: { $ref: '#/definitions/s' } } }, { a: 'hunter2-def' }, 'a'],
+    ['additionalProperties', { type: 'object', additionalProperties: { type: 'string', 'x-secret': true } }, { token: 'hunter2-add' }, 'token'],
+    ['patternProperties', { type: 'object', patternProperties: { '^key_': { writeOnly: true } } }, { key_1: 'hunter2-pat' }, 'key_1'],
+    ['prefixItems', { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'array', prefixItems: [{ type: 'string' }, { type: 'string', writeOnly: true }] }, ['user', 'hunter2-pre'], '1'],
+    ['items', { type: 'object', properties: { pins: { type: 'array', items: { 'x-secret': true } } } }, { pins: ['hunter2-item'] }, 'pins.0'],
+    ['if/then', { type: 'object', if: { properties: { kind: { const: 'card' } } }, then: { properties: { number: { writeOnly: true } } } }, { kind: 'card', number: 'hunter2-then' }, 'number'],
+    ['anyOf', { anyOf: [{ type: 'object', properties: { p: { 'x-secret': true } } }] }, { p: 'hunter2-any' }, 'p'],
+  ];
+  for (const [name, schemaOf, payload, path] of cases) {
+    it(`finds a mark through ${name}`, () => {
+      const vault = createSecretVault(payload, schemaOf);
+      expect(vault.paths).toEqual([path]);
+      expect(JSON.stringify(vault.maskedPayload)).not.toContain('hunter2');
+      expect(JSON.stringify(vault.maskedPayload)).toContain(`{{${path}}}`);
+    });
+  }
+
+  it('a TOTP seed marked through $ref is a secret that types a code', () => {
+    const seed = 'JBSWY3DPEHPK3PXP';
+    const vault = createSecretVault({ otp: seed }, { $defs: { code: { type: 'string', format: 'totp' } }, properties: { otp: { $ref: '#/$defs/code' } } }, [], { now: () => 0 });
+    expect(vault.oneTimeCodePaths).toEqual(['otp']);
+    expect(vault.reveal('{{otp}}')).toMatch(/^\d{6}$/);
+    expect(vault.redact(`seed ${seed.toLowerCase()}`)).toBe('seed {{otp}}');
+  });
+
+  it('a property merely named like a mark is not a secret', () => {
+    const vault = createSecretVault({ writeOnly: 'plain', 'x-secret': 'plain' }, { properties: { writeOnly: { type: 'string' }, 'x-secret': true } });
+    expect(vault.paths).toEqual([]);
+  });
+});
+
+describe('the process log', () => {
+  it('scrubs every live secret from every line, whatever field carries it, as valid JSON', () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const logger = createLogger({ level: 'info', destination: sink, secrets: ['sk-process-key-0001'] });
+    const vault = createSecretVault({ pw: SECRET }, schema);
+    const stop = scrubFromProcessLog(vault.redact);
+    const beacon = `https://analytics.example/collect?v=${encodeURIComponent(SECRET)}`;
+    logger.info({ url: beacon, layer: 'network', nested: { k: 'sk-process-key-0001' } }, 'request blocked');
+    stop();
+    logger.info({ url: 'x7x7x7x7x7x7x7x7' }, 'after the run');
+    const first = JSON.parse(lines[0]!) as { url: string; nested: { k: string } };
+    expect(first.url).toBe('https://analytics.example/collect?v={{pw}}');
+    expect(first.nested.k).toBe('[REDACTED]');
+    expect(lines[0]).not.toContain('x7x7x7');
+    expect(JSON.parse(lines[1]!).url).toBe('x7x7x7x7x7x7x7x7');
+  });
+});
