@@ -11,6 +11,7 @@
  * the page. Either way the agent is told to read the page again, and nothing else is clicked.
  */
 import type { CDPSession } from 'playwright-core';
+import { annotateFromAxTree } from './ax-names.js';
 import { STRUCTURE_KEY, STRUCTURE_SCRIPT } from './structure-script.js';
 import type { ElementIdentity, FoundElement, PageRead, PageReadOptions, Point, StructureResult } from './types.js';
 
@@ -50,6 +51,9 @@ export interface PageStructure {
   describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
 }
 
+/** Calls that name elements: the browser's names are brought up to date first (ax-names.ts). */
+const NAMED = { names: true } as const;
+
 interface World {
   loaderId: string;
   contextId: number;
@@ -82,10 +86,12 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
   };
 
   /** Calls `fn(...args)` of the script in the current document; retried once if the document changed under it. */
-  const call = async <T>(fn: string, args: unknown[], options: { byValue?: boolean } = {}): Promise<{ value: T; loaderId: string }> => {
+  const call = async <T>(fn: string, args: unknown[], options: { byValue?: boolean; names?: boolean } = {}): Promise<{ value: T; loaderId: string }> => {
     const session = await client();
     for (let attempt = 1; ; attempt++) {
       const current = await ensureWorld(session);
+      // A document the tree cannot name (gone mid-read) keeps the script's names; the call below says whether it is gone.
+      if (options.names) await annotateFromAxTree(session, current.contextId, STRUCTURE_KEY).catch(() => undefined);
       const expression = `globalThis.${STRUCTURE_KEY}.${fn}(${args.map((a) => JSON.stringify(a)).join(', ')})`;
       const reply = (await session
         .send('Runtime.evaluate', { expression, contextId: current.contextId, returnByValue: options.byValue ?? true })
@@ -170,16 +176,18 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
         if (refused) return { ok: false, error: refused };
       }
       const from = next;
-      const { value, loaderId } = await call<{ ok: boolean; error?: string; lines: string[]; omitted: number; deeper: number; next: number }>('readPage', [
-        { next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars },
-      ]);
+      const { value, loaderId } = await call<{ ok: boolean; error?: string; lines: string[]; omitted: number; deeper: number; next: number }>(
+        'readPage',
+        [{ next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars }],
+        NAMED,
+      );
       if (!value.ok) return { ok: false, error: staleRefError(options.ref ?? '', 'removed') };
       issued(from, value.next, loaderId);
       return { ok: true, value: { lines: value.lines, omitted: value.omitted, deeper: value.deeper } };
     },
 
     async find(rank, limit) {
-      const { value: candidates } = await call<FoundElement[]>('findCandidates', [FIND_POOL]);
+      const { value: candidates } = await call<FoundElement[]>('findCandidates', [FIND_POOL], NAMED);
       const chosen = rank(candidates).slice(0, limit);
       const from = next;
       const { value, loaderId } = await call<{ lines: string[]; next: number }>('linesFor', [chosen, from]);
@@ -211,21 +219,18 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
 
     identify: (ref) =>
       withRef(ref, async () => {
-        const { value } = await call<ElementIdentity | null>('identify', [ref]);
+        const { value } = await call<ElementIdentity | null>('identify', [ref], NAMED);
         return value ? { ok: true, value: compact(value) } : { ok: false, error: staleRefError(ref, 'removed') };
       }),
 
     async identifyAt(point) {
-      const { value } = await call<ElementIdentity | null>('identifyAt', [point.x, point.y]);
+      const { value } = await call<ElementIdentity | null>('identifyAt', [point.x, point.y], NAMED);
       return value ? compact(value) : null;
     },
 
     async locate(identity) {
       const from = next;
-      const { value, loaderId } = await call<{ ok: boolean; ref?: string; next?: number; enabled?: boolean; inView?: boolean; error?: string; count?: number }>('locate', [
-        identity,
-        from,
-      ]);
+      const { value, loaderId } = await call<{ ok: boolean; ref?: string; next?: number; enabled?: boolean; inView?: boolean; error?: string; count?: number }>('locate', [identity, from], NAMED);
       if (!value.ok) {
         const what = `${identity.role}${identity.name ? ` "${identity.name}"` : ''}`;
         return { ok: false, error: value.error === 'ambiguous' ? `${value.count} elements match ${what}` : `no ${what} on the page` };
@@ -235,7 +240,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
     },
 
     async focused() {
-      const { value } = await call<{ identity: ElementIdentity; editable: boolean } | null>('focused', [next]);
+      const { value } = await call<{ identity: ElementIdentity; editable: boolean } | null>('focused', [next], NAMED);
       return value ? { identity: compact(value.identity), editable: value.editable } : null;
     },
 
@@ -250,7 +255,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       }),
 
     async findText(value, limit) {
-      const { value: found } = await call<Array<{ identity: ElementIdentity; text: string }>>('findText', [value, limit]);
+      const { value: found } = await call<Array<{ identity: ElementIdentity; text: string }>>('findText', [value, limit], NAMED);
       return found.map((f) => ({ identity: compact(f.identity), text: f.text }));
     },
 
@@ -265,7 +270,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
 
     async describe(ref) {
       if (await precheck(ref)) return null;
-      return (await call<{ role: string; name: string; tag: string; type?: string } | null>('describe', [ref])).value;
+      return (await call<{ role: string; name: string; tag: string; type?: string } | null>('describe', [ref], NAMED)).value;
     },
   };
 }

@@ -27,6 +27,15 @@ export const ELEMENT_SEMANTICS = `
     'month', 'week', 'color', '']);
   const SECTIONING = 'article, aside, main, nav, section';
 
+  // The browser's own names (ax-names.ts fills this): element → { role, name, description }.
+  const axInfo = new WeakMap();
+  let axStale = true;
+  new MutationObserver(() => { axStale = true; }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  /** Whether the document changed since the names were last given (and from now on: not). */
+  function axDirty() { const was = axStale; axStale = false; return was; }
+  function annotate(infos, elements) { elements.forEach((el, i) => { if (el && el.nodeType === 1) axInfo.set(el, infos[i]); }); }
+  function axDescription(el) { const ax = axInfo.get(el); return ax ? ax.description : ''; }
+
   const squash = (s) => String(s == null ? '' : s).replace(/[\\s\\u00a0]+/g, ' ').trim();
   const cut = (s, max) => (s.length > max ? s.slice(0, max - 1) + '\\u2026' : s);
   const quote = (s) => '"' + s.replace(/\\\\/g, '\\\\\\\\').replace(/"/g, '\\\\"') + '"';
@@ -52,13 +61,23 @@ export const ELEMENT_SEMANTICS = `
     const style = getComputedStyle(el);
     if (style.display === 'none') return 'gone';
     if (style.display === 'contents') return 'hidden';
-    if (!el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return 'hidden';
+    if (!el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return style.visibility !== 'hidden' && drawnByLabel(el) ? 'shown' : 'hidden';
     const r = el.getBoundingClientRect();
     if (r.width < 1 || r.height < 1) return 'hidden';
     // The "visually hidden" pattern (a 1px clipped box) is for screen readers, not for the eye:
     // nothing inside it is shown, so nothing inside it is read.
-    if (r.width <= 2 && r.height <= 2 && style.overflow === 'hidden') return 'gone';
+    const clipped = (r.width <= 2 && r.height <= 2 && style.overflow === 'hidden') || style.clip === 'rect(0px, 0px, 0px, 0px)' || style.clipPath === 'inset(50%)';
+    if (clipped) return drawnByLabel(el) ? 'shown' : 'gone';
     return 'shown';
+  }
+
+  /**
+   * A checkbox or radio made invisible (transparent, clipped) under a label that shows: the usual
+   * custom-drawn control (a switch of a design system). It is reported; the label is what one
+   * clicks (pointOf accepts a hit on it).
+   */
+  function drawnByLabel(el) {
+    return el.localName === 'input' && (el.type === 'checkbox' || el.type === 'radio') && !!el.labels && Array.from(el.labels).some((l) => l.getBoundingClientRect().width > 2);
   }
 
   function inViewport(el) {
@@ -130,6 +149,9 @@ export const ELEMENT_SEMANTICS = `
       case 'hr': return 'separator';
     }
     if (el.isContentEditable && (el.parentElement === null || !el.parentElement.isContentEditable)) return 'textbox';
+    // A role the browser gives that the markup does not show (a custom element's internals).
+    const ax = axInfo.get(el);
+    if (ax && INTERACTIVE.has(ax.role)) return ax.role;
     if (el.tabIndex >= 0 && el.hasAttribute('tabindex')) return 'clickable';
     // A plain element styled as clickable (cursor: pointer) whose parent is not: the usual
     // shape of a custom button built from a div.
@@ -162,6 +184,9 @@ export const ELEMENT_SEMANTICS = `
   }
 
   function name(el, r) {
+    // The browser's name when it gives one; the rules below are for elements it left unnamed.
+    const ax = axInfo.get(el);
+    if (ax && ax.name) return cut(ax.name, NAME_MAX);
     const labelled = byIds(el, 'aria-labelledby');
     if (labelled.length) return cut(squash(labelled.map((l) => textOf(l)).join(' ')), NAME_MAX);
     const aria = squash(el.getAttribute('aria-label'));

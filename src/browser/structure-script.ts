@@ -30,6 +30,8 @@ ${ACTION_TARGETS}
     value: {
       readPage,
       findCandidates,
+      axDirty,
+      annotate,
       linesFor,
       pageText,
       lookup,

@@ -209,6 +209,17 @@ export interface FoundElement {
   /** Words around it: placeholder, title, name and id attributes, its form or section heading. */
   context: string;
   inView: boolean;
+  /** The browser's description of it (`aria-describedby`, a title beside its name). */
+  description?: string;
+  /** The text just before a field that has no label of its own. */
+  label?: string;
+  /** The heading it comes under, and the region it sits in (role and name, e.g. `form "Order"`). */
+  heading?: string;
+  region?: string;
+  /** The column and row headers of the table cell it is in. */
+  column?: string;
+  row?: string;
+  href?: string;
 }
 
 export interface TabInfo {

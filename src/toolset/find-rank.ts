@@ -131,6 +131,27 @@ function wordScore(word: string, against: readonly string[]): number {
   return best;
 }
 
+/**
+ * What else a description may name, and how much a word found there counts against one in the
+ * name (1): the browser's description, the text before a field, the table headers, the words of
+ * its attributes, the heading it comes under, the region it is in, its address.
+ */
+function contextSources(c: FoundElement): Array<[number, string[]]> {
+  const sources: Array<[number, string[]]> = [];
+  const add = (weight: number, text: string | undefined) => {
+    if (text) sources.push([weight, words(text)]);
+  };
+  add(0.8, c.description);
+  if (c.name) add(0.8, c.label);
+  add(0.7, c.column);
+  add(0.7, c.row);
+  add(0.6, c.context);
+  add(0.6, c.heading);
+  add(0.6, c.region);
+  add(0.5, c.href?.replace(/^[a-z]+:\/\/[^/]+/i, ''));
+  return sources;
+}
+
 /** Indices of `candidates` that match `query`, best first; those that match nothing are left out. */
 export function rankElements(query: string, candidates: readonly FoundElement[]): number[] {
   const all = words(query).filter((w) => !STOP_WORDS.has(w));
@@ -138,14 +159,14 @@ export function rankElements(query: string, candidates: readonly FoundElement[])
   const terms = all.filter((w) => !ROLE_WORDS[w]);
   const scored: Array<{ i: number; score: number }> = [];
   for (const c of candidates) {
-    const name = words(c.name);
-    const context = words(c.context);
+    // A field named by nothing but the text before it is named by that text.
+    const name = words(c.name || c.label || '');
+    const sources = contextSources(c);
     let score = 0;
     let matched = 0;
     for (const term of terms) {
-      const inName = wordScore(term, name);
-      const inContext = wordScore(term, context) * 0.6;
-      const best = Math.max(inName, inContext);
+      let best = wordScore(term, name);
+      for (const [weight, against] of sources) if (best < weight) best = Math.max(best, wordScore(term, against) * weight);
       if (best > 0) matched++;
       score += best;
     }
