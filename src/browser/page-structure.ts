@@ -13,7 +13,7 @@
 import type { CDPSession } from 'playwright-core';
 import { annotateFromAxTree } from './ax-names.js';
 import { STRUCTURE_KEY, STRUCTURE_SCRIPT } from './structure-script.js';
-import type { ElementIdentity, FoundElement, PageRead, PageReadOptions, Point, StructureResult } from './types.js';
+import type { CalendarView, ElementIdentity, FoundElement, PageRead, PageReadOptions, Point, PopupOption, StructureResult, WidgetState } from './types.js';
 
 /** Name of the isolated world; the page cannot address it. */
 const WORLD_NAME = 'execution-worker-structure';
@@ -47,6 +47,9 @@ export interface PageStructure {
   readText(identity: ElementIdentity): Promise<string | null>;
   /** Sets (or with null removes) an attribute on the referenced element; false when it is gone. */
   mark(ref: string, name: string, value: string | null): Promise<boolean>;
+  widget(ref: string): Promise<StructureResult<WidgetState>>;
+  popupOptions(ref: string): Promise<StructureResult<PopupOption[]>>;
+  calendar(): Promise<CalendarView>;
   /** The short description of a referenced element, for labels and errors. */
   describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
 }
@@ -147,7 +150,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       case 'disabled':
         return `${ref} is disabled`;
       case 'readonly':
-        return `${ref} is read-only`;
+        return `${ref} is read-only: it takes no typed value (if a control beside it sets it, use that)`;
       case 'no-option':
         return `${ref} has no option with that value or text; its options include: ${(reply.options ?? []).map((o) => JSON.stringify(o)).join(', ')}`;
       case 'option-disabled':
@@ -163,7 +166,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       case 'format':
         return `the page refused that value for ${ref} (an input of type ${reply.type ?? 'text'}${reply.type === 'date' ? ': use YYYY-MM-DD' : reply.type === 'time' ? ': use HH:MM' : ''})`;
       case 'not-a-field':
-        return `${ref} is a ${reply.role ?? 'element'}, not a form field`;
+        return `${ref} is a ${reply.role ?? 'element'}, not a form field: click it, or find the field it belongs to (form_input takes text fields, selects, checkboxes, radio buttons, switches, comboboxes, date fields and rich-text editors)`;
       default:
         return `${ref}: ${reply.error ?? 'the page refused the action'}`;
     }
@@ -266,6 +269,28 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
     async mark(ref, name, value) {
       if (await precheck(ref)) return false;
       return (await call<boolean>('mark', [ref, name, value])).value;
+    },
+
+    widget: (ref) =>
+      withRef(ref, async () => {
+        const { value } = await call<WidgetState | null>('widget', [ref]);
+        return value ? { ok: true, value } : { ok: false, error: staleRefError(ref, 'removed') };
+      }),
+
+    popupOptions: (ref) =>
+      withRef(ref, async () => {
+        const from = next;
+        const { value, loaderId } = await call<{ options: PopupOption[]; next: number } | null>('popupOptions', [ref, from], NAMED);
+        if (!value) return { ok: false, error: staleRefError(ref, 'removed') };
+        issued(from, value.next, loaderId);
+        return { ok: true, value: value.options };
+      }),
+
+    async calendar() {
+      const from = next;
+      const { value, loaderId } = await call<{ view: CalendarView; next: number }>('calendar', [from], NAMED);
+      issued(from, value.next, loaderId);
+      return value.view;
     },
 
     async describe(ref) {

@@ -222,6 +222,9 @@ export const PAGE_READS = `
   function nearbyLabel(el, r) {
     if (!['textbox', 'searchbox', 'combobox', 'listbox', 'spinbutton', 'checkbox', 'radio', 'switch', 'slider'].includes(r)) return '';
     if (el.labels && el.labels.length) return '';
+    // A part of a combobox (select2's rendered choice) is named by the combobox, not by the label beside it.
+    const box = el.parentElement && el.parentElement.closest('[role=combobox]');
+    if (box) return '';
     let node = el;
     for (let up = 0; node && up < 4; up++) {
       for (let prev = node.previousElementSibling; prev; prev = prev.previousElementSibling) {

@@ -128,6 +128,9 @@ export const ACTION_TARGETS = `
       if (text !== '' && el.value === '') return { ok: false, error: 'format', type: inputType(el) };
       el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertReplacementText', data: text }));
       fire('change');
+      // Left as a person leaves a field: pages that read a typed value when the field loses focus
+      // (a date picker's own format, a masked input) take it now.
+      el.blur();
       return { ok: true };
     }
     if (el.isContentEditable) {
