@@ -183,7 +183,8 @@ export function rankElements(query: string, candidates: readonly FoundElement[])
       if (name.join(' ') === terms.join(' ')) score += 0.5;
     }
     // Ties go to what one acts on, then to what is in view.
-    if (INTERACTIVE_ROLES.has(c.role)) score += 0.1;
+    // A control of a known kind before an element that is only styled as clickable (often its wrapper, of the same name).
+    if (INTERACTIVE_ROLES.has(c.role)) score += c.role === 'clickable' ? 0.05 : 0.1;
     if (c.inView) score += 0.05;
     if (score > 0) scored.push({ i: c.i, score });
   }
