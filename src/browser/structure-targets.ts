@@ -6,11 +6,11 @@
  */
 export const ACTION_TARGETS = `
   /** Where to click an element: scrolled into view, a point that reaches it (not a cover over it). */
-  function pointOf(el) {
+  function pointOf(el, scrolled) {
     if (visibility(el) === 'gone') return { ok: false, error: 'hidden' };
     let r = el.getBoundingClientRect();
     const fully = r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
-    if (!fully) { el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' }); r = el.getBoundingClientRect(); }
+    if (!fully && !scrolled) { el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' }); r = el.getBoundingClientRect(); scrolled = true; }
     if (r.width < 1 || r.height < 1) return { ok: false, error: 'hidden' };
     const spots = [[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75], [0.1, 0.5]];
     let cover = null;
@@ -22,6 +22,8 @@ export const ACTION_TARGETS = `
       if (hit && (hit === el || el.contains(hit) || (hit.localName === 'label' && hit.control === el) || (el.shadowRoot && el.shadowRoot.contains(hit)))) return { ok: true, x, y };
       if (hit && !cover) cover = hit;
     }
+    // In view of the window but clipped by a scrolling box (a pop-up list's lower options): scrolled within it, once.
+    if (!scrolled) { el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' }); return pointOf(el, true); }
     if (cover) { const cr = role(cover); return { ok: false, error: 'covered', by: (cr || cover.localName) + (name(cover, cr) ? ' ' + quote(name(cover, cr)) : '') }; }
     return { ok: false, error: 'offscreen' };
   }

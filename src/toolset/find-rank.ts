@@ -23,6 +23,7 @@ const ROLE_WORDS: Readonly<Record<string, readonly string[]>> = {
   textbox: ['textbox', 'searchbox'],
   textfield: ['textbox', 'searchbox'],
   textarea: ['textbox'],
+  editor: ['textbox'],
   entry: ['textbox', 'searchbox'],
   dropdown: ['combobox', 'listbox'],
   select: ['combobox', 'listbox'],
@@ -155,12 +156,16 @@ function contextSources(c: FoundElement): Array<[number, string[]]> {
 /** Indices of `candidates` that match `query`, best first; those that match nothing are left out. */
 export function rankElements(query: string, candidates: readonly FoundElement[]): number[] {
   const all = words(query).filter((w) => !STOP_WORDS.has(w));
-  const roles = new Set(all.flatMap((w) => ROLE_WORDS[w] ?? []));
-  const terms = all.filter((w) => !ROLE_WORDS[w]);
+  const kindWords = all.filter((w) => ROLE_WORDS[w]);
+  const plainTerms = all.filter((w) => !ROLE_WORDS[w]);
   const scored: Array<{ i: number; score: number }> = [];
   for (const c of candidates) {
     // A field named by nothing but the text before it is named by that text.
     const name = words(c.name || c.label || '');
+    // A kind word the name itself holds ("Text messages", "Title") is a word of the name here, not a kind asked for.
+    const named = kindWords.filter((w) => name.includes(w));
+    const terms = named.length ? [...plainTerms, ...named] : plainTerms;
+    const roles = new Set(kindWords.filter((w) => !named.includes(w)).flatMap((w) => ROLE_WORDS[w] ?? []));
     const sources = contextSources(c);
     let score = 0;
     let matched = 0;

@@ -16,6 +16,8 @@ import type { ActionReport, ActionSpace } from '../../src/toolset/types.js';
 export interface WidgetTask {
   widget: string;
   page: string;
+  /** A control to click first (found by this description), e.g. the button that opens a dialog. */
+  open?: string;
   find: string;
   /** What find's first line must start with. */
   expect: RegExp;
@@ -26,7 +28,7 @@ export interface WidgetTask {
 }
 
 export const WIDGET_TASKS: readonly WidgetTask[] = [
-  { widget: 'tom-select single', page: 'tom-select.html', find: 'customer dropdown', expect: /^combobox "Customer"/, value: 'Initech', state: 'customerSelect.getValue()', want: 'c3' },
+  { widget: 'tom-select single', page: 'tom-select.html', find: 'customer dropdown', expect: /^combobox "Customer"/, value: 'Vandelay Imports', state: 'customerSelect.getValue()', want: 'c12' },
   { widget: 'tom-select multi', page: 'tom-select.html', find: 'tags', expect: /^combobox "Tags"/, value: 'Urgent, VIP', state: 'tagsSelect.getValue()', want: ['urgent', 'vip'] },
   { widget: 'select2 single', page: 'select2.html', find: 'country', expect: /^combobox "Choose a country"/, value: 'Germany', state: "[$('#country').val(), $('#country').select2('data')[0].text]", want: ['DE', 'Germany'] },
   { widget: 'select2 multi', page: 'select2.html', find: 'carriers field', expect: /^(combobox|searchbox)/, value: 'UPS, La Poste', state: "$('#carriers').val()", want: ['ups', 'post'] },
@@ -36,6 +38,10 @@ export const WIDGET_TASKS: readonly WidgetTask[] = [
   { widget: 'Shoelace input', page: 'shoelace.html', find: 'display name', expect: /^textbox "Display name"/, value: 'Ada L.', state: "document.getElementById('display-name').value", want: 'Ada L.' },
   { widget: 'Shoelace select', page: 'shoelace.html', find: 'language select', expect: /^combobox "Language"/, value: 'Deutsch', state: "document.getElementById('language').value", want: 'de' },
   { widget: 'Shoelace switch', page: 'shoelace.html', find: 'email notifications switch', expect: /^switch "Email notifications"/, value: true, state: "document.getElementById('notifications').checked", want: true },
+  { widget: 'Fluent switch (role=switch host)', page: 'fluent.html', find: 'weekly digest switch', expect: /^switch "Weekly digest"/, value: true, state: "document.getElementById('digest').checked", want: true },
+  { widget: 'Fluent checkbox (role=checkbox host)', page: 'fluent.html', find: 'text messages', expect: /^checkbox "Text messages"/, value: true, state: "document.getElementById('sms').checked", want: true },
+  { widget: 'Fluent combobox', page: 'fluent.html', find: 'region combobox', expect: /^combobox "Region"/, value: 'Asia Pacific', state: "document.getElementById('region').value", want: 'Asia Pacific' },
+  { widget: 'Fluent modal dialog', page: 'fluent.html', open: 'edit contact button', find: 'phone number', expect: /^textbox "Phone number".*in dialog "Contact details"/, value: '+44 20 7946 0958', state: "document.getElementById('phone').value", want: '+44 20 7946 0958' },
   { widget: 'Shoelace checkbox', page: 'shoelace.html', find: 'accept terms checkbox', expect: /^checkbox "I accept the terms"/, value: true, state: "document.getElementById('terms').checked", want: true },
 ];
 
@@ -65,6 +71,14 @@ export const FIND_DESCRIPTIONS: ReadonlyArray<{ page: string; query: string; exp
   { page: 'shoelace.html', query: 'terms checkbox', expect: /^checkbox "I accept the terms"/ },
   { page: 'shoelace.html', query: 'save settings button', expect: /^button "Save settings"/ },
   { page: 'shoelace.html', query: 'accept the terms', expect: /^checkbox "I accept the terms"/ },
+  { page: 'fluent.html', query: 'weekly digest', expect: /^switch "Weekly digest"/ },
+  { page: 'fluent.html', query: 'sms checkbox', expect: /^checkbox "Text messages"/ },
+  { page: 'fluent.html', query: 'region', expect: /^combobox "Region"/ },
+  { page: 'fluent.html', query: 'save preferences', expect: /^button "Save preferences"/ },
+  { page: 'fluent.html', query: 'edit contact', expect: /^button "Edit contact"/ },
+  { page: 'tom-select.html', query: 'order form submit', expect: /^button "Create order"/ },
+  { page: 'select2.html', query: 'shipping country select', expect: /^combobox "Choose a country"/ },
+  { page: 'quill.html', query: 'underline', expect: /^button "underline"/ },
 ];
 
 export interface WidgetHarness {
@@ -110,8 +124,17 @@ export async function openWidgetPage(sandbox: BrowserSandbox, origin: string, pa
   };
 }
 
+/** The calls the ideal agent makes for a task: find and form_input, after find and a click to open what holds the control. */
+export const callsOf = (task: WidgetTask): number => (task.open ? 4 : 2);
+
 /** One task as the ideal agent does it: find, form_input by the reference of find's first line. */
 export async function runWidgetTask(h: WidgetHarness, task: WidgetTask): Promise<{ ok: boolean; detail: string; state: unknown }> {
+  if (task.open) {
+    const opener = /\[(ref_\d+)\]/.exec(resultText((await h.call('find', { query: task.open })).result))?.[1];
+    if (!opener) return { ok: false, detail: `nothing found for "${task.open}"`, state: undefined };
+    const clicked = await h.call('left_click', { target: { type: 'ref', ref: opener } });
+    if (!clicked.ok) return { ok: false, detail: resultText(clicked.result), state: undefined };
+  }
   const found = resultText((await h.call('find', { query: task.find })).result);
   const first = found.split('\n')[0] ?? '';
   const ref = /\[(ref_\d+)\]/.exec(first)?.[1];

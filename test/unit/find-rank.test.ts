@@ -37,3 +37,29 @@ describe('find: ranking elements against a description', () => {
     expect(rankElements('country dropdown', page)).toEqual([6]);
   });
 });
+
+describe('find: ranking by where an element is', () => {
+  const add = (i: number, section: string): FoundElement => ({ i, role: 'link', name: 'Add', context: 'a', inView: true, heading: section, region: `region ${section}`, href: `/${section.toLowerCase()}/new` });
+  const office: FoundElement[] = [
+    add(0, 'Customers'),
+    add(1, 'Products'),
+    add(2, 'Invoices'),
+    { i: 3, role: 'button', name: 'Edit', context: 'button', inView: true, row: 'ACME', column: 'Actions' },
+    { i: 4, role: 'button', name: 'Edit', context: 'button', inView: true, row: 'Globex', column: 'Actions' },
+    { i: 5, role: 'textbox', name: '', context: 'text', inView: true, label: 'Amount' },
+    { i: 6, role: 'textbox', name: 'Notes', context: 'text', inView: true, description: 'Shown on the invoice' },
+    { i: 7, role: 'clickable', name: 'Text messages', context: 'div', inView: true },
+    { i: 8, role: 'checkbox', name: 'Text messages', context: 'input', inView: true },
+  ];
+
+  it.each([
+    ['add invoice link', 2],
+    ['add product', 1],
+    ['edit Globex', 4],
+    ['amount field', 5],
+    ['invoice remark field', 6],
+    ['text messages', 8],
+  ])('"%s" finds element %i first', (query, expected) => {
+    expect(rankElements(query, office)[0]).toBe(expected);
+  });
+});
