@@ -40,7 +40,40 @@ export const ELEMENT_SEMANTICS = `
   const cut = (s, max) => (s.length > max ? s.slice(0, max - 1) + '\\u2026' : s);
   const quote = (s) => '"' + s.replace(/\\\\/g, '\\\\\\\\').replace(/"/g, '\\\\"') + '"';
 
+  /** The document of a same-origin frame; null for another origin's (its content is not read). */
+  function frameDoc(el) {
+    try { return el.contentDocument || null; } catch (e) { return null; }
+  }
+
+  /** Where a frame's document starts, in the top window's coordinates (0, 0 for the top document). */
+  function frameOrigin(doc) {
+    let x = 0;
+    let y = 0;
+    let win = doc.defaultView;
+    while (win && win.frameElement) {
+      const fe = win.frameElement;
+      const r = fe.getBoundingClientRect();
+      const s = getComputedStyle(fe);
+      x += r.left + fe.clientLeft + (parseFloat(s.paddingLeft) || 0);
+      y += r.top + fe.clientTop + (parseFloat(s.paddingTop) || 0);
+      win = fe.ownerDocument.defaultView;
+    }
+    return { x, y };
+  }
+
+  /** An element's box in the top window's coordinates, wherever its frame is. */
+  function rectOf(el) {
+    const r = el.getBoundingClientRect();
+    if (el.ownerDocument === document) return r;
+    const o = frameOrigin(el.ownerDocument);
+    return { left: r.left + o.x, right: r.right + o.x, top: r.top + o.y, bottom: r.bottom + o.y, width: r.width, height: r.height };
+  }
+
   function children(node) {
+    if (node.localName === 'iframe' || node.localName === 'frame') {
+      const doc = frameDoc(node);
+      return doc && doc.documentElement ? [doc.documentElement] : [];
+    }
     if (node.shadowRoot) return Array.from(node.shadowRoot.childNodes);
     if (node.localName === 'slot') {
       const assigned = node.assignedNodes({ flatten: true });
@@ -51,7 +84,11 @@ export const ELEMENT_SEMANTICS = `
 
   function deepActive() {
     let el = document.activeElement;
-    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    for (let guard = 0; el && guard < 30; guard++) {
+      if (el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+      else if ((el.localName === 'iframe' || el.localName === 'frame') && frameDoc(el) && frameDoc(el).activeElement) el = frameDoc(el).activeElement;
+      else break;
+    }
     return el;
   }
 
@@ -81,7 +118,7 @@ export const ELEMENT_SEMANTICS = `
   }
 
   function inViewport(el) {
-    const r = el.getBoundingClientRect();
+    const r = rectOf(el);
     return r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth;
   }
 

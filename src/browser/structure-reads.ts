@@ -119,7 +119,6 @@ export const PAGE_READS = `
             if (options.length > OPTIONS_MAX) push((filter === 'interactive' ? '  ' : pad(depth + 1)) + '(' + (options.length - OPTIONS_MAX) + ' more options)');
             return;
           }
-          if (tag === 'iframe' || tag === 'frame') return;
           for (const c of children(node)) visit(c, depth + 1, parentTextual || textual);
           return;
         }
@@ -190,7 +189,7 @@ export const PAGE_READS = `
   /** Words that describe an element beyond its name: placeholder, value, attributes, the heading or legend it sits under. */
   function context(el) {
     const words = [el.getAttribute('placeholder'), el.getAttribute('title'), el.getAttribute('name'), el.id,
-      el.getAttribute('data-testid'), el.localName === 'input' ? inputType(el) : el.localName];
+      el.getAttribute('data-testid'), el.localName === 'input' ? inputType(el) : el.localName, el.localName === 'button' ? el.type : ''];
     const group = el.closest('fieldset, form, section, [role=dialog], dialog, nav, header, footer');
     if (group) {
       const legend = group.querySelector('legend, h1, h2, h3, h4, [role=heading]');

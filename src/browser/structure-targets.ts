@@ -8,9 +8,9 @@ export const ACTION_TARGETS = `
   /** Where to click an element: scrolled into view, a point that reaches it (not a cover over it). */
   function pointOf(el, scrolled) {
     if (visibility(el) === 'gone') return { ok: false, error: 'hidden' };
-    let r = el.getBoundingClientRect();
+    let r = rectOf(el);
     const fully = r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
-    if (!fully && !scrolled) { el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' }); r = el.getBoundingClientRect(); scrolled = true; }
+    if (!fully && !scrolled) { el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' }); r = rectOf(el); scrolled = true; }
     if (r.width < 1 || r.height < 1) return { ok: false, error: 'hidden' };
     const spots = [[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75], [0.1, 0.5]];
     let cover = null;
@@ -28,12 +28,22 @@ export const ACTION_TARGETS = `
     return { ok: false, error: 'offscreen' };
   }
 
+  /** The element at a point of the top window: into open shadow roots and same-origin frames. */
   function hitAt(x, y) {
     let hit = document.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
+    let origin = { x: 0, y: 0 };
+    for (let guard = 0; hit && guard < 30; guard++) {
+      if (hit.shadowRoot) {
+        const inner = hit.shadowRoot.elementFromPoint(x - origin.x, y - origin.y);
+        if (inner && inner !== hit) { hit = inner; continue; }
+      }
+      const doc = hit.localName === 'iframe' || hit.localName === 'frame' ? frameDoc(hit) : null;
+      if (doc) {
+        origin = frameOrigin(doc);
+        const inner = doc.elementFromPoint(x - origin.x, y - origin.y);
+        if (inner) { hit = inner; continue; }
+      }
+      break;
     }
     return hit;
   }
@@ -137,12 +147,13 @@ export const ACTION_TARGETS = `
     }
     if (el.isContentEditable) {
       el.focus();
-      const range = document.createRange();
+      const doc = el.ownerDocument;
+      const range = doc.createRange();
       range.selectNodeContents(el);
-      const selection = getSelection();
+      const selection = doc.getSelection();
       selection.removeAllRanges();
       selection.addRange(range);
-      if (!document.execCommand('insertText', false, String(value))) { el.textContent = String(value); fire('input'); }
+      if (!doc.execCommand('insertText', false, String(value))) { el.textContent = String(value); fire('input'); }
       return { ok: true };
     }
     return { ok: false, error: 'not-a-field', role: role(el) || tag };

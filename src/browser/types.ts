@@ -216,6 +216,7 @@ export interface FoundElement {
   /** The heading it comes under, and the region it sits in (role and name, e.g. `form "Order"`). */
   heading?: string;
   region?: string;
+  regionRole?: string;
   /** The column and row headers of the table cell it is in. */
   column?: string;
   row?: string;

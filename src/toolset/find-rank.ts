@@ -162,8 +162,9 @@ export function rankElements(query: string, candidates: readonly FoundElement[])
   for (const c of candidates) {
     // A field named by nothing but the text before it is named by that text.
     const name = words(c.name || c.label || '');
-    // A kind word the name itself holds ("Text messages", "Title") is a word of the name here, not a kind asked for.
-    const named = kindWords.filter((w) => name.includes(w));
+    // A kind word the name itself holds ("Text messages", "Title") is a word of the name here, not
+    // a kind asked for; so is one naming the kind of region the element sits in ("the order form's submit").
+    const named = kindWords.filter((w) => name.includes(w) || (c.regionRole !== undefined && (ROLE_WORDS[w] ?? []).includes(c.regionRole)));
     const terms = named.length ? [...plainTerms, ...named] : plainTerms;
     const roles = new Set(kindWords.filter((w) => !named.includes(w)).flatMap((w) => ROLE_WORDS[w] ?? []));
     const sources = contextSources(c);

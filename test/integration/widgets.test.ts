@@ -4,7 +4,7 @@ import type { BrowserSandbox } from '../../src/browser/types.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import type { StaticServer } from '../support/static-server.js';
 import { startWidgetSite } from '../support/widget-site.js';
-import { callsOf, measureFindHits, openWidgetPage, runWidgetTask, WIDGET_TASKS } from '../support/widget-tasks.js';
+import { callsOf, measureFindHits, openWidgetPage, resultText, runWidgetTask, WIDGET_TASKS } from '../support/widget-tasks.js';
 
 /**
  * The widget conformance suite: real component libraries (tom-select, select2 on jQuery,
@@ -20,7 +20,7 @@ let origin: string;
 beforeAll(async () => {
   site = await startWidgetSite();
   origin = `http://widgets.test:${site.port}`;
-  sandbox = createPlaywrightSandbox({ logger: silent, hostRules: 'MAP widgets.test 127.0.0.1' });
+  sandbox = createPlaywrightSandbox({ logger: silent, hostRules: 'MAP widgets.test 127.0.0.1,MAP partner.test 127.0.0.1' });
 });
 
 afterAll(async () => {
@@ -50,5 +50,25 @@ describe('find on real component libraries', () => {
     const { hits, total, misses } = await measureFindHits(sandbox, origin);
     expect(total).toBeGreaterThanOrEqual(20);
     expect(hits / total, misses.join('\n')).toBeGreaterThanOrEqual(0.95);
+  });
+});
+
+describe('frames', () => {
+  it('reads into a same-origin frame with stable references, and not into a frame outside the allow-list', async () => {
+    const h = await openWidgetPage(sandbox, origin, `embedded.html?partner=${encodeURIComponent(`http://partner.test:${site.port}/quill.html`)}`);
+    try {
+      const page = resultText((await h.call('read_page', { filter: 'all' })).result);
+      expect(page).toMatch(/^ {2}iframe "Legacy order form" \[ref_\d+\]\n {4}main \[ref_\d+\]\n {6}heading "New order"/m);
+      const tags = /combobox "Tags" \[(ref_\d+)\]/.exec(page)?.[1];
+      expect(tags).toBeDefined();
+      const again = resultText((await h.call('read_page', { filter: 'interactive' })).result);
+      expect(again).toContain(`combobox "Tags" [${tags}]`);
+      // The partner's frame is listed, and nothing of it: its document was refused.
+      expect(page).toMatch(/iframe "Partner widget" \[ref_\d+\]$/m);
+      expect(page).not.toContain('Reply text');
+      expect(site.requests.some((r) => r.host.startsWith('partner.test'))).toBe(false);
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -42,6 +42,7 @@ export const WIDGET_TASKS: readonly WidgetTask[] = [
   { widget: 'Fluent checkbox (role=checkbox host)', page: 'fluent.html', find: 'text messages', expect: /^checkbox "Text messages"/, value: true, state: "document.getElementById('sms').checked", want: true },
   { widget: 'Fluent combobox', page: 'fluent.html', find: 'region combobox', expect: /^combobox "Region"/, value: 'Asia Pacific', state: "document.getElementById('region').value", want: 'Asia Pacific' },
   { widget: 'Fluent modal dialog', page: 'fluent.html', open: 'edit contact button', find: 'phone number', expect: /^textbox "Phone number".*in dialog "Contact details"/, value: '+44 20 7946 0958', state: "document.getElementById('phone').value", want: '+44 20 7946 0958' },
+  { widget: 'order form in a same-origin iframe (tom-select)', page: 'embedded.html', find: 'customer dropdown', expect: /^combobox "Customer"/, value: 'Vandelay Imports', state: "document.getElementById('legacy').contentWindow.customerSelect.getValue()", want: 'c12' },
   { widget: 'Shoelace checkbox', page: 'shoelace.html', find: 'accept terms checkbox', expect: /^checkbox "I accept the terms"/, value: true, state: "document.getElementById('terms').checked", want: true },
 ];
 
@@ -79,6 +80,8 @@ export const FIND_DESCRIPTIONS: ReadonlyArray<{ page: string; query: string; exp
   { page: 'tom-select.html', query: 'order form submit', expect: /^button "Create order"/ },
   { page: 'select2.html', query: 'shipping country select', expect: /^combobox "Choose a country"/ },
   { page: 'quill.html', query: 'underline', expect: /^button "underline"/ },
+  { page: 'embedded.html', query: 'tags in the order form', expect: /^combobox "Tags"/ },
+  { page: 'embedded.html', query: 'legacy order frame', expect: /^iframe "Legacy order form"/ },
 ];
 
 export interface WidgetHarness {

@@ -50,6 +50,9 @@ describe('find: ranking by where an element is', () => {
     { i: 6, role: 'textbox', name: 'Notes', context: 'text', inView: true, description: 'Shown on the invoice' },
     { i: 7, role: 'clickable', name: 'Text messages', context: 'div', inView: true },
     { i: 8, role: 'checkbox', name: 'Text messages', context: 'input', inView: true },
+    { i: 9, role: 'form', name: 'Order', context: 'form', inView: true, heading: 'New order', region: 'main', regionRole: 'main' },
+    { i: 10, role: 'combobox', name: 'Tags', context: 'input', inView: true, heading: 'New order', region: 'form Order', regionRole: 'form' },
+    { i: 11, role: 'button', name: 'Create order', context: 'button submit', inView: true, heading: 'New order', region: 'form Order', regionRole: 'form' },
   ];
 
   it.each([
@@ -59,6 +62,9 @@ describe('find: ranking by where an element is', () => {
     ['amount field', 5],
     ['invoice remark field', 6],
     ['text messages', 8],
+    ['tags in the order form', 10],
+    ['order form submit', 11],
+    ['order form', 9],
   ])('"%s" finds element %i first', (query, expected) => {
     expect(rankElements(query, office)[0]).toBe(expected);
   });
