@@ -71,4 +71,19 @@ describe('frames', () => {
       await h.close();
     }
   });
+
+  it("waits for a frame's navigation: a click in the frame answers once its new document is loaded and still", async () => {
+    const h = await openWidgetPage(sandbox, origin, 'frames-nav.html');
+    try {
+      const link = /link "Continue to payment" \[(ref_\d+)\]/.exec(resultText((await h.call('find', { query: 'continue to payment link' })).result))?.[1];
+      expect(link).toBeDefined();
+      const clicked = await h.call('left_click', { target: { type: 'ref', ref: link } });
+      expect(clicked.ok).toBe(true);
+      const page = resultText((await h.call('read_page', { filter: 'all' })).result);
+      expect(page).toContain('Payment step 2');
+      expect(page).toMatch(/textbox "Card holder" \[ref_\d+\]/);
+    } finally {
+      await h.close();
+    }
+  });
 });
