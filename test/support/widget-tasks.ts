@@ -35,6 +35,7 @@ export const WIDGET_TASKS: readonly WidgetTask[] = [
   { widget: 'flatpickr pop-up', page: 'flatpickr.html', find: 'delivery date', expect: /^textbox "Delivery date"/, value: '2027-02-14', state: "deliveryPicker.selectedDates.map((d) => deliveryPicker.formatDate(d, 'Y-m-d'))", want: ['2027-02-14'] },
   { widget: 'flatpickr typed', page: 'flatpickr.html', find: 'invoice date', expect: /^textbox "Invoice date"/, value: '03/12/2026', state: "invoicePicker.selectedDates.map((d) => invoicePicker.formatDate(d, 'Y-m-d'))", want: ['2026-12-03'] },
   { widget: 'Quill editor', page: 'quill.html', find: 'reply text editor', expect: /^textbox "Reply text"/, value: 'Thanks, fixed in 2.3', state: 'replyEditor.getText().trim()', want: 'Thanks, fixed in 2.3' },
+  { widget: 'ProseMirror editor', page: 'prosemirror.html', find: 'summary editor', expect: /^textbox "Summary"/, value: 'Invoices are now sent on the 1st.', state: 'articleView.state.doc.textContent', want: 'Invoices are now sent on the 1st.' },
   { widget: 'Shoelace input', page: 'shoelace.html', find: 'display name', expect: /^textbox "Display name"/, value: 'Ada L.', state: "document.getElementById('display-name').value", want: 'Ada L.' },
   { widget: 'Shoelace select', page: 'shoelace.html', find: 'language select', expect: /^combobox "Language"/, value: 'Deutsch', state: "document.getElementById('language').value", want: 'de' },
   { widget: 'Shoelace switch', page: 'shoelace.html', find: 'email notifications switch', expect: /^switch "Email notifications"/, value: true, state: "document.getElementById('notifications').checked", want: true },
@@ -80,6 +81,8 @@ export const FIND_DESCRIPTIONS: ReadonlyArray<{ page: string; query: string; exp
   { page: 'tom-select.html', query: 'order form submit', expect: /^button "Create order"/ },
   { page: 'select2.html', query: 'shipping country select', expect: /^combobox "Choose a country"/ },
   { page: 'quill.html', query: 'underline', expect: /^button "underline"/ },
+  { page: 'prosemirror.html', query: 'summary', expect: /^textbox "Summary"/ },
+  { page: 'prosemirror.html', query: 'publish button', expect: /^button "Publish article"/ },
   { page: 'embedded.html', query: 'tags in the order form', expect: /^combobox "Tags"/ },
   { page: 'embedded.html', query: 'legacy order frame', expect: /^iframe "Legacy order form"/ },
 ];
