@@ -86,10 +86,13 @@ async function fillChoice(hands: WidgetHands, ref: string, state: Extract<Widget
   };
   for (const item of items) {
     let shown = await options();
+    // What the list offered before typing narrowed it: named in a refusal when typing leaves nothing.
+    let offered = shown;
     if (!pick(shown, item).option) {
       if (shown.length === 0) {
         await hands.click(ref);
         shown = await options();
+        offered = shown;
       }
       // A widget with a typing field narrows its list to what is typed (and loads remote options).
       const focus = await hands.tab.focused();
@@ -100,14 +103,15 @@ async function fillChoice(hands: WidgetHands, ref: string, state: Extract<Widget
     }
     const { option, ambiguous } = pick(shown, item);
     if (!option) {
-      if (shown.length > 0) await hands.key('Escape');
+      await hands.key('Escape');
       if (ambiguous) return { ok: false, error: `${ref}: several options match "${item}": ${listed(ambiguous)}; give the whole text of one` };
+      const known = shown.length > 0 ? shown : offered;
       return {
         ok: false,
         error:
-          shown.length > 0
-            ? `${ref} has no option "${item}"; the options it shows include: ${listed(shown)}`
-            : `${ref} showed no options when opened${(await hands.tab.focused())?.editable ? ' and typed into' : ''}: click it and read the page to see how it offers its choices`,
+          known.length > 0
+            ? `${ref} has no option "${item}"; the options it offers include: ${listed(known)}`
+            : `${ref} showed no options when opened: click it and read the page to see how it offers its choices`,
       };
     }
     // aria-selected marks the highlighted option in many lists, not a chosen one: what the widget holds says.
@@ -129,9 +133,13 @@ async function chosenNow(hands: WidgetHands, ref: string): Promise<string[]> {
 async function fillDate(hands: WidgetHands, ref: string, before: string, value: string): Promise<WidgetOutcome> {
   const want = value.trim();
   if (!/^\d{4}-\d{2}-\d{2}$/.test(want)) return { ok: false, error: `${ref} is a read-only date field that opens a calendar: give the date as YYYY-MM-DD` };
+  // A calendar the page already showed is not this field's pop-up: the click must open one.
+  const shownBefore = (await hands.tab.calendar()).days.map((d) => d.date).join();
   await hands.click(ref);
   let view = await hands.tab.calendar();
-  if (view.days.length === 0) return { ok: false, error: `${ref} is read-only and opened no calendar when clicked: use the controls beside it` };
+  if (view.days.length === 0 || view.days.map((d) => d.date).join() === shownBefore) {
+    return { ok: false, error: `${ref} is read-only and opened no calendar when clicked: it takes no typed value (if a control beside it sets it, use that)` };
+  }
   for (let step = 0; ; step++) {
     const day = view.days.find((d) => d.date === want);
     if (day) {

@@ -23,6 +23,7 @@ ${SECTIONS.map((s) => `<section aria-label="${s}"><h2>${s}</h2><p>Some ${s.toLow
 </tbody></table>
 <div class="row"><span>Amount</span><input id="amount"></div>
 <div class="row"><span>Reference</span><input id="reference"></div>
+<div class="row"><label>Total <input id="total" readonly value="42.00"></label></div>
 </main></html>`;
 
 let server: StaticServer;
@@ -77,5 +78,17 @@ describe('find with context', () => {
     expect(await first('edit initech button')).toMatch(/row "Initech"/);
     expect(await first('amount field')).toMatch(/^textbox \[ref_\d+\] \(label "Amount"/);
     expect(await first('reference')).toMatch(/^textbox \[ref_\d+\] \(label "Reference"/);
+  });
+});
+
+describe('form_input refusals say what would work', () => {
+  it('refuses a read-only field that opens no calendar, and an element that is not a field', async () => {
+    const total = /textbox "Total" \[(ref_\d+)\]/.exec(await read())?.[1];
+    const refused = await h.call('form_input', { target: { type: 'ref', ref: total }, value: '2026-12-01' });
+    expect(refused.ok).toBe(false);
+    expect(resultText(refused.result)).toMatch(/is read-only and opened no calendar when clicked: it takes no typed value/);
+    const heading = /heading "Invoices" \[(ref_\d+)\]/.exec(await read())?.[1];
+    const notField = await h.call('form_input', { target: { type: 'ref', ref: heading }, value: 'x' });
+    expect(resultText(notField.result)).toMatch(/is a heading, not a form field: click it, or find the field it belongs to/);
   });
 });

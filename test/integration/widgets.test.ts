@@ -87,3 +87,18 @@ describe('frames', () => {
     }
   });
 });
+
+describe('form_input refusals on widgets', () => {
+  it('names the options a combobox offers when none is the value, and leaves the value unchanged', async () => {
+    const h = await openWidgetPage(sandbox, origin, 'tom-select.html');
+    try {
+      const ref = /\[(ref_\d+)\]/.exec(resultText((await h.call('find', { query: 'customer dropdown' })).result))?.[1];
+      const refused = await h.call('form_input', { target: { type: 'ref', ref }, value: 'Nonexistent Corp' });
+      expect(refused.ok).toBe(false);
+      expect(resultText(refused.result)).toMatch(/has no option "Nonexistent Corp"; the options it offers include: .*"Acme Corporation".*"Vandelay Imports"/);
+      expect(await h.state('customerSelect.getValue()')).toBe('');
+    } finally {
+      await h.close();
+    }
+  });
+});
