@@ -34,6 +34,31 @@ export const ELEMENT_SEMANTICS = `
   /** Whether the document changed since the names were last given (and from now on: not). */
   function axDirty() { const was = axStale; axStale = false; return was; }
   function annotate(infos, elements) { elements.forEach((el, i) => { if (el && el.nodeType === 1) axInfo.set(el, infos[i]); }); }
+  /**
+   * Elements whose name or description the browser may give otherwise than name() does: named or
+   * described by other elements, titled, holding visually-hidden text, custom elements (whose
+   * role may come from their internals). The first max of them, in document order.
+   */
+  function axWanted(max) {
+    const out = [];
+    const hiddenText = (el) => {
+      const all = el.querySelectorAll('*');
+      for (let i = 0; i < all.length && i < 60; i++) if (all[i].textContent.trim() && visibility(all[i]) === 'gone' && all[i].getAttribute('aria-hidden') !== 'true' && getComputedStyle(all[i]).display !== 'none') return true;
+      return false;
+    };
+    const visit = (node) => {
+      if (out.length >= max || (node.nodeType !== 1 && node.nodeType !== 11)) return;
+      if (node.nodeType === 1) {
+        if (visibility(node) === 'gone') return;
+        const custom = node.localName.includes('-') && !node.hasAttribute('role');
+        if (custom || node.hasAttribute('aria-labelledby') || node.hasAttribute('aria-describedby') || node.hasAttribute('title')
+          || (NAME_FROM_CONTENT.has(role(node)) && hiddenText(node))) out.push(node);
+      }
+      for (const c of children(node)) if (!(c.nodeType === 1 && c.ownerDocument !== document)) visit(c);
+    };
+    visit(document.documentElement);
+    return out;
+  }
   function axDescription(el) { const ax = axInfo.get(el); return ax ? ax.description : ''; }
 
   const squash = (s) => String(s == null ? '' : s).replace(/[\\s\\u00a0]+/g, ' ').trim();

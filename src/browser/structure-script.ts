@@ -35,6 +35,7 @@ ${WIDGET_PARTS}
       findCandidates,
       axDirty,
       annotate,
+      axWanted,
       linesFor,
       pageText,
       lookup,
