@@ -51,7 +51,7 @@ import type { DisplayGeometry } from './computer-types.js';
 import { rankElements } from './find-rank.js';
 import { formatConsole, formatNetwork } from './page-logs.js';
 import { screenshotForModel } from './results.js';
-import { fillWidget, type WidgetHands } from './widget-input.js';
+import { createWidgetHands, fillWidget } from './widget-input.js';
 import type { ActionRunContext, ActionSpaceOptions, ActionTrace } from './types.js';
 
 export const TOOLSET_NAME = 'browser';
@@ -217,27 +217,6 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     // No dialog opens for a file chooser: the model learns of it here.
     if ((this.options.inputFiles ?? []).length > 0 && session.pendingFileChooser()) return 'The page opened a file chooser: answer it with file_upload (the reference of the control that opened it will do) and the names of input files.';
     return undefined;
-  }
-
-  /** Real clicks and keystrokes for form_input on widgets, each followed by settle, within the current call. */
-  private hands(tab: BrowserTab): WidgetHands {
-    const { session, geometry, secrets } = this.options;
-    const run = async (input: Record<string, unknown>) => {
-      const outcome = await executeComputerAction(input, { session, geometry, toolVersion: 'computer_toolset_20260801', vault: secrets, signal: this.signal });
-      if (!outcome.ok) throw new Error(outcome.error);
-      await this.settle();
-    };
-    return {
-      tab,
-      click: async (ref) => {
-        const at = await tab.pointOf(ref);
-        if (!at.ok) throw new Error(at.error);
-        const shown = geometry.toDisplay(at.value.x, at.value.y);
-        await run({ action: 'left_click', coordinate: [shown.x, shown.y] });
-      },
-      type: (text) => run({ action: 'type', text }),
-      key: (name) => run({ action: 'key', text: name }),
-    };
   }
 
   // ---- the tab report attached to every successful result ----
@@ -432,7 +411,9 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const widget = await tab.widget(ref);
     if (widget.ok && widget.value.kind !== 'none') {
       if (revealed !== value) throw new Error(`${ref} is a ${widget.value.kind === 'choice' ? 'list of options' : widget.value.kind === 'date' ? 'calendar' : 'switch'}: a secret goes only into a text field`);
-      const filled = await fillWidget(this.hands(tab), ref, widget.value, value);
+      const { session, geometry, secrets } = this.options;
+      const hands = createWidgetHands(tab, { session, geometry, vault: secrets, signal: this.signal, settle: () => this.settle() });
+      const filled = await fillWidget(hands, ref, widget.value, value);
       if (!filled.ok) throw new Error(filled.error);
       return this.options.secrets.redact(filled.note);
     }

@@ -8,7 +8,9 @@
  * widget is read back, and a value it does not hold is an error, not a success.
  * See docs/action-spaces.md#form_input-on-widgets.
  */
-import type { BrowserTab, PopupOption, WidgetState } from '../browser/types.js';
+import type { BrowserSession, BrowserTab, PopupOption, WidgetState } from '../browser/types.js';
+import { executeComputerAction } from './computer-actions.js';
+import type { DisplayGeometry } from './computer-types.js';
 
 /** What the driver lends: real clicks at an element and keystrokes, each followed by settle. */
 export interface WidgetHands {
@@ -16,6 +18,29 @@ export interface WidgetHands {
   click(ref: string): Promise<void>;
   type(text: string): Promise<void>;
   key(name: string): Promise<void>;
+}
+
+/** Hands on the real mouse and keyboard of the session (the computer table's actions), each followed by `settle`. */
+export function createWidgetHands(
+  tab: BrowserTab,
+  deps: { session: BrowserSession; geometry: DisplayGeometry; vault: Parameters<typeof executeComputerAction>[1]['vault']; signal: AbortSignal; settle: () => Promise<void> },
+): WidgetHands {
+  const run = async (input: Record<string, unknown>) => {
+    const outcome = await executeComputerAction(input, { session: deps.session, geometry: deps.geometry, toolVersion: 'computer_toolset_20260801', vault: deps.vault, signal: deps.signal });
+    if (!outcome.ok) throw new Error(outcome.error);
+    await deps.settle();
+  };
+  return {
+    tab,
+    click: async (ref) => {
+      const at = await tab.pointOf(ref);
+      if (!at.ok) throw new Error(at.error);
+      const shown = deps.geometry.toDisplay(at.value.x, at.value.y);
+      await run({ action: 'left_click', coordinate: [shown.x, shown.y] });
+    },
+    type: (text) => run({ action: 'type', text }),
+    key: (name) => run({ action: 'key', text: name }),
+  };
 }
 
 export type WidgetOutcome = { ok: true; note: string } | { ok: false; error: string };
