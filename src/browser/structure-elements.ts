@@ -12,9 +12,9 @@ export const ELEMENT_SEMANTICS = `
     'switch', 'slider', 'spinbutton', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'treeitem', 'clickable']);
   // Roles whose name is their visible content: that text is not repeated as text lines below them.
   const NAME_FROM_CONTENT = new Set(['link', 'button', 'heading', 'option', 'tab', 'menuitem', 'menuitemcheckbox',
-    'menuitemradio', 'treeitem', 'cell', 'columnheader', 'rowheader', 'checkbox', 'radio', 'switch', 'clickable', 'tooltip']);
+    'menuitemradio', 'treeitem', 'cell', 'gridcell', 'columnheader', 'rowheader', 'checkbox', 'radio', 'switch', 'clickable', 'tooltip']);
   // Roles that hold running text: reported with all their text, unless controls sit inside them.
-  const TEXTUAL = new Set(['paragraph', 'listitem', 'cell', 'columnheader', 'rowheader', 'term', 'definition', 'caption',
+  const TEXTUAL = new Set(['paragraph', 'listitem', 'cell', 'gridcell', 'columnheader', 'rowheader', 'term', 'definition', 'caption',
     'legend', 'code', 'blockquote', 'status', 'alert']);
   const TEXT_MAX = 1000;
   const CONTROLS = 'a[href], button, input:not([type=hidden]), select, textarea, [role], [tabindex], [contenteditable]';

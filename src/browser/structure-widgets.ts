@@ -55,6 +55,8 @@ export const WIDGET_PARTS = `
       return { kind: 'choice', multiple: !!multiple, chosen: chosenOf(el), expanded: el.getAttribute('aria-expanded') === 'true' };
     }
     if (native && el.localName === 'input' && el.readOnly && !isDisabled(el)) return { kind: 'date', value: el.value };
+    // A data grid's cell, edited in place: a click (or Enter) opens its editor.
+    if ((r === 'gridcell' || (r === 'cell' && el.closest('[role=grid], [role=treegrid]'))) && !el.querySelector('input, select, textarea, [contenteditable]')) return { kind: 'cell', text: textOf(el) };
     return { kind: 'none', role: r };
   }
 

@@ -260,6 +260,7 @@ export type WidgetState =
   | { kind: 'choice'; multiple: boolean; chosen: string[]; expanded: boolean }
   | { kind: 'toggle'; checked: boolean }
   | { kind: 'date'; value: string }
+  | { kind: 'cell'; text: string }
   | { kind: 'none'; role?: string };
 
 export interface PopupOption {

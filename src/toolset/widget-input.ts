@@ -56,6 +56,8 @@ export async function fillWidget(hands: WidgetHands, ref: string, state: WidgetS
       return fillChoice(hands, ref, state, String(value));
     case 'date':
       return fillDate(hands, ref, state.value, String(value));
+    case 'cell':
+      return fillCell(hands, ref, String(value));
     case 'none':
       return { ok: false, error: `${ref} is not a form field` };
   }
@@ -148,6 +150,19 @@ async function fillChoice(hands: WidgetHands, ref: string, state: Extract<Widget
   const missing = items.filter((item) => !chosen.some((c) => norm(c).includes(norm(item))));
   if (missing.length > 0) return { ok: false, error: `${ref} does not hold ${missing.map((m) => JSON.stringify(m)).join(', ')} after the option was clicked; it shows ${JSON.stringify(chosen.join(', '))}` };
   return { ok: true, note: `Selected ${chosen.map((c) => JSON.stringify(c)).join(', ')}.` };
+}
+
+/** A grid cell edited in place: clicked, its editor (which takes focus) filled by keyboard and committed with Enter. */
+async function fillCell(hands: WidgetHands, ref: string, value: string): Promise<WidgetOutcome> {
+  await hands.click(ref);
+  if (!(await hands.tab.focused())?.editable) return { ok: false, error: `${ref} is a grid cell that opened no editor when clicked: it is not editable here` };
+  await hands.key('ctrl+a');
+  await hands.type(value);
+  await hands.key('Return');
+  const after = await hands.tab.widget(ref);
+  const shows = after.ok && after.value.kind === 'cell' ? after.value.text : '';
+  if (norm(shows) !== norm(value)) return { ok: false, error: `${ref} shows ${JSON.stringify(shows)} after ${JSON.stringify(value)} was entered in its editor` };
+  return { ok: true, note: `${ref} shows ${JSON.stringify(shows)}.` };
 }
 
 async function chosenNow(hands: WidgetHands, ref: string): Promise<string[]> {

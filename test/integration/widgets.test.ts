@@ -30,7 +30,7 @@ afterAll(async () => {
 
 describe('form_input on real component libraries', () => {
   for (const task of WIDGET_TASKS) {
-    it(`${task.widget}: ${task.open ? 'open it, ' : ''}find, then form_input ${JSON.stringify(task.value)}, in ${callsOf(task)} calls`, async () => {
+    it(`${task.widget}: ${task.prepare ? 'prepare, ' : ''}find, then form_input ${JSON.stringify(task.value)}, in ${callsOf(task)} calls`, async () => {
       const h = await openWidgetPage(sandbox, origin, task.page);
       try {
         const outcome = await runWidgetTask(h, task);

@@ -16,8 +16,11 @@ import type { ActionReport, ActionSpace } from '../../src/toolset/types.js';
 export interface WidgetTask {
   widget: string;
   page: string;
-  /** A control to click first (found by this description), e.g. the button that opens a dialog. */
-  open?: string;
+  /**
+   * A control to use first, found by this description: clicked (the button that opens a dialog),
+   * or given a value (the filter that brings a row of a virtualized grid into the page).
+   */
+  prepare?: { find: string; value?: string };
   find: string;
   /** What find's first line must start with. */
   expect: RegExp;
@@ -42,7 +45,8 @@ export const WIDGET_TASKS: readonly WidgetTask[] = [
   { widget: 'Fluent switch (role=switch host)', page: 'fluent.html', find: 'weekly digest switch', expect: /^switch "Weekly digest"/, value: true, state: "document.getElementById('digest').checked", want: true },
   { widget: 'Fluent checkbox (role=checkbox host)', page: 'fluent.html', find: 'text messages', expect: /^checkbox "Text messages"/, value: true, state: "document.getElementById('sms').checked", want: true },
   { widget: 'Fluent combobox', page: 'fluent.html', find: 'region combobox', expect: /^combobox "Region"/, value: 'Asia Pacific', state: "document.getElementById('region').value", want: 'Asia Pacific' },
-  { widget: 'Fluent modal dialog', page: 'fluent.html', open: 'edit contact button', find: 'phone number', expect: /^textbox "Phone number".*in dialog "Contact details"/, value: '+44 20 7946 0958', state: "document.getElementById('phone').value", want: '+44 20 7946 0958' },
+  { widget: 'Fluent modal dialog', page: 'fluent.html', prepare: { find: 'edit contact button' }, find: 'phone number', expect: /^textbox "Phone number".*in dialog "Contact details"/, value: '+44 20 7946 0958', state: "document.getElementById('phone').value", want: '+44 20 7946 0958' },
+  { widget: 'Tabulator virtualized grid (row 1,500 of 2,000)', page: 'tabulator.html', prepare: { find: 'filter invoices', value: 'INV-1500' }, find: 'amount of INV-1500', expect: /^gridcell "1599" .*row "INV-1500"; column "Amount"/, value: '1750', state: "invoiceGrid.getData().find((r) => r.invoice === 'INV-1500').amount", want: 1750 },
   { widget: 'order form in a same-origin iframe (tom-select)', page: 'embedded.html', find: 'customer dropdown', expect: /^combobox "Customer"/, value: 'Vandelay Imports', state: "document.getElementById('legacy').contentWindow.customerSelect.getValue()", want: 'c12' },
   { widget: 'Shoelace checkbox', page: 'shoelace.html', find: 'accept terms checkbox', expect: /^checkbox "I accept the terms"/, value: true, state: "document.getElementById('terms').checked", want: true },
 ];
@@ -82,6 +86,9 @@ export const FIND_DESCRIPTIONS: ReadonlyArray<{ page: string; query: string; exp
   { page: 'select2.html', query: 'shipping country select', expect: /^combobox "Choose a country"/ },
   { page: 'quill.html', query: 'underline', expect: /^button "underline"/ },
   { page: 'prosemirror.html', query: 'summary', expect: /^textbox "Summary"/ },
+  { page: 'tabulator.html', query: 'invoice filter', expect: /^searchbox "Filter invoices"/ },
+  { page: 'tabulator.html', query: 'amount column header', expect: /^columnheader "Amount"/ },
+  { page: 'tabulator.html', query: 'customer of INV-0003', expect: /^gridcell "Customer 3"/ },
   { page: 'prosemirror.html', query: 'publish button', expect: /^button "Publish article"/ },
   { page: 'embedded.html', query: 'tags in the order form', expect: /^combobox "Tags"/ },
   { page: 'embedded.html', query: 'legacy order frame', expect: /^iframe "Legacy order form"/ },
@@ -130,16 +137,17 @@ export async function openWidgetPage(sandbox: BrowserSandbox, origin: string, pa
   };
 }
 
-/** The calls the ideal agent makes for a task: find and form_input, after find and a click to open what holds the control. */
-export const callsOf = (task: WidgetTask): number => (task.open ? 4 : 2);
+/** The calls the ideal agent makes for a task: find and form_input, after a find and a click or form_input to prepare. */
+export const callsOf = (task: WidgetTask): number => (task.prepare ? 4 : 2);
 
 /** One task as the ideal agent does it: find, form_input by the reference of find's first line. */
 export async function runWidgetTask(h: WidgetHarness, task: WidgetTask): Promise<{ ok: boolean; detail: string; state: unknown }> {
-  if (task.open) {
-    const opener = /\[(ref_\d+)\]/.exec(resultText((await h.call('find', { query: task.open })).result))?.[1];
-    if (!opener) return { ok: false, detail: `nothing found for "${task.open}"`, state: undefined };
-    const clicked = await h.call('left_click', { target: { type: 'ref', ref: opener } });
-    if (!clicked.ok) return { ok: false, detail: resultText(clicked.result), state: undefined };
+  if (task.prepare) {
+    const ref = /\[(ref_\d+)\]/.exec(resultText((await h.call('find', { query: task.prepare.find })).result))?.[1];
+    if (!ref) return { ok: false, detail: `nothing found for "${task.prepare.find}"`, state: undefined };
+    const value = task.prepare.value;
+    const done = value === undefined ? await h.call('left_click', { target: { type: 'ref', ref } }) : await h.call('form_input', { target: { type: 'ref', ref }, value });
+    if (!done.ok) return { ok: false, detail: resultText(done.result), state: undefined };
   }
   const found = resultText((await h.call('find', { query: task.find })).result);
   const first = found.split('\n')[0] ?? '';
