@@ -166,7 +166,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       case 'format':
         return `the page refused that value for ${ref} (an input of type ${reply.type ?? 'text'}${reply.type === 'date' ? ': use YYYY-MM-DD' : reply.type === 'time' ? ': use HH:MM' : ''})`;
       case 'not-a-field':
-        return `${ref} is a ${reply.role ?? 'element'}, not a form field: click it, or find the field it belongs to (form_input takes text fields, selects, checkboxes, radio buttons, switches, comboboxes, date fields and rich-text editors)`;
+        return `${ref} is a ${reply.role ?? 'element'}, not a form field: click it, or find the field it belongs to (form_input takes text fields, selects, checkboxes, radio buttons, switches, comboboxes, date fields, grid cells and rich-text editors)`;
       default:
         return `${ref}: ${reply.error ?? 'the page refused the action'}`;
     }

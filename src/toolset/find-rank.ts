@@ -89,6 +89,9 @@ const SYNONYMS: ReadonlyArray<readonly string[]> = [
 
 const INTERACTIVE_ROLES = new Set(['link', 'button', 'textbox', 'searchbox', 'combobox', 'listbox', 'option', 'checkbox', 'radio', 'switch', 'slider', 'spinbutton', 'menuitem', 'tab', 'clickable']);
 
+/** Names longer than this many words count less per word found in them. */
+const LONG_NAME_WORDS = 8;
+
 /** Matches scoring under this share of the best one are left out. */
 const RELATIVE_FLOOR = 0.4;
 
@@ -170,8 +173,10 @@ export function rankElements(query: string, candidates: readonly FoundElement[])
     const sources = contextSources(c);
     let score = 0;
     let matched = 0;
+    // A long name (a wrapper named by all the text inside it) matches many descriptions a little.
+    const specific = name.length > LONG_NAME_WORDS ? Math.max(0.5, LONG_NAME_WORDS / name.length) : 1;
     for (const term of terms) {
-      let best = wordScore(term, name);
+      let best = wordScore(term, name) * specific;
       for (const [weight, against] of sources) if (best < weight) best = Math.max(best, wordScore(term, against) * weight);
       if (best > 0) matched++;
       score += best;

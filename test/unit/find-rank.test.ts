@@ -53,6 +53,9 @@ describe('find: ranking by where an element is', () => {
     { i: 9, role: 'form', name: 'Order', context: 'form', inView: true, heading: 'New order', region: 'main', regionRole: 'main' },
     { i: 10, role: 'combobox', name: 'Tags', context: 'input', inView: true, heading: 'New order', region: 'form Order', regionRole: 'form' },
     { i: 11, role: 'button', name: 'Create order', context: 'button submit', inView: true, heading: 'New order', region: 'form Order', regionRole: 'form' },
+    // A grid's wrapper named by all its rows, then a cell of one of them.
+    { i: 12, role: 'clickable', name: 'INV-0001 Customer 1 100 INV-0002 Customer 2 101 INV-0003 Customer 3 102 INV-0004 Customer 4', context: 'div', inView: true },
+    { i: 13, role: 'gridcell', name: 'Customer 3', context: 'div', inView: true, row: 'INV-0003', column: 'Customer' },
   ];
 
   it.each([
@@ -65,6 +68,7 @@ describe('find: ranking by where an element is', () => {
     ['tags in the order form', 10],
     ['order form submit', 11],
     ['order form', 9],
+    ['customer of INV-0003', 13],
   ])('"%s" finds element %i first', (query, expected) => {
     expect(rankElements(query, office)[0]).toBe(expected);
   });
