@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
  * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache,
- * throughput, phases).
+ * throughput, phases, widgets).
  */
 import { benchCache } from './cache.js';
 import { benchConfinement } from './confinement.js';
@@ -12,6 +12,7 @@ import { benchThroughput } from './throughput.js';
 import { benchTokens } from './tokens.js';
 import { benchToolset } from './toolset.js';
 import { benchVideo } from './video.js';
+import { benchWidgets } from './widgets.js';
 
 const BENCHES: Record<string, () => Promise<Record<string, number | string>> | Record<string, number | string>> = {
   tokens: () => benchTokens(50),
@@ -24,6 +25,7 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   live: benchLive,
   throughput: benchThroughput,
   phases: benchPhases,
+  widgets: benchWidgets,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

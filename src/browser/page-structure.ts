@@ -11,8 +11,9 @@
  * the page. Either way the agent is told to read the page again, and nothing else is clicked.
  */
 import type { CDPSession } from 'playwright-core';
+import { annotateFromAxTree } from './ax-names.js';
 import { STRUCTURE_KEY, STRUCTURE_SCRIPT } from './structure-script.js';
-import type { ElementIdentity, FoundElement, PageRead, PageReadOptions, Point, StructureResult } from './types.js';
+import type { CalendarView, ElementIdentity, FoundElement, PageRead, PageReadOptions, Point, PopupOption, StructureResult, WidgetState } from './types.js';
 
 /** Name of the isolated world; the page cannot address it. */
 const WORLD_NAME = 'execution-worker-structure';
@@ -46,9 +47,15 @@ export interface PageStructure {
   readText(identity: ElementIdentity): Promise<string | null>;
   /** Sets (or with null removes) an attribute on the referenced element; false when it is gone. */
   mark(ref: string, name: string, value: string | null): Promise<boolean>;
+  widget(ref: string): Promise<StructureResult<WidgetState>>;
+  popupOptions(ref: string): Promise<StructureResult<PopupOption[]>>;
+  calendar(): Promise<CalendarView>;
   /** The short description of a referenced element, for labels and errors. */
   describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
 }
+
+/** Calls that name elements: the browser's names are brought up to date first (ax-names.ts). */
+const NAMED = { names: true } as const;
 
 interface World {
   loaderId: string;
@@ -82,10 +89,12 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
   };
 
   /** Calls `fn(...args)` of the script in the current document; retried once if the document changed under it. */
-  const call = async <T>(fn: string, args: unknown[], options: { byValue?: boolean } = {}): Promise<{ value: T; loaderId: string }> => {
+  const call = async <T>(fn: string, args: unknown[], options: { byValue?: boolean; names?: boolean } = {}): Promise<{ value: T; loaderId: string }> => {
     const session = await client();
     for (let attempt = 1; ; attempt++) {
       const current = await ensureWorld(session);
+      // A document the tree cannot name (gone mid-read) keeps the script's names; the call below says whether it is gone.
+      if (options.names) await annotateFromAxTree(session, current.contextId, STRUCTURE_KEY).catch(() => undefined);
       const expression = `globalThis.${STRUCTURE_KEY}.${fn}(${args.map((a) => JSON.stringify(a)).join(', ')})`;
       const reply = (await session
         .send('Runtime.evaluate', { expression, contextId: current.contextId, returnByValue: options.byValue ?? true })
@@ -141,7 +150,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       case 'disabled':
         return `${ref} is disabled`;
       case 'readonly':
-        return `${ref} is read-only`;
+        return `${ref} is read-only: it takes no typed value (if a control beside it sets it, use that)`;
       case 'no-option':
         return `${ref} has no option with that value or text; its options include: ${(reply.options ?? []).map((o) => JSON.stringify(o)).join(', ')}`;
       case 'option-disabled':
@@ -157,7 +166,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       case 'format':
         return `the page refused that value for ${ref} (an input of type ${reply.type ?? 'text'}${reply.type === 'date' ? ': use YYYY-MM-DD' : reply.type === 'time' ? ': use HH:MM' : ''})`;
       case 'not-a-field':
-        return `${ref} is a ${reply.role ?? 'element'}, not a form field`;
+        return `${ref} is a ${reply.role ?? 'element'}, not a form field: click it, or find the field it belongs to (form_input takes text fields, selects, checkboxes, radio buttons, switches, comboboxes, date fields, grid cells and rich-text editors)`;
       default:
         return `${ref}: ${reply.error ?? 'the page refused the action'}`;
     }
@@ -170,16 +179,18 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
         if (refused) return { ok: false, error: refused };
       }
       const from = next;
-      const { value, loaderId } = await call<{ ok: boolean; error?: string; lines: string[]; omitted: number; deeper: number; next: number }>('readPage', [
-        { next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars },
-      ]);
+      const { value, loaderId } = await call<{ ok: boolean; error?: string; lines: string[]; omitted: number; deeper: number; next: number }>(
+        'readPage',
+        [{ next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars }],
+        NAMED,
+      );
       if (!value.ok) return { ok: false, error: staleRefError(options.ref ?? '', 'removed') };
       issued(from, value.next, loaderId);
       return { ok: true, value: { lines: value.lines, omitted: value.omitted, deeper: value.deeper } };
     },
 
     async find(rank, limit) {
-      const { value: candidates } = await call<FoundElement[]>('findCandidates', [FIND_POOL]);
+      const { value: candidates } = await call<FoundElement[]>('findCandidates', [FIND_POOL], NAMED);
       const chosen = rank(candidates).slice(0, limit);
       const from = next;
       const { value, loaderId } = await call<{ lines: string[]; next: number }>('linesFor', [chosen, from]);
@@ -211,21 +222,18 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
 
     identify: (ref) =>
       withRef(ref, async () => {
-        const { value } = await call<ElementIdentity | null>('identify', [ref]);
+        const { value } = await call<ElementIdentity | null>('identify', [ref], NAMED);
         return value ? { ok: true, value: compact(value) } : { ok: false, error: staleRefError(ref, 'removed') };
       }),
 
     async identifyAt(point) {
-      const { value } = await call<ElementIdentity | null>('identifyAt', [point.x, point.y]);
+      const { value } = await call<ElementIdentity | null>('identifyAt', [point.x, point.y], NAMED);
       return value ? compact(value) : null;
     },
 
     async locate(identity) {
       const from = next;
-      const { value, loaderId } = await call<{ ok: boolean; ref?: string; next?: number; enabled?: boolean; inView?: boolean; error?: string; count?: number }>('locate', [
-        identity,
-        from,
-      ]);
+      const { value, loaderId } = await call<{ ok: boolean; ref?: string; next?: number; enabled?: boolean; inView?: boolean; error?: string; count?: number }>('locate', [identity, from], NAMED);
       if (!value.ok) {
         const what = `${identity.role}${identity.name ? ` "${identity.name}"` : ''}`;
         return { ok: false, error: value.error === 'ambiguous' ? `${value.count} elements match ${what}` : `no ${what} on the page` };
@@ -235,7 +243,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
     },
 
     async focused() {
-      const { value } = await call<{ identity: ElementIdentity; editable: boolean } | null>('focused', [next]);
+      const { value } = await call<{ identity: ElementIdentity; editable: boolean } | null>('focused', [next], NAMED);
       return value ? { identity: compact(value.identity), editable: value.editable } : null;
     },
 
@@ -250,7 +258,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       }),
 
     async findText(value, limit) {
-      const { value: found } = await call<Array<{ identity: ElementIdentity; text: string }>>('findText', [value, limit]);
+      const { value: found } = await call<Array<{ identity: ElementIdentity; text: string }>>('findText', [value, limit], NAMED);
       return found.map((f) => ({ identity: compact(f.identity), text: f.text }));
     },
 
@@ -263,9 +271,31 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       return (await call<boolean>('mark', [ref, name, value])).value;
     },
 
+    widget: (ref) =>
+      withRef(ref, async () => {
+        const { value } = await call<WidgetState | null>('widget', [ref]);
+        return value ? { ok: true, value } : { ok: false, error: staleRefError(ref, 'removed') };
+      }),
+
+    popupOptions: (ref) =>
+      withRef(ref, async () => {
+        const from = next;
+        const { value, loaderId } = await call<{ options: PopupOption[]; next: number } | null>('popupOptions', [ref, from], NAMED);
+        if (!value) return { ok: false, error: staleRefError(ref, 'removed') };
+        issued(from, value.next, loaderId);
+        return { ok: true, value: value.options };
+      }),
+
+    async calendar() {
+      const from = next;
+      const { value, loaderId } = await call<{ view: CalendarView; next: number }>('calendar', [from], NAMED);
+      issued(from, value.next, loaderId);
+      return value.view;
+    },
+
     async describe(ref) {
       if (await precheck(ref)) return null;
-      return (await call<{ role: string; name: string; tag: string; type?: string } | null>('describe', [ref])).value;
+      return (await call<{ role: string; name: string; tag: string; type?: string } | null>('describe', [ref], NAMED)).value;
     },
   };
 }

@@ -14,6 +14,7 @@ import type { FileChooserTracker } from './file-chooser.js';
 import { KEYSTROKE_BATCH, keystrokesFor } from './keystrokes.js';
 import { trackNetwork } from './network-activity.js';
 import { createPlaywrightTab, firstLine, screenshotOf, type PlaywrightTab } from './playwright-tab.js';
+import { createFrameNavigations } from './frame-navigations.js';
 import { pageStill } from './settle.js';
 import { followActiveTab } from './tab-screencast.js';
 import { waitUntil } from './wait-until.js';
@@ -73,7 +74,20 @@ export function createSession(parts: SessionParts): BrowserSession {
    */
   let popupOutcomeAt = 0;
   const popupListeners = new Set<() => void>();
+  const frameNavigations = createFrameNavigations();
   let closing: Promise<void> | undefined;
+
+  /** A frame the action navigated: its document committed (or refused), loaded and still, by the deadline. */
+  const framesStill = async (page: Page, since: number, deadline: number, signal: AbortSignal) => {
+    for (const frame of frameNavigations.startedSince(page, since)) {
+      await waitUntil(() => frameNavigations.settledSince(frame, since), frameNavigations.wakers, deadline - Date.now(), signal);
+      const left = deadline - Date.now();
+      if (frame.isDetached() || left <= 0 || signal.aborted) continue;
+      await frame.waitForLoadState('load', { timeout: left }).catch(() => undefined);
+      // The frame's document is new: every timer and change of it came after the action.
+      await pageStill(frame, since, deadline);
+    }
+  };
 
   const record = (change: BrowserChange) => {
     changes.push(change);
@@ -154,6 +168,7 @@ export function createSession(parts: SessionParts): BrowserSession {
     };
     // Playwright may announce a popup after its first document already committed.
     if (own || /^https?:/i.test(page.url())) join();
+    frameNavigations.follow(page);
     page.on('framenavigated', (frame) => {
       if (frame !== page.mainFrame()) return;
       navigations++;
@@ -344,7 +359,10 @@ export function createSession(parts: SessionParts): BrowserSession {
         if (pending.length > 0) logCapped(pending);
         if (dom === 'failed') logger.warn({ url: page.url() }, 'the page could not run the settle check; settling on network and load state only');
         const navigated = dom === 'destroyed' || navigations !== navigationsBefore || active() !== page;
-        if (!navigated) return;
+        if (!navigated) {
+          await framesStill(page, since, deadline, signal);
+          return;
+        }
         // A navigation replaced the document (or a popup took over): let it load, then watch it.
         const current = active();
         const left = deadline - Date.now();

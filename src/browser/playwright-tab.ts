@@ -107,6 +107,9 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     describe: (ref) => structure.describe(ref),
     findText: (value, limit) => structure.findText(value, limit),
     readText: (identity) => structure.readText(identity),
+    widget: (ref) => structure.widget(ref),
+    popupOptions: (ref) => structure.popupOptions(ref),
+    calendar: () => structure.calendar(),
     evaluate: (expression, timeoutMs) => evaluateInPage(cdp, expression, timeoutMs),
     async setFiles(ref, names) {
       // The reference lives in the worker's isolated world; Playwright's handles in the page's.

@@ -1,4 +1,4 @@
-import type { Page } from 'playwright-core';
+import type { Frame, Page } from 'playwright-core';
 
 /**
  * When is a page still enough to capture? Waiting a fixed time after each action (as
@@ -207,7 +207,7 @@ const STILL_WAIT = `({ key, sinceMs, capMs, quietMs, horizonMs }) => new Promise
 const DOCUMENT_GONE = /context was destroyed|Cannot find context|navigat|has been closed|Target closed|frame was detached/i;
 
 /**
- * Resolves when the page is still after an input made at `sinceMs` (epoch ms), or at the
+ * Resolves when the page (or one frame of it) is still after an input made at `sinceMs` (epoch ms), or at the
  * deadline ('chooser' when the page opened a file chooser meanwhile, 'popup' when it asked for
  * a new tab or window): at least one animation frame (a pending paint lands), no timer set since the input
  * due within the horizon, no navigation under way, no script request made since the input still
@@ -215,9 +215,9 @@ const DOCUMENT_GONE = /context was destroyed|Cannot find context|navigat|has bee
  * 'destroyed' when a navigation replaced the document meanwhile; 'failed' when the page could
  * not run the wait at all (the caller then falls back on the network and load state alone).
  */
-export async function pageStill(page: Page, sinceMs: number, deadline: number): Promise<'quiet' | 'chooser' | 'popup' | 'destroyed' | 'failed'> {
+export async function pageStill(page: Page | Frame, sinceMs: number, deadline: number): Promise<'quiet' | 'chooser' | 'popup' | 'destroyed' | 'failed'> {
   const capMs = deadline - Date.now();
-  if (capMs <= 0 || page.isClosed()) return 'quiet';
+  if (capMs <= 0 || ('isClosed' in page ? page.isClosed() : page.isDetached())) return 'quiet';
   const args = { key: PROBE_KEY, sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS };
   const late = new Error('the page did not answer within the settle cap');
   try {

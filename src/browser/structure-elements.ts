@@ -12,9 +12,9 @@ export const ELEMENT_SEMANTICS = `
     'switch', 'slider', 'spinbutton', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'treeitem', 'clickable']);
   // Roles whose name is their visible content: that text is not repeated as text lines below them.
   const NAME_FROM_CONTENT = new Set(['link', 'button', 'heading', 'option', 'tab', 'menuitem', 'menuitemcheckbox',
-    'menuitemradio', 'treeitem', 'cell', 'columnheader', 'rowheader', 'checkbox', 'radio', 'switch', 'clickable', 'tooltip']);
+    'menuitemradio', 'treeitem', 'cell', 'gridcell', 'columnheader', 'rowheader', 'checkbox', 'radio', 'switch', 'clickable', 'tooltip']);
   // Roles that hold running text: reported with all their text, unless controls sit inside them.
-  const TEXTUAL = new Set(['paragraph', 'listitem', 'cell', 'columnheader', 'rowheader', 'term', 'definition', 'caption',
+  const TEXTUAL = new Set(['paragraph', 'listitem', 'cell', 'gridcell', 'columnheader', 'rowheader', 'term', 'definition', 'caption',
     'legend', 'code', 'blockquote', 'status', 'alert']);
   const TEXT_MAX = 1000;
   const CONTROLS = 'a[href], button, input:not([type=hidden]), select, textarea, [role], [tabindex], [contenteditable]';
@@ -27,11 +27,78 @@ export const ELEMENT_SEMANTICS = `
     'month', 'week', 'color', '']);
   const SECTIONING = 'article, aside, main, nav, section';
 
+  // The browser's own names (ax-names.ts fills this): element → { role, name, description }.
+  const axInfo = new WeakMap();
+  let axStale = true;
+  new MutationObserver(() => { axStale = true; }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  /** Whether the document changed since the names were last given (and from now on: not). */
+  function axDirty() { const was = axStale; axStale = false; return was; }
+  function annotate(infos, elements) { elements.forEach((el, i) => { if (el && el.nodeType === 1) axInfo.set(el, infos[i]); }); }
+  /**
+   * Elements whose name or description the browser may give otherwise than name() does: named or
+   * described by other elements, titled, holding visually-hidden text, custom elements (whose
+   * role may come from their internals). The first max of them, in document order.
+   */
+  function axWanted(max) {
+    const out = [];
+    const hiddenText = (el) => {
+      const all = el.querySelectorAll('*');
+      for (let i = 0; i < all.length && i < 60; i++) if (all[i].textContent.trim() && visibility(all[i]) === 'gone' && all[i].getAttribute('aria-hidden') !== 'true' && getComputedStyle(all[i]).display !== 'none') return true;
+      return false;
+    };
+    const visit = (node) => {
+      if (out.length >= max || (node.nodeType !== 1 && node.nodeType !== 11)) return;
+      if (node.nodeType === 1) {
+        if (visibility(node) === 'gone') return;
+        const custom = node.localName.includes('-') && !node.hasAttribute('role');
+        if (custom || node.hasAttribute('aria-labelledby') || node.hasAttribute('aria-describedby') || node.hasAttribute('title')
+          || (NAME_FROM_CONTENT.has(role(node)) && hiddenText(node))) out.push(node);
+      }
+      for (const c of children(node)) if (!(c.nodeType === 1 && c.ownerDocument !== document)) visit(c);
+    };
+    visit(document.documentElement);
+    return out;
+  }
+  function axDescription(el) { const ax = axInfo.get(el); return ax ? ax.description : ''; }
+
   const squash = (s) => String(s == null ? '' : s).replace(/[\\s\\u00a0]+/g, ' ').trim();
   const cut = (s, max) => (s.length > max ? s.slice(0, max - 1) + '\\u2026' : s);
   const quote = (s) => '"' + s.replace(/\\\\/g, '\\\\\\\\').replace(/"/g, '\\\\"') + '"';
 
+  /** The document of a same-origin frame; null for another origin's (its content is not read). */
+  function frameDoc(el) {
+    try { return el.contentDocument || null; } catch (e) { return null; }
+  }
+
+  /** Where a frame's document starts, in the top window's coordinates (0, 0 for the top document). */
+  function frameOrigin(doc) {
+    let x = 0;
+    let y = 0;
+    let win = doc.defaultView;
+    while (win && win.frameElement) {
+      const fe = win.frameElement;
+      const r = fe.getBoundingClientRect();
+      const s = getComputedStyle(fe);
+      x += r.left + fe.clientLeft + (parseFloat(s.paddingLeft) || 0);
+      y += r.top + fe.clientTop + (parseFloat(s.paddingTop) || 0);
+      win = fe.ownerDocument.defaultView;
+    }
+    return { x, y };
+  }
+
+  /** An element's box in the top window's coordinates, wherever its frame is. */
+  function rectOf(el) {
+    const r = el.getBoundingClientRect();
+    if (el.ownerDocument === document) return r;
+    const o = frameOrigin(el.ownerDocument);
+    return { left: r.left + o.x, right: r.right + o.x, top: r.top + o.y, bottom: r.bottom + o.y, width: r.width, height: r.height };
+  }
+
   function children(node) {
+    if (node.localName === 'iframe' || node.localName === 'frame') {
+      const doc = frameDoc(node);
+      return doc && doc.documentElement ? [doc.documentElement] : [];
+    }
     if (node.shadowRoot) return Array.from(node.shadowRoot.childNodes);
     if (node.localName === 'slot') {
       const assigned = node.assignedNodes({ flatten: true });
@@ -42,7 +109,11 @@ export const ELEMENT_SEMANTICS = `
 
   function deepActive() {
     let el = document.activeElement;
-    while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+    for (let guard = 0; el && guard < 30; guard++) {
+      if (el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+      else if ((el.localName === 'iframe' || el.localName === 'frame') && frameDoc(el) && frameDoc(el).activeElement) el = frameDoc(el).activeElement;
+      else break;
+    }
     return el;
   }
 
@@ -52,17 +123,27 @@ export const ELEMENT_SEMANTICS = `
     const style = getComputedStyle(el);
     if (style.display === 'none') return 'gone';
     if (style.display === 'contents') return 'hidden';
-    if (!el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return 'hidden';
+    if (!el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return style.visibility !== 'hidden' && drawnByLabel(el) ? 'shown' : 'hidden';
     const r = el.getBoundingClientRect();
     if (r.width < 1 || r.height < 1) return 'hidden';
     // The "visually hidden" pattern (a 1px clipped box) is for screen readers, not for the eye:
     // nothing inside it is shown, so nothing inside it is read.
-    if (r.width <= 2 && r.height <= 2 && style.overflow === 'hidden') return 'gone';
+    const clipped = (r.width <= 2 && r.height <= 2 && style.overflow === 'hidden') || style.clip === 'rect(0px, 0px, 0px, 0px)' || style.clipPath === 'inset(50%)';
+    if (clipped) return drawnByLabel(el) ? 'shown' : 'gone';
     return 'shown';
   }
 
+  /**
+   * A checkbox or radio made invisible (transparent, clipped) under a label that shows: the usual
+   * custom-drawn control (a switch of a design system). It is reported; the label is what one
+   * clicks (pointOf accepts a hit on it).
+   */
+  function drawnByLabel(el) {
+    return el.localName === 'input' && (el.type === 'checkbox' || el.type === 'radio') && !!el.labels && Array.from(el.labels).some((l) => l.getBoundingClientRect().width > 2);
+  }
+
   function inViewport(el) {
-    const r = el.getBoundingClientRect();
+    const r = rectOf(el);
     return r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth;
   }
 
@@ -130,6 +211,9 @@ export const ELEMENT_SEMANTICS = `
       case 'hr': return 'separator';
     }
     if (el.isContentEditable && (el.parentElement === null || !el.parentElement.isContentEditable)) return 'textbox';
+    // A role the browser gives that the markup does not show (a custom element's internals).
+    const ax = axInfo.get(el);
+    if (ax && INTERACTIVE.has(ax.role)) return ax.role;
     if (el.tabIndex >= 0 && el.hasAttribute('tabindex')) return 'clickable';
     // A plain element styled as clickable (cursor: pointer) whose parent is not: the usual
     // shape of a custom button built from a div.
@@ -162,6 +246,9 @@ export const ELEMENT_SEMANTICS = `
   }
 
   function name(el, r) {
+    // The browser's name when it gives one; the rules below are for elements it left unnamed.
+    const ax = axInfo.get(el);
+    if (ax && ax.name) return cut(ax.name, NAME_MAX);
     const labelled = byIds(el, 'aria-labelledby');
     if (labelled.length) return cut(squash(labelled.map((l) => textOf(l)).join(' ')), NAME_MAX);
     const aria = squash(el.getAttribute('aria-label'));

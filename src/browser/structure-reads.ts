@@ -41,6 +41,8 @@ export const PAGE_READS = `
       const ph = squash(el.getAttribute('placeholder'));
       if (ph && ph !== nameText && (v == null || v === '')) parts.push('placeholder=' + quote(cut(ph, NAME_MAX)));
     }
+    const description = squash(axDescription(el));
+    if (description && description !== nameText && description !== squash(el.getAttribute('placeholder'))) parts.push('description=' + quote(cut(description, NAME_MAX)));
     if (r === 'link') { const href = el.getAttribute('href'); if (href && !/^javascript:/i.test(href)) parts.push('href=' + quote(cut(href, 120))); }
     if (el.getAttribute('aria-expanded')) parts.push(el.getAttribute('aria-expanded') === 'true' ? 'expanded' : 'collapsed');
     if (tag === 'details') parts.push(el.open ? 'expanded' : 'collapsed');
@@ -117,7 +119,6 @@ export const PAGE_READS = `
             if (options.length > OPTIONS_MAX) push((filter === 'interactive' ? '  ' : pad(depth + 1)) + '(' + (options.length - OPTIONS_MAX) + ' more options)');
             return;
           }
-          if (tag === 'iframe' || tag === 'frame') return;
           for (const c of children(node)) visit(c, depth + 1, parentTextual || textual);
           return;
         }
@@ -153,11 +154,19 @@ export const PAGE_READS = `
     return el;
   }
 
-  /** Everything find() and locate() compare: role, name and the words around an element. */
+  /** Roles of the regions an element sits in, named in find's results. */
+  const REGIONS = new Set(['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'region', 'form', 'search', 'dialog', 'alertdialog', 'toolbar', 'tabpanel', 'group', 'menu']);
+
+  /**
+   * Everything find() and locate() compare: role, name, and where each element is (the heading
+   * it comes under and the region it sits in, both tracked in the one walk of the document).
+   */
   function candidates() {
     const out = [];
-    const walk = (node) => {
+    let heading = '';
+    const walk = (node, region) => {
       if (node.nodeType !== 1 && node.nodeType !== 11) return;
+      let inside = region;
       if (node.nodeType === 1) {
         const tag = node.localName;
         if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'head') return;
@@ -165,19 +174,22 @@ export const PAGE_READS = `
         if (vis === 'gone') return;
         const r = vis === 'shown' ? role(node) : null;
         if (r && (INTERACTIVE.has(r) || LANDMARKS.has(r) || TEXTUAL.has(r))) {
-          out.push({ el: node, role: r, name: name(node, r) });
+          const n = name(node, r);
+          out.push({ el: node, role: r, name: n, heading, region });
+          if (r === 'heading') heading = n;
         }
+        if (r && REGIONS.has(r)) inside = { role: r, name: name(node, r) };
       }
-      for (const c of children(node)) walk(c);
+      for (const c of children(node)) walk(c, inside);
     };
-    walk(document.documentElement);
+    walk(document.documentElement, null);
     return out;
   }
 
   /** Words that describe an element beyond its name: placeholder, value, attributes, the heading or legend it sits under. */
   function context(el) {
     const words = [el.getAttribute('placeholder'), el.getAttribute('title'), el.getAttribute('name'), el.id,
-      el.getAttribute('data-testid'), el.localName === 'input' ? inputType(el) : el.localName];
+      el.getAttribute('data-testid'), el.localName === 'input' ? inputType(el) : el.localName, el.localName === 'button' ? el.type : ''];
     const group = el.closest('fieldset, form, section, [role=dialog], dialog, nav, header, footer');
     if (group) {
       const legend = group.querySelector('legend, h1, h2, h3, h4, [role=heading]');
@@ -187,22 +199,88 @@ export const PAGE_READS = `
     return squash(words.filter(Boolean).join(' '));
   }
 
+  /** The headers of the table cell an element is in: its column's and its row's (when not the element's own cell). */
+  function headersOf(el) {
+    const cell = el.closest('td, th, [role=cell], [role=gridcell]');
+    if (!cell) return {};
+    const row = cell.parentElement;
+    const table = cell.closest('table, [role=table], [role=grid], [role=treegrid]');
+    if (!row || !table) return {};
+    const cells = Array.from(row.children);
+    const index = cells.indexOf(cell);
+    const headRow = table.querySelector('thead tr, tr:has(> th), [role=row]:has(> [role=columnheader])');
+    const head = headRow && headRow !== row ? headRow.children[index] : null;
+    const first = cells.find((c) => c.localName === 'th' || c.getAttribute('role') === 'rowheader') || cells[0];
+    return {
+      column: head ? cut(textOf(head), NAME_MAX) : '',
+      row: first && first !== cell ? cut(textOf(first), NAME_MAX) : '',
+    };
+  }
+
+  /** A field with no label of its own: the text just before it (in it parent, or its parents' up to three levels). */
+  function nearbyLabel(el, r) {
+    if (!['textbox', 'searchbox', 'combobox', 'listbox', 'spinbutton', 'checkbox', 'radio', 'switch', 'slider'].includes(r)) return '';
+    if (el.labels && el.labels.length) return '';
+    // A part of a combobox (select2's rendered choice) is named by the combobox, not by the label beside it.
+    const box = el.parentElement && el.parentElement.closest('[role=combobox]');
+    if (box) return '';
+    let node = el;
+    for (let up = 0; node && up < 4; up++) {
+      for (let prev = node.previousElementSibling; prev; prev = prev.previousElementSibling) {
+        if (visibility(prev) === 'gone') continue;
+        const t = textOf(prev);
+        if (t) return cut(t, 60);
+      }
+      node = node.parentElement || (node.getRootNode() && node.getRootNode().host) || null;
+    }
+    return '';
+  }
+
+  /** find()'s view of where an element is, for ranking and for its result line. */
+  function whereOf(c) {
+    const h = headersOf(c.el);
+    const href = c.role === 'link' ? c.el.getAttribute('href') || '' : '';
+    return {
+      description: squash(axDescription(c.el)),
+      label: nearbyLabel(c.el, c.role),
+      heading: c.heading !== c.name ? c.heading : '',
+      region: c.region ? squash(c.region.role + ' ' + c.region.name) : '',
+      regionRole: c.region ? c.region.role : '',
+      regionName: c.region ? c.region.name : '',
+      column: h.column || '',
+      row: h.row || '',
+      href: /^javascript:/i.test(href) ? '' : href,
+    };
+  }
+
+  /** The words a result line adds so that elements of the same name tell apart. */
+  function whereLine(w) {
+    const parts = [];
+    if (w.label) parts.push('label ' + quote(w.label));
+    if (w.row) parts.push('row ' + quote(w.row));
+    if (w.column) parts.push('column ' + quote(w.column));
+    if (w.heading) parts.push('under ' + quote(cut(w.heading, 60)));
+    if (w.regionRole) parts.push('in ' + w.regionRole + (w.regionName ? ' ' + quote(cut(w.regionName, 60)) : ''));
+    return parts.length ? ' (' + parts.join('; ') + ')' : '';
+  }
+
   let lastFound = [];
   /** find(): every candidate with what the worker ranks it by; the elements stay here for linesFor(). */
   function findCandidates(limit) {
     const list = candidates().slice(0, limit);
-    lastFound = list.map((c) => c.el);
-    return list.map((c, i) => ({ i, role: c.role, name: c.name, context: context(c.el), inView: inViewport(c.el) }));
+    lastFound = list;
+    return list.map((c, i) => Object.assign({ i, role: c.role, name: c.name, context: context(c.el), inView: inViewport(c.el) }, whereOf(c)));
   }
 
   function linesFor(indices, next) {
     const state = { next, focused: deepActive() };
     const lines = [];
     for (const i of indices) {
-      const el = lastFound[i];
-      if (!el || !el.isConnected) continue;
+      const c = lastFound[i];
+      if (!c || !c.el.isConnected) continue;
+      const el = c.el;
       const r = role(el) || el.localName;
-      lines.push(line(el, r, state, TEXTUAL.has(r) ? cut(textOf(el), NAME_MAX * 2) : name(el, r)));
+      lines.push(line(el, r, state, TEXTUAL.has(r) ? cut(textOf(el), NAME_MAX * 2) : name(el, r)) + whereLine(whereOf(c)));
     }
     lastFound = [];
     return { lines, next: state.next };

@@ -1,6 +1,7 @@
 import { ELEMENT_SEMANTICS } from './structure-elements.js';
 import { PAGE_READS } from './structure-reads.js';
 import { ACTION_TARGETS } from './structure-targets.js';
+import { WIDGET_PARTS } from './structure-widgets.js';
 
 /**
  * What the page's structure looks like to the agent: the source of a script that runs in an
@@ -12,8 +13,9 @@ import { ACTION_TARGETS } from './structure-targets.js';
  * element for this document only; the numbers come from the worker (`next`), which keeps one
  * sequence per tab, so a reference is never reused in a tab, even across documents.
  *
- * The script is assembled from three parts: what an element is (structure-elements.ts), refs
- * and reading (structure-reads.ts), the elements the agent acts on (structure-targets.ts); they
+ * The script is assembled from four parts: what an element is (structure-elements.ts), refs
+ * and reading (structure-reads.ts), the elements the agent acts on (structure-targets.ts), the
+ * widgets form_input fills by hand (structure-widgets.ts); they
  * share one function scope. Source text, like the settle probe: a function serialised from
  * TypeScript would carry the loader's helpers (`__name`) into a page that does not have them.
  * No backticks in any part.
@@ -25,11 +27,15 @@ export const STRUCTURE_SCRIPT = `(() => {
 ${ELEMENT_SEMANTICS}
 ${PAGE_READS}
 ${ACTION_TARGETS}
+${WIDGET_PARTS}
   Object.defineProperty(globalThis, '${STRUCTURE_KEY}', {
     enumerable: false,
     value: {
       readPage,
       findCandidates,
+      axDirty,
+      annotate,
+      axWanted,
       linesFor,
       pageText,
       lookup,
@@ -46,6 +52,9 @@ ${ACTION_TARGETS}
       mark: (ref, name, value) => { const el = lookup(ref); if (!el) return false; if (value === null) el.removeAttribute(name); else el.setAttribute(name, value); return true; },
       findText,
       readText,
+      widget: (ref) => { const el = lookup(ref); return el ? widgetOf(el) : null; },
+      popupOptions: (ref, next) => { const el = lookup(ref); const state = { next }; return el ? { options: popupOptions(el, state), next: state.next } : null; },
+      calendar: (next) => { const state = { next }; const view = calendar(state); return { view, next: state.next }; },
       describe: (ref) => { const el = lookup(ref); if (!el) return null; const r = role(el); return { role: r || el.localName, name: name(el, r), tag: el.localName, type: el.localName === 'input' ? inputType(el) : undefined }; },
     },
   });

@@ -6,11 +6,11 @@
  */
 export const ACTION_TARGETS = `
   /** Where to click an element: scrolled into view, a point that reaches it (not a cover over it). */
-  function pointOf(el) {
+  function pointOf(el, scrolled) {
     if (visibility(el) === 'gone') return { ok: false, error: 'hidden' };
-    let r = el.getBoundingClientRect();
+    let r = rectOf(el);
     const fully = r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
-    if (!fully) { el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' }); r = el.getBoundingClientRect(); }
+    if (!fully && !scrolled) { el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' }); r = rectOf(el); scrolled = true; }
     if (r.width < 1 || r.height < 1) return { ok: false, error: 'hidden' };
     const spots = [[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75], [0.1, 0.5]];
     let cover = null;
@@ -22,16 +22,28 @@ export const ACTION_TARGETS = `
       if (hit && (hit === el || el.contains(hit) || (hit.localName === 'label' && hit.control === el) || (el.shadowRoot && el.shadowRoot.contains(hit)))) return { ok: true, x, y };
       if (hit && !cover) cover = hit;
     }
+    // In view of the window but clipped by a scrolling box (a pop-up list's lower options): scrolled within it, once.
+    if (!scrolled) { el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' }); return pointOf(el, true); }
     if (cover) { const cr = role(cover); return { ok: false, error: 'covered', by: (cr || cover.localName) + (name(cover, cr) ? ' ' + quote(name(cover, cr)) : '') }; }
     return { ok: false, error: 'offscreen' };
   }
 
+  /** The element at a point of the top window: into open shadow roots and same-origin frames. */
   function hitAt(x, y) {
     let hit = document.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
+    let origin = { x: 0, y: 0 };
+    for (let guard = 0; hit && guard < 30; guard++) {
+      if (hit.shadowRoot) {
+        const inner = hit.shadowRoot.elementFromPoint(x - origin.x, y - origin.y);
+        if (inner && inner !== hit) { hit = inner; continue; }
+      }
+      const doc = hit.localName === 'iframe' || hit.localName === 'frame' ? frameDoc(hit) : null;
+      if (doc) {
+        origin = frameOrigin(doc);
+        const inner = doc.elementFromPoint(x - origin.x, y - origin.y);
+        if (inner) { hit = inner; continue; }
+      }
+      break;
     }
     return hit;
   }
@@ -128,16 +140,20 @@ export const ACTION_TARGETS = `
       if (text !== '' && el.value === '') return { ok: false, error: 'format', type: inputType(el) };
       el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertReplacementText', data: text }));
       fire('change');
+      // Left as a person leaves a field: pages that read a typed value when the field loses focus
+      // (a date picker's own format, a masked input) take it now.
+      el.blur();
       return { ok: true };
     }
     if (el.isContentEditable) {
       el.focus();
-      const range = document.createRange();
+      const doc = el.ownerDocument;
+      const range = doc.createRange();
       range.selectNodeContents(el);
-      const selection = getSelection();
+      const selection = doc.getSelection();
       selection.removeAllRanges();
       selection.addRange(range);
-      if (!document.execCommand('insertText', false, String(value))) { el.textContent = String(value); fire('input'); }
+      if (!doc.execCommand('insertText', false, String(value))) { el.textContent = String(value); fire('input'); }
       return { ok: true };
     }
     return { ok: false, error: 'not-a-field', role: role(el) || tag };

@@ -242,6 +242,18 @@ export interface FoundElement {
   /** Words around it: placeholder, title, name and id attributes, its form or section heading. */
   context: string;
   inView: boolean;
+  /** The browser's description of it (`aria-describedby`, a title beside its name). */
+  description?: string;
+  /** The text just before a field that has no label of its own. */
+  label?: string;
+  /** The heading it comes under, and the region it sits in (role and name, e.g. `form "Order"`). */
+  heading?: string;
+  region?: string;
+  regionRole?: string;
+  /** The column and row headers of the table cell it is in. */
+  column?: string;
+  row?: string;
+  href?: string;
 }
 
 export interface TabInfo {
@@ -276,6 +288,27 @@ export interface NetworkEntry {
   atMs: number;
 }
 
+/** What form_input may do with an element the plain setter refuses. */
+export type WidgetState =
+  | { kind: 'choice'; multiple: boolean; chosen: string[]; expanded: boolean }
+  | { kind: 'toggle'; checked: boolean }
+  | { kind: 'date'; value: string }
+  | { kind: 'cell'; text: string }
+  | { kind: 'none'; role?: string };
+
+export interface PopupOption {
+  ref: string;
+  text: string;
+  selected: boolean;
+}
+
+export interface CalendarView {
+  /** Dates as YYYY-MM-DD. */
+  days: Array<{ ref: string; date: string }>;
+  prev: string | null;
+  next: string | null;
+}
+
 /** One tab of the session: its page's structure, logs and pixels. */
 export interface BrowserTab {
   readonly id: string;
@@ -303,6 +336,12 @@ export interface BrowserTab {
   findText(value: string, limit: number): Promise<Array<{ identity: ElementIdentity; text: string }>>;
   /** What the element an identity names by its place says now; null when it is not on the page. */
   readText(identity: ElementIdentity): Promise<string | null>;
+  /** What kind of widget form_input fills by hand (widget-input.ts), and what it holds now. */
+  widget(ref: string): Promise<StructureResult<WidgetState>>;
+  /** The options a choice widget's pop-up shows now, with references. */
+  popupOptions(ref: string): Promise<StructureResult<PopupOption[]>>;
+  /** The days of the pop-up calendar the page shows, and its previous/next month controls. */
+  calendar(): Promise<CalendarView>;
   /** Gives the named input files to the file input of a reference (or the input a label of it names). */
   setFiles(ref: string, names: readonly string[]): Promise<FileInputResult>;
   /** Console entries and network requests since the last call (each read drains them). */

@@ -51,6 +51,7 @@ import type { DisplayGeometry } from './computer-types.js';
 import { rankElements } from './find-rank.js';
 import { formatConsole, formatNetwork } from './page-logs.js';
 import { screenshotForModel } from './results.js';
+import { createWidgetHands, fillWidget } from './widget-input.js';
 import type { ActionRunContext, ActionSpaceOptions, ActionTrace } from './types.js';
 
 export const TOOLSET_NAME = 'browser';
@@ -406,6 +407,16 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       target: identity.value,
     });
     const revealed = typeof value === 'string' ? this.options.secrets.reveal(value) : value;
+    // A widget drawn by a script is filled by hand (widget-input.ts), then read back.
+    const widget = await tab.widget(ref);
+    if (widget.ok && widget.value.kind !== 'none') {
+      if (revealed !== value) throw new Error(`${ref} is a ${widget.value.kind === 'choice' ? 'list of options' : widget.value.kind === 'date' ? 'calendar' : 'switch'}: a secret goes only into a text field`);
+      const { session, geometry, secrets } = this.options;
+      const hands = createWidgetHands(tab, { session, geometry, vault: secrets, signal: this.signal, settle: () => this.settle() });
+      const filled = await fillWidget(hands, ref, widget.value, value);
+      if (!filled.ok) throw new Error(filled.error);
+      return this.options.secrets.redact(filled.note);
+    }
     if (revealed !== value) await tab.hideText(ref);
     const set = await tab.setValue(ref, revealed);
     if (!set.ok) throw new Error(set.error);

@@ -23,6 +23,7 @@ const ROLE_WORDS: Readonly<Record<string, readonly string[]>> = {
   textbox: ['textbox', 'searchbox'],
   textfield: ['textbox', 'searchbox'],
   textarea: ['textbox'],
+  editor: ['textbox'],
   entry: ['textbox', 'searchbox'],
   dropdown: ['combobox', 'listbox'],
   select: ['combobox', 'listbox'],
@@ -88,6 +89,9 @@ const SYNONYMS: ReadonlyArray<readonly string[]> = [
 
 const INTERACTIVE_ROLES = new Set(['link', 'button', 'textbox', 'searchbox', 'combobox', 'listbox', 'option', 'checkbox', 'radio', 'switch', 'slider', 'spinbutton', 'menuitem', 'tab', 'clickable']);
 
+/** Names longer than this many words count less per word found in them. */
+const LONG_NAME_WORDS = 8;
+
 /** Matches scoring under this share of the best one are left out. */
 const RELATIVE_FLOOR = 0.4;
 
@@ -131,21 +135,49 @@ function wordScore(word: string, against: readonly string[]): number {
   return best;
 }
 
+/**
+ * What else a description may name, and how much a word found there counts against one in the
+ * name (1): the browser's description, the text before a field, the table headers, the words of
+ * its attributes, the heading it comes under, the region it is in, its address.
+ */
+function contextSources(c: FoundElement): Array<[number, string[]]> {
+  const sources: Array<[number, string[]]> = [];
+  const add = (weight: number, text: string | undefined) => {
+    if (text) sources.push([weight, words(text)]);
+  };
+  add(0.8, c.description);
+  if (c.name) add(0.8, c.label);
+  add(0.7, c.column);
+  add(0.7, c.row);
+  add(0.6, c.context);
+  add(0.6, c.heading);
+  add(0.6, c.region);
+  add(0.5, c.href?.replace(/^[a-z]+:\/\/[^/]+/i, ''));
+  return sources;
+}
+
 /** Indices of `candidates` that match `query`, best first; those that match nothing are left out. */
 export function rankElements(query: string, candidates: readonly FoundElement[]): number[] {
   const all = words(query).filter((w) => !STOP_WORDS.has(w));
-  const roles = new Set(all.flatMap((w) => ROLE_WORDS[w] ?? []));
-  const terms = all.filter((w) => !ROLE_WORDS[w]);
+  const kindWords = all.filter((w) => ROLE_WORDS[w]);
+  const plainTerms = all.filter((w) => !ROLE_WORDS[w]);
   const scored: Array<{ i: number; score: number }> = [];
   for (const c of candidates) {
-    const name = words(c.name);
-    const context = words(c.context);
+    // A field named by nothing but the text before it is named by that text.
+    const name = words(c.name || c.label || '');
+    // A kind word the name itself holds ("Text messages", "Title") is a word of the name here, not
+    // a kind asked for; so is one naming the kind of region the element sits in ("the order form's submit").
+    const named = kindWords.filter((w) => name.includes(w) || (c.regionRole !== undefined && (ROLE_WORDS[w] ?? []).includes(c.regionRole)));
+    const terms = named.length ? [...plainTerms, ...named] : plainTerms;
+    const roles = new Set(kindWords.filter((w) => !named.includes(w)).flatMap((w) => ROLE_WORDS[w] ?? []));
+    const sources = contextSources(c);
     let score = 0;
     let matched = 0;
+    // A long name (a wrapper named by all the text inside it) matches many descriptions a little.
+    const specific = name.length > LONG_NAME_WORDS ? Math.max(0.5, LONG_NAME_WORDS / name.length) : 1;
     for (const term of terms) {
-      const inName = wordScore(term, name);
-      const inContext = wordScore(term, context) * 0.6;
-      const best = Math.max(inName, inContext);
+      let best = wordScore(term, name) * specific;
+      for (const [weight, against] of sources) if (best < weight) best = Math.max(best, wordScore(term, against) * weight);
       if (best > 0) matched++;
       score += best;
     }
@@ -162,7 +194,8 @@ export function rankElements(query: string, candidates: readonly FoundElement[])
       if (name.join(' ') === terms.join(' ')) score += 0.5;
     }
     // Ties go to what one acts on, then to what is in view.
-    if (INTERACTIVE_ROLES.has(c.role)) score += 0.1;
+    // A control of a known kind before an element that is only styled as clickable (often its wrapper, of the same name).
+    if (INTERACTIVE_ROLES.has(c.role)) score += c.role === 'clickable' ? 0.05 : 0.1;
     if (c.inView) score += 0.05;
     if (score > 0) scored.push({ i: c.i, score });
   }

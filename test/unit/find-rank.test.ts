@@ -37,3 +37,39 @@ describe('find: ranking elements against a description', () => {
     expect(rankElements('country dropdown', page)).toEqual([6]);
   });
 });
+
+describe('find: ranking by where an element is', () => {
+  const add = (i: number, section: string): FoundElement => ({ i, role: 'link', name: 'Add', context: 'a', inView: true, heading: section, region: `region ${section}`, href: `/${section.toLowerCase()}/new` });
+  const office: FoundElement[] = [
+    add(0, 'Customers'),
+    add(1, 'Products'),
+    add(2, 'Invoices'),
+    { i: 3, role: 'button', name: 'Edit', context: 'button', inView: true, row: 'ACME', column: 'Actions' },
+    { i: 4, role: 'button', name: 'Edit', context: 'button', inView: true, row: 'Globex', column: 'Actions' },
+    { i: 5, role: 'textbox', name: '', context: 'text', inView: true, label: 'Amount' },
+    { i: 6, role: 'textbox', name: 'Notes', context: 'text', inView: true, description: 'Shown on the invoice' },
+    { i: 7, role: 'clickable', name: 'Text messages', context: 'div', inView: true },
+    { i: 8, role: 'checkbox', name: 'Text messages', context: 'input', inView: true },
+    { i: 9, role: 'form', name: 'Order', context: 'form', inView: true, heading: 'New order', region: 'main', regionRole: 'main' },
+    { i: 10, role: 'combobox', name: 'Tags', context: 'input', inView: true, heading: 'New order', region: 'form Order', regionRole: 'form' },
+    { i: 11, role: 'button', name: 'Create order', context: 'button submit', inView: true, heading: 'New order', region: 'form Order', regionRole: 'form' },
+    // A grid's wrapper named by all its rows, then a cell of one of them.
+    { i: 12, role: 'clickable', name: 'INV-0001 Customer 1 100 INV-0002 Customer 2 101 INV-0003 Customer 3 102 INV-0004 Customer 4', context: 'div', inView: true },
+    { i: 13, role: 'gridcell', name: 'Customer 3', context: 'div', inView: true, row: 'INV-0003', column: 'Customer' },
+  ];
+
+  it.each([
+    ['add invoice link', 2],
+    ['add product', 1],
+    ['edit Globex', 4],
+    ['amount field', 5],
+    ['invoice remark field', 6],
+    ['text messages', 8],
+    ['tags in the order form', 10],
+    ['order form submit', 11],
+    ['order form', 9],
+    ['customer of INV-0003', 13],
+  ])('"%s" finds element %i first', (query, expected) => {
+    expect(rankElements(query, office)[0]).toBe(expected);
+  });
+});
