@@ -14,7 +14,7 @@ import { benchToolset } from './toolset.js';
 import { benchVideo } from './video.js';
 
 const BENCHES: Record<string, () => Promise<Record<string, number | string>> | Record<string, number | string>> = {
-  tokens: () => benchTokens(50),
+  tokens: benchTokens,
   steps: benchSteps,
   latency: benchLatencies,
   video: benchVideo,

@@ -8,7 +8,7 @@ import type { Specification } from '../domain/specification.js';
 import type { AssistantBlock, Message, ModelClient, TextBlock, TokenUsage, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import type { EventSink } from '../telemetry/types.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
-import { DEFAULT_CONTEXT_WINDOW, prepareMessages, type ContextWindowOptions } from './context-window.js';
+import { withCacheBreakpoints } from './cache-breakpoints.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
 import { FINISH_DEFINITION, FINISH_TOOL } from './tools.js';
 
@@ -46,7 +46,6 @@ export interface AgentInput {
    */
   inputFiles?: readonly InputFile[];
   maxTokens?: number;
-  contextWindow?: ContextWindowOptions;
   /** Steps already taken (a run that continues after a replay): the model learns what was done. */
   resume?: { done: string; steps: number };
   signal: AbortSignal;
@@ -126,7 +125,8 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
         model: input.modelId,
         system,
         tools,
-        messages: prepareMessages(history, input.contextWindow ?? DEFAULT_CONTEXT_WINDOW),
+        // Append-only (docs/model.md#conversation-rules): every earlier turn goes again as it was.
+        messages: withCacheBreakpoints(history),
         maxTokens: input.maxTokens ?? 4096,
         betas: [...space.betas],
       },
@@ -142,11 +142,18 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
       overheadMs: lastResponseAt === undefined ? null : requestAt - lastResponseAt,
       stopReason: response.stopReason,
       usage: response.usage,
+      ...(response.notes?.clearedInputTokens ? { clearedInputTokens: response.notes.clearedInputTokens } : {}),
+      thinking: thinkingOf(response.content),
       text: textOf(response.content),
       toolCalls: response.content.filter(isToolUse).map((b) => ({ id: b.id, name: b.name, ...(b.toolset_name ? { toolset: b.toolset_name } : {}), input: b.input })),
     });
     lastResponseAt = receivedAt;
     history.push({ role: 'assistant', content: response.content });
+    if (response.notes?.prefixMismatch) {
+      events.emit('model_prefix_mismatch', { step: stats.nSteps, level: 'error', message: response.notes.prefixMismatch });
+    }
+    const overflow = contextOverflow(response);
+    if (overflow) return { status: 'failed', code: 'model_error', message: overflow };
 
     if (response.stopReason === 'refusal') {
       return { status: 'failed', code: 'agent_failed', message: 'the model refused to continue the task' };
@@ -317,6 +324,33 @@ function errorResult(call: ToolUseBlock, message: string): ToolResultBlock {
 
 function isToolUse(block: AssistantBlock): block is ToolUseBlock {
   return block.type === 'tool_use';
+}
+
+/** The thinking the model showed (its summary): why it acted, for the step timeline. */
+function thinkingOf(content: AssistantBlock[]): string | undefined {
+  const text = content
+    .map((b) => (b.type === 'thinking' ? (b as { thinking?: unknown }).thinking : undefined))
+    .filter((t): t is string => typeof t === 'string')
+    .join('\n')
+    .trim();
+  return text || undefined;
+}
+
+/**
+ * Share of the context window after which a run whose context the API does not manage ends
+ * (docs/model.md#context-settings): the next turns would overflow it, and no earlier turn may be
+ * edited to make room.
+ */
+export const UNMANAGED_CONTEXT_LIMIT = 0.8;
+
+function contextOverflow(response: { usage: TokenUsage; notes?: { context?: { managed: boolean; maxInputTokens: number } } }): string | undefined {
+  const context = response.notes?.context;
+  if (!context || context.managed) return undefined;
+  const { inputTokens, cacheReadInputTokens, cacheCreationInputTokens } = response.usage;
+  const used = inputTokens + cacheReadInputTokens + cacheCreationInputTokens;
+  const limit = Math.floor(context.maxInputTokens * UNMANAGED_CONTEXT_LIMIT);
+  if (used <= limit) return undefined;
+  return `the conversation holds ${used} input tokens, past ${limit} (${UNMANAGED_CONTEXT_LIMIT * 100}% of the model's ${context.maxInputTokens}-token context window), and the model has no context management: the run ends before the context overflows`;
 }
 
 function textOf(content: AssistantBlock[]): string | undefined {
