@@ -22,8 +22,8 @@ export interface ContextSettings {
 
 /** Chosen by `npm run bench` (bench/tokens.ts): see docs/model.md#context-settings for the figures. */
 export const DEFAULT_CONTEXT_SETTINGS: ContextSettings = {
-  clearTriggerTokens: 30_000,
-  keepToolUses: 4,
+  clearTriggerTokens: 20_000,
+  keepToolUses: 3,
   clearAtLeastTokens: 12_000,
   compactTriggerTokens: 100_000,
 };

@@ -182,7 +182,7 @@ describe('createAnthropicModel against a scripted Messages API', () => {
     });
 
     it('sends a request the prefix check refused once more with drop_block, and says so', async () => {
-      server = await startScriptedModelServer([turn(text('Looking.')), turn(text('Done.'))]);
+      server = await startScriptedModelServer([turn(text('Looking.')), turn(text('Done.'))], { expectRefusals: true });
       const logger = capturingLogger();
       const client = model(server.url, 0, logger);
       const first = await client.createTurn(fable, new AbortController().signal);
@@ -200,7 +200,7 @@ describe('createAnthropicModel against a scripted Messages API', () => {
     });
 
     it('fails with model_error when the model refuses the tool version', async () => {
-      server = await startScriptedModelServer([turn(text('Looking.'))]);
+      server = await startScriptedModelServer([turn(text('Looking.'))], { expectRefusals: true });
       const old = { ...fable, tools: [{ type: 'computer_20251124' as const, name: 'computer' as const, display_width_px: 1280, display_height_px: 800 }] };
       const error = await model(server.url, 0).createTurn(old, new AbortController().signal).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'model_error', message: expect.stringMatching(/400.*does not support the tool type 'computer_20251124'/) });

@@ -92,6 +92,11 @@ export interface ScriptedModelServerOptions {
    * Ids not given get the fake's own catalogue (fake-api-rules.ts `modelInfo`), else 404.
    */
   models?: Record<string, Record<string, unknown> | { status: number }>;
+  /**
+   * A test that sends a refused request on purpose says so. Otherwise `stop()` rejects when any
+   * request was refused, so every test that talks to this server meets the API's rules.
+   */
+  expectRefusals?: boolean;
 }
 
 export async function startScriptedModelServer(script: Script, options: ScriptedModelServerOptions = {}): Promise<ScriptedModelServer> {
@@ -176,8 +181,11 @@ export async function startScriptedModelServer(script: Script, options: Scripted
     accounting,
     modelLookups,
     stop() {
-      stopping ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+      stopping ??= new Promise<void>((resolve, reject) => {
+        server.close(() => {
+          if (refusals.length === 0 || options.expectRefusals) resolve();
+          else reject(new Error(`the scripted model server refused ${refusals.length} request(s) by the API's rules: ${refusals.map((r) => `#${r.index + 1} ${r.message}`).join('; ')}`));
+        });
         // Idle keep-alive sockets and hanging requests would otherwise hold close open.
         server.closeAllConnections();
       });
