@@ -8,7 +8,7 @@ import type { Specification } from '../domain/specification.js';
 import type { AssistantBlock, Message, ModelClient, TextBlock, TokenUsage, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import type { EventSink } from '../telemetry/types.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
-import { withCacheBreakpoints } from './cache-breakpoints.js';
+import { contextOverflow, withCacheBreakpoints } from './conversation.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
 import { FINISH_DEFINITION, FINISH_TOOL } from './tools.js';
 
@@ -334,23 +334,6 @@ function thinkingOf(content: AssistantBlock[]): string | undefined {
     .join('\n')
     .trim();
   return text || undefined;
-}
-
-/**
- * Share of the context window after which a run whose context the API does not manage ends
- * (docs/model.md#context-settings): the next turns would overflow it, and no earlier turn may be
- * edited to make room.
- */
-export const UNMANAGED_CONTEXT_LIMIT = 0.8;
-
-function contextOverflow(response: { usage: TokenUsage; notes?: { context?: { managed: boolean; maxInputTokens: number } } }): string | undefined {
-  const context = response.notes?.context;
-  if (!context || context.managed) return undefined;
-  const { inputTokens, cacheReadInputTokens, cacheCreationInputTokens } = response.usage;
-  const used = inputTokens + cacheReadInputTokens + cacheCreationInputTokens;
-  const limit = Math.floor(context.maxInputTokens * UNMANAGED_CONTEXT_LIMIT);
-  if (used <= limit) return undefined;
-  return `the conversation holds ${used} input tokens, past ${limit} (${UNMANAGED_CONTEXT_LIMIT * 100}% of the model's ${context.maxInputTokens}-token context window), and the model has no context management: the run ends before the context overflows`;
 }
 
 function textOf(content: AssistantBlock[]): string | undefined {
