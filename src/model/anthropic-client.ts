@@ -30,7 +30,10 @@ import type {
 } from './types.js';
 
 /**
- * The real model: one `beta.messages.create` call per turn.
+ * The real model: one `beta.messages.create` call per turn. The request is the loop's, sent as
+ * it is (append-only), plus what the model's capabilities call for: the API's context
+ * management and summarized thinking (docs/model.md). Capabilities are asked of the Models API
+ * once per model id per process.
  *
  * Retries are the SDK's own (verified in @anthropic-ai/sdk 1.x `client.js`): it retries
  * connection errors, timeouts, 408, 409, 429 and every status ≥ 500 (so 529 "overloaded"
