@@ -113,12 +113,15 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
   let nudged = false;
   let outputRetries = 0;
   let lastResponseAt: number | undefined;
+  /** Set once a turn used most of a context the API does not manage: the run ends before the next request. */
+  let overflow: string | undefined;
 
   for (;;) {
     throwIfAborted(signal);
     if (stats.nSteps >= input.maxSteps) {
       return { status: 'failed', code: 'max_steps', message: `the agent did not finish within ${input.maxSteps} steps` };
     }
+    if (overflow) return { status: 'failed', code: 'model_error', message: overflow };
     const requestAt = now();
     const response = await model.createTurn(
       {
@@ -152,8 +155,8 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
     if (response.notes?.prefixMismatch) {
       events.emit('model_prefix_mismatch', { step: stats.nSteps, level: 'error', message: response.notes.prefixMismatch });
     }
-    const overflow = contextOverflow(response);
-    if (overflow) return { status: 'failed', code: 'model_error', message: overflow };
+    // Checked before the next request: this turn's calls (a finish among them) still run.
+    overflow = contextOverflow(response);
 
     if (response.stopReason === 'refusal') {
       return { status: 'failed', code: 'agent_failed', message: 'the model refused to continue the task' };

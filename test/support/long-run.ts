@@ -89,7 +89,7 @@ function syntheticSpace(real: ActionSpace): ActionSpace {
   };
 }
 
-export function silentLogger(lines: string[] = []): Logger {
+function silentLogger(lines: string[] = []): Logger {
   const write = (level: string) => (obj: Record<string, unknown>, msg?: string) => void lines.push(JSON.stringify({ level, ...obj, msg }));
   const logger: Logger = { debug: () => undefined, info: write('info'), warn: write('warn'), error: write('error'), child: () => logger };
   return logger;

@@ -228,6 +228,11 @@ describe('the agent loop', () => {
     const outcome = await t.run();
     expect(outcome).toEqual({ status: 'failed', code: 'model_error', message: expect.stringMatching(/8100 input tokens, past 8000 .* no context management/) });
     expect(t.model.requests).toHaveLength(2);
+    // The turn that passed the bound ran its calls: 1 opening + 2 screenshots.
+    expect(t.stats.nScreenshots).toBe(3);
+    // A finish in that turn still ends the run as the model said.
+    const finishing = setup([{ content: [finish('completed')], notes: { context }, usage: usage(9_000) }]);
+    await expect(finishing.run()).resolves.toEqual({ status: 'completed', output: null });
     // A managed context of the same size goes on.
     const managed = setup([
       { content: [computer('screenshot')], notes: { context: { ...context, managed: true } }, usage: usage(9_900) },
