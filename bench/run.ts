@@ -15,7 +15,7 @@ import { benchVideo } from './video.js';
 import { benchWidgets } from './widgets.js';
 
 const BENCHES: Record<string, () => Promise<Record<string, number | string>> | Record<string, number | string>> = {
-  tokens: () => benchTokens(50),
+  tokens: benchTokens,
   steps: benchSteps,
   latency: benchLatencies,
   video: benchVideo,

@@ -1,96 +1,63 @@
 /**
- * Billed-token equivalent of a scripted 50-step run: our context window (screenshots dropped
- * in chunks, rolling cache breakpoints) against keeping every screenshot with no caching.
+ * Input tokens of 100-turn runs on every current model, in both action spaces: the real loop and
+ * the real Anthropic client against the scripted model server, which applies the API's rules
+ * (prefix check, tool versions) and counts tokens with the request's context management and a
+ * prompt cache applied (test/support/fake-api-tokens.ts). The conversation is append-only; the
+ * API's clearing of old tool results keeps each request bounded.
  *
- * The prompt cache is modelled as the API documents it: a request reads the longest prefix
- * that an earlier request wrote at one of its breakpoints, writes from there to its own last
- * breakpoint, and pays full price for the rest. Billed input = uncached + 0.1 × reads +
- * 1.25 × writes. Output tokens are the same in both runs and left out.
+ * Billed input = uncached + 0.1 × cache reads + 1.25 × cache writes (the API's prices relative
+ * to an uncached token). `BENCH_SWEEP=1` also compares context settings on one model (how the
+ * defaults in src/model/context-policy.ts were chosen).
  */
-import { prepareMessages } from '../src/agent/context-window.js';
-import type { ImageBlock, Message } from '../src/model/types.js';
+import { DEFAULT_CONTEXT_SETTINGS, type ContextSettings } from '../src/model/context-policy.js';
+import { longRun, type LongRun } from '../test/support/long-run.js';
 
-/** A 1280×800 screenshot costs about width × height / 750 tokens. */
-const IMAGE_TOKENS = Math.round((1280 * 800) / 750);
-/** System prompt, the three tools and the computer tool's own system text. */
-const SYSTEM_AND_TOOLS_TOKENS = 2_000;
-/** One assistant turn: a sentence and a tool call. */
-const ASSISTANT_TOKENS = 80;
-const TEXT_TOKENS = 20;
+const MODELS = ['claude-fable-5-2', 'claude-mythos-5-1', 'claude-opus-5-5', 'claude-sonnet-5-5', 'claude-haiku-5-5', 'claude-sonnet-5'];
+const TURNS = 100;
 
-function buildHistory(steps: number): Message[][] {
-  const snapshots: Message[][] = [];
-  const history: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'begin' }, image()] }];
-  snapshots.push([...history]);
-  for (let i = 0; i < steps - 1; i++) {
-    history.push({ role: 'assistant', content: [{ type: 'tool_use', id: `t${i}`, name: 'computer', input: { action: 'left_click', coordinate: [i, i] } }] });
-    history.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${i}`, content: [image(i)] }] });
-    snapshots.push([...history]);
-  }
-  return snapshots;
+function figures(run: LongRun) {
+  const { inputTokens, cacheReadInputTokens, cacheCreationInputTokens } = run.stats.usage;
+  const sent = run.requestTokens.reduce((a, b) => a + b, 0);
+  return {
+    ok: run.outcome.status === 'completed' && run.server.refusals.length === 0,
+    refusals: run.server.refusals.length,
+    sent,
+    billed: Math.round(inputTokens + 0.1 * cacheReadInputTokens + 1.25 * cacheCreationInputTokens),
+    last: run.requestTokens[run.requestTokens.length - 1] ?? 0,
+    peak: Math.max(0, ...run.requestTokens),
+    cacheRead: cacheReadInputTokens,
+  };
 }
 
-function image(i = -1): ImageBlock {
-  return { type: 'image', source: { type: 'base64', media_type: 'image/png', data: `shot-${i}` } };
-}
-
-/** Blocks of a request as (identity, tokens, breakpoint?) in prompt order. */
-function flatten(messages: Message[], cached: boolean): Array<{ id: string; tokens: number; breakpoint: boolean }> {
-  const out = [{ id: 'system+tools', tokens: SYSTEM_AND_TOOLS_TOKENS, breakpoint: cached }];
-  for (const m of messages) {
-    for (const b of m.content) {
-      const raw = JSON.stringify(b);
-      const breakpoint = cached && raw.includes('cache_control');
-      const id = raw.replace(/,"cache_control":\{"type":"ephemeral"\}/g, '');
-      let tokens = m.role === 'assistant' ? ASSISTANT_TOKENS : TEXT_TOKENS;
-      const images = (raw.match(/"type":"image"/g) ?? []).length;
-      tokens += images * IMAGE_TOKENS;
-      out.push({ id, tokens, breakpoint });
+export async function benchTokens(): Promise<Record<string, number | string>> {
+  const out: Record<string, number | string> = {};
+  let worstLast = 0;
+  for (const space of ['computer', 'browser'] as const) {
+    for (const model of MODELS) {
+      const f = figures(await longRun({ model, space, turns: TURNS }));
+      worstLast = Math.max(worstLast, f.last);
+      out[`${space} ${model}`] = `${f.ok ? 'completed' : `FAILED (${f.refusals} refused)`}; input sent ${f.sent}, billed ${f.billed}, last ${f.last}, peak ${f.peak}, cache reads ${f.cacheRead}`;
     }
   }
+  out['largest last request (tokens)'] = worstLast;
+  if (process.env.BENCH_SWEEP === '1') Object.assign(out, await sweep());
   return out;
 }
 
-export function benchTokens(steps = 50): Record<string, number> {
-  const snapshots = buildHistory(steps);
-  const written = new Set<string>();
-  let ours = 0;
-  let oursRaw = 0;
-  let reads = 0;
-  let writes = 0;
-  let baseline = 0;
-  for (const history of snapshots) {
-    baseline += flatten(history, false).reduce((sum, b) => sum + b.tokens, 0);
-    const blocks = flatten(prepareMessages(history), true);
-    let prefix = '';
-    let offset = 0;
-    let read = 0;
-    let lastBreakpoint = 0;
-    const prefixes: Array<{ key: string; at: number }> = [];
-    for (const b of blocks) {
-      prefix += `|${b.id}`;
-      offset += b.tokens;
-      if (written.has(prefix)) read = offset;
-      if (b.breakpoint) {
-        lastBreakpoint = offset;
-        prefixes.push({ key: prefix, at: offset });
-      }
+/** Context settings compared on Opus 5.5 in both spaces: billed input, and the largest request. */
+async function sweep(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const candidates: ContextSettings[] = [];
+  for (const clearTriggerTokens of [20_000, 30_000, 45_000]) {
+    for (const keepToolUses of [3, 4, 6]) {
+      for (const clearAtLeastTokens of [5_000, 12_000, 20_000]) candidates.push({ ...DEFAULT_CONTEXT_SETTINGS, clearTriggerTokens, keepToolUses, clearAtLeastTokens });
     }
-    const total = offset;
-    const write = Math.max(0, lastBreakpoint - read);
-    for (const p of prefixes) written.add(p.key);
-    reads += read;
-    writes += write;
-    oursRaw += total;
-    ours += total - read - write + 0.1 * read + 1.25 * write;
   }
-  return {
-    steps,
-    billedTokensOurs: Math.round(ours),
-    billedTokensKeepEverything: baseline,
-    ratio: Math.round((ours / baseline) * 1000) / 1000,
-    promptTokensSentOurs: oursRaw,
-    cacheReadTokens: reads,
-    cacheWriteTokens: writes,
-  };
+  for (const settings of candidates) {
+    const runs = await Promise.all((['computer', 'browser'] as const).map((space) => longRun({ model: 'claude-opus-5-5', space, turns: TURNS, contextSettings: settings })));
+    const [c, b] = runs.map(figures);
+    out[`sweep trigger ${settings.clearTriggerTokens} keep ${settings.keepToolUses} at least ${settings.clearAtLeastTokens}`] =
+      `billed ${c!.billed + b!.billed} (computer ${c!.billed}, browser ${b!.billed}), peak ${Math.max(c!.peak, b!.peak)}`;
+  }
+  return out;
 }

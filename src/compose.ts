@@ -109,6 +109,7 @@ export function modelFactory(config: Config, logger: Logger, replay?: RecordingF
         logger,
         ...(config.ANTHROPIC_API_KEY ? { apiKey: config.ANTHROPIC_API_KEY } : {}),
         ...(config.ANTHROPIC_BASE_URL ? { baseURL: config.ANTHROPIC_BASE_URL } : {}),
+        ...(config.ANTHROPIC_MODEL_CAPABILITIES ? { capabilityOverrides: config.ANTHROPIC_MODEL_CAPABILITIES } : {}),
       });
   return ({ modelId, toolVersion, display }) => {
     // A replay gets a fresh cursor per execution; the live client is shared.
@@ -196,7 +197,7 @@ export function createRunnerDeps(options: {
       const chosen = chooseActionSpace(modelId, requested);
       if (!chosen.ok) return chosen;
       const { tools } = chosen;
-      return { ok: true, choice: { kind: chosen.kind, computer: tools.computer, images: tools.images }, pruneImages: tools.pruneImages };
+      return { ok: true, choice: { kind: chosen.kind, computer: tools.computer, images: tools.images } };
     },
     createActionSpace,
     checkSpecification,

@@ -9,7 +9,7 @@ import type { AssistantBlock, Message, ModelClient, TextBlock, TokenUsage, ToolR
 import type { EventSink } from '../telemetry/types.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { ASK_HUMAN_DEFINITION, ASK_HUMAN_TOOL, type AskHuman } from './ask-human.js';
-import { DEFAULT_CONTEXT_WINDOW, prepareMessages, type ContextWindowOptions } from './context-window.js';
+import { contextOverflow, withCacheBreakpoints } from './conversation.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
 import { FINISH_DEFINITION, FINISH_TOOL } from './tools.js';
 
@@ -49,7 +49,6 @@ export interface AgentInput {
    */
   inputFiles?: readonly InputFile[];
   maxTokens?: number;
-  contextWindow?: ContextWindowOptions;
   /** Steps already taken (a run that continues after a replay): the model learns what was done. */
   resume?: { done: string; steps: number };
   signal: AbortSignal;
@@ -119,19 +118,23 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
   let nudged = false;
   let outputRetries = 0;
   let lastResponseAt: number | undefined;
+  /** Set once a turn used most of a context the API does not manage: the run ends before the next request. */
+  let overflow: string | undefined;
 
   for (;;) {
     throwIfAborted(signal);
     if (stats.nSteps >= input.maxSteps) {
       return { status: 'failed', code: 'max_steps', message: `the agent did not finish within ${input.maxSteps} steps` };
     }
+    if (overflow) return { status: 'failed', code: 'model_error', message: overflow };
     const requestAt = now();
     const response = await model.createTurn(
       {
         model: input.modelId,
         system,
         tools,
-        messages: prepareMessages(history, input.contextWindow ?? DEFAULT_CONTEXT_WINDOW),
+        // Append-only (docs/model.md#conversation-rules): every earlier turn goes again as it was.
+        messages: withCacheBreakpoints(history),
         maxTokens: input.maxTokens ?? 4096,
         betas: [...space.betas],
       },
@@ -147,11 +150,18 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
       overheadMs: lastResponseAt === undefined ? null : requestAt - lastResponseAt,
       stopReason: response.stopReason,
       usage: response.usage,
+      ...(response.notes?.clearedInputTokens ? { clearedInputTokens: response.notes.clearedInputTokens } : {}),
+      thinking: thinkingOf(response.content),
       text: textOf(response.content),
       toolCalls: response.content.filter(isToolUse).map((b) => ({ id: b.id, name: b.name, ...(b.toolset_name ? { toolset: b.toolset_name } : {}), input: b.input })),
     });
     lastResponseAt = receivedAt;
     history.push({ role: 'assistant', content: response.content });
+    if (response.notes?.prefixMismatch) {
+      events.emit('model_prefix_mismatch', { step: stats.nSteps, level: 'error', message: response.notes.prefixMismatch });
+    }
+    // Checked before the next request: this turn's calls (a finish among them) still run.
+    overflow = contextOverflow(response);
 
     if (response.stopReason === 'refusal') {
       return { status: 'failed', code: 'agent_failed', message: 'the model refused to continue the task' };
@@ -330,6 +340,16 @@ function errorResult(call: ToolUseBlock, message: string): ToolResultBlock {
 
 function isToolUse(block: AssistantBlock): block is ToolUseBlock {
   return block.type === 'tool_use';
+}
+
+/** The thinking the model showed (its summary): why it acted, for the step timeline. */
+function thinkingOf(content: AssistantBlock[]): string | undefined {
+  const text = content
+    .map((b) => (b.type === 'thinking' ? (b as { thinking?: unknown }).thinking : undefined))
+    .filter((t): t is string => typeof t === 'string')
+    .join('\n')
+    .trim();
+  return text || undefined;
 }
 
 function textOf(content: AssistantBlock[]): string | undefined {

@@ -46,6 +46,33 @@ const optionalUrl = (protocols: readonly string[]) =>
     .transform((v) => (v === '' ? undefined : v))
     .pipe(url(protocols).optional());
 
+/** One model's capabilities as an operator states them (docs/model.md#how-a-new-model-is-picked-up). */
+const capabilityFields = z
+  .object({
+    clearToolUses: z.boolean(),
+    compact: z.boolean(),
+    adaptiveThinking: z.boolean(),
+    maxInputTokens: z.number().int().min(1_000),
+  })
+  .partial()
+  .strict();
+
+/** `{"model id" | "*": {clearToolUses?, compact?, adaptiveThinking?, maxInputTokens?}}`, as JSON. */
+const capabilityOverrides = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === '') return undefined;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: `must be JSON: ${(error as Error).message}` });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string().min(1), capabilityFields).optional());
+
 /** The newest Sonnet the browser use tool's documentation lists (Sonnet 5.5 is not on it). */
 export const DEFAULT_MODEL = 'claude-sonnet-5';
 
@@ -70,6 +97,8 @@ export const configSchema = z.object({
   ANTHROPIC_MODEL: z.string().trim().min(1).default(DEFAULT_MODEL),
   /** Retries of one model call on 429/529/5xx/network errors before `model_error`. */
   ANTHROPIC_MAX_RETRIES: int(0, 20).default(4),
+  /** Model capabilities stated by the operator (JSON by model id or `*`) instead of asking the Models API; unset: ask it. */
+  ANTHROPIC_MODEL_CAPABILITIES: capabilityOverrides,
   /** Cap on agent steps when the specification sets none. */
   MAX_STEPS: int(1, 10_000).default(50),
   /** Cap on a run's wall time when the specification sets none. */

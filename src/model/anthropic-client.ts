@@ -12,6 +12,8 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { ExecutionError } from '../domain/errors.js';
 import type { Logger } from '../telemetry/types.js';
+import { createCapabilityLookup, type CapabilityOverrides, type ModelCapabilities } from './capabilities.js';
+import { contextParams, DEFAULT_CONTEXT_SETTINGS, isManaged, isPrefixMismatch, type ContextSettings } from './context-policy.js';
 import type {
   AssistantBlock,
   ImageBlock,
@@ -21,13 +23,17 @@ import type {
   ModelTurnRequest,
   TextBlock,
   ToolDefinition,
+  TurnNotes,
   ToolResultContent,
   ToolUseBlock,
   UserBlock,
 } from './types.js';
 
 /**
- * The real model: one `beta.messages.create` call per turn.
+ * The real model: one `beta.messages.create` call per turn. The request is the loop's, sent as
+ * it is (append-only), plus what the model's capabilities call for: the API's context
+ * management and summarized thinking (docs/model.md). Capabilities are asked of the Models API
+ * once per model id per process.
  *
  * Retries are the SDK's own (verified in @anthropic-ai/sdk 1.x `client.js`): it retries
  * connection errors, timeouts, 408, 409, 429 and every status ≥ 500 (so 529 "overloaded"
@@ -45,9 +51,16 @@ export interface AnthropicModelOptions {
   /** Cap on one HTTP attempt. Default 10 minutes (the SDK's non-streaming ceiling). */
   timeoutMs?: number;
   logger: Logger;
+  /** Capabilities an operator sets for a proxy that serves no Models API (ANTHROPIC_MODEL_CAPABILITIES). */
+  capabilityOverrides?: CapabilityOverrides;
+  /** Cap on the one Models API call per model id. Default 5 s; then the table answers. */
+  modelsTimeoutMs?: number;
+  /** The context management settings (the benchmark compares others). */
+  contextSettings?: ContextSettings;
 }
 
 const DEFAULT_TIMEOUT_MS = 600_000;
+const DEFAULT_MODELS_TIMEOUT_MS = 5_000;
 
 export function createAnthropicModel(opts: AnthropicModelOptions): ModelClient {
   const logger = opts.logger.child({ component: 'anthropic' });
@@ -66,20 +79,52 @@ export function createAnthropicModel(opts: AnthropicModelOptions): ModelClient {
     logger: sdkLogger(logger),
   });
 
+  const settings = opts.contextSettings ?? DEFAULT_CONTEXT_SETTINGS;
+  const capabilities = createCapabilityLookup({
+    retrieve: (model, signal) => client.models.retrieve(model, {}, { signal, maxRetries: 0 }),
+    timeoutMs: opts.modelsTimeoutMs ?? DEFAULT_MODELS_TIMEOUT_MS,
+    ...(opts.capabilityOverrides ? { overrides: opts.capabilityOverrides } : {}),
+    onFallback: (model, error) =>
+      logger.warn({ model, err: error instanceof Error ? error.message : String(error) }, 'the Models API did not answer: the model table gives the capabilities'),
+  });
+
+  const send = (request: ModelTurnRequest, caps: ModelCapabilities, dropBlock: boolean, signal: AbortSignal) =>
+    client.beta.messages.create(toParams(request, caps, settings, dropBlock), { signal });
+
   return {
     async createTurn(request: ModelTurnRequest, signal: AbortSignal): Promise<ModelResponse> {
       if (signal.aborted) throw signal.reason;
+      const { capabilities: caps, source } = await capabilities(request.model);
+      const notes: TurnNotes = { context: { managed: isManaged(caps), maxInputTokens: caps.maxInputTokens } };
       let message: BetaMessage;
       try {
-        message = await client.beta.messages.create(toParams(request), { signal });
+        message = await send(request, caps, false, signal);
       } catch (error) {
         // Whatever the SDK made of it, an abort from outside is the caller's reason.
         if (signal.aborted) throw signal.reason;
-        throw toModelError(error, opts.maxRetries);
+        const refused = prefixRefusal(error);
+        if (refused === undefined) throw toModelError(error, opts.maxRetries);
+        // The safety net (docs/model.md#conversation-rules): our requests are append-only, so
+        // this is a bug to fix, but the run goes on without the blocks the API cannot bind.
+        logger.error({ model: request.model, capabilities: source, detail: refused }, 'the API refused a thinking block prefix: sent again with drop_block');
+        notes.prefixMismatch = refused;
+        try {
+          message = await send(request, caps, true, signal);
+        } catch (retryError) {
+          if (signal.aborted) throw signal.reason;
+          throw toModelError(retryError, opts.maxRetries);
+        }
       }
-      return fromMessage(message);
+      return fromMessage(message, notes);
     },
   };
+}
+
+/** The API's message when the error is the prefix check's 400, else undefined. */
+function prefixRefusal(error: unknown): string | undefined {
+  if (!(error instanceof APIError) || error.status !== 400) return undefined;
+  const detail = apiErrorDetail(error);
+  return isPrefixMismatch(detail) ? detail : undefined;
 }
 
 /** Wraps fetch to log each failed attempt: the SDK retries silently otherwise. */
@@ -146,7 +191,8 @@ function apiErrorDetail(error: APIError): string {
 
 // ---- request mapping: our wire-shaped types → the SDK's ----
 
-function toParams(request: ModelTurnRequest): MessageCreateParamsNonStreaming {
+function toParams(request: ModelTurnRequest, caps: ModelCapabilities, settings: ContextSettings, dropBlock: boolean): MessageCreateParamsNonStreaming {
+  const context = contextParams(caps, settings, dropBlock);
   const params: MessageCreateParamsNonStreaming = {
     model: request.model,
     max_tokens: request.maxTokens,
@@ -154,7 +200,10 @@ function toParams(request: ModelTurnRequest): MessageCreateParamsNonStreaming {
     messages: request.messages.map(toMessageParam),
   };
   if (request.tools.length > 0) params.tools = request.tools.map(toTool);
-  if (request.betas.length > 0) params.betas = [...request.betas];
+  if (context.context_management) params.context_management = context.context_management;
+  if (context.thinking) params.thinking = context.thinking;
+  const betas = [...new Set([...request.betas, ...context.betas])];
+  if (betas.length > 0) params.betas = betas;
   return params;
 }
 
@@ -241,7 +290,9 @@ function toAssistantParam(block: AssistantBlock): BetaContentBlockParam {
 
 // ---- response mapping: the SDK's → ours ----
 
-function fromMessage(message: BetaMessage): ModelResponse {
+function fromMessage(message: BetaMessage, notes: TurnNotes): ModelResponse {
+  const cleared = (message.context_management?.applied_edits ?? []).reduce((sum, edit) => sum + (edit.cleared_input_tokens ?? 0), 0);
+  if (cleared > 0) notes.clearedInputTokens = cleared;
   return {
     id: message.id,
     model: message.model,
@@ -253,6 +304,7 @@ function fromMessage(message: BetaMessage): ModelResponse {
       cacheReadInputTokens: message.usage.cache_read_input_tokens ?? 0,
       cacheCreationInputTokens: message.usage.cache_creation_input_tokens ?? 0,
     },
+    notes,
   };
 }
 

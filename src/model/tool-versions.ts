@@ -9,6 +9,10 @@
  * - `computer_toolset_20260801` (no beta header): the same models, and the only computer use
  *   tool of Claude 5.5 and later on the Claude API ("return an error for the earlier
  *   computer_20251124 tool version"): Sonnet 5.5 and Haiku 5.5 included.
+ * - Fable 5.2 and Mythos 5.2 ("what's new in Claude Fable 5.2", 2026-11-09): the earlier
+ *   `computer_20251124` "returns an error on every platform except Amazon Bedrock", so they take
+ *   the computer toolset; none of the page's breaking changes concern the browser use tool, which
+ *   they keep from Fable 5.1 / Mythos 5.1.
  * - `computer_20251124` (beta `computer-use-2025-11-24`, zoom behind `enable_zoom`): Opus 4.7,
  *   Opus 4.6, Sonnet 4.6 and Opus 4.5 ("support computer use only through the earlier
  *   computer_20251124 tool version").
@@ -19,9 +23,10 @@
  * also takes `computer_20251124` keeps that version, as the specification's contract promises
  * (its one-action-per-call shape is what those workflows were written and recorded against).
  * Ids are matched by family, so dated ids and `-latest` aliases resolve like their
- * family, and another minor version (`claude-fable-5-2`) does not. An id the table does not know (a newer model, a
- * proxy's name) gets the computer toolset, since every model from 5.5 on requires it, and no
- * browser default.
+ * family, and another minor version (`claude-fable-5-3`) does not. An id the table does not know (a newer model, a
+ * proxy's name) gets the newest generation's rules: the computer toolset, since every model
+ * from 5.5 on requires it, and no browser default. What the Models API says of a model (its
+ * context management, thinking) is learned at run time: capabilities.ts.
  */
 
 export type ComputerToolType = 'computer_toolset_20260801' | 'computer_20251124' | 'computer_20250124';
@@ -36,11 +41,6 @@ export interface ModelTools {
   browser: BrowserSupport;
   /** The largest screenshot the model takes (the API does not downscale toolset images). */
   images: { maxEdgePx: number; maxPixels: number };
-  /**
-   * Whether old screenshots may be dropped from the conversation. Not on Fable 5.1 and Opus 5.5:
-   * "removing an earlier screenshot invalidates every later thinking block".
-   */
-  pruneImages: boolean;
 }
 
 const TOOLSET = { type: 'computer_toolset_20260801', zoom: true } as const;
@@ -55,20 +55,21 @@ const V20250124 = { type: 'computer_20250124', beta: 'computer-use-2025-01-24', 
 const LARGE_IMAGES = { maxEdgePx: 2000, maxPixels: 3_750_000 };
 const SMALL_IMAGES = { maxEdgePx: 1568, maxPixels: 1_150_000 };
 
-const row = (computer: ModelTools['computer'], browser: BrowserSupport, pruneImages = true): ModelTools => ({
+const row = (computer: ModelTools['computer'], browser: BrowserSupport): ModelTools => ({
   computer,
   browser,
   // The models that take the toolsets (Opus 4.8 and later) see large images with either computer tool.
   images: computer.type === 'computer_toolset_20260801' || browser !== 'no' ? LARGE_IMAGES : SMALL_IMAGES,
-  pruneImages,
 });
 
 /** Model family → tools. */
 export const MODEL_TABLE: ReadonlyArray<readonly [prefix: string, tools: ModelTools]> = [
-  ['claude-opus-5-5', row(TOOLSET, 'documented', false)],
+  ['claude-fable-5-2', row(TOOLSET, 'documented')],
+  ['claude-mythos-5-2', row(TOOLSET, 'documented')],
+  ['claude-opus-5-5', row(TOOLSET, 'documented')],
   ['claude-sonnet-5-5', row(TOOLSET, 'model-page')],
   ['claude-haiku-5-5', row(TOOLSET, 'model-page')],
-  ['claude-fable-5-1', row(V20251124, 'documented', false)],
+  ['claude-fable-5-1', row(V20251124, 'documented')],
   ['claude-mythos-5-1', row(V20251124, 'documented')],
   ['claude-fable-5', row(V20251124, 'documented')],
   ['claude-mythos-5', row(V20251124, 'documented')],

@@ -111,6 +111,18 @@ export interface ModelResponse {
   content: AssistantBlock[];
   stopReason: StopReason;
   usage: TokenUsage;
+  /** What the client and the API did around this turn (absent in recordings made before it existed). */
+  notes?: TurnNotes;
+}
+
+/** docs/model.md#conversation-rules */
+export interface TurnNotes {
+  /** The context the request ran in: whether the API keeps it bounded, and the model's window. */
+  context?: { managed: boolean; maxInputTokens: number };
+  /** Input tokens the API's context management cleared from this request. */
+  clearedInputTokens?: number;
+  /** The API refused a thinking block's prefix; the request was sent again with `drop_block`. */
+  prefixMismatch?: string;
 }
 
 export interface ModelClient {

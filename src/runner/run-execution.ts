@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_CONTEXT_WINDOW } from '../agent/context-window.js';
 import { createRunStats, type AgentOutcome, type RunStats } from '../agent/loop.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import { runWithCache } from './cached-run.js';
@@ -108,7 +107,7 @@ class Execution {
     let spec: Specification;
     let startUrl: string;
     let validateOutput: SchemaValidator | undefined;
-    let space: { choice: ActionSpaceChoice; pruneImages: boolean };
+    let space: { choice: ActionSpaceChoice };
     try {
       const resolved = await resolveJob(job, deps.controlPlane, this.outerSignal);
       this.versionId = resolved.workflowVersionId ?? job.workflowVersionId;
@@ -213,7 +212,7 @@ class Execution {
     spec: Specification,
     startUrl: string,
     validateOutput: SchemaValidator | undefined,
-    chosen: { choice: ActionSpaceChoice; pruneImages: boolean },
+    chosen: { choice: ActionSpaceChoice },
     run: ReturnType<typeof createExecutionSignal>,
     onSession: (session: BrowserSession) => void,
     onVideo: (video: ActiveRecording) => void,
@@ -298,7 +297,6 @@ class Execution {
         maxSteps: spec.maxSteps ?? deps.settings.maxSteps,
         startUrl,
         ...(validateOutput ? { validateOutput } : {}),
-        ...(chosen.pruneImages ? {} : { contextWindow: { ...DEFAULT_CONTEXT_WINDOW, keepImages: Number.POSITIVE_INFINITY } }),
         ...(this.inputFiles.length > 0 ? { inputFiles: this.inputFiles } : {}),
         signal: run.signal,
       },

@@ -28,7 +28,7 @@ export interface RunnerDeps {
     recording(): RecordingFile;
   };
   /** The action space of a model and the specification's `toolset` (contract §10), or why it cannot be had. */
-  chooseActionSpace(modelId: string, requested: ActionSpaceKind | undefined): { ok: true; choice: ActionSpaceChoice; pruneImages: boolean } | { ok: false; reason: string };
+  chooseActionSpace(modelId: string, requested: ActionSpaceKind | undefined): { ok: true; choice: ActionSpaceChoice } | { ok: false; reason: string };
   /** Builds the chosen action space on the execution's browser session. */
   createActionSpace(choice: ActionSpaceChoice, options: ActionSpaceOptions): ActionSpace;
   /** Rejects a specification the browser could not confine (bad allow-list, start URL outside it). */

@@ -55,6 +55,11 @@ export function createMetrics(): Metrics {
     labelNames: ['layer'] as const,
     registers: [registry],
   });
+  const prefixMismatches = new Counter({
+    name: 'execution_worker_model_prefix_mismatches_total',
+    help: 'Model requests refused by the thinking-block prefix check and sent again with drop_block (a worker bug: requests are append-only).',
+    registers: [registry],
+  });
   const uploads = new Counter({
     name: 'execution_worker_upload_retries_total',
     help: 'Artifact upload attempts that were retried.',
@@ -94,6 +99,9 @@ export function createMetrics(): Metrics {
         case 'model_turn':
           if (typeof fields.latencyMs === 'number') modelLatency.observe(fields.latencyMs / 1000);
           if (typeof fields.overheadMs === 'number') stepOverhead.observe(fields.overheadMs / 1000);
+          break;
+        case 'model_prefix_mismatch':
+          prefixMismatches.inc();
           break;
         case 'blocked':
           blocked.inc({ layer: String(fields.layer ?? 'unknown') });

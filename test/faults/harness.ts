@@ -122,9 +122,11 @@ export async function startRig(label: string, cases: Record<string, CaseScript>)
     },
     async close() {
       await stopAllDaemons();
-      await Promise.allSettled([queue.close(), model.stop(), api.close(), shop.close()]);
+      const stopped = await Promise.allSettled([queue.close(), model.stop(), api.close(), shop.close()]);
       await redis.stop();
       await rm(tmp, { recursive: true, force: true });
+      // The model server refuses requests that break the API's rules (its stop() says which).
+      if (stopped[1].status === 'rejected') throw stopped[1].reason;
     },
   };
   return rig;

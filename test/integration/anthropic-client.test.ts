@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutionError } from '../../src/domain/errors.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
-import type { ModelTurnRequest } from '../../src/model/types.js';
+import { DEFAULT_CONTEXT_SETTINGS } from '../../src/model/context-policy.js';
+import type { ModelResponse, ModelTurnRequest } from '../../src/model/types.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import {
   computer,
@@ -104,13 +105,16 @@ describe('createAnthropicModel against a scripted Messages API', () => {
       ],
       stopReason: 'tool_use',
       usage: { inputTokens: 1500, outputTokens: 42, cacheReadInputTokens: 1200, cacheCreationInputTokens: 0 },
+      // Opus 4.5, as the Models API describes it: tool-result clearing, no compaction, no adaptive thinking.
+      notes: { context: { managed: true, maxInputTokens: 200_000 } },
     });
+    expect(server.modelLookups).toEqual(['claude-opus-4-5']);
 
     expect(server.requests).toHaveLength(1);
     const sent = server.requests[0]!;
     expect(sent.method).toBe('POST');
     expect(sent.url).toMatch(/^\/v1\/messages(\?beta=true)?$/);
-    expect(sent.headers['anthropic-beta']).toBe('computer-use-2025-11-24');
+    expect(sent.headers['anthropic-beta']).toBe('computer-use-2025-11-24,context-management-2025-06-27');
     // SDK 1.x sends the key as a bearer token; older ones used x-api-key.
     expect(sent.headers.authorization ?? sent.headers['x-api-key']).toMatch(new RegExp(`^(Bearer )?${API_KEY}$`));
     expect(sent.body).toEqual({
@@ -122,10 +126,85 @@ describe('createAnthropicModel against a scripted Messages API', () => {
         { name: 'finish', description: 'Ends the run.', input_schema: { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] } },
       ],
       messages: request.messages,
+      context_management: {
+        edits: [
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'input_tokens', value: DEFAULT_CONTEXT_SETTINGS.clearTriggerTokens },
+            keep: { type: 'tool_uses', value: DEFAULT_CONTEXT_SETTINGS.keepToolUses },
+            clear_at_least: { type: 'input_tokens', value: DEFAULT_CONTEXT_SETTINGS.clearAtLeastTokens },
+            clear_tool_inputs: false,
+          },
+        ],
+      },
     });
     // The beta list travels as a header, not in the body.
     expect(sent.rawBody).not.toContain('betas');
     expect(logger.lines.join('\n')).not.toContain(API_KEY);
+  });
+
+  describe('on a model with preserved thinking (the scripted server runs the prefix check)', () => {
+    const fable: ModelTurnRequest = {
+      model: 'claude-fable-5-2',
+      system: [{ type: 'text', text: 'You operate a browser.', cache_control: { type: 'ephemeral' } }],
+      tools: [{ type: 'computer_toolset_20260801' }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Do the task.', cache_control: { type: 'ephemeral' } }] }],
+      maxTokens: 2048,
+      betas: [],
+    };
+    const next = (first: ModelTurnRequest, answer: ModelResponse['content']): ModelTurnRequest => ({
+      ...first,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Do the task.' }] },
+        { role: 'assistant', content: answer },
+        { role: 'user', content: [{ type: 'text', text: 'Go on.', cache_control: { type: 'ephemeral' } }] },
+      ],
+    });
+
+    it('asks for summarized thinking and the API’s context management, and an append-only request passes', async () => {
+      server = await startScriptedModelServer([turn(text('Looking.')), turn(text('Done.'))]);
+      const client = model(server.url, 0);
+      const first = await client.createTurn(fable, new AbortController().signal);
+      expect(first.content[0]).toMatchObject({ type: 'thinking', thinking: 'Turn 1: answering.', signature: expect.stringMatching(/^sig_/) });
+      expect(first.notes).toEqual({ context: { managed: true, maxInputTokens: 1_000_000 } });
+      await client.createTurn(next(fable, first.content), new AbortController().signal);
+
+      expect(server.refusals).toEqual([]);
+      const sent = server.requests[0]!;
+      expect(sent.headers['anthropic-beta']).toBe('context-management-2025-06-27,compact-2026-01-12');
+      expect((sent.body as Record<string, unknown>).thinking).toEqual({ type: 'adaptive', display: 'summarized' });
+      expect((sent.body as { context_management: { edits: unknown[] } }).context_management.edits).toEqual([
+        expect.objectContaining({ type: 'clear_tool_uses_20250919' }),
+        { type: 'compact_20260112', trigger: { type: 'input_tokens', value: DEFAULT_CONTEXT_SETTINGS.compactTriggerTokens } },
+      ]);
+      // The Models API was asked once for the two turns.
+      expect(server.modelLookups).toEqual(['claude-fable-5-2']);
+    });
+
+    it('sends a request the prefix check refused once more with drop_block, and says so', async () => {
+      server = await startScriptedModelServer([turn(text('Looking.')), turn(text('Done.'))], { expectRefusals: true });
+      const logger = capturingLogger();
+      const client = model(server.url, 0, logger);
+      const first = await client.createTurn(fable, new AbortController().signal);
+      // A changed system prompt after the thinking block: the API refuses the block.
+      const edited = { ...next(fable, first.content), system: [{ type: 'text' as const, text: 'You operate a browser. Today is Tuesday.' }] };
+      const second = await client.createTurn(edited, new AbortController().signal);
+
+      expect(server.refusals).toEqual([{ index: 1, message: expect.stringContaining('The block is bound to a different conversation') }]);
+      expect(second.content.at(-1)).toEqual({ type: 'text', text: 'Done.' });
+      expect(second.notes?.prefixMismatch).toMatch(/^invalid_request_error: messages\.1\.content\.0: Invalid `signature`/);
+      const retried = server.requests[2]!;
+      expect((retried.body as { thinking: unknown }).thinking).toEqual({ type: 'adaptive', display: 'summarized', block_binding: { prefix_mismatch_behavior: 'drop_block' } });
+      expect(retried.headers['anthropic-beta']).toContain('thinking-binding-controls-2026-08-01');
+      expect(logger.lines.filter((l) => l.includes('"level":"error"'))).toEqual([expect.stringContaining('sent again with drop_block')]);
+    });
+
+    it('fails with model_error when the model refuses the tool version', async () => {
+      server = await startScriptedModelServer([turn(text('Looking.'))], { expectRefusals: true });
+      const old = { ...fable, tools: [{ type: 'computer_20251124' as const, name: 'computer' as const, display_width_px: 1280, display_height_px: 800 }] };
+      const error = await model(server.url, 0).createTurn(old, new AbortController().signal).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'model_error', message: expect.stringMatching(/400.*does not support the tool type 'computer_20251124'/) });
+    });
   });
 
   it('retries a 500 and returns the next answer', async () => {

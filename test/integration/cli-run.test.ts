@@ -24,8 +24,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.allSettled([shop?.close(), model?.stop()]);
+  const stopped = await Promise.allSettled([shop?.close(), model?.stop()]);
   if (dir) await rm(dir, { recursive: true, force: true });
+  // The model server refuses requests that break the API's rules (its stop() says which).
+  if (stopped[1].status === 'rejected') throw stopped[1].reason;
 });
 
 /** Runs the CLI; a run still going after `limitMs` is stopped (SIGTERM, then SIGKILL) so no process outlives the test. */
@@ -82,6 +84,17 @@ describe('execution-worker run', () => {
     expect({ ...doc2.counters, durationMs: 0 }).toEqual({ ...doc1.counters, durationMs: 0 });
     expect(model.requests.length).toBe(modelCalls);
     expect(shop.forms.filter((f) => f.path === '/order')).toHaveLength(2);
+  });
+
+  it('replays a recording made before the conversation rules changed (main, 2026-11-24) to the same result', async () => {
+    // Made by the demo run on the worker as it was before append-only conversations and the
+    // API's context management: its turns carry no thinking blocks and no notes.
+    const recording = path.join('test', 'fixtures', 'recordings', 'demo-main-2026-11-24.json');
+    const modelCalls = model.requests.length;
+    const run = await cli(['run', '--spec', specFile, '--input', JSON.stringify(DEMO_INPUT), '--replay', recording, '--out', path.join(dir, 'out-main')], { STEP_SCREENSHOTS: 'false' });
+    expect(run.code, tail(run.stderr)).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 3, nAgentActions: 6, nScreenshots: 1 } });
+    expect(model.requests.length).toBe(modelCalls);
   });
 
   it('exits 1 when the run fails, with output.json on stdout', async () => {

@@ -78,8 +78,10 @@ afterAll(async () => {
   await browser?.close();
   await worker?.shutdown('test over');
   await queue?.close();
-  await Promise.allSettled([api?.close(), model?.stop(), shop?.close(), redis?.stop()]);
+  const stopped = await Promise.allSettled([api?.close(), model?.stop(), shop?.close(), redis?.stop()]);
   if (dir) await rm(dir, { recursive: true, force: true });
+  // The model server refuses requests that break the API's rules (its stop() says which).
+  if (stopped[1].status === 'rejected') throw stopped[1].reason;
 });
 
 async function call(method: string, route: string, body?: unknown, key = KEY): Promise<{ status: number; json: Record<string, unknown> }> {

@@ -1,4 +1,4 @@
-import { inflateSync } from 'node:zlib';
+import { crc32, deflateSync, inflateSync } from 'node:zlib';
 
 /** Decodes an 8-bit RGB/RGBA, non-interlaced PNG (what Chromium writes) to RGBA rows. */
 export function decodePng(png: Buffer): { width: number; height: number; pixel(x: number, y: number): [number, number, number] } {
@@ -65,3 +65,27 @@ export async function decodeJpeg(jpeg: Buffer): Promise<{ width: number; height:
 
 /** Red as JPEG keeps it: close to (255, 0, 0). */
 export const isRed = ([r, g, b]: [number, number, number]): boolean => r > 200 && g < 60 && b < 60;
+
+/** A valid RGB PNG of the given size, one colour per row band from `seed` (distinct images, a few KB). */
+export function encodePng(width: number, height: number, seed = 0): Buffer {
+  const row = (y: number) => {
+    const line = Buffer.alloc(1 + width * 3);
+    const shade = (seed * 37 + Math.floor(y / 40) * 11) & 0xff;
+    line.fill(Buffer.from([shade, (shade + 90) & 0xff, 255 - shade]), 1);
+    return line;
+  };
+  const raw = Buffer.concat(Array.from({ length: height }, (_, y) => row(y)));
+  const chunk = (type: string, data: Buffer) => {
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    out.write(type, 4, 'ascii');
+    data.copy(out, 8);
+    out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
+    return out;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}

@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { checkPrefix, checkRequestShape, hasPreservedThinking, modelInfo, thinkingBlock } from './fake-api-rules.js';
+import { account, COMPACTION_SUMMARY, type Accounting, type PromptCache } from './fake-api-tokens.js';
 
 /**
  * A local HTTP server speaking the Anthropic Messages API wire format, for tests that drive
@@ -10,6 +12,11 @@ import type { AddressInfo } from 'node:net';
  * `POST /v1/messages` with no query string (a `?beta=true` from other SDK versions is accepted
  * too), the betas in the `anthropic-beta` header, the key as `Authorization: Bearer …`, and
  * `x-stainless-retry-count` counting the retries of one call.
+ *
+ * It applies the API's documented rules (fake-api-rules.ts): the prefix check on signed thinking
+ * blocks, the tool versions each model refuses, `context_management` in its token accounting, a
+ * prompt cache, and `GET /v1/models/{id}`. A request that breaks a rule is answered with the
+ * API's 400 and kept in `refusals`; tests of the loop assert there are none.
  */
 
 export interface ScriptedContentBlock {
@@ -31,6 +38,8 @@ export interface ScriptedResponse {
   /** Answer only once this settles: a test holds a run at a step until it has seen what it wants. */
   until?: Promise<unknown>;
   headers?: Record<string, string>;
+  /** `context_management.applied_edits` of the response (set by the server's accounting). */
+  appliedEdits?: Array<Record<string, unknown>>;
 }
 
 export interface ScriptedFailure {
@@ -68,17 +77,54 @@ export interface ScriptedModelServer {
   url: string;
   /** Every request received on the messages endpoint, in order. */
   requests: RecordedRequest[];
+  /** Requests refused by the API's rules (prefix check, tool versions), with the API's message. */
+  refusals: Array<{ index: number; message: string }>;
+  /** The token accounting of each answered request, in order (undefined where the script set the usage). */
+  accounting: Array<Accounting | undefined>;
+  /** Model ids asked of `GET /v1/models/{id}`, in order. */
+  modelLookups: string[];
   stop(): Promise<void>;
 }
 
-export async function startScriptedModelServer(script: Script): Promise<ScriptedModelServer> {
+export interface ScriptedModelServerOptions {
+  /**
+   * What `GET /v1/models/{id}` answers for an id: a model object, or a status to fail with.
+   * Ids not given get the fake's own catalogue (fake-api-rules.ts `modelInfo`), else 404.
+   */
+  models?: Record<string, Record<string, unknown> | { status: number }>;
+  /**
+   * A test that sends a refused request on purpose says so. Otherwise `stop()` rejects when any
+   * request was refused, so every test that talks to this server meets the API's rules.
+   */
+  expectRefusals?: boolean;
+}
+
+export async function startScriptedModelServer(script: Script, options: ScriptedModelServerOptions = {}): Promise<ScriptedModelServer> {
   const requests: RecordedRequest[] = [];
+  const refusals: ScriptedModelServer['refusals'] = [];
+  const accounting: ScriptedModelServer['accounting'] = [];
+  const modelLookups: string[] = [];
+  const cache: PromptCache = new Set();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks).toString('utf8');
-      const path = (req.url ?? '').split('?')[0];
+      const path = (req.url ?? '').split('?')[0] ?? '';
+      const modelPath = /^\/v1\/models\/([^/]+)$/.exec(path);
+      if (req.method === 'GET' && modelPath) {
+        const id = decodeURIComponent(modelPath[1]!);
+        modelLookups.push(id);
+        const given = options.models?.[id];
+        if (given && 'status' in given && typeof given.status === 'number') {
+          send(res, given.status, errorBody(given.status, `scripted model server: models lookup fails with ${given.status}`), { 'x-should-retry': 'false' });
+          return;
+        }
+        const info = given ?? modelInfo(id);
+        if (!info) send(res, 404, errorBody(404, `model: ${id}`), { 'x-should-retry': 'false' });
+        else send(res, 200, info, {});
+        return;
+      }
       if (req.method !== 'POST' || path !== '/v1/messages') {
         send(res, 404, errorBody(404, `scripted model server: no route ${req.method} ${req.url}`), {});
         return;
@@ -92,17 +138,30 @@ export async function startScriptedModelServer(script: Script): Promise<Scripted
       const recorded: RecordedRequest = { method: req.method, url: req.url ?? '', headers: req.headers, body, rawBody, receivedAt: Date.now() };
       const index = requests.length;
       requests.push(recorded);
+      const refusal = body !== null && typeof body === 'object' ? applyRules(body as Record<string, unknown>) : undefined;
+      if (refusal) {
+        refusals.push({ index, message: refusal.message });
+        send(res, refusal.status, errorBody(refusal.status, refusal.message), { 'x-should-retry': 'false' });
+        return;
+      }
       let turn: ScriptedTurn | undefined;
+      // A refused request is the API's answer, not a turn of the script.
+      const step = index - refusals.length;
       try {
-        turn = typeof script === 'function' ? script(recorded, index) : script[index];
+        turn = typeof script === 'function' ? script(recorded, step) : script[step];
       } catch (error) {
         send(res, 500, errorBody(500, `scripted model server: the script threw: ${(error as Error).message}`), { 'x-should-retry': 'false' });
         return;
       }
       if (!turn) {
         // Not retried by the SDK: a test that runs past its script should fail at once.
-        send(res, 400, errorBody(400, `scripted model server: the script has no turn ${index + 1}`), { 'x-should-retry': 'false' });
+        send(res, 400, errorBody(400, `scripted model server: the script has no turn ${step + 1}`), { 'x-should-retry': 'false' });
         return;
+      }
+      if (!('hang' in turn) && !('status' in turn)) {
+        const counted = turn.usage === undefined && body !== null && typeof body === 'object' ? account(body as Record<string, unknown>, cache) : undefined;
+        accounting[index] = counted;
+        turn = withApiBlocks(turn, body as Record<string, unknown>, index, counted);
       }
       answer(req, res, turn, index, body);
     });
@@ -118,15 +177,53 @@ export async function startScriptedModelServer(script: Script): Promise<Scripted
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    refusals,
+    accounting,
+    modelLookups,
     stop() {
-      stopping ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+      stopping ??= new Promise<void>((resolve, reject) => {
+        server.close(() => {
+          if (refusals.length === 0 || options.expectRefusals) resolve();
+          else reject(new Error(`the scripted model server refused ${refusals.length} request(s) by the API's rules: ${refusals.map((r) => `#${r.index + 1} ${r.message}`).join('; ')}`));
+        });
         // Idle keep-alive sockets and hanging requests would otherwise hold close open.
         server.closeAllConnections();
       });
       return stopping;
     },
   };
+}
+
+/** The request shape and the prefix check; `drop_block` removes the blocks it cannot bind. */
+function applyRules(body: Record<string, unknown>): { status: number; message: string } | undefined {
+  const shape = checkRequestShape(body);
+  if (shape) return shape;
+  const prefix = checkPrefix(body);
+  return 'refusal' in prefix ? prefix.refusal : undefined;
+}
+
+/**
+ * What the API adds to a scripted answer: a thinking block bound to the request (for a model with
+ * preserved thinking, or when the request asks for thinking), its summary when asked for
+ * (`display: "summarized"`), a compaction block past the compaction trigger, and the usage.
+ */
+function withApiBlocks(turn: ScriptedResponse, body: Record<string, unknown> | null, index: number, counted: Accounting | undefined): ScriptedResponse {
+  if (body === null || typeof body !== 'object') return turn;
+  const thinking = body.thinking as { type?: unknown; display?: unknown } | undefined;
+  const thinks = hasPreservedThinking(String(body.model ?? '')) || thinking?.type === 'adaptive';
+  const blocks: ScriptedContentBlock[] = [];
+  if (counted?.compact) blocks.push({ type: 'compaction', content: COMPACTION_SUMMARY, encrypted_content: null });
+  if (thinks && !turn.content.some((b) => b.type === 'thinking')) {
+    const calls = turn.content.filter((b) => b.type === 'tool_use').map((b) => String(b.name));
+    const summary = thinking?.display === 'summarized' ? `Turn ${index + 1}: ${calls.length > 0 ? `next, ${calls.join(', ')}` : 'answering'}.` : '';
+    blocks.push(thinkingBlock(body, summary) as ScriptedContentBlock);
+  }
+  const out: ScriptedResponse = { ...turn, content: [...blocks, ...turn.content] };
+  if (counted) {
+    out.usage = { input_tokens: counted.input, cache_read_input_tokens: counted.cacheRead, cache_creation_input_tokens: counted.cacheWrite, output_tokens: 20 };
+    if (counted.cleared) out.appliedEdits = [{ type: 'clear_tool_uses_20250919', cleared_input_tokens: counted.cleared.tokens, cleared_tool_uses: counted.cleared.toolUses }];
+  }
+  return out;
 }
 
 function answer(req: http.IncomingMessage, res: http.ServerResponse, turn: ScriptedTurn, index: number, body: unknown): void {
@@ -177,7 +274,7 @@ function message(turn: ScriptedResponse, index: number, requestBody: unknown): R
       service_tier: 'standard',
     },
     container: null,
-    context_management: null,
+    context_management: turn.appliedEdits ? { applied_edits: turn.appliedEdits } : null,
   };
 }
 

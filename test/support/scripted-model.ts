@@ -1,11 +1,11 @@
-import type { AssistantBlock, ModelClient, ModelResponse, ModelTurnRequest, StopReason } from '../../src/model/types.js';
+import type { AssistantBlock, ModelClient, ModelResponse, ModelTurnRequest, StopReason, TokenUsage, TurnNotes } from '../../src/model/types.js';
 
 /** An in-memory ModelClient for unit tests: answers from a script, keeps every request. */
 export interface ScriptedModel extends ModelClient {
   requests: ModelTurnRequest[];
 }
 
-export type Turn = { content: AssistantBlock[]; stopReason?: StopReason } | Error;
+export type Turn = { content: AssistantBlock[]; stopReason?: StopReason; notes?: TurnNotes; usage?: TokenUsage } | Error;
 
 export function scriptedModel(turns: Turn[]): ScriptedModel {
   const requests: ModelTurnRequest[] = [];
@@ -25,7 +25,8 @@ export function scriptedModel(turns: Turn[]): ScriptedModel {
         model: request.model,
         content: turn.content,
         stopReason: turn.stopReason ?? (hasTool ? 'tool_use' : 'end_turn'),
-        usage: { inputTokens: 100, outputTokens: 10, cacheReadInputTokens: 50, cacheCreationInputTokens: 5 },
+        usage: turn.usage ?? { inputTokens: 100, outputTokens: 10, cacheReadInputTokens: 50, cacheCreationInputTokens: 5 },
+        ...(turn.notes ? { notes: turn.notes } : {}),
       };
     },
   };

@@ -187,6 +187,60 @@ describe('the agent loop', () => {
     await expect(t.run()).rejects.toMatchObject({ code: 'model_error' });
   });
 
+  it('sends every earlier turn again unchanged, thinking included; only the cache breakpoints move', async () => {
+    const thinking = { type: 'thinking', thinking: 'The button is at the top.', signature: 'sig_1' };
+    const t = setup([
+      { content: [thinking, computer('left_click', { coordinate: [1, 1] })] },
+      { content: [computer('screenshot')] },
+      { content: [computer('left_click', { coordinate: [2, 2] })] },
+      { content: [finish('completed')] },
+    ]);
+    await t.run();
+    const strip = (v: unknown) => JSON.stringify(v, (k, x: unknown) => (k === 'cache_control' ? undefined : x));
+    for (let i = 1; i < t.model.requests.length; i++) {
+      const before = t.model.requests[i - 1]!;
+      const now = t.model.requests[i]!;
+      expect(strip(now.system)).toBe(strip(before.system));
+      expect(strip(now.tools)).toBe(strip(before.tools));
+      expect(strip(now.messages.slice(0, before.messages.length))).toBe(strip(before.messages));
+    }
+    // Every screenshot stays: 1 opening + 3 actions.
+    expect(JSON.stringify(t.model.requests[3]!.messages).match(/"type":"image"/g)).toHaveLength(4);
+    expect(t.events.find((e) => e.type === 'model_turn')!.fields.thinking).toBe('The button is at the top.');
+  });
+
+  it('logs a prefix-check refusal the client recovered from as an error event', async () => {
+    const t = setup([{ content: [finish('completed')], notes: { prefixMismatch: 'invalid_request_error: messages.1.content.0: bound to a different conversation' } }]);
+    await expect(t.run()).resolves.toMatchObject({ status: 'completed' });
+    expect(t.events.filter((e) => e.type === 'model_prefix_mismatch')).toEqual([
+      { type: 'model_prefix_mismatch', fields: { step: 1, level: 'error', message: expect.stringContaining('bound to a different conversation') } },
+    ]);
+  });
+
+  it('ends a run whose context the API does not manage before it overflows, without editing a turn', async () => {
+    const context = { managed: false, maxInputTokens: 10_000 };
+    const usage = (inputTokens: number) => ({ inputTokens, outputTokens: 10, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 });
+    const t = setup([
+      { content: [computer('screenshot')], notes: { context }, usage: usage(7_000) },
+      { content: [computer('screenshot')], notes: { context }, usage: usage(8_100) },
+      { content: [finish('completed')] },
+    ]);
+    const outcome = await t.run();
+    expect(outcome).toEqual({ status: 'failed', code: 'model_error', message: expect.stringMatching(/8100 input tokens, past 8000 .* no context management/) });
+    expect(t.model.requests).toHaveLength(2);
+    // The turn that passed the bound ran its calls: 1 opening + 2 screenshots.
+    expect(t.stats.nScreenshots).toBe(3);
+    // A finish in that turn still ends the run as the model said.
+    const finishing = setup([{ content: [finish('completed')], notes: { context }, usage: usage(9_000) }]);
+    await expect(finishing.run()).resolves.toEqual({ status: 'completed', output: null });
+    // A managed context of the same size goes on.
+    const managed = setup([
+      { content: [computer('screenshot')], notes: { context: { ...context, managed: true } }, usage: usage(9_900) },
+      { content: [finish('completed')] },
+    ]);
+    await expect(managed.run()).resolves.toMatchObject({ status: 'completed' });
+  });
+
   it('scales screenshots and coordinates when the viewport exceeds the image limits', async () => {
     const t = setup([{ content: [computer('left_click', { coordinate: [676, 380] })] }, { content: [finish('completed')] }], {}, null, undefined, { width: 1920, height: 1080 });
     await t.run();

@@ -8,12 +8,14 @@ import { chooseActionSpace, modelTools } from '../../src/model/tool-versions.js'
  */
 
 // Browser use tool, "Supported models": Fable 5 and 5.1 · Mythos 5 and 5.1 · Opus 4.8, 5, and 5.5 · Sonnet 5.
-const BROWSER_DOCUMENTED = ['claude-fable-5', 'claude-fable-5-1', 'claude-mythos-5', 'claude-mythos-5-1', 'claude-opus-4-8', 'claude-opus-5', 'claude-opus-5-5', 'claude-sonnet-5'];
+// Fable 5.2 / Mythos 5.2 keep it from 5.1 (their "what's new" page changes only their computer tool).
+const BROWSER_DOCUMENTED = ['claude-fable-5-2', 'claude-mythos-5-2', 'claude-fable-5', 'claude-fable-5-1', 'claude-mythos-5', 'claude-mythos-5-1', 'claude-opus-4-8', 'claude-opus-5', 'claude-opus-5-5', 'claude-sonnet-5'];
 // Their own "what's new" pages name the browser use tool; the browser page does not list them.
 const BROWSER_MODEL_PAGE = ['claude-sonnet-5-5', 'claude-haiku-5-5'];
 // Computer use: the computer toolset only for the models that require it (the 5.5 models reject
-// computer_20251124 on the Claude API); every other model that takes computer_20251124 keeps it.
-const COMPUTER_TOOLSET = ['claude-opus-5-5', 'claude-sonnet-5-5', 'claude-haiku-5-5'];
+// computer_20251124 on the Claude API, Fable 5.2 and Mythos 5.2 everywhere but Bedrock); every
+// other model that takes computer_20251124 keeps it.
+const COMPUTER_TOOLSET = ['claude-fable-5-2', 'claude-mythos-5-2', 'claude-opus-5-5', 'claude-sonnet-5-5', 'claude-haiku-5-5'];
 const V20251124_WITH_BROWSER = ['claude-fable-5', 'claude-fable-5-1', 'claude-mythos-5', 'claude-mythos-5-1', 'claude-opus-4-8', 'claude-opus-5', 'claude-sonnet-5'];
 // "Earlier tool versions": computer_20251124 for these (and no toolset).
 const V20251124_ONLY = ['claude-opus-4-7', 'claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-5'];
@@ -42,7 +44,7 @@ describe('the model table follows the tool documentation', () => {
 
   it('defaults to the browser toolset exactly for the models the browser page lists', () => {
     for (const model of BROWSER_DOCUMENTED) expect(chooseActionSpace(model, undefined)).toMatchObject({ ok: true, kind: 'browser' });
-    for (const model of [...BROWSER_MODEL_PAGE, ...V20251124_ONLY, ...V20250124, 'claude-fable-5-2']) {
+    for (const model of [...BROWSER_MODEL_PAGE, ...V20251124_ONLY, ...V20250124, 'claude-fable-5-3']) {
       expect(chooseActionSpace(model, undefined)).toMatchObject({ ok: true, kind: 'computer' });
     }
   });
@@ -56,8 +58,9 @@ describe('the model table follows the tool documentation', () => {
   });
 
   it('resolves dated ids and aliases by family, the longer family first', () => {
-    expect(modelTools('claude-opus-5-5-20260922').pruneImages).toBe(false);
-    expect(modelTools('claude-opus-5-20260724').pruneImages).toBe(true);
+    expect(modelTools('claude-opus-5-5-20260922').computer.type).toBe('computer_toolset_20260801');
+    expect(modelTools('claude-opus-5-20260724').computer.type).toBe('computer_20251124');
+    expect(modelTools('claude-fable-5-2-20261109').computer.type).toBe('computer_toolset_20260801');
     expect(modelTools('Claude-Sonnet-5-Latest').browser).toBe('documented');
     expect(modelTools('claude-sonnet-4-6-20260101').computer.type).toBe('computer_20251124');
   });
