@@ -10,7 +10,9 @@ import { browser as member, finish, type RecordedRequest, type ScriptedResponse,
  * preference cookie and a localStorage entry. `/account` redirects to `/login` without a valid
  * session. Its account page frames `evil.test`, and `/go/evil` redirects there: `evil.test`
  * answers every request with a cookie of its own, so a cookie that reached the browser from
- * it would show in a saved profile. Both are reached by name through `hostRules`.
+ * it would show in a saved profile. `/notes` (signed in only, else to `/login`) is a form whose
+ * saved note the next page shows: work behind the sign-in, for the run cache. Both hosts are
+ * reached by name through `hostRules`.
  */
 
 export const SIGN_IN_PASSWORD = 'correct-Horse-9';
@@ -28,6 +30,8 @@ export interface SignInSite {
   sessions: string[];
   /** Accepted and refused sign-ins. */
   logins: Array<{ user: string; accepted: boolean }>;
+  /** Notes saved on `/notes` (signed in only), in order. */
+  notes: string[];
   /** The app forgets every session (a server-side sign-out): saved sign-ins go stale. */
   forgetSessions(): void;
   close(): Promise<void>;
@@ -52,10 +56,17 @@ const ACCOUNT_PAGE =
   `<a id="stored" href="#">?</a><script>document.getElementById('stored').textContent = localStorage.getItem('token') === '${STORED_TOKEN}' ? 'Stored token found' : 'No stored token'; localStorage.setItem('token', '${STORED_TOKEN}')</script>` +
   `<iframe src="http://evil.test/frame" width="200" height="50"></iframe>`;
 
+const NOTES_PAGE =
+  `<!doctype html><title>Notes</title><h1>Notes</h1><form method="post" action="/notes"><label>Note <input name="note" type="text"></label>` +
+  `<button type="submit">Save note</button></form>`;
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
 export async function startSignInSite(): Promise<SignInSite> {
   const valid = new Set<string>();
   const sessions: string[] = [];
   const logins: SignInSite['logins'] = [];
+  const notes: string[] = [];
   const evil = await startRecordingServer('evil.test', (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': [`tracker=${EVIL_COOKIE}; Path=/; Max-Age=3600`, `wide=${EVIL_COOKIE}; Domain=app.test; Path=/`] });
     res.end('<!doctype html><p>third party</p>');
@@ -77,6 +88,13 @@ export async function startSignInSite(): Promise<SignInSite> {
     }
     if (url.pathname === '/login') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(LOGIN_PAGE);
     if (url.pathname === '/go/evil') return void res.writeHead(302, { location: 'http://evil.test/set' }).end();
+    if (url.pathname === '/notes') {
+      if (!signedIn) return void res.writeHead(302, { location: '/login' }).end();
+      if (req.method !== 'POST') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(NOTES_PAGE);
+      const note = new URLSearchParams(body).get('note') ?? '';
+      notes.push(note);
+      return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>Saved</title><p>Note saved: <output>${escapeHtml(note)}</output></p>`);
+    }
     if (url.pathname === '/account' || url.pathname === '/') {
       if (!signedIn) return void res.writeHead(302, { location: '/login' }).end();
       return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ACCOUNT_PAGE);
@@ -90,6 +108,7 @@ export async function startSignInSite(): Promise<SignInSite> {
     evil,
     sessions,
     logins,
+    notes,
     forgetSessions: () => valid.clear(),
     close: async () => {
       await Promise.all([app.close(), evil.close()]);
