@@ -80,7 +80,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     ...(recorder ? { recorder } : {}),
     ...(runCache ? { runCache } : {}),
     ...(options.replay ? { replay: options.replay } : {}),
-    observe: (_id, type, fields) => metrics.observe(type, fields),
+    observe: (id, type, fields) => metrics.observe(type, fields, id),
   });
 
   const intake: Intake = createBullmqIntake({

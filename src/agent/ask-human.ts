@@ -1,5 +1,5 @@
 import { ExecutionError } from '../domain/errors.js';
-import { HUMAN_KINDS, type HumanAnswer, type HumanKind } from '../domain/human-protocol.js';
+import { grantsApproval, HUMAN_KINDS, type HumanAnswer, type HumanKind } from '../domain/human-protocol.js';
 import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import type { EventSink } from '../telemetry/types.js';
 
@@ -51,9 +51,6 @@ export interface HumanExchange extends HumanRequest {
   answeredAt: string | null;
 }
 
-/** Answers a person gives to grant an approval; anything else is read as a refusal. */
-const GRANTED = /^\s*(approve|approved|yes|y|ok|okay|allow|allowed|accept|accepted|confirm|confirmed|go ahead|proceed)\b/i;
-
 export interface AskHuman {
   /** Runs one `ask_human` call: the result for the model and the images it carries. */
   handle(call: ToolUseBlock, step: number, signal: AbortSignal): Promise<{ result: ToolResultBlock; images: number }>;
@@ -93,7 +90,7 @@ export function createAskHuman(deps: {
       exchange.answeredAt = new Date(deps.now()).toISOString();
       let text = `${answer.by ? `${answer.by} answered` : 'The person answered'}: ${answer.answer}`;
       if (parsed.kind === 'approval') {
-        denied = !GRANTED.test(answer.answer);
+        denied = !grantsApproval(answer.answer);
         text += denied
           ? '\nThis is not an approval: do not take the action. Unless the task can be done without it, call finish with status "failed" and say that approval was denied.'
           : '\nApproved: you may take the action.';

@@ -18,6 +18,21 @@ export function answersStreamKey(queuePrefix: string, queueName: string, executi
 export type HumanKind = 'question' | 'approval' | 'takeover';
 export const HUMAN_KINDS: readonly HumanKind[] = ['question', 'approval', 'takeover'];
 
+/** Answers a person gives to grant an approval; anything else is read as a refusal. */
+const GRANTED = /^\s*(approve|approved|yes|y|ok|okay|allow|allowed|accept|accepted|confirm|confirmed|go ahead|proceed)\b/i;
+
+export function grantsApproval(answer: string): boolean {
+  return GRANTED.test(answer);
+}
+
+/** How a wait ended, as the `resumed` line and the answers metric say it. */
+export type HumanOutcome = 'answered' | 'approved' | 'denied' | 'timed_out';
+
+export function answerOutcome(kind: HumanKind, answer: string): HumanOutcome {
+  if (kind !== 'approval') return 'answered';
+  return grantsApproval(answer) ? 'approved' : 'denied';
+}
+
 export interface HumanAnswer {
   answer: string;
   by: string | null;

@@ -1,7 +1,7 @@
 import { humanTimeout, type HumanGate, type HumanRequest } from '../agent/ask-human.js';
 import type { BrowserSession, MouseButton } from '../browser/types.js';
 import type { ControlPlane } from '../control-plane/types.js';
-import type { HumanAnswer, HumanInput } from '../domain/human-protocol.js';
+import { answerOutcome, type HumanAnswer, type HumanInput } from '../domain/human-protocol.js';
 import type { HumanDesk } from '../human/types.js';
 import type { EventSink, Logger } from '../telemetry/types.js';
 
@@ -36,8 +36,9 @@ export function createHumanGate(options: {
   const { executionId, desk, controlPlane, session, events, logger, now } = options;
   let lastRead: string | undefined;
 
-  const applyInput = async (input: HumanInput): Promise<void> => {
+  const applyInput = async (input: HumanInput, signal: AbortSignal): Promise<void> => {
     const { width, height } = session.viewport;
+    const before = session.currentUrl();
     const point = 'x' in input ? { x: Math.round(input.x * (width - 1)), y: Math.round(input.y * (height - 1)) } : undefined;
     const target = point ?? (input.kind === 'key' ? namedKey(input.key) : 'focused element');
     const at = now();
@@ -63,11 +64,27 @@ export function createHumanGate(options: {
           await session.typeText(input.text);
           break;
       }
+      const returned = input.kind === 'click' || input.kind === 'key' ? await backFromRefusal(before, signal) : false;
       // The kind and where, never what was typed (it may be a password).
-      events.emit('human_input', { kind: input.kind, target, ok: true }, at);
+      events.emit('human_input', { kind: input.kind, target, ok: true, ...(returned ? { navigationRefused: true } : {}) }, at);
     } catch (error) {
       events.emit('human_input', { kind: input.kind, target, ok: false, error: error instanceof Error ? error.message : String(error) }, at);
     }
+  };
+
+  /**
+   * A person's click or key that started a navigation the allow-list refused (a link to another
+   * host) leaves Chromium's error page: the page goes back to where the person was
+   * (docs/human-in-the-loop.md#takeover-a-person-in-the-browser). The refusal itself is reported
+   * by the confinement as a `blocked` event.
+   */
+  const backFromRefusal = async (before: string, signal: AbortSignal): Promise<boolean> => {
+    if (isErrorPage(before)) return false;
+    await session.settle(signal).catch(() => undefined);
+    if (!isErrorPage(session.currentUrl())) return false;
+    const back = await session.history('back', signal);
+    if (!back.ok || isErrorPage(session.currentUrl())) await session.navigate(before, signal);
+    return true;
   };
 
   return {
@@ -86,17 +103,17 @@ export function createHumanGate(options: {
       const resumeDeadline = options.pauseDeadline();
       let answer;
       try {
-        answer = await desk.wait({ executionId, after, timeoutMs: options.timeoutMs, onInput: applyInput, signal });
+        answer = await desk.wait({ executionId, after, timeoutMs: options.timeoutMs, onInput: (input) => applyInput(input, signal), signal });
       } finally {
         resumeDeadline();
       }
       if (!answer) {
-        events.emit('human_timeout', { timeoutMs: options.timeoutMs });
+        events.emit('human_timeout', { kind: request.kind, timeoutMs: options.timeoutMs });
         throw humanTimeout(options.timeoutMs);
       }
       lastRead = answer.id;
       const resumedAt = now();
-      events.emit('resumed', { answeredBy: answer.by, waitedMs: resumedAt - waitingAt });
+      events.emit('resumed', { kind: request.kind, outcome: answerOutcome(request.kind, answer.answer), answeredBy: answer.by, waitedMs: resumedAt - waitingAt });
       if (controlPlane) {
         await controlPlane.markResumed(executionId, { resumedAt: new Date(resumedAt).toISOString(), answeredBy: answer.by }, signal).catch((error: unknown) => {
           if (!signal.aborted) logger.warn({ err: String(error) }, 'the API could not be told the run goes on');
@@ -108,6 +125,10 @@ export function createHumanGate(options: {
     },
     release: () => desk.release(executionId, lastRead),
   };
+}
+
+function isErrorPage(url: string): boolean {
+  return url.startsWith('chrome-error://');
 }
 
 /** A key's name for the log: named keys as they are, a character (which could spell a password) as "character". */

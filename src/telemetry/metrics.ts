@@ -6,7 +6,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export interface Metrics {
   readonly registry: Registry;
-  observe(type: string, fields: Record<string, unknown>): void;
+  /** One event of an execution (the id tells the executions waiting for a person apart). */
+  observe(type: string, fields: Record<string, unknown>, executionId?: string): void;
   /** Sources read at scrape time. */
   setSources(sources: { activeExecutions?: () => number; outboxDepth?: () => number }): void;
   uploadRetried(): void;
@@ -65,6 +66,29 @@ export function createMetrics(): Metrics {
     help: 'Artifact upload attempts that were retried.',
     registers: [registry],
   });
+  // Executions waiting for a person now: added by `waiting`, removed by the wait's end or the
+  // run's (a run stopped while it waits, by SIGTERM, emits no `resumed`).
+  const waiting = new Set<string>();
+  new Gauge({
+    name: 'execution_worker_waiting_for_human',
+    help: 'Executions of this process waiting for a person (ask_human) now.',
+    registers: [registry],
+    collect() {
+      this.set(waiting.size);
+    },
+  });
+  const answers = new Counter({
+    name: 'execution_worker_human_answers_total',
+    help: 'Waits for a person ended, by kind and outcome (answered, approved, denied, timed_out).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
+  const humanWait = new Histogram({
+    name: 'execution_worker_human_wait_seconds',
+    help: 'Time from a question to its answer.',
+    buckets: [10, 30, 60, 300, 900, 1800, 3600, 14400, 86400],
+    registers: [registry],
+  });
   const sandbox = new Gauge({
     name: 'execution_worker_browser_sandbox',
     help: "1 when Chromium runs with its own sandbox, 0 when it is off (the worker runs as root).",
@@ -94,8 +118,20 @@ export function createMetrics(): Metrics {
     },
     uploadRetried: () => uploads.inc(),
     setBrowserSandbox: (on) => sandbox.set(on ? 1 : 0),
-    observe(type, fields) {
+    observe(type, fields, executionId = '') {
       switch (type) {
+        case 'waiting':
+          waiting.add(executionId);
+          break;
+        case 'resumed':
+          waiting.delete(executionId);
+          answers.inc({ kind: String(fields.kind ?? 'question'), outcome: String(fields.outcome ?? 'answered') });
+          if (typeof fields.waitedMs === 'number') humanWait.observe(fields.waitedMs / 1000);
+          break;
+        case 'human_timeout':
+          waiting.delete(executionId);
+          answers.inc({ kind: String(fields.kind ?? 'question'), outcome: 'timed_out' });
+          break;
         case 'model_turn':
           if (typeof fields.latencyMs === 'number') modelLatency.observe(fields.latencyMs / 1000);
           if (typeof fields.overheadMs === 'number') stepOverhead.observe(fields.overheadMs / 1000);
@@ -108,6 +144,7 @@ export function createMetrics(): Metrics {
           break;
         case 'execution_completed':
         case 'execution_failed': {
+          waiting.delete(executionId);
           const status = type === 'execution_completed' ? 'completed' : 'failed';
           executions.inc({ status, code: typeof fields.code === 'string' ? fields.code : '' });
           const counters = fields.counters as { durationMs?: number; nSteps?: number } | undefined;
