@@ -10,7 +10,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastObservation } from '../../demo/workflow.js';
+import { lastObservation, refIn } from '../../demo/workflow.js';
 import type { BrowserSandbox } from '../../src/browser/types.js';
 import { createBrowser, createRunnerDeps } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config/schema.js';
@@ -64,12 +64,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** The ref of the element a line names `"name" [ref_N]`, whatever its role. */
-function refNamed(seen: string, name: string): { type: 'ref'; ref: string } {
-  const found = new RegExp(`"${name}" \\[(ref_\\d+)\\]`).exec(seen);
-  if (!found) throw new Error(`no "${name}" on the page:\n${seen.slice(0, 1500)}`);
-  return { type: 'ref', ref: found[1]! };
-}
+const ref = (seen: string, role: string, name: string) => ({ type: 'ref', ref: refIn(seen, role, name) });
 
 /** A model that does what the page it is shown asks: signs in, opens the notes, saves the note, reports it. */
 function notesAgent(note: string) {
@@ -78,14 +73,14 @@ function notesAgent(note: string) {
     const saved = /Note saved: (\S+)/.exec(seen);
     if (saved) return finish('completed', { saved: saved[1] });
     if (seen.includes('"Note" [')) {
-      return turn(memberBlock('form_input', { target: refNamed(seen, 'Note'), value: note }), memberBlock('left_click', { target: refNamed(seen, 'Save note') }), memberBlock('get_page_text'));
+      return turn(memberBlock('form_input', { target: ref(seen, 'textbox', 'Note'), value: note }), memberBlock('left_click', { target: ref(seen, 'button', 'Save note') }), memberBlock('get_page_text'));
     }
     if (seen.includes('"user" [')) {
       return turn(
-        memberBlock('form_input', { target: refNamed(seen, 'user'), value: TOTP_USER }),
-        memberBlock('form_input', { target: refNamed(seen, 'password'), value: '{{password}}' }),
-        memberBlock('form_input', { target: refNamed(seen, 'code'), value: '{{mfa}}' }),
-        memberBlock('left_click', { target: refNamed(seen, 'Sign in') }),
+        memberBlock('form_input', { target: ref(seen, 'textbox', 'user'), value: TOTP_USER }),
+        memberBlock('form_input', { target: ref(seen, 'textbox', 'password'), value: '{{password}}' }),
+        memberBlock('form_input', { target: ref(seen, 'textbox', 'code'), value: '{{mfa}}' }),
+        memberBlock('left_click', { target: ref(seen, 'button', 'Sign in') }),
         memberBlock('read_page', { filter: 'interactive' }),
       );
     }
