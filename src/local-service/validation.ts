@@ -1,9 +1,10 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
 import { checkAllowEntry } from '../domain/allow-list.js';
 import { compileRawSchema, createSchemaAjv } from '../domain/json-schema.js';
 import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
-import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
-import { EXECUTION_STATUSES, type ExecutionStatus } from './store.js';
+import { isObject, issuesFromAjv, unprocessable } from './http-errors.js';
+import { EXECUTION_STATUSES } from './store.js';
 import { camelCaseTriggerFields, triggerProperties } from './version-triggers.js';
 
 /**
@@ -11,8 +12,6 @@ import { camelCaseTriggerFields, triggerProperties } from './version-triggers.js
  * the OpenAPI document publishes) and every fault becomes one `{loc, msg, type}` of the seed's
  * 422 `detail[]`: `loc` starts with `body`, `query` or `path`, `type` is the failed keyword.
  */
-
-const requestAjv = createSchemaAjv();
 
 /**
  * `x-allow-list-entry`: the worker's own allow-list parser (domain/allow-list.ts) checks each
@@ -24,7 +23,6 @@ const allowListEntry: ((schema: unknown, data: unknown) => boolean) & { errors?:
   allowListEntry.errors = [{ keyword: 'x-allow-list-entry', message: checked.reason, params: {} }];
   return false;
 };
-requestAjv.addKeyword({ keyword: 'x-allow-list-entry', schemaType: 'boolean', type: 'string', errors: true, validate: allowListEntry });
 
 const jsonSchemaValue = { type: ['object', 'boolean'] } as const;
 /** The same schema admitting null too (a type list, so a fault reports one error, not three). */
@@ -166,17 +164,36 @@ export const schemas = {
 
 export type SchemaName = keyof typeof schemas;
 
-const compiled = new Map<SchemaName, ValidateFunction>();
+/** Query strings: `limit`/`offset` of a list, and the executions list's filters. */
+const page = {
+  limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+  offset: { type: 'integer', minimum: 0, default: 0 },
+} as const;
+export const pageQuery = { type: 'object', properties: page } as const;
+export const executionQuery = {
+  type: 'object',
+  properties: {
+    ...page,
+    workflow_uuid: { type: 'string', description: 'Only executions of this workflow (`workflowId` is accepted too).' },
+    status: { type: 'string', enum: EXECUTION_STATUSES },
+  },
+} as const;
 
-/** Validates a request body; throws 422 with every fault. */
-export function validateBody<T>(name: SchemaName, body: unknown): T {
-  let validate = compiled.get(name);
-  if (!validate) {
-    validate = requestAjv.compile(schemas[name]);
-    compiled.set(name, validate);
-  }
-  if (!validate(body)) throw unprocessable(toIssues(validate.errors ?? [], ['body']));
-  return body as T;
+/** Every request schema, shared by name: the routes refer to them and the OpenAPI document lists them. */
+export function namedRequestSchemas(): { $id: string }[] {
+  return Object.entries(schemas).map(([name, schema]) => ({ $id: name, ...schema }));
+}
+
+/**
+ * Fastify's validator compiler: our Ajv (with the allow-list keyword and the named schemas) for
+ * bodies and path parameters, and one that reads query strings' numbers and fills their defaults.
+ */
+export function requestValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const bodies = createSchemaAjv();
+  bodies.addKeyword({ keyword: 'x-allow-list-entry', schemaType: 'boolean', type: 'string', errors: true, validate: allowListEntry });
+  for (const schema of namedRequestSchemas()) bodies.addSchema(schema);
+  const queries = createSchemaAjv(undefined, { coerceTypes: true, useDefaults: true });
+  return ({ schema, httpPart }) => (httpPart === 'querystring' ? queries : bodies).compile(schema as object);
 }
 
 /** Accepts contract §3's snake_case spellings; an explicit camelCase field wins. */
@@ -211,62 +228,6 @@ function compilePayloadSchema(schema: unknown): ValidateFunction {
 export function validateInputPayload(schema: unknown, payload: unknown, loc: (string | number)[] = ['body', 'inputPayload']): void {
   if (schema === undefined || schema === null) return;
   const validate = compilePayloadSchema(schema);
-  if (!validate(payload)) throw unprocessable(toIssues(validate.errors ?? [], loc));
+  if (!validate(payload)) throw unprocessable(issuesFromAjv(validate.errors ?? [], loc));
 }
 
-export interface ExecutionListQuery {
-  limit: number;
-  offset: number;
-  workflowId?: string;
-  status?: ExecutionStatus;
-}
-
-/** `limit` (1–200, default 50), `offset` (default 0), `workflow_uuid`, `status`. */
-export function parseExecutionQuery(query: URLSearchParams): ExecutionListQuery {
-  const issues: ValidationIssue[] = [];
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = query.get(name);
-    if (raw === null || raw === '') return fallback;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      issues.push({ loc: ['query', name], msg: `must be an integer from ${min} to ${max}`, type: 'int_range' });
-      return fallback;
-    }
-    return Number(raw);
-  };
-  const result: ExecutionListQuery = { limit: integer('limit', 50, 1, 200), offset: integer('offset', 0, 0, Number.MAX_SAFE_INTEGER) };
-  const workflowId = query.get('workflow_uuid') ?? query.get('workflowId');
-  if (workflowId) result.workflowId = workflowId;
-  const status = query.get('status');
-  if (status) {
-    if ((EXECUTION_STATUSES as readonly string[]).includes(status)) result.status = status as ExecutionStatus;
-    else issues.push({ loc: ['query', 'status'], msg: `must be one of ${EXECUTION_STATUSES.join(', ')}`, type: 'enum' });
-  }
-  if (issues.length > 0) throw unprocessable(issues);
-  return result;
-}
-
-/** `limit`/`offset` of the workflows list. */
-export function parsePage(query: URLSearchParams): { limit: number; offset: number } {
-  const { limit, offset } = parseExecutionQuery(new URLSearchParams([...query].filter(([k]) => k === 'limit' || k === 'offset')));
-  return { limit, offset };
-}
-
-function toIssues(errors: ErrorObject[], prefix: (string | number)[]): ValidationIssue[] {
-  return errors.map((e) => {
-      const loc: (string | number)[] = [...prefix, ...pointerToPath(e.instancePath)];
-      const params = e.params as Record<string, unknown>;
-      if (e.keyword === 'required' && typeof params.missingProperty === 'string') loc.push(params.missingProperty);
-      if (e.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') loc.push(params.additionalProperty);
-      const msg = e.keyword === 'required' ? 'field required' : (e.message ?? 'is invalid');
-      return { loc, msg, type: e.keyword === 'required' ? 'missing' : e.keyword };
-    });
-}
-
-function pointerToPath(pointer: string): (string | number)[] {
-  if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
-}

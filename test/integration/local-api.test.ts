@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpControlPlane } from '../../src/control-plane/http-client.js';
-import { dashboardDir, packageRoot, parseRange } from '../../src/local-service/static-files.js';
+import { dashboardDir, packageRoot } from '../../src/local-service/file-routes.js';
 import { API_KEY, silentLogger, startHarness, type Harness } from '../contract/local-api-harness.js';
 
 /**
@@ -176,15 +176,22 @@ describe('artifacts', () => {
     expect(beyond.headers.get('content-range')).toBe('bytes */1000');
   });
 
-  it('parses ranges per RFC 9110', () => {
-    expect(parseRange(undefined, 100)).toBeUndefined();
-    expect(parseRange('bytes=0-0', 100)).toEqual([0, 0]);
-    expect(parseRange('bytes=50-500', 100)).toEqual([50, 99]);
-    expect(parseRange('bytes=-500', 100)).toEqual([0, 99]);
-    expect(parseRange('bytes=0-1,5-6', 100)).toBeUndefined();
-    expect(parseRange('items=0-1', 100)).toBeUndefined();
-    expect(parseRange('bytes=100-', 100)).toBe('unsatisfiable');
-    expect(parseRange('bytes=0-', 0)).toBe('unsatisfiable');
+  it('reads ranges per RFC 9110: clipped to the end, and the whole file for what it does not serve', async () => {
+    const range = (value: string) => get('/artifacts/executions/e1/video.mp4', { 'X-Service-Key': API_KEY, Range: value });
+    const clipped = await range('bytes=990-5000');
+    expect(clipped.status).toBe(206);
+    expect(clipped.headers.get('content-range')).toBe('bytes 990-999/1000');
+    expect((await clipped.arrayBuffer()).byteLength).toBe(10);
+    for (const whole of ['bytes=0-1,5-6', 'items=0-1']) {
+      const res = await range(whole);
+      expect(res.status).toBe(200);
+      expect((await res.arrayBuffer()).byteLength).toBe(1000);
+    }
+    const empty = path.join(artifactsDir, 'executions', 'e1', 'empty.txt');
+    await fs.writeFile(empty, '');
+    const none = await get('/artifacts/executions/e1/empty.txt', { 'X-Service-Key': API_KEY, Range: 'bytes=0-' });
+    expect(none.status).toBe(416);
+    await none.arrayBuffer();
   });
 
   it('needs the key, by header or by a dashboard session made with a key', async () => {
