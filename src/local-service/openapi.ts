@@ -31,7 +31,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     Specification: {
       type: 'object',
       description: 'The specification fields of docs/specification.md, camelCase (snake_case aliases accepted).',
-      required: ['prompt', 'allowedDomains'],
+      required: requestSchemas.WorkflowCreate.required,
       properties: Object.fromEntries(Object.entries(requestSchemas.WorkflowCreate.properties).filter(([k]) => k !== 'name' && k !== 'description' && !TRIGGER_FIELDS.includes(k))),
     },
     WorkflowVersion: {

@@ -2,7 +2,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { checkAllowEntry } from '../domain/allow-list.js';
 import { compileRawSchema, createSchemaAjv } from '../domain/json-schema.js';
-import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
+import { camelCaseFields, specificationJsonSchema, type JsonSchema, type Specification } from '../domain/specification.js';
 import { isObject, issuesFromAjv, unprocessable } from './http-errors.js';
 import { EXECUTION_STATUSES } from './store.js';
 import { camelCaseTriggerFields, triggerProperties } from './version-triggers.js';
@@ -24,51 +24,30 @@ const allowListEntry: ((schema: unknown, data: unknown) => boolean) & { errors?:
   return false;
 };
 
-const jsonSchemaValue = { type: ['object', 'boolean'] } as const;
-/** The same schema admitting null too (a type list, so a fault reports one error, not three). */
-const nullable = (schema: { type: string | readonly string[] }) => ({ ...schema, type: [...(Array.isArray(schema.type) ? schema.type : [schema.type]), 'null'] });
+/** A schema admitting null too (a type list, so a fault reports one error, not three). */
+const nullable = (schema: Record<string, unknown> = {}) => ({ ...schema, type: [...[schema.type as string | string[]].flat(), 'null'] });
 const count = { type: 'integer', minimum: 0 } as const;
 const url = { type: ['string', 'null'], maxLength: 4096 } as const;
 /** Contract §2's counters and artifact urls, shared by the completed and failed reports. */
 const reportCounters = { durationMs: count, nSteps: count, nAgentActions: count, nScreenshots: count, outputUrl: url, videoUrl: url, logsUrl: url } as const;
 
-/** Specification fields of contract §3, as the API takes them (camelCase). */
-const specificationProperties = {
-  prompt: { type: 'string', minLength: 1, pattern: '\\S', description: 'The business process, in words.' },
-  allowedDomains: {
-    type: 'array',
-    minItems: 1,
-    items: { type: 'string', minLength: 1, maxLength: 260, pattern: '^[^\\s/?#@]+$', 'x-allow-list-entry': true },
-    description: 'Hosts the browser may reach: `example.com` (any port), `example.com:8443` (that port only), or `*.example.com` for it and its subdomains; never a wildcard on a public suffix (`*.com`, `*.co.uk`).',
-  },
-  startUrl: { type: 'string', format: 'uri', description: 'First page; must be allowed.' },
-  payloadSchema: { ...jsonSchemaValue, description: 'JSON Schema of the input payload.' },
-  outputSchema: { ...jsonSchemaValue, description: "JSON Schema of the agent's output." },
-  steps: { type: 'array', items: { type: 'string' }, description: 'Ordered checklist completing the process.' },
-  maxSteps: { type: 'integer', minimum: 1, maximum: 10_000 },
-  timeoutMs: { type: 'integer', minimum: 1 },
-  model: { type: 'string', minLength: 1 },
-  toolset: { type: 'string', enum: ['browser', 'computer'], description: "The agent's action space: the browser toolset (default where the model supports it) or computer use." },
-  allowJavascript: { type: 'boolean', description: "Enables the browser toolset's javascript_exec (default false)." },
-  cache: { type: 'boolean', description: "Use and update this version's run cache (default true)." },
-  approvals: { type: 'array', items: { type: 'string', minLength: 1 }, description: "Actions, in words, that need a person's approval before the agent takes them." },
-  humanTimeoutMs: { type: 'integer', minimum: 0, maximum: 2_592_000_000, description: 'How long a run may wait for a person (default HUMAN_TIMEOUT_MS; 0: the agent cannot ask).' },
-  profile: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', not: { enum: ['.', '..'] }, description: 'The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md).' },
-} as const;
+/** Specification fields, as the API takes them (camelCase): generated from the zod schema (docs/specification.md). */
+const specification = specificationJsonSchema();
+const specificationProperties = specification.properties;
 
 const workflowLevelProperties = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
   description: { type: 'string', maxLength: 10_000 },
 } as const;
 
-export const SPECIFICATION_FIELDS = Object.keys(specificationProperties) as (keyof typeof specificationProperties)[];
+export const SPECIFICATION_FIELDS = Object.keys(specificationProperties) as (keyof Specification)[];
 /** Fields that may be removed by a PATCH (sent as null). */
 const OPTIONAL_SPEC_FIELDS: readonly string[] = SPECIFICATION_FIELDS.filter((f) => f !== 'prompt' && f !== 'allowedDomains');
 
 export const schemas = {
   WorkflowCreate: {
     type: 'object',
-    required: ['prompt', 'allowedDomains'],
+    required: specification.required,
     properties: { ...workflowLevelProperties, ...specificationProperties, ...triggerProperties },
     description:
       'snake_case spellings (allowed_domains, start_url, payload_schema, output_schema, max_steps, timeout_ms, tool_set, allow_javascript, human_timeout_ms, trigger_type, schedule_expression) are accepted too.',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSpecification, specificationJsonSchema } from '../../src/domain/specification.js';
 import { startHarness, type Harness } from '../contract/local-api-harness.js';
 
 /**
@@ -42,5 +43,20 @@ describe('the OpenAPI document', () => {
     const refused = await h.call('POST', '/api/workflows', { allowedDomains: ['a.test'] });
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({ detail: [{ loc: ['body', 'prompt'], msg: 'field required', type: 'missing' }] });
+  });
+
+  it('publishes the specification as its zod schema generates it, and the API and the worker agree', async () => {
+    const doc = (await h.call('GET', '/openapi.json', undefined, {})).body;
+    const generated = specificationJsonSchema();
+    expect(doc.components.schemas.Specification.properties).toEqual(generated.properties);
+    expect(doc.components.schemas.Specification.required).toEqual(generated.required);
+    const spec = { prompt: 'p', allowedDomains: ['shop.test:8443'], profile: 'tenant-a.crm', payloadSchema: true };
+    expect((await h.call('POST', '/api/workflows', spec)).status).toBe(201);
+    expect(parseSpecification(spec)).toEqual(spec);
+    // What one refuses, the other refuses too.
+    for (const bad of [{ allowedDomains: ['*.com'] }, { profile: '..' }, { maxSteps: 0 }, { payloadSchema: 3 }]) {
+      expect((await h.call('POST', '/api/workflows', { ...spec, ...bad })).status).toBe(422);
+      expect(() => parseSpecification({ ...spec, ...bad })).toThrow(/invalid specification/);
+    }
   });
 });
