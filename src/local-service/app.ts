@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest, type RouteOptions } from 'fastify';
 import FindMyWay from 'find-my-way';
 import type { Logger } from '../telemetry/types.js';
 import type { Credential } from './auth.js';
@@ -34,6 +34,11 @@ export interface ServedRoute {
   method: string;
   url: string;
   hidden: boolean;
+}
+
+/** A route's `preValidation` for an optional body: none is `{}`. */
+export async function optionalBody(request: FastifyRequest): Promise<void> {
+  request.body ??= {};
 }
 
 const VALIDATION_PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };

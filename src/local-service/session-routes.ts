@@ -1,5 +1,6 @@
 import { grantOf, LOGIN_LINK_TTL_MS, type Auth } from './auth.js';
 import type { FastifyInstance } from 'fastify';
+import { optionalBody } from './app.js';
 import { HttpError } from './http-errors.js';
 import { answer, commonErrors, ref } from './openapi.js';
 
@@ -41,10 +42,7 @@ export function addSessionRoutes(app: FastifyInstance, deps: { auth: Auth; baseU
   });
 
   app.post('/api/login-links', {
-    // The body is optional: none is `{}`.
-    preValidation: async (request) => {
-      request.body ??= {};
-    },
+    preValidation: optionalBody,
     schema: {
       summary: 'A short-lived, single-use link that opens a dashboard page already signed in',
       description: 'The link (`/login?token=…`) sets the session cookie and opens `route`; it works once, until `ttlSeconds` have passed.',

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { optionalBody } from './app.js';
 import type { Logger } from '../telemetry/types.js';
 import { createExecution } from './create-execution.js';
 import { notFound, unprocessable } from './http-errors.js';
@@ -169,10 +170,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.post('/api/workflows/:workflowId/execute', {
-    // The body is optional: none is `{}`.
-    preValidation: async (request) => {
-      request.body ??= {};
-    },
+    preValidation: optionalBody,
     schema: {
       summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',
       description: "Without inputPayload the version's default input (`configuration.inputPayload`) is used. A current version that is a draft answers 422 (`type: version_draft`).",
