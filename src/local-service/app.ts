@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest, type RouteOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import FindMyWay from 'find-my-way';
 import type { Logger } from '../telemetry/types.js';
 import type { Credential } from './auth.js';
@@ -46,7 +46,18 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRoute[] } {
   // HEAD only where declared (files, health, the document): the API's routes answer 405 to it.
-  const app = Fastify({ logger: false, bodyLimit: MAX_BODY_BYTES, exposeHeadRoutes: false, return503OnClosing: false, forceCloseConnections: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: MAX_BODY_BYTES,
+    exposeHeadRoutes: false,
+    return503OnClosing: false,
+    forceCloseConnections: true,
+    // A path that does not decode (`%E0%A4%A`) names nothing here: 404, like any unknown path.
+    frameworkErrors: (error, _request, reply) => {
+      if (error.code !== 'FST_ERR_BAD_URL') throw error;
+      void (reply as unknown as FastifyReply).code(404).headers(SECURITY_HEADERS).send({ detail: [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }] });
+    },
+  });
   // Fastify wants a plain value here; the authorisation hook sets the real one per request.
   app.decorateRequest('credential', null as never);
   app.setValidatorCompiler(requestValidatorCompiler());
@@ -107,6 +118,9 @@ export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRo
     }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return reply.code(413).send({ detail: [{ loc: ['body'], msg: `body larger than ${MAX_BODY_BYTES} bytes`, type: 'too_large' }] });
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.code(415).send({ detail: [{ loc: ['header', 'Content-Type'], msg: 'not a media type', type: 'unsupported_media_type' }] });
     }
     const status = error.statusCode ?? 500;
     // A range past the end of an artifact: its size in Content-Range, no body (RFC 9110).

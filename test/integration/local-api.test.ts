@@ -108,6 +108,35 @@ describe('allow-list entries in the local API', () => {
   });
 });
 
+describe('errors of the HTTP layer, in the seed\'s shape', () => {
+  it('answers a wrong method with 405 and Allow, HEAD included', async () => {
+    const put = await h.call('PUT', '/api/workflows', {});
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, POST');
+    expect(put.body).toEqual({ detail: [{ loc: ['method'], msg: 'PUT is not allowed here', type: 'method_not_allowed' }] });
+    expect((await fetch(`${h.server.url}/api/workflows`, { method: 'HEAD', headers: { 'X-Service-Key': API_KEY } })).status).toBe(405);
+    expect((await fetch(`${h.server.url}/healthz`, { method: 'HEAD' })).status).toBe(200);
+  });
+
+  it('reads any body as JSON and refuses malformed, oversized and unreadable requests', async () => {
+    const bad = await h.call('POST', '/api/workflows', '{"prompt":');
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+    const plain = await fetch(`${h.server.url}/api/workflows`, { method: 'POST', headers: { 'X-Service-Key': API_KEY, 'Content-Type': 'text/plain' }, body: JSON.stringify({ prompt: 'p', allowedDomains: ['a.test'] }) });
+    expect(plain.status).toBe(201);
+    await plain.arrayBuffer();
+    const large = await h.call('POST', '/api/workflows', { prompt: 'x'.repeat(1_100_000), allowedDomains: ['a.test'] });
+    expect(large.status).toBe(413);
+    expect(large.body).toEqual({ detail: [{ loc: ['body'], msg: 'body larger than 1048576 bytes', type: 'too_large' }] });
+    const undecodable = await h.call('GET', '/api/executions/%E0%A4%A');
+    expect(undecodable.status).toBe(404);
+    expect(undecodable.body).toEqual({ detail: [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }] });
+    const query = await h.call('GET', '/api/executions?limit=abc&status=done');
+    expect(query.status).toBe(422);
+    expect(query.body.detail.map((d: { loc: unknown }) => d.loc)).toEqual([['query', 'limit'], ['query', 'status']]);
+  });
+});
+
 describe('artifacts', () => {
   const get = (p: string, headers: Record<string, string> = { 'X-Service-Key': API_KEY }) => fetch(`${h.server.url}${p}`, { headers });
 
