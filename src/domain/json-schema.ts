@@ -22,10 +22,10 @@ export function createSchemaAjv(schema?: JsonSchema, extra: { coerceTypes?: bool
   const options = { allErrors: true, strict: false, validateFormats: true, ...extra } as const;
   const ajv = is2020 ? new Ajv2020(options) : new Ajv(options);
   addFormats(ajv as Ajv);
-  // The secret and file markers of contract §8 and §12 are ours, not JSON Schema's.
+  // The secret and file markers (docs/secrets.md, docs/files-and-codes.md) are ours, not JSON Schema's.
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
   ajv.addKeyword({ keyword: 'x-file', schemaType: 'boolean' });
-  // One-time-code seeds (§12): a base32 secret or an otpauth://totp/ URI.
+  // One-time-code seeds (docs/files-and-codes.md): a base32 secret or an otpauth://totp/ URI.
   ajv.addFormat('totp', { type: 'string', validate: (value: string) => parseTotpSeed(value).ok });
   return ajv as Ajv;
 }

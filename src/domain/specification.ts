@@ -3,7 +3,7 @@ import { checkAllowEntry } from './allow-list.js';
 import { ExecutionError } from './errors.js';
 import { profileIdProblem } from './profile-crypto.js';
 
-/** A workflow version's specification (contract §3), normalised to camelCase. */
+/** A workflow version's specification (docs/specification.md#fields), normalised to camelCase. */
 export interface Specification {
   prompt: string;
   allowedDomains: string[];
@@ -14,7 +14,7 @@ export interface Specification {
   maxSteps?: number;
   timeoutMs?: number;
   model?: string;
-  /** The agent's action space (contract §10): default `browser` where the model supports it. */
+  /** The agent's action space (docs/action-spaces.md): default `browser` where the model supports it. */
   toolset?: 'browser' | 'computer';
   /** Enables the browser toolset's `javascript_exec` (default false). */
   allowJavascript?: boolean;

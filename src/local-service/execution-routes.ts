@@ -6,8 +6,8 @@ import { executionQuery } from './validation.js';
 import type { RouteDeps } from './workflow-routes.js';
 
 /**
- * Execution endpoints: the list and the poll of the seed, and the worker's reports of contract
- * §2, which move the status `queued → running → completed | failed` (or `queued → failed` when
+ * Execution endpoints: the list and the poll of the seed, and the worker's reports
+ * (docs/api.md#every-call), which move the status `queued → running → completed | failed` (or `queued → failed` when
  * a run fails before it starts). Anything else is refused with 409. A report repeated with the
  * same timestamp (a client retrying after a lost answer) answers 200 and changes nothing.
  */

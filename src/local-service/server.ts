@@ -22,8 +22,8 @@ import { namedRequestSchemas } from './validation.js';
 import { addWorkflowRoutes } from './workflow-routes.js';
 
 /**
- * The operator's API served locally (`execution-worker serve`, contract §9): every endpoint of
- * the seed, the worker's calls of contract §2, an OpenAPI document, the dashboard and the live
+ * The operator's API served locally (`execution-worker serve`, docs/operations.md#the-local-api-and-dashboard): every endpoint of
+ * the seed, the worker's calls (docs/api.md#every-call), an OpenAPI document, the dashboard and the live
  * view of running executions, in one Fastify server (app.ts) with its state in Redis.
  *
  * Authentication (auth.ts): `/api/*`, `/artifacts/*` and `/live/*` need `X-Service-Key` equal to
@@ -46,7 +46,7 @@ export interface LocalServerOptions {
   /** Accepted `X-Service-Key` values. Secrets: never logged. */
   apiKeys: string[];
   redisUrl: string;
-  /** BullMQ queue and prefix the executions are enqueued on (contract §1). */
+  /** BullMQ queue and prefix the executions are enqueued on (docs/queue-and-jobs.md#the-queue). */
   queueName: string;
   queuePrefix: string;
   /** Folder served at `/artifacts/` (the worker's ARTIFACTS_DIR); none serves nothing. */

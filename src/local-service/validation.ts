@@ -28,7 +28,7 @@ const allowListEntry: ((schema: unknown, data: unknown) => boolean) & { errors?:
 const nullable = (schema: Record<string, unknown> = {}) => ({ ...schema, type: [...[schema.type as string | string[]].flat(), 'null'] });
 const count = { type: 'integer', minimum: 0 } as const;
 const url = { type: ['string', 'null'], maxLength: 4096 } as const;
-/** Contract §2's counters and artifact urls, shared by the completed and failed reports. */
+/** The reports' counters and artifact urls (docs/api.md#completed), shared by the completed and failed reports. */
 const reportCounters = { durationMs: count, nSteps: count, nAgentActions: count, nScreenshots: count, outputUrl: url, videoUrl: url, logsUrl: url } as const;
 
 /** Specification fields, as the API takes them (camelCase): generated from the zod schema (docs/specification.md). */
@@ -175,7 +175,7 @@ export function requestValidatorCompiler(): FastifySchemaCompiler<unknown> {
   return ({ schema, httpPart }) => (httpPart === 'querystring' ? queries : bodies).compile(schema as object);
 }
 
-/** Accepts contract §3's snake_case spellings; an explicit camelCase field wins. */
+/** Accepts the snake_case spellings (docs/specification.md#fields); an explicit camelCase field wins. */
 export function normaliseWorkflowBody(body: unknown): unknown {
   return isObject(body) ? camelCaseTriggerFields(camelCaseFields(body)) : body;
 }
