@@ -15,18 +15,19 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 
 /**
  * An Ajv for `schema`'s draft (2020-12 when its `$schema` says so, else draft 07), with formats
- * and our `x-secret` keyword. Without a schema: draft 07.
+ * and our `x-secret` keyword. Without a schema: draft 07. `extra`: Ajv's coercion and defaults,
+ * for query strings.
  */
-export function createSchemaAjv(schema?: JsonSchema): Ajv {
+export function createSchemaAjv(schema?: JsonSchema, extra: { coerceTypes?: boolean; useDefaults?: boolean } = {}): Ajv {
   const is2020 = typeof schema === 'object' && typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
   // Patterns run on a linear-time engine: a workflow's schema cannot stall the process (ReDoS).
-  const options = { allErrors: true, strict: false, validateFormats: true, code: { regExp: safeRegExp } } as const;
+  const options = { allErrors: true, strict: false, validateFormats: true, code: { regExp: safeRegExp }, ...extra } as const;
   const ajv = is2020 ? new Ajv2020(options) : new Ajv(options);
   addFormats(ajv as Ajv);
-  // The secret and file markers of contract §8 and §12 are ours, not JSON Schema's.
+  // The secret and file markers (docs/secrets.md, docs/files-and-codes.md) are ours, not JSON Schema's.
   ajv.addKeyword({ keyword: 'x-secret', schemaType: 'boolean' });
   ajv.addKeyword({ keyword: 'x-file', schemaType: 'boolean' });
-  // One-time-code seeds (§12): a base32 secret or an otpauth://totp/ URI.
+  // One-time-code seeds (docs/files-and-codes.md): a base32 secret or an otpauth://totp/ URI.
   ajv.addFormat('totp', { type: 'string', validate: (value: string) => parseTotpSeed(value).ok });
   return ajv as Ajv;
 }

@@ -3,7 +3,7 @@ import { checkAllowEntry } from './allow-list.js';
 import { ExecutionError } from './errors.js';
 import { profileIdProblem } from './profile-crypto.js';
 
-/** A workflow version's specification (contract §3), normalised to camelCase. */
+/** A workflow version's specification (docs/specification.md#fields), normalised to camelCase. */
 export interface Specification {
   prompt: string;
   allowedDomains: string[];
@@ -14,7 +14,7 @@ export interface Specification {
   maxSteps?: number;
   timeoutMs?: number;
   model?: string;
-  /** The agent's action space (contract §10): default `browser` where the model supports it. */
+  /** The agent's action space (docs/action-spaces.md): default `browser` where the model supports it. */
   toolset?: 'browser' | 'computer';
   /** Enables the browser toolset's `javascript_exec` (default false). */
   allowJavascript?: boolean;
@@ -59,36 +59,84 @@ export function camelCaseFields(raw: Record<string, unknown>, aliases: Readonly<
 
 const jsonSchema = z.union([z.record(z.string(), z.unknown()), z.boolean()]);
 
+/**
+ * The one definition of a specification's fields: the worker parses with it, and the local API
+ * validates requests with its JSON Schema (`specificationJsonSchema`, published in the OpenAPI
+ * document). `meta` carries what only the JSON Schema says: descriptions, and the checks the
+ * refinements make written as JSON Schema (`format`, `pattern`, `x-allow-list-entry`, which the
+ * API's Ajv runs through the same allow-list parser).
+ */
 const specificationSchema = z.object({
-  prompt: z.string().trim().min(1, 'must be a non-empty string'),
+  prompt: z.string().trim().min(1, 'must be a non-empty string').regex(/\S/, 'must be a non-empty string').meta({ description: 'The business process, in words.' }),
   allowedDomains: z
     .array(
-      z.string().trim().superRefine((entry, ctx) => {
-        const checked = checkAllowEntry(entry);
-        if (!checked.ok) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)} ${checked.reason}` });
-      }),
+      z
+        .string()
+        .trim()
+        .min(1)
+        .max(260)
+        .regex(/^[^\s/?#@]+$/, 'must be a host, a host:port or *.host')
+        .superRefine((entry, ctx) => {
+          const checked = checkAllowEntry(entry);
+          if (!checked.ok) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)} ${checked.reason}` });
+        })
+        .meta({ 'x-allow-list-entry': true }),
     )
-    .min(1, 'must list at least one domain'),
-  startUrl: z.string().min(1).optional(),
-  payloadSchema: jsonSchema.optional(),
-  outputSchema: jsonSchema.optional(),
-  steps: z.array(z.string()).optional(),
-  maxSteps: z.number().int().positive().max(10_000).optional(),
-  timeoutMs: z.number().int().positive().optional(),
+    .min(1, 'must list at least one domain')
+    .meta({
+      description:
+        'Hosts the browser may reach: `example.com` (any port), `example.com:8443` (that port only), or `*.example.com` for it and its subdomains; never a wildcard on a public suffix (`*.com`, `*.co.uk`).',
+    }),
+  startUrl: z.string().min(1).meta({ format: 'uri', description: 'First page; must be allowed.' }).optional(),
+  payloadSchema: jsonSchema.meta({ description: 'JSON Schema of the input payload.' }).optional(),
+  outputSchema: jsonSchema.meta({ description: "JSON Schema of the agent's output." }).optional(),
+  steps: z.array(z.string()).meta({ description: 'Ordered checklist completing the process.' }).optional(),
+  maxSteps: z.number().int().min(1).max(10_000).optional(),
+  timeoutMs: z.number().int().min(1).optional(),
   model: z.string().min(1).optional(),
-  toolset: z.enum(['browser', 'computer'], { message: 'must be "browser" or "computer"' }).optional(),
-  allowJavascript: z.boolean({ message: 'must be true or false' }).optional(),
-  cache: z.boolean({ message: 'must be true or false' }).optional(),
-  approvals: z.array(z.string().trim().min(1, 'must not be empty')).optional(),
-  humanTimeoutMs: z.number().int().min(0).max(30 * 86_400_000).optional(),
+  toolset: z
+    .enum(['browser', 'computer'], { message: 'must be "browser" or "computer"' })
+    .meta({ description: "The agent's action space: the browser toolset (default where the model supports it) or computer use." })
+    .optional(),
+  allowJavascript: z.boolean({ message: 'must be true or false' }).meta({ description: "Enables the browser toolset's javascript_exec (default false)." }).optional(),
+  cache: z.boolean({ message: 'must be true or false' }).meta({ description: "Use and update this version's run cache (default true)." }).optional(),
+  approvals: z.array(z.string().trim().min(1, 'must not be empty')).meta({ description: "Actions, in words, that need a person's approval before the agent takes them." }).optional(),
+  humanTimeoutMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400_000)
+    .meta({ description: 'How long a run may wait for a person (default HUMAN_TIMEOUT_MS; 0: the agent cannot ask).' })
+    .optional(),
   profile: z
     .string({ message: 'must be a string' })
     .superRefine((id, ctx) => {
       const problem = profileIdProblem(id);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })
+    .meta({ pattern: '^[A-Za-z0-9._-]{1,128}$', not: { enum: ['.', '..'] }, description: 'The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md).' })
     .optional(),
 });
+
+/**
+ * The specification's fields as JSON Schema (draft 07, as requests are read): generated from the
+ * zod schema above, so the API and the worker accept the same fields.
+ */
+export function specificationJsonSchema(): { properties: Record<string, Record<string, unknown>>; required: string[] } {
+  const generated = z.toJSONSchema(specificationSchema, {
+    target: 'draft-7',
+    io: 'input',
+    // A JSON Schema given inside a specification (the only union here) is an object or a
+    // boolean: one type list, so a wrong value reports one fault rather than one per member.
+    override: (ctx) => {
+      if (ctx.zodSchema._zod.def.type !== 'union') return;
+      const target = ctx.jsonSchema as Record<string, unknown>;
+      for (const key of Object.keys(target)) if (key !== 'description') delete target[key];
+      target.type = ['object', 'boolean'];
+    },
+  }) as { properties: Record<string, Record<string, unknown>>; required: string[] };
+  return { properties: generated.properties, required: generated.required };
+}
 
 /**
  * Validates a specification as received (from the job or the API) and normalises its field

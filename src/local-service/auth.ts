@@ -1,6 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 
+/** What auth reads of a request: its headers, and its cookies as @fastify/cookie parsed them. */
+export interface AuthRequest {
+  headers: http.IncomingHttpHeaders;
+  cookies?: Record<string, string | undefined>;
+}
+
 /**
  * Who may use the local service (docs/operations.md#sessions): a holder of one of the API keys,
  * by `X-Service-Key`, or a browser holding a session cookie that a key holder obtained — by
@@ -43,11 +49,11 @@ export interface Auth {
   /** The session cookie's name (`ew_session_<port>`). */
   readonly cookieName: string;
   /** The request's credential: a valid key in the header, else a live session cookie. */
-  check(req: http.IncomingMessage, nowMs?: number): Promise<Credential>;
+  check(req: AuthRequest, nowMs?: number): Promise<Credential>;
   /** Opens a session for `grant`, ending at its `notAfterMs` at the latest: the `Set-Cookie` value. */
   openSession(grant: Grant, nowMs?: number): Promise<string>;
   /** Ends the request's session on the server (whoever else holds the cookie). */
-  endSession(req: http.IncomingMessage): Promise<void>;
+  endSession(req: AuthRequest): Promise<void>;
   /** A `Set-Cookie` value clearing the cookie in this browser. */
   clearCookie(): string;
   /** A single-use login token opening `route`, valid for `ttlMs`, made by `grant`. */
@@ -110,7 +116,7 @@ export function createAuth(keys: readonly string[], store: SessionStore, cookieN
     return id;
   };
 
-  const cookieFrom = (req: http.IncomingMessage): string | undefined => cookieValue(req, cookieName());
+  const cookieFrom = (req: AuthRequest): string | undefined => req.cookies?.[cookieName()];
 
   return {
     get cookieName() {
@@ -161,7 +167,7 @@ export function grantOf(credential: Credential): Grant | undefined {
  * Whether a changing request carrying only the session cookie comes from the service's own pages:
  * its Origin (sent by browsers on every POST, PATCH and DELETE) must be this host.
  */
-export function isSameOrigin(req: http.IncomingMessage): boolean {
+export function isSameOrigin(req: AuthRequest): boolean {
   const origin = headerValue(req, 'origin');
   const host = headerValue(req, 'host');
   if (!origin || !host) return false;
@@ -172,17 +178,7 @@ export function isSameOrigin(req: http.IncomingMessage): boolean {
   }
 }
 
-function headerValue(req: http.IncomingMessage, name: string): string | undefined {
+function headerValue(req: AuthRequest, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-function cookieValue(req: http.IncomingMessage, name: string): string | undefined {
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const [key, ...rest] = part.trim().split('=');
-    if (key === name) return rest.join('=');
-  }
-  return undefined;
 }

@@ -3,7 +3,7 @@ import { withShownFileUrls } from '../domain/input-files.js';
 import { createSecretVault } from '../domain/secrets.js';
 import type { JsonSchema } from '../domain/specification.js';
 import type { Logger } from '../telemetry/types.js';
-import { HttpError, unprocessable } from './http-utils.js';
+import { HttpError, unprocessable } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
 import type { ExecutionRow, Store, VersionRow, WorkflowRow } from './store.js';
 import { validateInputPayload } from './validation.js';

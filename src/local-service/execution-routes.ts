@@ -1,17 +1,16 @@
-import { HttpError, notFound, readJsonBody, sendJson } from './http-utils.js';
-import type { createRouter } from './router.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { HttpError, notFound } from './http-errors.js';
+import { answer, commonErrors, notFoundAnswer, pathParams, ref, reportSchema } from './openapi.js';
 import type { ExecutionRow, ExecutionStatus } from './store.js';
-import { parseExecutionQuery, validateBody } from './validation.js';
+import { executionQuery } from './validation.js';
 import type { RouteDeps } from './workflow-routes.js';
 
 /**
- * Execution endpoints: the list and the poll of the seed, and the worker's reports of contract
- * §2, which move the status `queued → running → completed | failed` (or `queued → failed` when
+ * Execution endpoints: the list and the poll of the seed, and the worker's reports
+ * (docs/api.md#every-call), which move the status `queued → running → completed | failed` (or `queued → failed` when
  * a run fails before it starts). Anything else is refused with 409. A report repeated with the
  * same timestamp (a client retrying after a lost answer) answers 200 and changes nothing.
  */
-
-type Router = ReturnType<typeof createRouter>;
 
 interface StartedBody {
   startedAt: string;
@@ -36,17 +35,24 @@ interface FailedBody extends Counters {
   error: { code: string; message: string };
 }
 
-export function addExecutionRoutes(router: Router, deps: Pick<RouteDeps, 'store' | 'logger'>): void {
+export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, 'store' | 'logger'>): void {
   const { store, logger } = deps;
 
-  router.add('GET', '/api/executions', async ({ res, query }) => {
-    sendJson(res, 200, await store.listExecutions(parseExecutionQuery(query)));
+  app.get('/api/executions', {
+    schema: { summary: 'List executions, newest first', querystring: executionQuery, response: { 200: answer('A page; total counts every match.', ref('ExecutionList')), ...commonErrors } },
+  }, async (request) => {
+    const query = request.query as { limit: number; offset: number; workflow_uuid?: string; workflowId?: string; status?: ExecutionStatus };
+    const workflowId = query.workflow_uuid ?? query.workflowId;
+    return store.listExecutions({ limit: query.limit, offset: query.offset, ...(workflowId ? { workflowId } : {}), ...(query.status ? { status: query.status } : {}) });
   });
 
-  router.add('GET', '/api/executions/:executionId', async ({ res, params }) => {
-    const execution = await store.getExecution(params.executionId as string);
+  app.get('/api/executions/:executionId', {
+    schema: { summary: 'One execution (poll until completed or failed)', params: pathParams('executionId'), response: { 200: answer('The execution.', ref('Execution')), 404: notFoundAnswer, ...commonErrors } },
+  }, async (request) => {
+    const { executionId } = request.params as { executionId: string };
+    const execution = await store.getExecution(executionId);
     if (!execution) throw notFound(['path', 'executionId'], 'execution');
-    sendJson(res, 200, execution);
+    return execution;
   });
 
   const move = async (
@@ -64,23 +70,29 @@ export function addExecutionRoutes(router: Router, deps: Pick<RouteDeps, 'store'
     logger.info({ executionId: id, status: result.execution.status }, 'execution status reported');
     return result.execution;
   };
+  const idOf = (request: FastifyRequest): string => (request.params as { execution_uuid: string }).execution_uuid;
 
-  router.add('POST', '/api/executions/:execution_uuid/started', async ({ req, res, params }) => {
-    const body = validateBody<StartedBody>('StartedReport', await readJsonBody(req));
-    const execution = await move(params.execution_uuid as string, ['queued'], 'running', { started_at: body.startedAt }, 'started_at');
-    sendJson(res, 200, execution);
+  app.post('/api/executions/:execution_uuid/started', {
+    schema: reportSchema('Mark an execution started', 'StartedReport', 'queued → running. Repeating it with the same startedAt answers 200 unchanged.'),
+  }, async (request) => {
+    const body = request.body as StartedBody;
+    return move(idOf(request), ['queued'], 'running', { started_at: body.startedAt }, 'started_at');
   });
 
-  router.add('POST', '/api/executions/:execution_uuid/completed', async ({ req, res, params }) => {
-    const body = validateBody<CompletedBody>('CompletedReport', await readJsonBody(req));
+  app.post('/api/executions/:execution_uuid/completed', {
+    schema: reportSchema('Report a completed run', 'CompletedReport', 'running → completed. Repeating it with the same completedAt answers 200 unchanged.'),
+  }, async (request) => {
+    const body = request.body as CompletedBody;
     const fields = { completed_at: body.completedAt, waiting: null, ...counterFields(body) };
-    sendJson(res, 200, await move(params.execution_uuid as string, ['running', 'waiting'], 'completed', fields, 'completed_at'));
+    return move(idOf(request), ['running', 'waiting'], 'completed', fields, 'completed_at');
   });
 
-  router.add('POST', '/api/executions/:execution_uuid/failed', async ({ req, res, params }) => {
-    const body = validateBody<FailedBody>('FailedReport', await readJsonBody(req));
+  app.post('/api/executions/:execution_uuid/failed', {
+    schema: reportSchema('Report a failed run', 'FailedReport', 'queued | running | waiting → failed. Repeating it with the same failedAt answers 200 unchanged.'),
+  }, async (request) => {
+    const body = request.body as FailedBody;
     const fields = { failed_at: body.failedAt, error: { code: body.error.code, message: body.error.message }, waiting: null, ...counterFields(body) };
-    sendJson(res, 200, await move(params.execution_uuid as string, ['queued', 'running', 'waiting'], 'failed', fields, 'failed_at'));
+    return move(idOf(request), ['queued', 'running', 'waiting'], 'failed', fields, 'failed_at');
   });
 }
 

@@ -1,10 +1,10 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { answersStreamKey, type HumanInput } from '../domain/human-protocol.js';
 import type { Logger } from '../telemetry/types.js';
-import { HttpError, notFound, readJsonBody, sendJson } from './http-utils.js';
-import type { createRouter } from './router.js';
+import { HttpError, notFound } from './http-errors.js';
+import { humanSchema, reportSchema } from './openapi.js';
 import type { ExecutionRow, ExecutionStatus, Store } from './store.js';
-import { validateBody } from './validation.js';
 
 /**
  * A person in the loop, on the local API (docs/human-in-the-loop.md):
@@ -15,8 +15,6 @@ import { validateBody } from './validation.js';
  * Answers and input are taken only while the execution waits (409 otherwise); of two answers to
  * one question the first is taken and the second refused.
  */
-
-type Router = ReturnType<typeof createRouter>;
 
 interface WaitingBody {
   waitingAt: string;
@@ -32,7 +30,7 @@ const ANSWERED_TTL_MS = 31 * 86_400_000;
 const STREAM_MAX_LENGTH = 10_000;
 
 export function addHumanRoutes(
-  router: Router,
+  app: FastifyInstance,
   deps: { store: Store; redis: Redis; queuePrefix: string; queueName: string; keyPrefix: string; logger: Logger },
 ): void {
   const { store, redis, logger } = deps;
@@ -57,20 +55,32 @@ export function addHumanRoutes(
     return execution;
   };
 
-  router.add('POST', '/api/executions/:execution_uuid/waiting', async ({ req, res, params }) => {
-    const body = validateBody<WaitingBody>('WaitingReport', await readJsonBody(req));
+  const idOf = (request: FastifyRequest): string => (request.params as { execution_uuid: string }).execution_uuid;
+
+  app.post('/api/executions/:execution_uuid/waiting', {
+    schema: reportSchema('Report that the run waits for a person', 'WaitingReport', 'running → waiting, with the question. Repeating it with the same waitingAt answers 200 unchanged.'),
+  }, async (request) => {
+    const body = request.body as WaitingBody;
     const waiting = { kind: body.kind, question: body.question, choices: body.choices ?? null, waitingAt: body.waitingAt, timeoutAt: body.timeoutAt ?? null };
-    sendJson(res, 200, await move(params.execution_uuid as string, ['running'], 'waiting', { waiting, waiting_at: body.waitingAt }, 'waiting_at'));
+    return move(idOf(request), ['running'], 'waiting', { waiting, waiting_at: body.waitingAt }, 'waiting_at');
   });
 
-  router.add('POST', '/api/executions/:execution_uuid/resumed', async ({ req, res, params }) => {
-    const body = validateBody<{ resumedAt: string; answeredBy?: string | null }>('ResumedReport', await readJsonBody(req));
-    sendJson(res, 200, await move(params.execution_uuid as string, ['waiting'], 'running', { waiting: null, resumed_at: body.resumedAt, answered_by: body.answeredBy ?? null }, 'resumed_at'));
+  app.post('/api/executions/:execution_uuid/resumed', {
+    schema: reportSchema('Report that a person answered', 'ResumedReport', 'waiting → running. Repeating it with the same resumedAt answers 200 unchanged.'),
+  }, async (request) => {
+    const body = request.body as { resumedAt: string; answeredBy?: string | null };
+    return move(idOf(request), ['waiting'], 'running', { waiting: null, resumed_at: body.resumedAt, answered_by: body.answeredBy ?? null }, 'resumed_at');
   });
 
-  router.add('POST', '/api/executions/:execution_uuid/answer', async ({ req, res, params }) => {
-    const body = validateBody<{ answer: string; by?: string }>('AnswerRequest', await readJsonBody(req));
-    const id = params.execution_uuid as string;
+  app.post('/api/executions/:execution_uuid/answer', {
+    schema: humanSchema(
+      'Answer the question of a waiting execution',
+      'AnswerRequest',
+      "Written to the execution's answers stream for the worker. The first answer to a question is taken; another answers 409, as does an execution that is not waiting.",
+    ),
+  }, async (request, reply) => {
+    const body = request.body as { answer: string; by?: string };
+    const id = idOf(request);
     const execution = await waitingExecution(id, 'an answer');
     // One answer per question: the first one sets the mark, a later one is refused.
     const mark = `${deps.keyPrefix}answered:${id}:${execution.waiting!.waitingAt}`;
@@ -80,17 +90,23 @@ export function addHumanRoutes(
     }
     const entry = await redis.xadd(streamKey(id), 'MAXLEN', '~', String(STREAM_MAX_LENGTH), '*', 'answer', JSON.stringify({ answer: body.answer, ...(body.by ? { by: body.by } : {}) }));
     logger.info({ executionId: id, by: body.by ?? null }, 'answer written');
-    sendJson(res, 202, { execution_uuid: id, entry });
+    return reply.code(202).send({ execution_uuid: id, entry });
   });
 
-  router.add('POST', '/api/executions/:execution_uuid/input', async ({ req, res, params }) => {
-    const body = validateBody<HumanInput>('LiveInput', await readJsonBody(req));
-    const id = params.execution_uuid as string;
+  app.post('/api/executions/:execution_uuid/input', {
+    schema: humanSchema(
+      "A person's input for the page of a waiting execution (takeover)",
+      'LiveInput',
+      "A click, pointer move, wheel, key or text, passed to the execution's page in the order sent. Typed text is never logged. 409 unless the execution waits.",
+    ),
+  }, async (request, reply) => {
+    const body = request.body as HumanInput;
+    const id = idOf(request);
     await waitingExecution(id, 'input');
     const input = inputOf(body);
     if (!input) throw new HttpError(422, [{ loc: ['body'], msg: `${body.kind} needs ${body.kind === 'key' ? 'key' : body.kind === 'text' ? 'text' : 'x and y'}`, type: 'missing' }]);
     await redis.xadd(streamKey(id), 'MAXLEN', '~', String(STREAM_MAX_LENGTH), '*', 'input', JSON.stringify(input));
-    sendJson(res, 202, { execution_uuid: id });
+    return reply.code(202).send({ execution_uuid: id });
   });
 }
 

@@ -1,14 +1,13 @@
 import { profileIdProblem } from '../domain/profile-crypto.js';
-import { HttpError, notFound, sendJson } from './http-utils.js';
-import type { createRouter } from './router.js';
+import type { FastifyInstance } from 'fastify';
+import { HttpError, notFound } from './http-errors.js';
+import { answer, commonErrors, notFoundAnswer, pathParams, ref } from './openapi.js';
 
 /**
  * Browser profiles (docs/profiles.md) for operators: the list, without any value (id, hosts,
  * when it was saved, its size), and deletion. The service needs no key for either: it reads
  * the blobs' clear headers only.
  */
-
-type Router = ReturnType<typeof createRouter>;
 
 export interface ProfileSummary {
   id: string;
@@ -27,20 +26,32 @@ export interface ProfileDirectory {
   delete(id: string): Promise<boolean>;
 }
 
-export function addProfileRoutes(router: Router, profiles: ProfileDirectory | undefined): void {
+export function addProfileRoutes(app: FastifyInstance, profiles: ProfileDirectory | undefined): void {
   const directory = (): ProfileDirectory => {
     if (!profiles) throw new HttpError(404, [{ loc: ['path'], msg: 'no profile store is configured', type: 'not_found' }]);
     return profiles;
   };
 
-  router.add('GET', '/api/profiles', async ({ res }) => {
-    sendJson(res, 200, { profiles: profiles ? await profiles.list() : [] });
-  });
+  app.get('/api/profiles', {
+    schema: {
+      summary: "The workers' browser profiles, without any value (docs/profiles.md)",
+      response: {
+        200: answer('`{ "profiles": [...] }`: each id, the hosts its state is for, when it was last saved, its stored size.', {
+          type: 'object',
+          required: ['profiles'],
+          properties: { profiles: { type: 'array', items: ref('Profile') } },
+        }),
+        ...commonErrors,
+      },
+    },
+  }, async () => ({ profiles: profiles ? await profiles.list() : [] }));
 
-  router.add('DELETE', '/api/profiles/:profileId', async ({ res, params }) => {
-    const id = params.profileId as string;
+  app.delete('/api/profiles/:profileId', {
+    schema: { summary: 'Delete a browser profile: the next run that names it signs in afresh', params: pathParams('profileId'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
+  }, async (request, reply) => {
+    const { profileId: id } = request.params as { profileId: string };
     if (profileIdProblem(id)) throw notFound(['path', 'profileId'], 'profile');
     if (!(await directory().delete(id))) throw notFound(['path', 'profileId'], 'profile');
-    res.writeHead(204).end();
+    return reply.code(204).send();
   });
 }

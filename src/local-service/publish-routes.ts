@@ -1,5 +1,6 @@
-import { notFound, sendJson } from './http-utils.js';
-import type { RouteHandler, createRouter } from './router.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { notFound } from './http-errors.js';
+import { answer, commonErrors, notFoundAnswer, pathParams, ref } from './openapi.js';
 import type { VersionStatus } from './store.js';
 import { presentVersions, type RouteDeps } from './workflow-routes.js';
 
@@ -9,14 +10,18 @@ import { presentVersions, type RouteDeps } from './workflow-routes.js';
  * runs, so only its change starts or stops the workflow's schedule (docs/api.md#triggers).
  */
 
-type Router = ReturnType<typeof createRouter>;
+const statusSchema = (summary: string) => ({
+  summary,
+  description: 'The version keeps its number and content; `updated_at` changes.',
+  params: pathParams('id', 'versionId'),
+  response: { 200: answer('The version after the change.', ref('WorkflowVersion')), 404: notFoundAnswer, ...commonErrors },
+});
 
-export function addPublishRoutes(router: Router, deps: Pick<RouteDeps, 'store' | 'schedules' | 'logger'>): void {
+export function addPublishRoutes(app: FastifyInstance, deps: Pick<RouteDeps, 'store' | 'schedules' | 'logger'>): void {
   const { store, schedules, logger } = deps;
 
-  const setStatus = (status: VersionStatus): RouteHandler => async ({ res, params }) => {
-    const id = params.id as string;
-    const versionId = params.versionId as string;
+  const setStatus = (status: VersionStatus) => async (request: FastifyRequest) => {
+    const { id, versionId } = request.params as { id: string; versionId: string };
     if (!(await store.getWorkflow(id))) throw notFound(['path', 'id'], 'workflow');
     const known = (await store.listVersions(id)).some((v) => v.workflow_version_uuid === versionId);
     if (!known || !(await store.setVersionStatus(versionId, status))) throw notFound(['path', 'versionId'], 'version');
@@ -26,9 +31,13 @@ export function addPublishRoutes(router: Router, deps: Pick<RouteDeps, 'store' |
     const after = (await store.listVersions(id)).find((v) => v.workflow_version_uuid === versionId);
     if (!after) throw notFound(['path', 'versionId'], 'version');
     const [shown] = await presentVersions(deps, id, after);
-    sendJson(res, 200, shown);
+    return shown;
   };
 
-  router.add('POST', '/api/workflows/:id/versions/:versionId/publish', setStatus('published'));
-  router.add('POST', '/api/workflows/:id/versions/:versionId/unpublish', setStatus('draft'));
+  app.post('/api/workflows/:id/versions/:versionId/publish', {
+    schema: statusSchema('Publish a version in place: the current version, published, runs (and its schedule starts)'),
+  }, setStatus('published'));
+  app.post('/api/workflows/:id/versions/:versionId/unpublish', {
+    schema: statusSchema('Unpublish a version in place (it becomes a draft): the current version, a draft, is not executed and its schedule stops'),
+  }, setStatus('draft'));
 }

@@ -1,11 +1,9 @@
-import type http from 'node:http';
-
 /**
  * Headers on every answer of the local service (docs/api.md#browser-security). The dashboard is
  * a flat set of our own files: scripts, styles and fetches from this origin only; pictures from
  * here or `data:` (the live view's frames); no plugin, no `<base>`, no form posting elsewhere,
  * and no page of another origin may frame it (clickjacking), in CSP and in the older header.
- * Artifacts override the CSP with a stricter, sandboxing one (static-files.ts).
+ * Artifacts override the CSP with a stricter, sandboxing one (file-routes.ts).
  */
 export const DASHBOARD_CSP = [
   "default-src 'none'",
@@ -26,8 +24,3 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Referrer-Policy': 'no-referrer',
   'Cross-Origin-Opener-Policy': 'same-origin',
 };
-
-/** Sets the headers before a handler writes; a handler may still replace one (artifacts' CSP). */
-export function setSecurityHeaders(res: http.ServerResponse): void {
-  for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-}

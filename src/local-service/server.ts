@@ -1,29 +1,30 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifySwagger from '@fastify/swagger';
 import { Redis } from 'ioredis';
 import type { Logger } from '../telemetry/types.js';
-import { createAuth, isSameOrigin, type Credential } from './auth.js';
-import { createRedisSessionStore } from './session-store.js';
+import { createApp, type ServedRoute } from './app.js';
+import { createAuth, isSameOrigin } from './auth.js';
 import { addExecutionRoutes } from './execution-routes.js';
+import { addArtifactRoutes, addDashboardRoutes } from './file-routes.js';
+import { HttpError, notFound } from './http-errors.js';
 import { addHumanRoutes } from './human-routes.js';
-import { HttpError, notFound, sendError, sendJson } from './http-utils.js';
 import { createJobQueue } from './job-queue.js';
 import { createLiveHub } from './live-hub.js';
-import { buildOpenApiDocument } from './openapi.js';
+import { commonErrors, notFoundAnswer, pathParams, responseSchemas, swaggerOptions } from './openapi.js';
 import { addProfileRoutes, type ProfileDirectory } from './profile-routes.js';
 import { addPublishRoutes } from './publish-routes.js';
-import { createRouter } from './router.js';
 import { createSchedules } from './schedules.js';
+import { createRedisSessionStore } from './session-store.js';
 import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
-import { setSecurityHeaders } from './security-headers.js';
-import { serveArtifact, serveDashboard } from './static-files.js';
 import { createStore } from './store.js';
+import { namedRequestSchemas } from './validation.js';
 import { addWorkflowRoutes } from './workflow-routes.js';
 
 /**
- * The operator's API served locally (`execution-worker serve`, contract §9): every endpoint of
- * the seed, the worker's calls of contract §2, an OpenAPI document, the dashboard and the live
- * view of running executions, in one node:http server with its state in Redis.
+ * The operator's API served locally (`execution-worker serve`, docs/operations.md#the-local-api-and-dashboard): every endpoint of
+ * the seed, the worker's calls (docs/api.md#every-call), an OpenAPI document, the dashboard and the live
+ * view of running executions, in one Fastify server (app.ts) with its state in Redis.
  *
  * Authentication (auth.ts): `/api/*`, `/artifacts/*` and `/live/*` need `X-Service-Key` equal to
  * one of `apiKeys`, or the dashboard's session cookie (obtained with a key: `POST /api/session`,
@@ -45,7 +46,7 @@ export interface LocalServerOptions {
   /** Accepted `X-Service-Key` values. Secrets: never logged. */
   apiKeys: string[];
   redisUrl: string;
-  /** BullMQ queue and prefix the executions are enqueued on (contract §1). */
+  /** BullMQ queue and prefix the executions are enqueued on (docs/queue-and-jobs.md#the-queue). */
   queueName: string;
   queuePrefix: string;
   /** Folder served at `/artifacts/` (the worker's ARTIFACTS_DIR); none serves nothing. */
@@ -61,6 +62,8 @@ export interface LocalServerOptions {
 
 export interface LocalServer {
   url: string;
+  /** Every route served (method and pattern), as the OpenAPI document should list them. */
+  routes: readonly ServedRoute[];
   close(): Promise<void>;
 }
 
@@ -85,107 +88,75 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const live = createLiveHub({ redisUrl: opts.redisUrl, queuePrefix: opts.queuePrefix, queueName: opts.queueName, logger: log });
   let baseUrl = '';
 
-  const router = createRouter();
+  const { app, routes } = createApp(log);
   const allowEverySecond = opts.allowEverySecond ?? false;
   const schedules = createSchedules({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, store, queue, logger: log });
-  addWorkflowRoutes(router, { store, queue, logger: log, schedules, allowEverySecond });
-  addPublishRoutes(router, { store, schedules, logger: log });
-  addExecutionRoutes(router, { store, logger: log });
-  addHumanRoutes(router, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix: opts.keyPrefix ?? '{api}:', logger: log });
-  addSessionRoutes(router, { auth, baseUrl: () => baseUrl });
-  addProfileRoutes(router, opts.profiles);
-  const openApi = JSON.stringify(buildOpenApiDocument());
 
-  const authorise = async (req: http.IncomingMessage, readOnly: boolean): Promise<Credential> => {
-    const credential = await auth.check(req);
+  // `request.cookies`, parsed before the hook below reads the session cookie.
+  await app.register(fastifyCookie);
+  // Who may come in (auth.ts): `/api`, `/artifacts` and the live view need a key or a session.
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const path = request.url.split('?')[0] ?? '/';
+    if (!path.startsWith('/api/') && !path.startsWith('/artifacts/') && !/^\/live\/executions\/[^/]+$/.test(path)) return;
+    const credential = await auth.check(request);
     if (credential.kind === 'none') throw new HttpError(401, UNAUTHORIZED_DETAIL);
     // The cookie rides along with any request the browser sends: a change must come from our pages.
-    if (credential.kind === 'session' && !readOnly && !isSameOrigin(req)) {
+    const readOnly = request.method === 'GET' || request.method === 'HEAD';
+    if (credential.kind === 'session' && !readOnly && !isSameOrigin(request)) {
       throw new HttpError(403, [{ loc: ['header', 'Origin'], msg: 'a change with the session cookie must come from the dashboard', type: 'forbidden' }]);
     }
-    return credential;
-  };
+    request.credential = credential;
+  });
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://local');
-    const { pathname } = url;
-    const method = req.method ?? 'GET';
-    const readOnly = method === 'GET' || method === 'HEAD';
+  // The OpenAPI document is made from the routes' schemas (openapi.ts); it must see them added.
+  for (const schema of [...namedRequestSchemas(), ...Object.entries(responseSchemas).map(([name, schema]) => ({ $id: name, ...schema }))]) app.addSchema(schema);
+  await app.register(fastifySwagger, swaggerOptions);
+  addWorkflowRoutes(app, { store, queue, logger: log, schedules, allowEverySecond });
+  addPublishRoutes(app, { store, schedules, logger: log });
+  addExecutionRoutes(app, { store, logger: log });
+  addHumanRoutes(app, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix, logger: log });
+  addSessionRoutes(app, { auth, baseUrl: () => baseUrl });
+  addProfileRoutes(app, opts.profiles);
+  await addDashboardRoutes(app);
+  addArtifactRoutes(app, opts.artifactsDir);
 
-    if (readOnly && pathname === '/') return serveDashboard(req, res, 'index.html');
-    if (readOnly && pathname.startsWith('/dashboard/')) return serveDashboard(req, res, pathname.slice('/dashboard/'.length));
-    if (readOnly && pathname === '/openapi.json') {
-      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' }).end(openApi);
-      return;
-    }
-    if (readOnly && pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (method === 'GET' && pathname === '/login') {
-      const outcome = await redeemLoginLink(auth, url.searchParams.get('token'));
-      if (outcome.status === 303) res.writeHead(303, { Location: outcome.location, 'Set-Cookie': outcome.cookie, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).end();
-      else res.writeHead(401, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(outcome.page);
-      return;
-    }
-
-    const liveMatch = /^\/live\/executions\/([^/]+)$/.exec(pathname);
-    if (liveMatch) {
-      await authorise(req, true);
-      if (method !== 'GET') throw new HttpError(405, [{ loc: ['method'], msg: 'the live view is read with GET', type: 'method_not_allowed' }]);
-      let executionId: string;
-      try {
-        executionId = decodeURIComponent(liveMatch[1] as string);
-      } catch {
-        throw notFound(['path', 'executionId'], 'execution');
-      }
-      return serveLive(executionId, req, res);
-    }
-
-    if (pathname.startsWith('/artifacts/')) {
-      await authorise(req, true);
-      if (!readOnly) throw new HttpError(405, [{ loc: ['method'], msg: 'artifacts are read-only', type: 'method_not_allowed' }]);
-      if (!opts.artifactsDir) throw new HttpError(404, [{ loc: ['path'], msg: 'no artifacts folder is configured', type: 'not_found' }]);
-      // The raw (still encoded) path: decoding happens once, inside the traversal guard.
-      return serveArtifact(req, res, opts.artifactsDir, pathname.slice('/artifacts/'.length));
-    }
-
-    if (pathname.startsWith('/api/')) {
-      const credential = await authorise(req, readOnly);
-      const match = router.match(method, pathname);
-      if (match.kind === 'found') return match.handler({ req, res, params: match.params, query: url.searchParams, credential });
-      if (match.kind === 'method_not_allowed') {
-        res.setHeader('Allow', match.allowed.join(', '));
-        throw new HttpError(405, [{ loc: ['method'], msg: `${method} is not allowed here`, type: 'method_not_allowed' }]);
-      }
-    }
-    throw new HttpError(404, [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }]);
-  }
+  let openApi: string | undefined;
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/openapi.json',
+    schema: { hide: true },
+    handler: async (_request, reply) => {
+      openApi ??= JSON.stringify(app.swagger());
+      return reply.headers({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' }).send(openApi);
+    },
+  });
+  app.route({ method: ['GET', 'HEAD'], url: '/healthz', schema: { hide: true }, handler: async () => ({ status: 'ok' }) });
+  app.get('/login', { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
+    const outcome = await redeemLoginLink(auth, (request.query as { token?: unknown }).token?.toString() ?? null);
+    if (outcome.status === 303) return reply.code(303).headers({ Location: outcome.location, 'Set-Cookie': outcome.cookie, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).send();
+    return reply.code(401).headers({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).send(outcome.page);
+  });
 
   /** A running execution streams live; one that ended (or never ran) just says so. */
-  async function serveLive(executionId: string, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  app.get('/live/executions/:executionId', {
+    schema: {
+      summary: 'Live view of a running execution (server-sent events; the dashboard reads it)',
+      description:
+        'Events: `frame` (a JPEG screen, base64, a few per second while the page changes), `events` (a JSON array of `{ seq, line }`: logs.jsonl lines; a line may come twice, keep one per seq), `end` (the run is over). Frames travel from the worker only while someone watches.',
+      params: pathParams('executionId'),
+      response: { 200: { description: 'The stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, 404: notFoundAnswer, ...commonErrors },
+    },
+  }, async (request: FastifyRequest, reply: FastifyReply) => {
+    const { executionId } = request.params as { executionId: string };
     const execution = await store.getExecution(executionId);
     if (!execution) throw notFound(['path', 'executionId'], 'execution');
     if (execution.status === 'completed' || execution.status === 'failed') {
-      res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' }).end('event: end\ndata: {}\n\n');
-      return;
+      return reply.headers({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' }).send('event: end\ndata: {}\n\n');
     }
-    await live.serve(executionId, req, res);
-  }
-
-  const server = http.createServer((req, res) => {
-    const startedAt = Date.now();
-    setSecurityHeaders(res);
-    res.on('finish', () => log.debug({ method: req.method, path: req.url?.split('?')[0], status: res.statusCode, durationMs: Date.now() - startedAt }, 'request'));
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      if (error instanceof HttpError) {
-        sendError(res, error);
-        return;
-      }
-      log.error({ method: req.method, path: req.url?.split('?')[0], err: error instanceof Error ? error.stack : String(error) }, 'request failed');
-      sendError(res, new HttpError(500, [{ loc: [], msg: 'internal server error', type: 'internal' }]));
-    });
+    // The hub writes the stream itself, for as long as the viewer stays.
+    reply.hijack();
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+    await live.serve(executionId, request.raw, reply.raw);
   });
 
   let closing: Promise<void> | undefined;
@@ -195,10 +166,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       await schedules.close();
       const steps: Promise<unknown>[] = [
         live.close(),
-        new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        }),
+        app.close(),
         queue.close(),
         redis.quit().catch(() => redis.disconnect()),
       ];
@@ -209,25 +177,19 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     return closing;
   };
 
+  let address: string;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.port, opts.host ?? '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    address = await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' });
   } catch (error) {
     await close();
     throw error;
   }
-  const address = server.address() as AddressInfo;
-  listeningPort = address.port;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+  const listening = new URL(address);
+  listeningPort = Number(listening.port);
+  const url = `http://${listening.hostname === '0.0.0.0' || listening.hostname === '[::]' ? '127.0.0.1' : listening.hostname}:${listening.port}`;
   baseUrl = url;
   // A change cut short (the process stopped between the store and the scheduler) is put right.
   await schedules.reconcile().catch((error: unknown) => log.error({ err: String(error) }, 'could not reconcile the schedules'));
   log.info({ url, queue: opts.queueName, artifactsDir: opts.artifactsDir ?? null }, 'local API listening');
-  return { url, close };
+  return { url, routes, close };
 }

@@ -1,7 +1,8 @@
 import { grantOf, LOGIN_LINK_TTL_MS, type Auth } from './auth.js';
-import { HttpError, readJsonBody, sendJson } from './http-utils.js';
-import type { createRouter } from './router.js';
-import { validateBody } from './validation.js';
+import type { FastifyInstance } from 'fastify';
+import { optionalBody } from './app.js';
+import { HttpError } from './http-errors.js';
+import { answer, commonErrors, ref } from './openapi.js';
 
 /**
  * Dashboard sessions (see auth.ts): sign in with a key, sign out, and login links that open one
@@ -14,34 +15,47 @@ import { validateBody } from './validation.js';
  *   GET    /login?token=…     (outside /api) sets the cookie and opens the route
  */
 
-type Router = ReturnType<typeof createRouter>;
-
-export function addSessionRoutes(router: Router, deps: { auth: Auth; baseUrl: () => string }): void {
+export function addSessionRoutes(app: FastifyInstance, deps: { auth: Auth; baseUrl: () => string }): void {
   const { auth } = deps;
 
-  router.add('POST', '/api/session', async ({ res, credential }) => {
+  app.post('/api/session', {
+    schema: { summary: 'Sign the dashboard in: the key in X-Service-Key sets an HttpOnly session cookie (12 h)', response: { 204: answer('Signed in; `Set-Cookie: ew_session_<port>=…`.'), ...commonErrors } },
+  }, async (request, reply) => {
+    const { credential } = request;
     // A session is made from a key only: a session cannot extend itself forever.
     if (credential.kind !== 'key') throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'signing in needs an API key', type: 'unauthorized' }]);
-    res.writeHead(204, { 'Set-Cookie': await auth.openSession({ keyTag: credential.keyTag }), 'Cache-Control': 'no-store' }).end();
+    return reply.code(204).headers({ 'Set-Cookie': await auth.openSession({ keyTag: credential.keyTag }), 'Cache-Control': 'no-store' }).send();
   });
 
-  router.add('GET', '/api/session', async ({ res, credential }) => {
-    sendJson(res, 200, { via: credential.kind });
+  app.get('/api/session', {
+    schema: {
+      summary: 'How this request is signed in',
+      response: { 200: answer('`{ "via": "key" | "session" }`.', { type: 'object', required: ['via'], properties: { via: { type: 'string', enum: ['key', 'session'] } } }), ...commonErrors },
+    },
+  }, async (request) => ({ via: request.credential.kind }));
+
+  app.delete('/api/session', {
+    schema: { summary: 'Sign out: ends the session on the server and clears the cookie', response: { 204: answer('Signed out.'), ...commonErrors } },
+  }, async (request, reply) => {
+    await auth.endSession(request);
+    return reply.code(204).headers({ 'Set-Cookie': auth.clearCookie(), 'Cache-Control': 'no-store' }).send();
   });
 
-  router.add('DELETE', '/api/session', async ({ req, res }) => {
-    await auth.endSession(req);
-    res.writeHead(204, { 'Set-Cookie': auth.clearCookie(), 'Cache-Control': 'no-store' }).end();
-  });
-
-  router.add('POST', '/api/login-links', async ({ req, res, credential }) => {
-    const raw = await readJsonBody(req);
-    const body = validateBody<{ route?: string; ttlSeconds?: number }>('LoginLinkRequest', raw === undefined ? {} : raw);
-    const grant = grantOf(credential);
+  app.post('/api/login-links', {
+    preValidation: optionalBody,
+    schema: {
+      summary: 'A short-lived, single-use link that opens a dashboard page already signed in',
+      description: 'The link (`/login?token=…`) sets the session cookie and opens `route`; it works once, until `ttlSeconds` have passed.',
+      body: ref('LoginLinkRequest'),
+      response: { 201: answer('`{ "url", "expires_at" }`.', { type: 'object', properties: { url: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } } }), ...commonErrors },
+    },
+  }, async (request, reply) => {
+    const body = request.body as { route?: string; ttlSeconds?: number };
+    const grant = grantOf(request.credential);
     if (!grant) throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }]);
     // A link made with a session's cookie opens a session that ends when that one does.
     const { token, expiresAtMs } = await auth.loginToken(body.route ?? '#/executions', grant, body.ttlSeconds === undefined ? LOGIN_LINK_TTL_MS : body.ttlSeconds * 1000);
-    sendJson(res, 201, { url: `${deps.baseUrl()}/login?token=${encodeURIComponent(token)}`, expires_at: new Date(expiresAtMs).toISOString() });
+    return reply.code(201).send({ url: `${deps.baseUrl()}/login?token=${encodeURIComponent(token)}`, expires_at: new Date(expiresAtMs).toISOString() });
   });
 }
 

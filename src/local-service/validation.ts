@@ -1,9 +1,10 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
 import { checkAllowEntry } from '../domain/allow-list.js';
 import { compileRawSchema, createSchemaAjv } from '../domain/json-schema.js';
-import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
-import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
-import { EXECUTION_STATUSES, type ExecutionStatus } from './store.js';
+import { camelCaseFields, specificationJsonSchema, type JsonSchema, type Specification } from '../domain/specification.js';
+import { isObject, issuesFromAjv, unprocessable } from './http-errors.js';
+import { EXECUTION_STATUSES } from './store.js';
 import { camelCaseTriggerFields, triggerProperties } from './version-triggers.js';
 
 /**
@@ -11,8 +12,6 @@ import { camelCaseTriggerFields, triggerProperties } from './version-triggers.js
  * the OpenAPI document publishes) and every fault becomes one `{loc, msg, type}` of the seed's
  * 422 `detail[]`: `loc` starts with `body`, `query` or `path`, `type` is the failed keyword.
  */
-
-const requestAjv = createSchemaAjv();
 
 /**
  * `x-allow-list-entry`: the worker's own allow-list parser (domain/allow-list.ts) checks each
@@ -24,53 +23,31 @@ const allowListEntry: ((schema: unknown, data: unknown) => boolean) & { errors?:
   allowListEntry.errors = [{ keyword: 'x-allow-list-entry', message: checked.reason, params: {} }];
   return false;
 };
-requestAjv.addKeyword({ keyword: 'x-allow-list-entry', schemaType: 'boolean', type: 'string', errors: true, validate: allowListEntry });
 
-const jsonSchemaValue = { type: ['object', 'boolean'] } as const;
-/** The same schema admitting null too (a type list, so a fault reports one error, not three). */
-const nullable = (schema: { type: string | readonly string[] }) => ({ ...schema, type: [...(Array.isArray(schema.type) ? schema.type : [schema.type]), 'null'] });
+/** A schema admitting null too (a type list, so a fault reports one error, not three). */
+const nullable = (schema: Record<string, unknown> = {}) => ({ ...schema, type: [...[schema.type as string | string[]].flat(), 'null'] });
 const count = { type: 'integer', minimum: 0 } as const;
 const url = { type: ['string', 'null'], maxLength: 4096 } as const;
-/** Contract §2's counters and artifact urls, shared by the completed and failed reports. */
+/** The reports' counters and artifact urls (docs/api.md#completed), shared by the completed and failed reports. */
 const reportCounters = { durationMs: count, nSteps: count, nAgentActions: count, nScreenshots: count, outputUrl: url, videoUrl: url, logsUrl: url } as const;
 
-/** Specification fields of contract §3, as the API takes them (camelCase). */
-const specificationProperties = {
-  prompt: { type: 'string', minLength: 1, pattern: '\\S', description: 'The business process, in words.' },
-  allowedDomains: {
-    type: 'array',
-    minItems: 1,
-    items: { type: 'string', minLength: 1, maxLength: 260, pattern: '^[^\\s/?#@]+$', 'x-allow-list-entry': true },
-    description: 'Hosts the browser may reach: `example.com` (any port), `example.com:8443` (that port only), or `*.example.com` for it and its subdomains; never a wildcard on a public suffix (`*.com`, `*.co.uk`).',
-  },
-  startUrl: { type: 'string', format: 'uri', description: 'First page; must be allowed.' },
-  payloadSchema: { ...jsonSchemaValue, description: 'JSON Schema of the input payload.' },
-  outputSchema: { ...jsonSchemaValue, description: "JSON Schema of the agent's output." },
-  steps: { type: 'array', items: { type: 'string' }, description: 'Ordered checklist completing the process.' },
-  maxSteps: { type: 'integer', minimum: 1, maximum: 10_000 },
-  timeoutMs: { type: 'integer', minimum: 1 },
-  model: { type: 'string', minLength: 1 },
-  toolset: { type: 'string', enum: ['browser', 'computer'], description: "The agent's action space: the browser toolset (default where the model supports it) or computer use." },
-  allowJavascript: { type: 'boolean', description: "Enables the browser toolset's javascript_exec (default false)." },
-  cache: { type: 'boolean', description: "Use and update this version's run cache (default true)." },
-  approvals: { type: 'array', items: { type: 'string', minLength: 1 }, description: "Actions, in words, that need a person's approval before the agent takes them." },
-  humanTimeoutMs: { type: 'integer', minimum: 0, maximum: 2_592_000_000, description: 'How long a run may wait for a person (default HUMAN_TIMEOUT_MS; 0: the agent cannot ask).' },
-  profile: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', not: { enum: ['.', '..'] }, description: 'The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md).' },
-} as const;
+/** Specification fields, as the API takes them (camelCase): generated from the zod schema (docs/specification.md). */
+const specification = specificationJsonSchema();
+const specificationProperties = specification.properties;
 
 const workflowLevelProperties = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
   description: { type: 'string', maxLength: 10_000 },
 } as const;
 
-export const SPECIFICATION_FIELDS = Object.keys(specificationProperties) as (keyof typeof specificationProperties)[];
+export const SPECIFICATION_FIELDS = Object.keys(specificationProperties) as (keyof Specification)[];
 /** Fields that may be removed by a PATCH (sent as null). */
 const OPTIONAL_SPEC_FIELDS: readonly string[] = SPECIFICATION_FIELDS.filter((f) => f !== 'prompt' && f !== 'allowedDomains');
 
 export const schemas = {
   WorkflowCreate: {
     type: 'object',
-    required: ['prompt', 'allowedDomains'],
+    required: specification.required,
     properties: { ...workflowLevelProperties, ...specificationProperties, ...triggerProperties },
     description:
       'snake_case spellings (allowed_domains, start_url, payload_schema, output_schema, max_steps, timeout_ms, tool_set, allow_javascript, human_timeout_ms, trigger_type, schedule_expression) are accepted too.',
@@ -166,20 +143,39 @@ export const schemas = {
 
 export type SchemaName = keyof typeof schemas;
 
-const compiled = new Map<SchemaName, ValidateFunction>();
+/** Query strings: `limit`/`offset` of a list, and the executions list's filters. */
+const page = {
+  limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+  offset: { type: 'integer', minimum: 0, default: 0 },
+} as const;
+export const pageQuery = { type: 'object', properties: page } as const;
+export const executionQuery = {
+  type: 'object',
+  properties: {
+    ...page,
+    workflow_uuid: { type: 'string', description: 'Only executions of this workflow (`workflowId` is accepted too).' },
+    status: { type: 'string', enum: EXECUTION_STATUSES },
+  },
+} as const;
 
-/** Validates a request body; throws 422 with every fault. */
-export function validateBody<T>(name: SchemaName, body: unknown): T {
-  let validate = compiled.get(name);
-  if (!validate) {
-    validate = requestAjv.compile(schemas[name]);
-    compiled.set(name, validate);
-  }
-  if (!validate(body)) throw unprocessable(toIssues(validate.errors ?? [], ['body']));
-  return body as T;
+/** Every request schema, shared by name: the routes refer to them and the OpenAPI document lists them. */
+export function namedRequestSchemas(): { $id: string }[] {
+  return Object.entries(schemas).map(([name, schema]) => ({ $id: name, ...schema }));
 }
 
-/** Accepts contract §3's snake_case spellings; an explicit camelCase field wins. */
+/**
+ * Fastify's validator compiler: our Ajv (with the allow-list keyword and the named schemas) for
+ * bodies and path parameters, and one that reads query strings' numbers and fills their defaults.
+ */
+export function requestValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const bodies = createSchemaAjv();
+  bodies.addKeyword({ keyword: 'x-allow-list-entry', schemaType: 'boolean', type: 'string', errors: true, validate: allowListEntry });
+  for (const schema of namedRequestSchemas()) bodies.addSchema(schema);
+  const queries = createSchemaAjv(undefined, { coerceTypes: true, useDefaults: true });
+  return ({ schema, httpPart }) => (httpPart === 'querystring' ? queries : bodies).compile(schema as object);
+}
+
+/** Accepts the snake_case spellings (docs/specification.md#fields); an explicit camelCase field wins. */
 export function normaliseWorkflowBody(body: unknown): unknown {
   return isObject(body) ? camelCaseTriggerFields(camelCaseFields(body)) : body;
 }
@@ -211,62 +207,6 @@ function compilePayloadSchema(schema: unknown): ValidateFunction {
 export function validateInputPayload(schema: unknown, payload: unknown, loc: (string | number)[] = ['body', 'inputPayload']): void {
   if (schema === undefined || schema === null) return;
   const validate = compilePayloadSchema(schema);
-  if (!validate(payload)) throw unprocessable(toIssues(validate.errors ?? [], loc));
+  if (!validate(payload)) throw unprocessable(issuesFromAjv(validate.errors ?? [], loc));
 }
 
-export interface ExecutionListQuery {
-  limit: number;
-  offset: number;
-  workflowId?: string;
-  status?: ExecutionStatus;
-}
-
-/** `limit` (1–200, default 50), `offset` (default 0), `workflow_uuid`, `status`. */
-export function parseExecutionQuery(query: URLSearchParams): ExecutionListQuery {
-  const issues: ValidationIssue[] = [];
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = query.get(name);
-    if (raw === null || raw === '') return fallback;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      issues.push({ loc: ['query', name], msg: `must be an integer from ${min} to ${max}`, type: 'int_range' });
-      return fallback;
-    }
-    return Number(raw);
-  };
-  const result: ExecutionListQuery = { limit: integer('limit', 50, 1, 200), offset: integer('offset', 0, 0, Number.MAX_SAFE_INTEGER) };
-  const workflowId = query.get('workflow_uuid') ?? query.get('workflowId');
-  if (workflowId) result.workflowId = workflowId;
-  const status = query.get('status');
-  if (status) {
-    if ((EXECUTION_STATUSES as readonly string[]).includes(status)) result.status = status as ExecutionStatus;
-    else issues.push({ loc: ['query', 'status'], msg: `must be one of ${EXECUTION_STATUSES.join(', ')}`, type: 'enum' });
-  }
-  if (issues.length > 0) throw unprocessable(issues);
-  return result;
-}
-
-/** `limit`/`offset` of the workflows list. */
-export function parsePage(query: URLSearchParams): { limit: number; offset: number } {
-  const { limit, offset } = parseExecutionQuery(new URLSearchParams([...query].filter(([k]) => k === 'limit' || k === 'offset')));
-  return { limit, offset };
-}
-
-function toIssues(errors: ErrorObject[], prefix: (string | number)[]): ValidationIssue[] {
-  return errors.map((e) => {
-      const loc: (string | number)[] = [...prefix, ...pointerToPath(e.instancePath)];
-      const params = e.params as Record<string, unknown>;
-      if (e.keyword === 'required' && typeof params.missingProperty === 'string') loc.push(params.missingProperty);
-      if (e.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') loc.push(params.additionalProperty);
-      const msg = e.keyword === 'required' ? 'field required' : (e.message ?? 'is invalid');
-      return { loc, msg, type: e.keyword === 'required' ? 'missing' : e.keyword };
-    });
-}
-
-function pointerToPath(pointer: string): (string | number)[] {
-  if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
-}

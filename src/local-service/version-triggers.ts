@@ -1,6 +1,6 @@
 import { createSecretVault } from '../domain/secrets.js';
 import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
-import { isObject, unprocessable, type ValidationIssue } from './http-utils.js';
+import { isObject, unprocessable, type ValidationIssue } from './http-errors.js';
 import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionTrigger, VersionView } from './store.js';
 

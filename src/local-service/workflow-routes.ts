@@ -1,11 +1,13 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { optionalBody } from './app.js';
 import type { Logger } from '../telemetry/types.js';
 import { createExecution } from './create-execution.js';
-import { notFound, readJsonBody, sendJson, unprocessable } from './http-utils.js';
+import { notFound, unprocessable } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
-import type { createRouter } from './router.js';
+import { answer, commonErrors, notFoundAnswer, pathParams, ref, unavailableAnswer } from './openapi.js';
 import type { Schedules } from './schedules.js';
 import type { Store, VersionView, WorkflowRow } from './store.js';
-import { SPECIFICATION_FIELDS, checkSchemaCompiles, normaliseWorkflowBody, parsePage, validateBody, validateInputPayload } from './validation.js';
+import { SPECIFICATION_FIELDS, checkSchemaCompiles, normaliseWorkflowBody, pageQuery, validateInputPayload } from './validation.js';
 import { TRIGGER_FIELDS, defaultInput, presentVersion, resolveTrigger } from './version-triggers.js';
 
 /**
@@ -22,8 +24,6 @@ export interface RouteDeps {
   /** Test-only: schedules may fire every second (docs/api.md#triggers). */
   allowEverySecond: boolean;
 }
-
-type Router = ReturnType<typeof createRouter>;
 
 /** A workflow as the API answers it: its fields and its current version. */
 export interface WorkflowView extends WorkflowRow {
@@ -44,19 +44,29 @@ export async function presentVersions(deps: Pick<RouteDeps, 'schedules'>, workfl
   return list.map((v) => presentVersion(v, v.is_current ? next : null));
 }
 
-export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
+/** Edit and create bodies take snake_case spellings too: renamed before validation. */
+const normalise = async (request: FastifyRequest): Promise<void> => {
+  request.body = normaliseWorkflowBody(request.body);
+};
+
+export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { store, queue, logger, schedules } = deps;
   const triggerOpts = { allowEverySecond: deps.allowEverySecond };
   const view = (row: WorkflowRow) => workflowView(deps, row);
 
-  router.add('GET', '/api/workflows', async ({ res, query }) => {
-    const { limit, offset } = parsePage(query);
+  app.get('/api/workflows', {
+    schema: { summary: 'List workflows (newest first)', querystring: pageQuery, response: { 200: answer('A page of workflows; total counts all.', ref('WorkflowList')), ...commonErrors } },
+  }, async (request) => {
+    const { limit, offset } = request.query as { limit: number; offset: number };
     const page = await store.listWorkflows(limit, offset);
-    sendJson(res, 200, { items: await Promise.all(page.items.map(view)), total: page.total });
+    return { items: await Promise.all(page.items.map(view)), total: page.total };
   });
 
-  router.add('POST', '/api/workflows', async ({ req, res }) => {
-    const body = validateBody<Record<string, unknown>>('WorkflowCreate', normaliseWorkflowBody(await readJsonBody(req)));
+  app.post('/api/workflows', {
+    preValidation: normalise,
+    schema: { summary: 'Create a workflow and publish version 1', body: ref('WorkflowCreate'), response: { 201: answer('The workflow with its current version (1).', ref('Workflow')), ...commonErrors } },
+  }, async (request, reply) => {
+    const body = request.body as Record<string, unknown>;
     checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
     checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
     const specification = pickSpecification(body);
@@ -65,18 +75,29 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
     const row = await store.createWorkflow({ name, description: typeof body.description === 'string' ? body.description : '', specification, trigger });
     await schedules.sync(row.workflow_uuid);
     logger.info({ workflowId: row.workflow_uuid }, 'workflow created');
-    sendJson(res, 201, await view(row));
+    return reply.code(201).send(await view(row));
   });
 
-  router.add('GET', '/api/workflows/:id', async ({ res, params }) => {
-    const row = await store.getWorkflow(params.id as string);
+  app.get('/api/workflows/:id', {
+    schema: { summary: 'One workflow', params: pathParams('id'), response: { 200: answer('The workflow.', ref('Workflow')), 404: notFoundAnswer, ...commonErrors } },
+  }, async (request) => {
+    const { id } = request.params as { id: string };
+    const row = await store.getWorkflow(id);
     if (!row) throw notFound(['path', 'id'], 'workflow');
-    sendJson(res, 200, await view(row));
+    return view(row);
   });
 
-  router.add('PATCH', '/api/workflows/:id', async ({ req, res, params }) => {
-    const id = params.id as string;
-    const body = validateBody<Record<string, unknown>>('WorkflowUpdate', normaliseWorkflowBody(await readJsonBody(req)));
+  app.patch('/api/workflows/:id', {
+    preValidation: normalise,
+    schema: {
+      summary: 'Edit a workflow: creates a new current version; previous versions are kept',
+      params: pathParams('id'),
+      body: ref('WorkflowUpdate'),
+      response: { 200: answer('The workflow with its new current version.', ref('Workflow')), 404: notFoundAnswer, ...commonErrors },
+    },
+  }, async (request) => {
+    const { id } = request.params as { id: string };
+    const body = request.body as Record<string, unknown>;
     const edited = Object.keys(body).filter((k) => k === 'name' || k === 'description' || (SPECIFICATION_FIELDS as readonly string[]).includes(k) || TRIGGER_FIELDS.includes(k));
     if (edited.length === 0) throw unprocessable([{ loc: ['body'], msg: 'no editable field given', type: 'missing' }]);
     checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
@@ -96,11 +117,13 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
     const row = await store.updateWorkflow(id, changes);
     if (!row) throw notFound(['path', 'id'], 'workflow');
     await schedules.sync(id);
-    sendJson(res, 200, await view(row));
+    return view(row);
   });
 
-  router.add('DELETE', '/api/workflows/:id', async ({ res, params }) => {
-    const id = params.id as string;
+  app.delete('/api/workflows/:id', {
+    schema: { summary: 'Delete a workflow with all its versions and executions', params: pathParams('id'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
+  }, async (request, reply) => {
+    const { id } = request.params as { id: string };
     const versions = await store.listVersions(id).catch(() => []);
     const executions = await store.deleteWorkflow(id);
     if (!executions) throw notFound(['path', 'id'], 'workflow');
@@ -109,44 +132,68 @@ export function addWorkflowRoutes(router: Router, deps: RouteDeps): void {
     // other job of the workflow loses its input's secrets with it (docs/secrets.md).
     for (const execution of executions) {
       await queue.forget(execution.execution_uuid, execution.input_payload).catch((error: unknown) => {
-        logger.warn({ executionId: execution.execution_uuid, err: String(error) }, 'could not remove the job of a deleted execution');
+        logger.warn({ executionId: execution.execution_uuid, err: error }, 'could not remove the job of a deleted execution');
       });
     }
     // Its versions' run caches go with it.
     for (const version of versions) await queue.clearRunCache(version.workflow_version_uuid).catch(() => false);
     logger.info({ workflowId: id, executionsDeleted: executions.length }, 'workflow deleted');
-    res.writeHead(204).end();
+    return reply.code(204).send();
   });
 
-  // The version's run cache (contract §11): the next execution of it runs with the model again.
-  router.add('DELETE', '/api/workflows/:id/versions/:versionId/cache', async ({ res, params }) => {
-    const id = params.id as string;
-    const versionId = params.versionId as string;
+  // The version's run cache (docs/run-cache.md): the next execution of it runs with the model again.
+  app.delete('/api/workflows/:id/versions/:versionId/cache', {
+    schema: {
+      summary: "Forget the version's run cache: its next execution runs with the model (and leaves a new cache)",
+      params: pathParams('id', 'versionId'),
+      response: { 200: answer('`cleared`: whether there was a cache.', { type: 'object', required: ['cleared'], properties: { cleared: { type: 'boolean' } } }), 404: notFoundAnswer, ...commonErrors },
+    },
+  }, async (request) => {
+    const { id, versionId } = request.params as { id: string; versionId: string };
     if (!(await store.getWorkflow(id))) throw notFound(['path', 'id'], 'workflow');
     if (!(await store.listVersions(id)).some((v) => v.workflow_version_uuid === versionId)) throw notFound(['path', 'versionId'], 'version');
     const cleared = await queue.clearRunCache(versionId);
     logger.info({ workflowId: id, versionId, cleared }, 'run cache cleared');
-    sendJson(res, 200, { cleared });
+    return { cleared };
   });
 
-  router.add('GET', '/api/workflows/:workflow_uuid/versions', async ({ res, params }) => {
-    const id = params.workflow_uuid as string;
+  app.get('/api/workflows/:workflow_uuid/versions', {
+    schema: {
+      summary: 'List the versions of a workflow (ascending version number; the highest is current)',
+      params: pathParams('workflow_uuid'),
+      response: { 200: answer('Every version.', ref('VersionList')), 404: notFoundAnswer, ...commonErrors },
+    },
+  }, async (request) => {
+    const { workflow_uuid: id } = request.params as { workflow_uuid: string };
     if (!(await store.getWorkflow(id))) throw notFound(['path', 'workflow_uuid'], 'workflow');
     const items = await presentVersions(deps, id, await store.listVersions(id));
-    sendJson(res, 200, { items, total: items.length });
+    return { items, total: items.length };
   });
 
-  router.add('POST', '/api/workflows/:workflowId/execute', async ({ req, res, params }) => {
-    const id = params.workflowId as string;
-    const raw = await readJsonBody(req);
-    const body = validateBody<{ inputPayload?: unknown }>('ExecuteRequest', raw === undefined ? {} : raw);
+  app.post('/api/workflows/:workflowId/execute', {
+    preValidation: optionalBody,
+    schema: {
+      summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',
+      description: "Without inputPayload the version's default input (`configuration.inputPayload`) is used. A current version that is a draft answers 422 (`type: version_draft`).",
+      params: pathParams('workflowId'),
+      body: ref('ExecuteRequest'),
+      response: {
+        201: answer('The queued execution.', ref('Execution')),
+        404: notFoundAnswer,
+        503: unavailableAnswer('The queue could not be reached; the execution is recorded as failed.'),
+        ...commonErrors,
+      },
+    },
+  }, async (request, reply) => {
+    const { workflowId: id } = request.params as { workflowId: string };
+    const body = request.body as { inputPayload?: unknown };
     const workflow = await store.getWorkflow(id);
     const version = workflow ? await store.currentVersion(id) : undefined;
     if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
     // Without inputPayload the version's default input is used (null when it has none).
     const inputPayload = 'inputPayload' in body ? body.inputPayload : defaultInput(version);
     const execution = await createExecution(deps, { workflow, version, inputPayload, trigger: 'manual' });
-    sendJson(res, 201, execution);
+    return reply.code(201).send(execution);
   });
 }
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpControlPlane } from '../../src/control-plane/http-client.js';
-import { dashboardDir, packageRoot, parseRange } from '../../src/local-service/static-files.js';
+import { dashboardDir, packageRoot } from '../../src/local-service/file-routes.js';
 import { API_KEY, silentLogger, startHarness, type Harness } from '../contract/local-api-harness.js';
 
 /**
@@ -108,6 +108,35 @@ describe('allow-list entries in the local API', () => {
   });
 });
 
+describe('errors of the HTTP layer, in the seed\'s shape', () => {
+  it('answers a wrong method with 405 and Allow, HEAD included', async () => {
+    const put = await h.call('PUT', '/api/workflows', {});
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, POST');
+    expect(put.body).toEqual({ detail: [{ loc: ['method'], msg: 'PUT is not allowed here', type: 'method_not_allowed' }] });
+    expect((await fetch(`${h.server.url}/api/workflows`, { method: 'HEAD', headers: { 'X-Service-Key': API_KEY } })).status).toBe(405);
+    expect((await fetch(`${h.server.url}/healthz`, { method: 'HEAD' })).status).toBe(200);
+  });
+
+  it('reads any body as JSON and refuses malformed, oversized and unreadable requests', async () => {
+    const bad = await h.call('POST', '/api/workflows', '{"prompt":');
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+    const plain = await fetch(`${h.server.url}/api/workflows`, { method: 'POST', headers: { 'X-Service-Key': API_KEY, 'Content-Type': 'text/plain' }, body: JSON.stringify({ prompt: 'p', allowedDomains: ['a.test'] }) });
+    expect(plain.status).toBe(201);
+    await plain.arrayBuffer();
+    const large = await h.call('POST', '/api/workflows', { prompt: 'x'.repeat(1_100_000), allowedDomains: ['a.test'] });
+    expect(large.status).toBe(413);
+    expect(large.body).toEqual({ detail: [{ loc: ['body'], msg: 'body larger than 1048576 bytes', type: 'too_large' }] });
+    const undecodable = await h.call('GET', '/api/executions/%E0%A4%A');
+    expect(undecodable.status).toBe(404);
+    expect(undecodable.body).toEqual({ detail: [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }] });
+    const query = await h.call('GET', '/api/executions?limit=abc&status=done');
+    expect(query.status).toBe(422);
+    expect(query.body.detail.map((d: { loc: unknown }) => d.loc)).toEqual([['query', 'limit'], ['query', 'status']]);
+  });
+});
+
 describe('artifacts', () => {
   const get = (p: string, headers: Record<string, string> = { 'X-Service-Key': API_KEY }) => fetch(`${h.server.url}${p}`, { headers });
 
@@ -176,15 +205,22 @@ describe('artifacts', () => {
     expect(beyond.headers.get('content-range')).toBe('bytes */1000');
   });
 
-  it('parses ranges per RFC 9110', () => {
-    expect(parseRange(undefined, 100)).toBeUndefined();
-    expect(parseRange('bytes=0-0', 100)).toEqual([0, 0]);
-    expect(parseRange('bytes=50-500', 100)).toEqual([50, 99]);
-    expect(parseRange('bytes=-500', 100)).toEqual([0, 99]);
-    expect(parseRange('bytes=0-1,5-6', 100)).toBeUndefined();
-    expect(parseRange('items=0-1', 100)).toBeUndefined();
-    expect(parseRange('bytes=100-', 100)).toBe('unsatisfiable');
-    expect(parseRange('bytes=0-', 0)).toBe('unsatisfiable');
+  it('reads ranges per RFC 9110: clipped to the end, and the whole file for what it does not serve', async () => {
+    const range = (value: string) => get('/artifacts/executions/e1/video.mp4', { 'X-Service-Key': API_KEY, Range: value });
+    const clipped = await range('bytes=990-5000');
+    expect(clipped.status).toBe(206);
+    expect(clipped.headers.get('content-range')).toBe('bytes 990-999/1000');
+    expect((await clipped.arrayBuffer()).byteLength).toBe(10);
+    for (const whole of ['bytes=0-1,5-6', 'items=0-1']) {
+      const res = await range(whole);
+      expect(res.status).toBe(200);
+      expect((await res.arrayBuffer()).byteLength).toBe(1000);
+    }
+    const empty = path.join(artifactsDir, 'executions', 'e1', 'empty.txt');
+    await fs.writeFile(empty, '');
+    const none = await get('/artifacts/executions/e1/empty.txt', { 'X-Service-Key': API_KEY, Range: 'bytes=0-' });
+    expect(none.status).toBe(416);
+    await none.arrayBuffer();
   });
 
   it('needs the key, by header or by a dashboard session made with a key', async () => {

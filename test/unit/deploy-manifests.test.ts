@@ -12,7 +12,7 @@ import { ConfigMap, Secret } from 'kubernetes-models/v1';
 import { parse, parseAllDocuments } from 'yaml';
 import { main as cli } from '../../src/cli.js';
 import { configSchema, loadConfig, requireDaemonSettings } from '../../src/config/schema.js';
-import { dashboardDir } from '../../src/local-service/static-files.js';
+import { dashboardDir } from '../../src/local-service/file-routes.js';
 import { copiedTo, dockerIgnore, envOf, execForm, parseCopy, parseDockerfile, splitStages } from '../support/dockerfile.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

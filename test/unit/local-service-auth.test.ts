@@ -1,8 +1,11 @@
-import type http from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { createAuth, grantOf, LOGIN_LINK_MAX_TTL_MS, SESSION_TTL_MS, type Auth, type Credential, type SessionStore } from '../../src/local-service/auth.js';
+import { createAuth, grantOf, LOGIN_LINK_MAX_TTL_MS, SESSION_TTL_MS, type Auth, type AuthRequest, type Credential, type SessionStore } from '../../src/local-service/auth.js';
 
-const request = (headers: Record<string, string>) => ({ headers }) as unknown as http.IncomingMessage;
+/** A request as the server hands it to auth: headers, and the cookies @fastify/cookie parsed. */
+const request = (headers: Record<string, string>): AuthRequest => ({
+  headers,
+  cookies: Object.fromEntries((headers.cookie ?? '').split(';').filter((c) => c.includes('=')).map((c) => [c.trim().split('=')[0]!, c.trim().split('=').slice(1).join('=')])),
+});
 const cookieOf = (setCookie: string) => setCookie.split(';')[0]!;
 
 /** The Redis store's behaviour in memory: records expire with their lifetime (read against `now`). */

@@ -1,0 +1,137 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
+import FindMyWay from 'find-my-way';
+import type { Logger } from '../telemetry/types.js';
+import type { Credential } from './auth.js';
+import { HttpError, issuesFromAjv, unprocessable } from './http-errors.js';
+import { SECURITY_HEADERS } from './security-headers.js';
+import { requestValidatorCompiler } from './validation.js';
+
+/**
+ * The local service's Fastify instance and what every route shares: bodies read as JSON whatever
+ * their content type (an empty body is no body), schemas validated with our Ajv, the seed's
+ * error shape for every error (validation, size, unknown route, wrong method), the browser
+ * security headers, and a debug line per request. The routes are added by server.ts.
+ */
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** How the request proved it may come in (set by the authorisation hook of server.ts). */
+    credential: Credential;
+  }
+  interface FastifySchema {
+    /** OpenAPI only (@fastify/swagger): a route left out of the document. */
+    hide?: boolean;
+    summary?: string;
+    description?: string;
+  }
+}
+
+/** Largest JSON body accepted: payloads and schemas are small; anything larger is a mistake. */
+export const MAX_BODY_BYTES = 1_048_576;
+
+/** A route as served: its method and its pattern (`/api/workflows/:id`), and whether the OpenAPI document hides it. */
+export interface ServedRoute {
+  method: string;
+  url: string;
+  hidden: boolean;
+}
+
+/** A route's `preValidation` for an optional body: none is `{}`. */
+export async function optionalBody(request: FastifyRequest): Promise<void> {
+  request.body ??= {};
+}
+
+const VALIDATION_PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRoute[] } {
+  // HEAD only where declared (files, health, the document): the API's routes answer 405 to it.
+  const app = Fastify({
+    logger: false,
+    bodyLimit: MAX_BODY_BYTES,
+    exposeHeadRoutes: false,
+    return503OnClosing: false,
+    forceCloseConnections: true,
+    // A path that does not decode (`%E0%A4%A`) names nothing here: 404, like any unknown path.
+    frameworkErrors: (error, _request, reply) => {
+      if (error.code !== 'FST_ERR_BAD_URL') throw error;
+      void (reply as unknown as FastifyReply).code(404).headers(SECURITY_HEADERS).send({ detail: [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }] });
+    },
+  });
+  // Fastify wants a plain value here; the authorisation hook sets the real one per request.
+  app.decorateRequest('credential', null as never);
+  app.setValidatorCompiler(requestValidatorCompiler());
+  // Response schemas document the answers (OpenAPI); the handlers' values are written as they are.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  // Which methods a path has, for a 405 with `Allow` instead of Fastify's 404 (the seed's answer).
+  const known = FindMyWay();
+  const routes: ServedRoute[] = [];
+  app.addHook('onRoute', (route: RouteOptions) => {
+    for (const method of [route.method].flat()) {
+      routes.push({ method, url: route.url, hidden: route.schema?.hide === true });
+      known.on(method as 'GET', route.url, () => undefined);
+    }
+  });
+
+  // Clients send JSON with any content type, or none; an empty body reads as no body.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text) as unknown);
+    } catch (error) {
+      done(unprocessable([{ loc: ['body'], msg: `invalid JSON: ${error instanceof Error ? error.message : String(error)}`, type: 'json_invalid' }]), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (_request, reply) => {
+    // Set before a handler writes; a handler may still replace one (artifacts' CSP).
+    reply.headers(SECURITY_HEADERS);
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    log.debug({ method: request.method, path: request.url.split('?')[0], status: reply.statusCode, durationMs: Math.round(reply.elapsedTime) }, 'request');
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = METHODS.filter((m) => m !== request.method && known.find(m, path) !== null);
+    if (allowed.length > 0) {
+      reply.header('Allow', allowed.join(', '));
+      throw new HttpError(405, [{ loc: ['method'], msg: `${request.method} is not allowed here`, type: 'method_not_allowed' }]);
+    }
+    throw new HttpError(404, [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }]);
+  });
+
+  app.setErrorHandler(async (error: FastifyError | HttpError, request, reply) => {
+    if (error instanceof HttpError) return reply.code(error.status).send({ detail: error.detail });
+    if (error.validation) {
+      const part = VALIDATION_PART[error.validationContext ?? 'body'] ?? 'body';
+      return reply.code(422).send({ detail: issuesFromAjv(error.validation, [part]) });
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send({ detail: [{ loc: ['body'], msg: `body larger than ${MAX_BODY_BYTES} bytes`, type: 'too_large' }] });
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.code(415).send({ detail: [{ loc: ['header', 'Content-Type'], msg: 'not a media type', type: 'unsupported_media_type' }] });
+    }
+    const status = error.statusCode ?? 500;
+    // A range past the end of an artifact: its size in Content-Range, no body (RFC 9110).
+    if (status === 416) {
+      const headers = (error as { headers?: Record<string, string> }).headers ?? {};
+      return reply.code(416).headers(headers).send();
+    }
+    if (status < 500) {
+      return reply.code(status).send({ detail: [{ loc: [], msg: error.message, type: (error.code ?? 'bad_request').toLowerCase() }] });
+    }
+    log.error({ method: request.method, path: request.url.split('?')[0], err: error }, 'request failed');
+    return reply.code(500).send({ detail: [{ loc: [], msg: 'internal server error', type: 'internal' }] });
+  });
+
+  return { app, routes };
+}

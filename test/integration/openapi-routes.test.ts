@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSpecification, specificationJsonSchema } from '../../src/domain/specification.js';
+import { startHarness, type Harness } from '../contract/local-api-harness.js';
+
+/**
+ * The OpenAPI document is generated from the routes the server really serves (@fastify/swagger):
+ * its paths and methods are compared with the server's own route table, not with a list here.
+ */
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/** `/api/workflows/:id` as OpenAPI writes it: `/api/workflows/{id}`. */
+const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+describe('the OpenAPI document', () => {
+  it('lists exactly the routes the server serves, each with its methods', async () => {
+    const doc = (await h.call('GET', '/openapi.json', undefined, {})).body as { paths: Record<string, Record<string, unknown>> };
+    const documented = Object.entries(doc.paths).flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`));
+    const served = h.server.routes.filter((r) => !r.hidden).map((r) => `${r.method} ${openApiPath(r.url)}`);
+    expect(served.length).toBeGreaterThan(20);
+    expect([...documented].sort()).toEqual([...new Set(served)].sort());
+  });
+
+  it('leaves out only the files, the health check, the document itself and the login link', () => {
+    const hidden = new Set(h.server.routes.filter((r) => r.hidden).map((r) => r.url));
+    expect([...hidden].sort()).toEqual(['/', '/artifacts/*', '/dashboard/:file', '/healthz', '/login', '/openapi.json']);
+  });
+
+  it('documents each request body with the schema the server validates it with', async () => {
+    const doc = (await h.call('GET', '/openapi.json', undefined, {})).body;
+    const create = doc.paths['/api/workflows'].post.requestBody.content['application/json'].schema;
+    expect(create).toEqual({ $ref: '#/components/schemas/WorkflowCreate' });
+    expect(doc.components.schemas.WorkflowCreate.required).toEqual(['prompt', 'allowedDomains']);
+    // The server refuses what the documented schema refuses, with the seed's error shape.
+    const refused = await h.call('POST', '/api/workflows', { allowedDomains: ['a.test'] });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({ detail: [{ loc: ['body', 'prompt'], msg: 'field required', type: 'missing' }] });
+  });
+
+  it('publishes the specification as its zod schema generates it, and the API and the worker agree', async () => {
+    const doc = (await h.call('GET', '/openapi.json', undefined, {})).body;
+    const generated = specificationJsonSchema();
+    expect(doc.components.schemas.Specification.properties).toEqual(generated.properties);
+    expect(doc.components.schemas.Specification.required).toEqual(generated.required);
+    const spec = { prompt: 'p', allowedDomains: ['shop.test:8443'], profile: 'tenant-a.crm', payloadSchema: true };
+    expect((await h.call('POST', '/api/workflows', spec)).status).toBe(201);
+    expect(parseSpecification(spec)).toEqual(spec);
+    // What one refuses, the other refuses too.
+    for (const bad of [{ allowedDomains: ['*.com'] }, { profile: '..' }, { maxSteps: 0 }, { payloadSchema: 3 }]) {
+      expect((await h.call('POST', '/api/workflows', { ...spec, ...bad })).status).toBe(422);
+      expect(() => parseSpecification({ ...spec, ...bad })).toThrow(/invalid specification/);
+    }
+  });
+});
