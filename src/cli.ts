@@ -1,5 +1,5 @@
 /**
- * `execution-worker` commands (contract §9):
+ * `execution-worker` commands (docs/operations.md#commands):
  *   run --spec FILE [--input JSON] [--replay FILE] [--out DIR]   one execution, no queue, no API
  *   serve                                                        the local API and dashboard
  */

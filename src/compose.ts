@@ -132,7 +132,7 @@ export function checkFileUrl(url: string, allowedDomains: readonly string[]): { 
 }
 
 /**
- * Opens input files (contract §12): s3:// with the worker's S3 settings (the standard
+ * Opens input files (docs/files-and-codes.md): s3:// with the worker's S3 settings (the standard
  * credentials chain unless `credentials` are given, as tests do), http(s):// through the
  * confinement of the execution's allow-list.
  */

@@ -17,7 +17,7 @@ import type { RecordingFile } from './model/types.js';
 import type { Logger } from './telemetry/types.js';
 
 /**
- * The daemon (contract §8): explicit states, logged on change.
+ * The daemon (docs/operations.md): explicit states, logged on change.
  *   starting → running → draining → stopped
  * Draining: no new job; running executions get SHUTDOWN_GRACE_MS, then are aborted with
  * `worker_shutdown`, finalised, uploaded and reported.
@@ -60,7 +60,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const store = createSpoolingStore({ inner: createArtifactStore(config, logger), dir: path.join(config.WORK_DIR, 'spool'), logger: logger.child({ component: 'spool' }), retryEveryMs: config.UPLOAD_RETRY_INTERVAL_MS, onRetry: () => metrics.uploadRetried() });
   await store.resume();
   const recorder = createRecorder(config, logger);
-  // Versions' run caches live beside the queue, shared by every worker (contract §11).
+  // Versions' run caches live beside the queue, shared by every worker (docs/run-cache.md).
   const runCache = config.RUN_CACHE === 'on' ? createRedisRunCache({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, queue: config.EXECUTION_QUEUE, ttlMs: config.RUN_CACHE_TTL_MS, logger: logger.child({ component: 'run-cache' }) }) : undefined;
   // Frames and steps of running executions reach the dashboard through Redis, only while watched.
   const live = createRedisLiveRelay({ redisUrl: config.REDIS_URL, queuePrefix: config.QUEUE_PREFIX, queueName: config.EXECUTION_QUEUE, logger });

@@ -1,5 +1,5 @@
 /**
- * Composition root of the daemon: config → adapters → wiring → signals (contract §8).
+ * Composition root of the daemon: config → adapters → wiring → signals (docs/operations.md#signals-and-shutdown).
  * `npm start` runs this file.
  */
 import { ConfigError, loadConfig, requireDaemonSettings } from './config/schema.js';

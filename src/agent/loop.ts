@@ -44,7 +44,7 @@ export interface AgentInput {
   startUrl: string;
   validateOutput?: SchemaValidator;
   /**
-   * The execution's input files (contract §12), fetched before the run: what file choosers may
+   * The execution's input files (docs/files-and-codes.md), fetched before the run: what file choosers may
    * be given, by name (BrowserSession.setInputFiles). Never show `path` to the model.
    */
   inputFiles?: readonly InputFile[];

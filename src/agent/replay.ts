@@ -1,5 +1,5 @@
 /**
- * Replays a workflow version's cached run (contract §11) with no model: step by step, each
+ * Replays a workflow version's cached run (docs/run-cache.md) with no model: step by step, each
  * action only once its precondition holds on the page as it is now: the same page (URL without
  * query values), the element it acted on found again by role and accessible name, visible and
  * enabled, the keyboard focus where typing went before. The action then runs through the action

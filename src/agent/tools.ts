@@ -1,6 +1,6 @@
 import type { ToolDefinition } from '../model/types.js';
 
-/** Our own tool, beside whichever action space the model acts with (contract §10). */
+/** Our own tool, beside whichever action space the model acts with (docs/action-spaces.md). */
 export const FINISH_TOOL = 'finish';
 
 export const FINISH_DEFINITION: ToolDefinition = {

@@ -1,5 +1,5 @@
 /**
- * The worker's own fetch of an input file named by an http(s) URL (contract §12), under the
+ * The worker's own fetch of an input file named by an http(s) URL (docs/files-and-codes.md), under the
  * browser's confinement: every hop, redirects included, goes through an egress proxy of the
  * execution's allow-list (egress-proxy.ts), which resolves the name itself and refuses private,
  * loopback and metadata addresses exactly as it does for the page. An input file is therefore

@@ -1,5 +1,5 @@
 /**
- * Downloads of a session (contract §12). The request guard refuses downloads from outside the
+ * Downloads of a session (docs/files-and-codes.md). The request guard refuses downloads from outside the
  * allow-list and hands the others here; each is saved under a safe, unique name in the session's
  * downloads folder, or cancelled and reported failed when it grows past the size limit.
  *

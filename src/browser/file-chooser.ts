@@ -1,5 +1,5 @@
 /**
- * File choosers and file inputs of a session's pages (contract §12). Every page's file chooser
+ * File choosers and file inputs of a session's pages (docs/files-and-codes.md). Every page's file chooser
  * is intercepted (Playwright's `filechooser` event: no native dialog ever opens) and held until
  * the agent chooses files for it; the agent may also fill the file input at a point. Files are
  * chosen by name among the execution's input files, and this module is the only place that turns

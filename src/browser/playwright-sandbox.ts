@@ -170,7 +170,7 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           // Service workers could answer requests outside the reach of request interception.
           serviceWorkers: 'block',
           ...guard.contextOptions,
-          // Downloads from allowed hosts are saved (contract §12); the guard refuses the rest.
+          // Downloads from allowed hosts are saved (docs/files-and-codes.md); the guard refuses the rest.
           ...(options.downloads ? { acceptDownloads: true } : {}),
           ...(options.storageState ? { storageState: allowedState(options.storageState, matcher) } : {}),
         });

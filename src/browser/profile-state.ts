@@ -42,7 +42,7 @@ const SIGN_IN_FIELDS = 'input[type="password"], input[autocomplete~="current-pas
 
 /**
  * Notes whether any page of the context, once loaded, asks for a sign-in: the login health of
- * a profile (docs/profiles.md#stale). Checked at each load of a top-level document.
+ * a profile (docs/profiles.md#stale-sign-ins). Checked at each load of a top-level document.
  */
 export function watchSignIn(context: BrowserContext): { seen(): boolean } {
   let seen = false;

@@ -30,14 +30,14 @@ export interface BlockedRequest {
 export interface SessionOptions {
   executionId: string;
   viewport: Size;
-  /** The specification's allow-list (contract §3). */
+  /** The specification's allow-list (docs/specification.md). */
   allowedDomains: readonly string[];
   /** Called for each refused request; the session goes on. */
   onBlocked: (event: BlockedRequest) => void;
   /** Called once if the browser or the page dies under the session. */
   onCrash?: (error: Error) => void;
   /**
-   * Where downloads from allowed hosts are saved (contract §12); without it every download is
+   * Where downloads from allowed hosts are saved (docs/files-and-codes.md); without it every download is
    * refused. Each download's lifecycle is reported through `onDownload`.
    */
   downloads?: {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { parseProfileKeys, type ProfileKeyring } from '../domain/profile-crypto.js';
 
 /**
- * Every setting of the worker, read from the environment once at start (contract §7).
+ * Every setting of the worker, read from the environment once at start (docs/configuration.md).
  * Durations are milliseconds and end in `Ms`. Each field: one line of doc, then its default.
  */
 
@@ -141,7 +141,7 @@ export const configSchema = z.object({
   VIEWPORT_WIDTH: int(320, 3840).default(1280),
   /** Viewport height. */
   VIEWPORT_HEIGHT: int(240, 2160).default(800),
-  /** Replay workflow versions' earlier runs without the model while their pages match (contract §11); `off` turns it off. */
+  /** Replay workflow versions' earlier runs without the model while their pages match (docs/run-cache.md); `off` turns it off. */
   RUN_CACHE: z.enum(['on', 'off'], { message: 'must be "on" or "off"' }).default('on'),
   /** How long a version's run cache is kept after it was last written. */
   RUN_CACHE_TTL_MS: int(60_000, 365 * 86_400_000).default(30 * 86_400_000),

@@ -12,7 +12,7 @@ import type {
 } from './types.js';
 
 /**
- * The control-plane port over HTTP (contract §2): the operator's API as the worker calls it.
+ * The control-plane port over HTTP (docs/api.md): the operator's API as the worker calls it.
  * Every call carries `X-Service-Key`; network errors, 429 and 5xx are retried with exponential
  * backoff and full jitter (a `Retry-After` header wins over the computed delay). Final reports
  * retry for at least `finalReportDeadlineMs` and then throw; they are never dropped silently.
@@ -197,7 +197,7 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
   };
 }
 
-/** The fields both final reports end with (contract §2), copied so no stray field is sent. */
+/** The fields both final reports end with (docs/api.md), copied so no stray field is sent. */
 function reportTail(report: CompletedReport | FailedReport) {
   return {
     durationMs: report.durationMs,

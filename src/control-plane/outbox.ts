@@ -5,7 +5,7 @@ import { sleep } from './retry.js';
 import type { CompletedReport, ControlPlane, FailedReport } from './types.js';
 
 /**
- * A durable outbox for final reports (contract §2: never dropped silently). A report is
+ * A durable outbox for final reports (docs/api.md: never dropped silently). A report is
  * written to disk before it is sent and removed once the API took it, so a worker restart
  * while the API is down loses nothing: the next start sends what is left.
  *

@@ -1,5 +1,5 @@
 /**
- * The control-plane port: the operator's API as the worker sees it (contract §2).
+ * The control-plane port: the operator's API as the worker sees it (docs/api.md).
  * Response shapes are the seed's (snake_case); request bodies are camelCase.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The one parser of allow-list entries (docs/specification.md#allowed-domains), used by the
+ * The one parser of allow-list entries (docs/specification.md#the-allow-list), used by the
  * worker (specification check, the browser's host matcher) and by the local API alike, so an
  * entry one accepts the other never refuses.
  *

@@ -1,5 +1,5 @@
 /**
- * How an artifact may be served to a browser (docs/api.md#artifacts). Artifacts hold what pages
+ * How an artifact may be served to a browser (docs/operations.md#browser-security). Artifacts hold what pages
  * gave (downloads, recorded text), so the type a browser is told comes from the artifact's name
  * alone, never from what a page or the store said: only the kinds the dashboard shows inline
  * (video, captions, pictures, JSON and plain text) are served inline; everything else, and every

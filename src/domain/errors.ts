@@ -1,5 +1,5 @@
 /**
- * The error taxonomy of an execution. Codes are the contract's (§2) and never change meaning;
+ * The error taxonomy of an execution. Codes are the contract's (docs/api.md) and never change meaning;
  * match on `code`, never on message text.
  */
 export const ERROR_CODES = [

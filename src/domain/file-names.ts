@@ -1,5 +1,5 @@
 /**
- * Names of the files an execution handles (contract §12): input files offered to file choosers
+ * Names of the files an execution handles (docs/files-and-codes.md): input files offered to file choosers
  * and downloads saved as artifacts. A name is one path segment the local disk, S3 keys, URLs
  * and the model all read the same way: no separators, no control characters, no leading dot,
  * at most MAX_NAME_LENGTH characters, with characters that some systems refuse replaced.

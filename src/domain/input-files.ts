@@ -3,7 +3,7 @@ import { checkFileName, uniqueName } from './file-names.js';
 import type { JsonSchema } from './specification.js';
 
 /**
- * Input files (contract §12). An input value `{"$file": "s3://bucket/key"}` or
+ * Input files (docs/files-and-codes.md). An input value `{"$file": "s3://bucket/key"}` or
  * `{"$file": "https://host/path"}` names a file, optionally with `"name": "invoice.pdf"` when the
  * URL does not end in the file's name. A string under a payload-schema property marked
  * `"x-file": true` is read the same way (the string is the URL). The worker fetches each one

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ExecutionError } from './errors.js';
 import { formatIssues } from './specification.js';
 
-/** The data of one queue job (contract §1). */
+/** The data of one queue job (docs/queue-and-jobs.md). */
 export interface JobData {
   executionId: string;
   workflowId?: string;

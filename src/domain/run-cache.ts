@@ -1,5 +1,5 @@
 /**
- * The run cache (contract §11): what a completed execution leaves for the next execution of the
+ * The run cache (docs/run-cache.md): what a completed execution leaves for the next execution of the
  * same workflow version, so that it can run again without the model while the pages still
  * match. Pure data and the rules on it; the runner records and replays (runner/cached-run.ts),
  * a store keeps it (Redis, shared by the fleet).
@@ -72,7 +72,7 @@ export interface RunCacheEntry {
   output?: { sources: OutputSource[]; shape: unknown };
 }
 
-/** What `output.json` says of the cache (contract §11). */
+/** What `output.json` says of the cache (docs/run-cache.md). */
 export interface CacheReport {
   used: boolean;
   replayedSteps: number;

@@ -5,11 +5,11 @@ import { findSecretMarks, pointerParts } from './secret-marks.js';
 import { parseTotpSeed, totp, type TotpSeed } from './totp.js';
 
 /**
- * Secret input values (contract §8): fields whose schema says `"writeOnly": true` or
+ * Secret input values (docs/secrets.md): fields whose schema says `"writeOnly": true` or
  * `"x-secret": true`. The model only ever sees `{{path}}`; the worker puts the real value back
  * when it types, and scrubs it from anything it writes.
  *
- * A property with `"format": "totp"` holds a one-time-code seed (contract §12) and is a secret
+ * A property with `"format": "totp"` holds a one-time-code seed (docs/files-and-codes.md) and is a secret
  * whether or not it is marked: its placeholder types the code of the moment it is revealed,
  * never the seed, and every code revealed is redacted from then on like the seed itself.
  */

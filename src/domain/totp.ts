@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * One-time codes (contract §12): TOTP, RFC 6238 over HOTP, RFC 4226. A secret input property
+ * One-time codes (docs/files-and-codes.md): TOTP, RFC 6238 over HOTP, RFC 4226. A secret input property
  * with `"format": "totp"` holds a seed, either a base32 secret as authenticator apps show it
  * (`JBSW Y3DP EHPK 3PXP`, any case, with or without `=` padding) or the `otpauth://totp/…` URI
  * of its QR code, whose `algorithm`, `digits` and `period` parameters are honoured.

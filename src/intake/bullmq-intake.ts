@@ -5,7 +5,7 @@ import { readableExecutionId } from '../domain/job.js';
 import type { Logger } from '../telemetry/types.js';
 
 /**
- * The queue side of the worker (contract §1). Runs are not idempotent — they act on real
+ * The queue side of the worker (docs/queue-and-jobs.md). Runs are not idempotent — they act on real
  * business systems — so a job is never retried or re-run after a stall: `attempts` is the
  * producer's (1), `maxStalledCount` is 0, and an execution that ended is remembered in Redis
  * so a job delivered again for it is not run again.

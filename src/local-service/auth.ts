@@ -8,7 +8,7 @@ export interface AuthRequest {
 }
 
 /**
- * Who may use the local service (docs/operations.md#sessions): a holder of one of the API keys,
+ * Who may use the local service (docs/operations.md#the-local-api-and-dashboard): a holder of one of the API keys,
  * by `X-Service-Key`, or a browser holding a session cookie that a key holder obtained — by
  * signing in on the dashboard with the key, or by following a login link.
  *

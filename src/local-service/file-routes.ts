@@ -11,7 +11,7 @@ import { HttpError, notFound } from './http-errors.js';
  * Files served by the local server, through @fastify/static (ranges, conditional requests,
  * HEAD): the dashboard's static files and the artifacts folder. Artifacts get a type chosen by
  * their name only: what a browser could render (an svg or html a page downloaded) comes as an
- * attachment (docs/api.md#artifacts). Neither appears in the OpenAPI document.
+ * attachment (docs/operations.md#browser-security). Neither appears in the OpenAPI document.
  */
 
 /** The dashboard's own files: our code, so their real types. */

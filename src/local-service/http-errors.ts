@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 /**
  * The errors of the local API. Every error answers the seed's error shape,
  * `{ "detail": [{ "loc": [...], "msg": "...", "type": "..." }] }`, whatever its status (401,
- * 404, 409, 413, 422), so a client reads one shape only (docs/api.md#errors).
+ * 404, 409, 413, 422), so a client reads one shape only (docs/operations.md#the-local-api-and-dashboard).
  */
 
 export interface ValidationIssue {

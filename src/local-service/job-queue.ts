@@ -4,7 +4,7 @@ import { runCacheKey } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 
 /**
- * The producer side of contract §1: one BullMQ job per execution, `jobId` = the execution's
+ * The producer side of docs/queue-and-jobs.md: one BullMQ job per execution, `jobId` = the execution's
  * uuid, so a double submit cannot enqueue the same execution twice.
  */
 
@@ -23,7 +23,7 @@ export interface JobQueue {
    * keeps `maskedInput` (the input with secrets as placeholders) in place of its input.
    */
   forget(executionId: string, maskedInput: unknown): Promise<void>;
-  /** Forgets a version's run cache (contract §11), kept beside the queue; false when there was none. */
+  /** Forgets a version's run cache (docs/run-cache.md), kept beside the queue; false when there was none. */
   clearRunCache(versionId: string): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 /**
- * Headers on every answer of the local service (docs/api.md#browser-security). The dashboard is
+ * Headers on every answer of the local service (docs/operations.md#browser-security). The dashboard is
  * a flat set of our own files: scripts, styles and fetches from this origin only; pictures from
  * here or `data:` (the live view's frames); no plugin, no `<base>`, no form posting elsewhere,
  * and no page of another origin may frame it (clickjacking), in CSP and in the older header.

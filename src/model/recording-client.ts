@@ -3,7 +3,7 @@ import { RECORDING_FORMAT } from './replay-client.js';
 
 /**
  * Wraps a model and keeps every response it gives, with its latency, so the run can be
- * written out as `recording.json` (contract §5) and replayed without a model (§6). Failed
+ * written out as `recording.json` (docs/counters-and-artifacts.md#artifacts) and replayed without a model (docs/operations.md#replaying-a-recording). Failed
  * turns are not recorded: a replay starts from what the run actually received.
  */
 

@@ -3,7 +3,7 @@ import { ExecutionError } from '../domain/errors.js';
 import type { ModelClient, ModelResponse, RecordedTurn, RecordingFile } from './types.js';
 
 /**
- * The replaying model (contract §6): answers each turn with the next recorded response, in
+ * The replaying model (docs/operations.md#replaying-a-recording): answers each turn with the next recorded response, in
  * order, whatever it is asked. It never waits the recorded latency: a replay runs as fast as
  * the browser allows.
  */

@@ -1,5 +1,5 @@
 /**
- * Which action spaces a model speaks (contract §10), as Anthropic's tool documentation lists
+ * Which action spaces a model speaks (docs/action-spaces.md), as Anthropic's tool documentation lists
  * them (the browser use tool and computer use tool pages, read in November 2026):
  *
  * - `browser_toolset_20260801` (the browser use tool; no beta header): "Supported models ·

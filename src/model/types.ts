@@ -134,7 +134,7 @@ export interface ModelClient {
   createTurn(request: ModelTurnRequest, signal: AbortSignal): Promise<ModelResponse>;
 }
 
-/** `recording.json` (contract §5, §6): enough to replay a run with no model. */
+/** `recording.json` (docs/counters-and-artifacts.md#artifacts, docs/operations.md#replaying-a-recording): enough to replay a run with no model. */
 export interface RecordingFile {
   format: 'execution-worker/recording@1';
   model: string;

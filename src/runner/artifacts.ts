@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ArtifactBody, ArtifactStore } from '../storage/types.js';
 import type { Logger } from '../telemetry/types.js';
 
-/** The files an execution leaves in its scratch folder, uploaded at the end (contract §5). */
+/** The files an execution leaves in its scratch folder, uploaded at the end (docs/counters-and-artifacts.md#artifacts). */
 export const ARTIFACT_FILES = {
   video: { name: 'video.mp4', contentType: 'video/mp4' },
   steps: { name: 'steps.vtt', contentType: 'text/vtt; charset=utf-8' },

@@ -1,5 +1,5 @@
 /**
- * An execution with its workflow version's run cache (contract §11): replay what the cache holds
+ * An execution with its workflow version's run cache (docs/run-cache.md): replay what the cache holds
  * while the pages match, let the model take over where they do not, read the output from the
  * page where the cached run read it, and leave the run that completed as the next cache.
  *

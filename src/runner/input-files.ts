@@ -11,7 +11,7 @@ import type { EventSink } from '../telemetry/types.js';
 import type { RunnerDeps } from './types.js';
 
 /**
- * Fetches an execution's input files (contract §12) into its scratch folder before `started`.
+ * Fetches an execution's input files (docs/files-and-codes.md) into its scratch folder before `started`.
  * Every check that needs no network runs first, for all files; then each file is fetched in turn,
  * bounded in size and time, hashed as it is written. Any failure is `invalid_input` naming the
  * file's place in the payload and the reason; nothing has run yet.

@@ -2,7 +2,7 @@ import type { ControlPlane } from '../control-plane/types.js';
 import { ExecutionError, isExecutionError } from '../domain/errors.js';
 import type { JobData } from '../domain/job.js';
 
-/** The specification and input of one execution: from the job, else from the API (§2). */
+/** The specification and input of one execution: from the job, else from the API (docs/api.md). */
 export interface ResolvedJob {
   rawSpecification: unknown;
   inputPayload: unknown;

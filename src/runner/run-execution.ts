@@ -59,7 +59,7 @@ class Execution {
   private events: EventLog | undefined;
   private startedAtMs: number | undefined;
   private recording: (() => RecordingFile) | undefined;
-  /** Fetched before `started` (contract §12); offered to the pages' file inputs. */
+  /** Fetched before `started` (docs/files-and-codes.md); offered to the pages' file inputs. */
   private inputFiles: InputFile[] = [];
   private versionId: string | undefined;
   private cache: CacheReport = { used: false, replayedSteps: 0, modelSteps: 0, fallbackAtStep: null, reason: null };
@@ -272,7 +272,7 @@ class Execution {
     this.human = this.openHuman(spec, session, space, run, video);
     const model = deps.createModel({ modelId, toolVersion: space.toolType, display: space.display });
     this.recording = model.recording;
-    // The run cache (contract §11): on unless the worker or the workflow turned it off, and only
+    // The run cache (docs/run-cache.md): on unless the worker or the workflow turned it off, and only
     // for a known version (the cache is the version's).
     const versionId = this.versionId;
     // A run with approvals is never replayed: a replay must not take a gated action unasked.

@@ -27,7 +27,7 @@ export interface RunnerDeps {
     client: ModelClient;
     recording(): RecordingFile;
   };
-  /** The action space of a model and the specification's `toolset` (contract §10), or why it cannot be had. */
+  /** The action space of a model and the specification's `toolset` (docs/action-spaces.md), or why it cannot be had. */
   chooseActionSpace(modelId: string, requested: ActionSpaceKind | undefined): { ok: true; choice: ActionSpaceChoice } | { ok: false; reason: string };
   /** Builds the chosen action space on the execution's browser session. */
   createActionSpace(choice: ActionSpaceChoice, options: ActionSpaceOptions): ActionSpace;
@@ -61,7 +61,7 @@ export interface RunnerDeps {
 }
 
 export interface RunnerSettings {
-  /** RUN_CACHE: replay and keep workflow versions' runs (contract §11). */
+  /** RUN_CACHE: replay and keep workflow versions' runs (docs/run-cache.md). */
   runCache: boolean;
   defaultModel: string;
   maxSteps: number;
@@ -79,7 +79,7 @@ export interface RunnerSettings {
   pricing?: TokenPricing;
   /** DOWNLOAD_MAX_BYTES: a download past it is cancelled. */
   downloadMaxBytes: number;
-  /** INPUT_FILE_MAX_BYTES, INPUT_FILE_TIMEOUT_MS, INPUT_FILE_BUCKETS (contract §12). */
+  /** INPUT_FILE_MAX_BYTES, INPUT_FILE_TIMEOUT_MS, INPUT_FILE_BUCKETS (docs/files-and-codes.md). */
   inputFileMaxBytes: number;
   inputFileTimeoutMs: number;
   inputFileBuckets: readonly string[];
@@ -92,16 +92,16 @@ export interface TokenPricing {
   cacheWritePerMTok: number;
 }
 
-/** `output.json` (contract §5). */
+/** `output.json` (docs/counters-and-artifacts.md#artifacts). */
 export interface OutputDocument {
   status: 'completed' | 'failed';
   output: unknown;
   error: { code: ErrorCode; message: string } | null;
   counters: Counters & { durationMs: number };
   usage: TokenUsage & { estimatedCostUsd: number | null };
-  /** Files the pages downloaded and the worker kept (contract §12). */
+  /** Files the pages downloaded and the worker kept (docs/files-and-codes.md). */
   downloads: SavedDownload[];
-  /** What the run cache did (contract §11). */
+  /** What the run cache did (docs/run-cache.md). */
   cache: CacheReport;
   /** Questions the agent asked a person, with their answers (docs/human-in-the-loop.md). */
   human: HumanExchange[];
@@ -110,7 +110,7 @@ export interface OutputDocument {
 }
 
 /**
- * Where the run cache of each workflow version is kept (contract §11): shared by every worker
+ * Where the run cache of each workflow version is kept (docs/run-cache.md): shared by every worker
  * of the fleet. Values are JSON; the runner checks their format.
  */
 export interface RunCacheStore {

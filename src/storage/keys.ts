@@ -1,5 +1,5 @@
 /**
- * Artifact keys (contract §5): `{prefix}executions/{executionId}/{name}`, shared by both stores
+ * Artifact keys (docs/counters-and-artifacts.md#artifacts): `{prefix}executions/{executionId}/{name}`, shared by both stores
  * so local and S3 layouts never drift apart. Every part is checked here: a key is also a file
  * path for the local store, and no input may climb out of its execution's folder.
  */

@@ -1,5 +1,5 @@
 /**
- * The run cache's store on the queue's Redis (contract §11): one key per workflow version,
+ * The run cache's store on the queue's Redis (docs/run-cache.md): one key per workflow version,
  * `{QUEUE_PREFIX}:{EXECUTION_QUEUE}:run-cache:{versionId}`, JSON, kept RUN_CACHE_TTL_MS after it
  * was last written or read (a version replayed every day never expires). Every worker of the fleet reads and writes the same keys; the last completed
  * run of a version wins. A Redis that does not answer is a miss, never a failed execution.

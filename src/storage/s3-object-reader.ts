@@ -5,7 +5,7 @@ import { createS3Client, s3ErrorMessage, type S3ClientOptions } from './s3-clien
 import type { ObjectReader } from './types.js';
 
 /**
- * Input files from S3 (contract §12): `s3://bucket/key` read with the worker's S3 settings and
+ * Input files from S3 (docs/files-and-codes.md): `s3://bucket/key` read with the worker's S3 settings and
  * the standard credentials chain, whether or not artifacts go to S3. The body is handed over as
  * a stream; the runner bounds its size and hashes it as it writes it to disk.
  */

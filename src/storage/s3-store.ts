@@ -69,7 +69,7 @@ export function createS3Store(opts: S3StoreOptions): S3Store {
       const key = artifactKey(prefix, executionId, name);
       const bytes = body.kind === 'buffer' ? Buffer.byteLength(body.data) : (await stat(body.path)).size;
       // A page's download keeps its type in output.json, never on the object: a browser opening
-      // the object's url saves it instead of rendering it (docs/api.md#artifacts).
+      // the object's url saves it instead of rendering it (docs/operations.md#browser-security).
       const serving = artifactServing(name);
       const upload = new Upload({
         client,

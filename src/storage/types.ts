@@ -1,7 +1,7 @@
 import type { OpenedFile } from '../domain/input-files.js';
 
 /**
- * The artifact store port (contract §5). Keys are relative to the execution's folder:
+ * The artifact store port (docs/counters-and-artifacts.md#artifacts). Keys are relative to the execution's folder:
  * `{S3_PREFIX}executions/{executionId}/{name}`.
  */
 
@@ -22,7 +22,7 @@ export interface ArtifactStore {
 }
 
 /**
- * Reads objects of S3 (or an S3-compatible server) for input files (contract §12), with the
+ * Reads objects of S3 (or an S3-compatible server) for input files (docs/files-and-codes.md), with the
  * worker's own S3 client settings, whatever stores the artifacts.
  */
 export interface ObjectReader {

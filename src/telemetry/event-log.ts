@@ -2,7 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { EventSink } from './types.js';
 
 /**
- * `logs.jsonl` of one execution (contract §5): one JSON event per line, written as it
+ * `logs.jsonl` of one execution (docs/counters-and-artifacts.md#artifacts): one JSON event per line, written as it
  * happens so a crash keeps what came before. Every event passes through `redact` first.
  */
 export interface EventLog extends EventSink {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
-/** `/healthz` (alive), `/readyz` (able to work), `/metrics` (Prometheus) — contract §8. */
+/** `/healthz` (alive), `/readyz` (able to work), `/metrics` (Prometheus) — docs/operations.md#health-and-metrics. */
 export interface HealthServer {
   readonly port: number;
   close(): Promise<void>;

@@ -27,7 +27,7 @@ const OPENING_MAX_CHARS = 12_000;
 /** The brief opening's (a model taking over a replay): what is in view, as a read would show it. */
 const BRIEF_MAX_CHARS = 4_000;
 
-/** Members that only read: not counted as actions (contract §4), and the page needs no settling after them. */
+/** Members that only read: not counted as actions (docs/counters-and-artifacts.md#counters), and the page needs no settling after them. */
 export const READ_MEMBERS = new Set(['screenshot', 'zoom', 'read_page', 'find', 'get_page_text', 'list_tabs', 'read_console', 'read_network']);
 
 export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpace {

@@ -1,7 +1,7 @@
 import type { BrowserSession, Screenshot, Size } from '../browser/types.js';
 import type { SecretVault } from '../domain/secrets.js';
 
-/** Versions of Anthropic's computer-use tool the worker speaks (contract §10). */
+/** Versions of Anthropic's computer-use tool the worker speaks (docs/action-spaces.md). */
 export type ComputerToolVersion = 'computer_20250124' | 'computer_20251124' | 'computer_toolset_20260801';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The action-space port (contract §10): what the agent loop offers the model besides `finish`,
+ * The action-space port (docs/action-spaces.md): what the agent loop offers the model besides `finish`,
  * and how one call of it is carried out. Three adapters sit behind it, all on the browser port:
  * the browser use toolset (browser-toolset.ts), the computer use toolset (computer-toolset.ts)
  * and the earlier computer use tool with our `navigate` (computer-tool.ts). The loop is the
@@ -29,7 +29,7 @@ export interface ActionReport {
   result: ToolResultBlock;
   /** The member or action the call named ('unknown' when it named none). */
   action: string;
-  /** Contract §4: an action against the browser (refused and failed ones too), not a read. */
+  /** Counted (docs/counters-and-artifacts.md#counters): an action against the browser (refused and failed ones too), not a read. */
   counted: boolean;
   ok: boolean;
   error?: string;
@@ -90,11 +90,11 @@ export interface ActionSpace {
 /** What every action space is built from. */
 export interface ActionSpaceOptions {
   session: BrowserSession;
-  /** Placeholders ↔ secret values (contract §8). */
+  /** Placeholders ↔ secret values (docs/secrets.md). */
   secrets: { reveal(text: string): string; redact(text: string): string };
   /** Whether the browser toolset's javascript_exec is offered (specification `allowJavascript`). */
   allowJavascript: boolean;
-  /** The execution's input files (contract §12), by name: the only files an upload may choose. */
+  /** The execution's input files (docs/files-and-codes.md), by name: the only files an upload may choose. */
   inputFiles?: ReadonlyArray<{ name: string; bytes?: number; contentType?: string }>;
 }
 

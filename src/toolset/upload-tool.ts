@@ -1,5 +1,5 @@
 /**
- * `upload_file`: how computer use gives a page an input file (contract §12). The page's file
+ * `upload_file`: how computer use gives a page an input file (docs/files-and-codes.md). The page's file
  * chooser never opens a dialog: clicking an upload control leaves it pending, and this tool
  * answers it with files chosen by name. With a coordinate it fills the file input there instead.
  * The session turns names into files; nothing else of the worker's disk can reach a page.

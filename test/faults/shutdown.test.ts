@@ -7,7 +7,7 @@ import { browser, finish } from '../support/scripted-model-server.js';
 import { callsOf, onlyFinal, startRig, type FaultRig } from './harness.js';
 
 /**
- * SIGTERM with runs in flight (contract §8): no new job is taken; a run that ends within
+ * SIGTERM with runs in flight (docs/operations.md#signals-and-shutdown): no new job is taken; a run that ends within
  * SHUTDOWN_GRACE_MS is reported as it ended; one that does not is stopped, its recording
  * finalised and uploaded, and reported `worker_shutdown`; the process exits 0. A second signal
  * cuts the grace short. A signal while the daemon is still starting stops it once started.

@@ -10,7 +10,7 @@ import { CHROMIUM_ARGS } from '../support/screencast-session.js';
 
 /**
  * The dashboard in real Chromium against the local API on real Redis. The worker is not part
- * of this test: the test plays its part with the contract §2 reports and a real mp4.
+ * of this test: the test plays its part with docs/api.md reports and a real mp4.
  */
 
 const run = promisify(execFile);

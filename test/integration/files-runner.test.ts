@@ -19,7 +19,7 @@ import { browser as member, calls, finish, startScriptedModelServer, turn, membe
 import { lastObservation, refIn, turnOf } from '../../demo/workflow.js';
 
 /**
- * Files and one-time codes through the whole runner (contract §12), on real Chromium, s3rver
+ * Files and one-time codes through the whole runner (docs/files-and-codes.md), on real Chromium, s3rver
  * and the fixture site, with the real SDK against a scripted model: input files fetched before
  * the run (and refused with invalid_input before anything runs), a download kept as an artifact
  * and listed in output.json, a TOTP sign-in typed through its placeholder.

@@ -1,5 +1,5 @@
 /**
- * The run cache (contract §11) on real parts: Redis (the fleet's store), Chromium on the demo
+ * The run cache (docs/run-cache.md) on real parts: Redis (the fleet's store), Chromium on the demo
  * shop, the SDK against a scripted model. A run with the model leaves the version's cache; the
  * next run of the version replays it with a new input and no model request; a changed page makes
  * the replay stop there and the model finish; a cache of another version or specification is

@@ -6,7 +6,7 @@ import { startRecordingServer, type RecordingServer } from './evil-server.js';
 import { startStaticServer, type StaticServer } from './static-server.js';
 
 /**
- * The files fixture (contract §12): `files.test` serves downloads (a CSV, a PDF behind a
+ * The files fixture (docs/files-and-codes.md): `files.test` serves downloads (a CSV, a PDF behind a
  * redirect, a link to `evil.test`, files too large, one that never ends), an upload form whose
  * server hashes what it receives, and a sign-in that checks a TOTP code with its own RFC 6238
  * code (deliberately not the worker's). `evil.test` answers everything with an attachment, so

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A stand-in for the operator's API (contract §2) that records every call, for asserting what
+ * A stand-in for the operator's API (docs/api.md) that records every call, for asserting what
  * the worker sent and in which order. Executions and versions are seeded by the test.
  */
 export interface RecordedCall {

@@ -162,6 +162,39 @@ describe('README.md', () => {
   });
 });
 
+/** The project's own source files: comments in them point readers into docs/. */
+const sourceFiles = () =>
+  ['src', 'bench', 'scripts'].flatMap((folder) =>
+    readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
+      .filter((name) => /\.(ts|js|sh)$/.test(name))
+      .map((name) => path.join(folder, name)),
+  );
+
+describe('source comments', () => {
+  it('cite docs/, never sections of an outside document (an RFC section is fine)', () => {
+    const citations = sourceFiles().flatMap((file) =>
+      read(file)
+        .split('\n')
+        .filter((line) => /§\s*\d/.test(line) && !/RFC \d+ §/.test(line))
+        .map((line) => `${file}: ${line.trim()}`),
+    );
+    expect(citations).toEqual([]);
+    expect(sourceFiles().filter((file) => OUTSIDE_REFERENCES.test(read(file)))).toEqual([]);
+  });
+
+  it('point at pages and headings of docs/ that exist', () => {
+    const faults: string[] = [];
+    for (const file of sourceFiles()) {
+      for (const m of read(file).matchAll(/\bdocs\/([a-z0-9-]+\.md)(?:#([a-z0-9_-]+))?/g)) {
+        const page = path.join('docs', m[1]!);
+        if (!existsSync(path.join(ROOT, page))) faults.push(`${file}: ${m[0]} (no such page)`);
+        else if (m[2] && !anchors(read(page)).has(m[2]) && !read(page).includes(`id="${m[2]}"`)) faults.push(`${file}: ${m[0]} (no such heading)`);
+      }
+    }
+    expect(faults).toEqual([]);
+  });
+});
+
 describe('the link checker', () => {
   // The checks above pass vacuously if the parser finds no links: make sure it finds each kind.
   it('finds every kind of link and judges it', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createHostMatcher } from '../../src/browser/host-matcher.js';
 import { downloadVerdict } from '../../src/browser/request-guard.js';
 
-/** Which downloads the request guard hands on to be saved (contract §12); the rest are refused. */
+/** Which downloads the request guard hands on to be saved (docs/files-and-codes.md); the rest are refused. */
 describe('download verdict', () => {
   const matcher = createHostMatcher(['files.test', '*.corp.test']);
   const page = 'http://files.test/reports';

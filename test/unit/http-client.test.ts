@@ -98,7 +98,7 @@ const completed = {
 };
 
 describe('http control plane: requests', () => {
-  it('sends X-Service-Key and the exact §2 bodies on every call', async () => {
+  it('sends X-Service-Key and the exact docs/api.md bodies on every call', async () => {
     responders = [
       (req, res) => {
         if (req.url.startsWith('/api/executions/ex%2F1') && req.method === 'GET') json(res, 200, { execution_uuid: 'ex/1', status: 'queued' });

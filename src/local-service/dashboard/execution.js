@@ -162,7 +162,7 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   const doc = parseJson(out);
   const cache = doc?.cache;
   if (cache && typeof cache === 'object') {
-    // What the run cache did (contract §11): replayed without the model, and where the model took over.
+    // What the run cache did (docs/run-cache.md): replayed without the model, and where the model took over.
     const text = cache.used
       ? `Run cache: ${cache.replayedSteps} step${cache.replayedSteps === 1 ? '' : 's'} replayed, ${cache.modelSteps} by the model${cache.fallbackAtStep ? `; the model took over at step ${cache.fallbackAtStep}: ${cache.reason}` : cache.reason ? ` (${cache.reason})` : ''}.`
       : `Run cache: not used${cache.reason ? ` (${cache.reason})` : ''}.`;
@@ -176,7 +176,7 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   }
   const downloads = Array.isArray(doc?.downloads) ? doc.downloads.filter((d) => typeof d?.name === 'string') : [];
   if (downloads.length > 0) {
-    // Files the pages downloaded, kept as artifacts `downloads/{name}` (contract §12).
+    // Files the pages downloaded, kept as artifacts `downloads/{name}` (docs/files-and-codes.md).
     output.prepend(
       h('h3', {}, 'Downloads'),
       h('ul', {}, downloads.map((d) =>
