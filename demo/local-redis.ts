@@ -56,8 +56,7 @@ export async function startRedis(): Promise<TestRedis> {
 }
 
 function spawnRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
+  return spawnRedisProcess(
     [
       '--port', String(port),
       '--bind', '127.0.0.1',
@@ -67,8 +66,13 @@ function spawnRedis(port: number): Promise<ChildProcess> {
       // Our own stdout, so we can wait for the ready line.
       '--logfile', '',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    READY_LINE,
   );
+}
+
+/** Spawns `redis-server ARGS` and resolves once its log shows `ready` (a primary, a replica or a sentinel). */
+export function spawnRedisProcess(args: string[], ready: RegExp): Promise<ChildProcess> {
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const killOnExit = () => child.kill('SIGKILL');
   // Safety net if the test process dies without running its afterAll.
   process.once('exit', killOnExit);
@@ -79,7 +83,7 @@ function spawnRedis(port: number): Promise<ChildProcess> {
     const timer = setTimeout(() => fail(new Error(`redis-server did not start within ${START_DEADLINE_MS} ms:\n${output}`)), START_DEADLINE_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (READY_LINE.test(output)) {
+      if (ready.test(output)) {
         cleanup();
         resolve(child);
       }
@@ -111,7 +115,7 @@ function spawnRedis(port: number): Promise<ChildProcess> {
 }
 
 /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */
-async function terminate(child: ChildProcess): Promise<void> {
+export async function terminate(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');

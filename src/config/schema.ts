@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseRedisAddress } from '../domain/redis-address.js';
 import { parseProfileKeys, type ProfileKeyring } from '../domain/profile-crypto.js';
 
 /**
@@ -50,8 +51,18 @@ const optionalUrl = (protocols: readonly string[]) =>
 export const DEFAULT_MODEL = 'claude-sonnet-5';
 
 export const configSchema = z.object({
-  /** Redis holding the queue. */
-  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  /** Redis holding the queue: `redis://`, `rediss://` or `redis+sentinel://hosts/primary-name` (docs/configuration.md#redis). */
+  REDIS_URL: z
+    .string()
+    .trim()
+    .superRefine((value, ctx) => {
+      try {
+        parseRedisAddress(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    })
+    .default('redis://127.0.0.1:6379'),
   /** BullMQ queue the executions arrive on. */
   EXECUTION_QUEUE: z.string().trim().min(1).default('executions'),
   /** BullMQ key prefix. */

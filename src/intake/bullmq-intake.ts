@@ -1,5 +1,6 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import { describeRedisAddress, redisOptions } from '../domain/redis-address.js';
 import { abortReason } from '../domain/errors.js';
 import { readableExecutionId } from '../domain/job.js';
 import type { Logger } from '../telemetry/types.js';
@@ -51,7 +52,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   const { logger } = options;
   const lockDurationMs = options.lockDurationMs ?? 30_000;
   const endedTtlMs = options.endedTtlMs ?? 30 * 24 * 3600 * 1000;
-  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false, lazyConnect: true });
+  const connection = new Redis(redisOptions(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false, lazyConnect: true }));
   connection.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
   const endedKey = (id: string) => `${options.prefix}:${options.queueName}:ended:${id}`;
   const jobKey = (jobId: string) => `${options.prefix}:${options.queueName}:${jobId}`;
@@ -161,7 +162,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     async start() {
       // The worker connects itself and keeps retrying while Redis is unreachable (logged, and
       // /readyz says so); it takes jobs as soon as Redis answers.
-      logger.info({ redis: redactUrl(options.redisUrl), queue: options.queueName }, 'connecting to the queue');
+      logger.info({ redis: describeRedisAddress(options.redisUrl), queue: options.queueName }, 'connecting to the queue');
       void worker.run().catch((error: Error) => logger.error({ err: error.message }, 'queue worker stopped'));
       await worker.waitUntilReady();
     },
@@ -209,14 +210,4 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
       return closing;
     },
   };
-}
-
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable url)';
-  }
 }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
+import { redisOptions } from '../domain/redis-address.js';
 import type { Logger } from '../telemetry/types.js';
 import { createAuth, isSameOrigin, type Credential } from './auth.js';
 import { createRedisSessionStore } from './session-store.js';
@@ -73,7 +74,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   let listeningPort = 0;
 
   // A command fails after a few reconnection attempts instead of hanging a request forever.
-  const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
+  const redis = new Redis(redisOptions(opts.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true }));
   redis.on('error', (error: Error) => log.warn({ err: error.message }, 'redis connection error'));
   await redis.connect();
   const keyPrefix = opts.keyPrefix ?? '{api}:';
