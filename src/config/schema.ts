@@ -69,6 +69,12 @@ export const configSchema = z.object({
   QUEUE_PREFIX: z.string().trim().min(1).default('bull'),
   /** Executions run at once by one worker process (they share one Chromium). */
   WORKER_CONCURRENCY: int(1, 64).default(2),
+  /** A new execution is taken only while the worker's process tree stays under this with one more (MB; 0: no limit; docs/operations.md#admission-by-capacity). */
+  WORKER_MAX_MEMORY_MB: int(0, 1_048_576).default(0),
+  /** A new execution is taken only while the memory left on the machine or container stays above this with one more (MB; 0: no floor). */
+  WORKER_MIN_FREE_MEMORY_MB: int(0, 1_048_576).default(0),
+  /** The memory one more execution is expected to need, for the two settings above (MB). */
+  WORKER_EXECUTION_MEMORY_MB: int(1, 65_536).default(300),
   /** The operator's API (`{base_url}` of the service description). */
   API_BASE_URL: optionalUrl(['http:', 'https:']),
   /** Sent as `X-Service-Key` on every API call. Secret. */

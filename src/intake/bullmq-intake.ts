@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describeRedisAddress, redisOptions } from '../domain/redis-address.js';
 import { abortReason } from '../domain/errors.js';
@@ -28,7 +28,17 @@ export interface IntakeOptions {
   stalledIntervalMs?: number;
   /** How long "this execution ended" is remembered. */
   endedTtlMs?: number;
+  /** Admission by capacity (docs/operations.md#admission-by-capacity); absent: WORKER_CONCURRENCY alone. */
+  admission?: Admission;
 }
+
+/** Whether the worker has room for one more execution beside `active` running ones. */
+export interface Admission {
+  hasRoom(active: number): boolean;
+}
+
+/** While a worker has no room, how often it looks again (besides whenever an execution ends). */
+const ROOM_RECHECK_MS = 1_000;
 
 export interface Intake {
   start(): Promise<void>;
@@ -64,7 +74,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   const running = new Map<string, { executionId: string; controller: AbortController; lastLockMs: number; orphaned?: boolean }>();
   const idleWaiters = new Set<() => void>();
 
-  const process = async (job: Job, _token?: string, jobSignal?: AbortSignal) => {
+  const process = async (job: Job, token?: string, jobSignal?: AbortSignal) => {
     const executionId = readableExecutionId(job.data) ?? `job:${job.id}`;
     if (await connection.exists(endedKey(executionId))) {
       logger.warn({ executionId, jobId: job.id }, 'job delivered again for an execution that already ended; not running it');
@@ -74,10 +84,19 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
       logger.warn({ executionId, jobId: job.id }, 'execution already running in this worker; not running it twice');
       return { status: 'skipped', code: 'already_running' };
     }
+    if (options.admission && !options.admission.hasRoom(running.size)) {
+      // Fetched before the worker saw it had no room: hand it back, untouched, to the wait
+      // list, where a worker with room (or this one, later) takes it.
+      adjustTaking();
+      logger.info({ executionId, active: running.size }, 'no room for another execution: handed back to the queue');
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
     const controller = new AbortController();
     const signal = jobSignal ? AbortSignal.any([controller.signal, jobSignal]) : controller.signal;
     const jobId = String(job.id);
     running.set(jobId, { executionId, controller, lastLockMs: Date.now() });
+    adjustTaking();
     try {
       const summary = await options.handle(job.data, signal);
       if (summary.status !== 'skipped') {
@@ -91,6 +110,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
       throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
     } finally {
       running.delete(jobId);
+      adjustTaking();
       if (running.size === 0) for (const wake of idleWaiters) wake();
     }
   };
@@ -106,6 +126,20 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   });
 
   worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error'));
+
+  /**
+   * Fetches no more jobs than there is room for: without room, BullMQ's concurrency is lowered
+   * to the executions running, so it takes none until one ends or memory frees up.
+   */
+  function adjustTaking() {
+    if (!options.admission) return;
+    const want = options.admission.hasRoom(running.size) ? options.concurrency : Math.max(1, running.size);
+    if (worker.concurrency === want) return;
+    logger.info({ active: running.size, concurrency: want }, want < options.concurrency ? 'no room for more executions: taking none until there is' : 'room again: taking executions');
+    worker.concurrency = want;
+  }
+  const roomCheck = options.admission ? setInterval(adjustTaking, ROOM_RECHECK_MS) : undefined;
+  roomCheck?.unref();
   worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
     for (const id of jobIds) {
       const entry = running.get(id);
@@ -204,6 +238,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     close() {
       closing ??= (async () => {
         clearInterval(watchdog);
+        clearInterval(roomCheck);
         await worker.close().catch((error: Error) => logger.warn({ err: error.message }, 'closing the queue worker failed'));
         connection.disconnect();
       })();
