@@ -20,7 +20,8 @@ const READY_LINE = /Ready to accept connections/;
 const START_DEADLINE_MS = 15_000;
 const STOP_GRACE_MS = 5_000;
 
-export async function startRedis(): Promise<TestRedis> {
+/** `appendOnlyDir`: keep an append-only file there, so a restart keeps the data (fleet fault tests). */
+export async function startRedis(options: { appendOnlyDir?: string } = {}): Promise<TestRedis> {
   const external = process.env.REDIS_URL;
   if (external) {
     const port = Number(new URL(external).port || 6379);
@@ -32,7 +33,7 @@ export async function startRedis(): Promise<TestRedis> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     try {
-      let child = await spawnRedis(port);
+      let child = await spawnRedis(port, options.appendOnlyDir);
       let stopping: Promise<void> | undefined;
       const stop = (): Promise<void> => {
         stopping ??= terminate(child);
@@ -44,7 +45,7 @@ export async function startRedis(): Promise<TestRedis> {
         stop,
         async restart() {
           await stop();
-          child = await spawnRedis(port);
+          child = await spawnRedis(port, options.appendOnlyDir);
           stopping = undefined;
         },
       };
@@ -55,14 +56,14 @@ export async function startRedis(): Promise<TestRedis> {
   throw lastError;
 }
 
-function spawnRedis(port: number): Promise<ChildProcess> {
+function spawnRedis(port: number, appendOnlyDir?: string): Promise<ChildProcess> {
   return spawnRedisProcess(
     [
       '--port', String(port),
       '--bind', '127.0.0.1',
-      // In memory only: no RDB snapshots, no append-only file, nothing left on disk.
+      // In memory only (no RDB snapshots, no append-only file, nothing left on disk), unless asked.
       '--save', '',
-      '--appendonly', 'no',
+      ...(appendOnlyDir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', appendOnlyDir] : ['--appendonly', 'no']),
       // Our own stdout, so we can wait for the ready line.
       '--logfile', '',
     ],
