@@ -30,6 +30,8 @@ export interface IntakeOptions {
   endedTtlMs?: number;
   /** Admission by capacity (docs/operations.md#admission-by-capacity); absent: WORKER_CONCURRENCY alone. */
   admission?: Admission;
+  /** While a worker has no room, how often it looks again besides whenever an execution ends. */
+  roomRecheckMs?: number;
 }
 
 /** Whether the worker has room for one more execution beside `active` running ones. */
@@ -37,7 +39,6 @@ export interface Admission {
   hasRoom(active: number): boolean;
 }
 
-/** While a worker has no room, how often it looks again (besides whenever an execution ends). */
 const ROOM_RECHECK_MS = 1_000;
 
 export interface Intake {
@@ -138,7 +139,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     logger.info({ active: running.size, concurrency: want }, want < options.concurrency ? 'no room for more executions: taking none until there is' : 'room again: taking executions');
     worker.concurrency = want;
   }
-  const roomCheck = options.admission ? setInterval(adjustTaking, ROOM_RECHECK_MS) : undefined;
+  const roomCheck = options.admission ? setInterval(adjustTaking, options.roomRecheckMs ?? ROOM_RECHECK_MS) : undefined;
   roomCheck?.unref();
   worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
     for (const id of jobIds) {
