@@ -11,7 +11,6 @@
  * CHAOS_VIDEO (true).
  */
 import { stopAllDaemons, type DaemonProcess } from '../test/support/daemon-process.js';
-import { tempDir } from '../test/support/env.js';
 import { startRedis } from '../test/support/redis.js';
 import { browserAndEncoderPids, enqueueMarked, fleetCase, stillAlive, tally } from '../test/faults/fleet.js';
 import { pollUntil, startRig } from '../test/faults/harness.js';
@@ -27,8 +26,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
 
 async function main(): Promise<number> {
-  const aof = await tempDir('chaos-aof');
-  const rig = await startRig('chaos', { fleet: fleetCase() }, { redis: () => startRedis({ appendOnlyDir: aof }) });
+  const rig = await startRig('chaos', { fleet: fleetCase() }, { redis: (dir) => startRedis({ appendOnlyDir: dir }) });
   const env = {
     WORKER_CONCURRENCY: String(CONCURRENCY),
     QUEUE_LOCK_DURATION_MS: '10000',

@@ -1,7 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stopAllDaemons } from '../support/daemon-process.js';
 import { deferred } from '../support/deferred.js';
-import { tempDir } from '../support/env.js';
 import { startRedis } from '../support/redis.js';
 import { browserAndEncoderPids, enqueueMarked, fleetCase, stillAlive, tally } from './fleet.js';
 import { pollUntil, startRig, type FaultRig } from './harness.js';
@@ -20,8 +19,7 @@ let rig: FaultRig;
 const gate = deferred();
 
 beforeAll(async () => {
-  const aof = await tempDir('fleet-aof');
-  rig = await startRig('fleet', { fleet: fleetCase(gate.promise) }, { redis: () => startRedis({ appendOnlyDir: aof }) });
+  rig = await startRig('fleet', { fleet: fleetCase(gate.promise) }, { redis: (dir) => startRedis({ appendOnlyDir: dir }) });
 });
 afterEach(stopAllDaemons);
 afterAll(async () => rig?.close());

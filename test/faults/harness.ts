@@ -1,6 +1,6 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import { redisOptions } from '../../src/domain/redis-address.js';
@@ -49,8 +49,8 @@ export interface FaultRig {
   close(): Promise<void>;
 }
 
-/** `redis`: starts the Redis the rig uses (default: a private redis-server); its url may be any REDIS_URL form. */
-export async function startRig(label: string, cases: Record<string, CaseScript>, options: { redis?: () => Promise<TestRedis> } = {}): Promise<FaultRig> {
+/** `redis`: starts the Redis the rig uses (default: a private redis-server), with a scratch folder removed by `close`; its url may be any REDIS_URL form. */
+export async function startRig(label: string, cases: Record<string, CaseScript>, options: { redis?: (dir: string) => Promise<TestRedis> } = {}): Promise<FaultRig> {
   const tmp = await tempDir(`faults-${label}`);
   const requestWaiters = new Set<() => void>();
   const model = await startScriptedModelServer((request) => {
@@ -62,7 +62,7 @@ export async function startRig(label: string, cases: Record<string, CaseScript>,
     if (!script) return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: `no script for case ${name}` } }, headers: { 'x-should-retry': 'false' } };
     return script(turnOf(request), request);
   });
-  const [redis, api, shop] = await Promise.all([(options.redis ?? startRedis)(), startRecordingApi(), startShopServer()]);
+  const [redis, api, shop] = await Promise.all([options.redis ? mkdir(`${tmp}/redis`).then(() => options.redis!(`${tmp}/redis`)) : startRedis(), startRecordingApi(), startShopServer()]);
   const queueName = `faults-${label}-${randomUUID().slice(0, 8)}`;
   const queue = new Queue(queueName, { connection: redisOptions(redis.url, { maxRetriesPerRequest: null }) as ConnectionOptions });
   queue.on('error', () => undefined); // Redis restarts are on purpose in some tests.

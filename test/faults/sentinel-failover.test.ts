@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stopAllDaemons } from '../support/daemon-process.js';
-import { tempDir } from '../support/env.js';
 import { startSentinelSet, type SentinelSet } from '../support/redis-sentinel.js';
 import { browser, finish } from '../support/scripted-model-server.js';
 import { callsOf, onlyFinal, startRig, type FaultRig } from './harness.js';
@@ -15,7 +14,6 @@ let rig: FaultRig;
 let sentinels: SentinelSet;
 
 beforeAll(async () => {
-  const dir = await tempDir('sentinel');
   rig = await startRig(
     'sentinel',
     {
@@ -24,7 +22,7 @@ beforeAll(async () => {
       after: () => finish('completed', { after: true }),
     },
     {
-      redis: async () => {
+      redis: async (dir) => {
         sentinels = await startSentinelSet(dir);
         return { url: sentinels.url, port: 0, stop: () => sentinels.stop() };
       },

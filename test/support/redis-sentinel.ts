@@ -28,7 +28,8 @@ export async function startSentinelSet(dir: string): Promise<SentinelSet> {
   };
   try {
     const [primaryPort, replicaPort, sentinelPort] = [await freePort(), await freePort(), await freePort()];
-    const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--logfile', ''];
+    // --dir: a replica stores the primary's snapshot there while it syncs.
+    const common = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--logfile', '', '--dir', dir];
     children.push(await spawnRedisProcess(['--port', String(primaryPort), ...common], /Ready to accept connections/));
     children.push(await spawnRedisProcess(['--port', String(replicaPort), '--replicaof', '127.0.0.1', String(primaryPort), ...common], /MASTER <-> REPLICA sync: Finished with success/));
     const conf = `${dir}/sentinel-${sentinelPort}.conf`;
