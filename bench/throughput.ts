@@ -29,7 +29,7 @@ import { spawnDaemon, type DaemonProcess } from '../test/support/daemon-process.
 import { tempDir } from '../test/support/env.js';
 import { startRecordingApi, type RecordingApi } from '../test/support/recording-api.js';
 import { delayed, finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedTurn } from '../test/support/scripted-model-server.js';
-import { CPU_KINDS, cpuByKind, percentile, type CpuByKind } from './process-stats.js';
+import { CPU_KINDS, cpuByKind, percentile, sampleTree, type CpuByKind } from './process-stats.js';
 // The earlier computer tool: one action per turn, each answered with a screenshot.
 import { EARLIER_TOOL_MODEL, stepOverheads } from './step-overhead.js';
 
@@ -139,6 +139,21 @@ interface Row {
   /** Video frames encoded and screencast frames dropped, per execution. */
   frames: number;
   dropped: number;
+  /** Proportional set size of the daemon's tree: idle (Chromium warm) and the peak during the batch. */
+  idlePssBytes: number;
+  peakPssBytes: number;
+}
+
+/** Samples the tree's PSS every 500 ms until stopped; resolves with the peak. */
+function watchPeakPss(pid: number): { stop(): number } {
+  let peak = sampleTree(pid).pssBytes;
+  const timer = setInterval(() => (peak = Math.max(peak, sampleTree(pid).pssBytes)), 500);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, sampleTree(pid).pssBytes);
+    },
+  };
 }
 
 /** Mean video frames and dropped frames of some executions, from their logs. */
@@ -162,12 +177,15 @@ async function measure(rig: Rig, video: boolean, concurrency: number): Promise<R
   const name = `video-${video ? 'on' : 'off'}-c${concurrency}`;
   return withDaemon(rig, name, { WORKER_CONCURRENCY: String(concurrency), VIDEO_ENABLED: String(video) }, async (daemon) => {
     await runBatch(rig, WARM_UP, 'one');
+    const idlePssBytes = sampleTree(daemon.pid).pssBytes;
     const before = cpuByKind(daemon.pid);
+    const watch = watchPeakPss(daemon.pid);
     const { ids, seconds } = await runBatch(rig, MEASURED, 'one');
+    const peakPssBytes = watch.stop();
     const after = cpuByKind(daemon.pid);
     const byKind = Object.fromEntries(CPU_KINDS.map((k) => [k, (after[k] - before[k]) / MEASURED])) as CpuByKind;
     const total = CPU_KINDS.reduce((sum, k) => sum + byKind[k], 0);
-    return { video, concurrency, cpuPerExecution: total, perSecond: MEASURED / seconds, byKind, ...(await videoFrames(rig, ids)) };
+    return { video, concurrency, cpuPerExecution: total, perSecond: MEASURED / seconds, byKind, idlePssBytes, peakPssBytes, ...(await videoFrames(rig, ids)) };
   });
 }
 
@@ -183,6 +201,9 @@ async function longRuns(rig: Rig, space: 'browser' | 'computer'): Promise<{ p50:
     return { p50: percentile(overheads, 50), p95: percentile(overheads, 95), cpuPerStep: cpu / (LONG_RUNS * STEPS) };
   });
 }
+
+const MB = 1024 * 1024;
+const mb = (bytes: number) => `${Math.round(bytes / MB)} MB`;
 
 const listed = (name: string, fallback: string): string[] => (process.env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean);
 
@@ -204,6 +225,12 @@ export async function benchThroughput(): Promise<Record<string, number | string>
       `| video | concurrency | CPU-s per execution | executions/s | ${CPU_KINDS.join(' | ')} | frames (dropped) |`,
       `|---|---|---|---|${CPU_KINDS.map(() => '---').join('|')}|---|`,
       ...rows.map((r) => `| ${r.video ? 'on' : 'off'} | ${r.concurrency} | ${r2(r.cpuPerExecution)} | ${r2(r.perSecond)} | ${CPU_KINDS.map((k) => r2(r.byKind[k])).join(' | ')} | ${r.video ? `${r.frames.toFixed(1)} (${r.dropped.toFixed(1)})` : '–'} |`),
+      '',
+      // Sizing a fleet: a core does 3600 / CPU-s executions an hour; each running execution adds
+      // (peak − idle) / concurrency to the worker's memory.
+      '| video | concurrency | executions per core-hour | worker idle PSS | peak PSS | memory per running execution |',
+      '|---|---|---|---|---|---|',
+      ...rows.map((r) => `| ${r.video ? 'on' : 'off'} | ${r.concurrency} | ${Math.round(3600 / r.cpuPerExecution)} | ${mb(r.idlePssBytes)} | ${mb(r.peakPssBytes)} | ${mb((r.peakPssBytes - r.idlePssBytes) / r.concurrency)} |`),
     ];
     if (long.length > 0) {
       lines.push('', `| ${LONG_RUNS} concurrent runs of ${STEPS} steps, video on, ${MODEL_LATENCY_MS} ms model | step overhead p50 | p95 | CPU-s per step |`, '|---|---|---|---|');
@@ -214,6 +241,8 @@ export async function benchThroughput(): Promise<Record<string, number | string>
       const key = `video${r.video ? 'On' : 'Off'}.concurrency${r.concurrency}`;
       figures[`${key}.cpuSecondsPerExecution`] = Number(r2(r.cpuPerExecution));
       figures[`${key}.executionsPerSecond`] = Number(r2(r.perSecond));
+      figures[`${key}.peakPssMb`] = Math.round(r.peakPssBytes / MB);
+      figures[`${key}.memoryPerExecutionMb`] = Math.round((r.peakPssBytes - r.idlePssBytes) / r.concurrency / MB);
     }
     for (const [space, l] of long) figures[`long.${space}.concurrency${LONG_RUNS}.stepOverheadP95Ms`] = Math.round(l.p95);
     figures.loadAverageAtStart = Number(load.toFixed(1));

@@ -20,7 +20,8 @@ const READY_LINE = /Ready to accept connections/;
 const START_DEADLINE_MS = 15_000;
 const STOP_GRACE_MS = 5_000;
 
-export async function startRedis(): Promise<TestRedis> {
+/** `appendOnlyDir`: keep an append-only file there, so a restart keeps the data (fleet fault tests). */
+export async function startRedis(options: { appendOnlyDir?: string } = {}): Promise<TestRedis> {
   const external = process.env.REDIS_URL;
   if (external) {
     const port = Number(new URL(external).port || 6379);
@@ -32,7 +33,7 @@ export async function startRedis(): Promise<TestRedis> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     try {
-      let child = await spawnRedis(port);
+      let child = await spawnRedis(port, options.appendOnlyDir);
       let stopping: Promise<void> | undefined;
       const stop = (): Promise<void> => {
         stopping ??= terminate(child);
@@ -44,7 +45,7 @@ export async function startRedis(): Promise<TestRedis> {
         stop,
         async restart() {
           await stop();
-          child = await spawnRedis(port);
+          child = await spawnRedis(port, options.appendOnlyDir);
           stopping = undefined;
         },
       };
@@ -55,20 +56,24 @@ export async function startRedis(): Promise<TestRedis> {
   throw lastError;
 }
 
-function spawnRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
+function spawnRedis(port: number, appendOnlyDir?: string): Promise<ChildProcess> {
+  return spawnRedisProcess(
     [
       '--port', String(port),
       '--bind', '127.0.0.1',
-      // In memory only: no RDB snapshots, no append-only file, nothing left on disk.
+      // In memory only (no RDB snapshots, no append-only file, nothing left on disk), unless asked.
       '--save', '',
-      '--appendonly', 'no',
+      ...(appendOnlyDir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', appendOnlyDir] : ['--appendonly', 'no']),
       // Our own stdout, so we can wait for the ready line.
       '--logfile', '',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    READY_LINE,
   );
+}
+
+/** Spawns `redis-server ARGS` and resolves once its log shows `ready` (a primary, a replica or a sentinel). */
+export function spawnRedisProcess(args: string[], ready: RegExp): Promise<ChildProcess> {
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const killOnExit = () => child.kill('SIGKILL');
   // Safety net if the test process dies without running its afterAll.
   process.once('exit', killOnExit);
@@ -79,7 +84,7 @@ function spawnRedis(port: number): Promise<ChildProcess> {
     const timer = setTimeout(() => fail(new Error(`redis-server did not start within ${START_DEADLINE_MS} ms:\n${output}`)), START_DEADLINE_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (READY_LINE.test(output)) {
+      if (ready.test(output)) {
         cleanup();
         resolve(child);
       }
@@ -111,7 +116,7 @@ function spawnRedis(port: number): Promise<ChildProcess> {
 }
 
 /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */
-async function terminate(child: ChildProcess): Promise<void> {
+export async function terminate(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');

@@ -13,6 +13,7 @@ import { createRedisHumanDesk } from './human/redis-desk.js';
 import { runExecution } from './runner/run-execution.js';
 import { startHealthServer, type HealthServer } from './telemetry/health.js';
 import { createMetrics } from './telemetry/metrics.js';
+import { createCapacity } from './telemetry/capacity.js';
 import type { RecordingFile } from './model/types.js';
 import type { Logger } from './telemetry/types.js';
 
@@ -22,6 +23,8 @@ import type { Logger } from './telemetry/types.js';
  * Draining: no new job; running executions get SHUTDOWN_GRACE_MS, then are aborted with
  * `worker_shutdown`, finalised, uploaded and reported.
  */
+const MB = 1024 * 1024;
+
 export type DaemonState = 'starting' | 'running' | 'draining' | 'stopped';
 
 export interface Daemon {
@@ -83,8 +86,15 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     observe: (id, type, fields) => metrics.observe(type, fields, id),
   });
 
+  const capacity = createCapacity({
+    maxMemoryBytes: config.WORKER_MAX_MEMORY_MB * MB,
+    minFreeBytes: config.WORKER_MIN_FREE_MEMORY_MB * MB,
+    perExecutionBytes: config.WORKER_EXECUTION_MEMORY_MB * MB,
+  });
+  const limitedByMemory = config.WORKER_MAX_MEMORY_MB > 0 || config.WORKER_MIN_FREE_MEMORY_MB > 0;
   const intake: Intake = createBullmqIntake({
     redisUrl: config.REDIS_URL,
+    ...(limitedByMemory ? { admission: capacity } : {}),
     queueName: config.EXECUTION_QUEUE,
     prefix: config.QUEUE_PREFIX,
     concurrency: config.WORKER_CONCURRENCY,
@@ -111,7 +121,15 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       });
     },
   });
-  metrics.setSources({ activeExecutions: () => intake.activeCount, outboxDepth: () => controlPlane.depth() });
+  metrics.setSources({
+    activeExecutions: () => intake.activeCount,
+    outboxDepth: () => controlPlane.depth(),
+    freeSlots: () => {
+      const byConcurrency = state !== 'running' ? 0 : Math.max(0, config.WORKER_CONCURRENCY - intake.activeCount);
+      return limitedByMemory ? Math.min(byConcurrency, capacity.freeSlots(intake.activeCount)) : byConcurrency;
+    },
+    memoryBytes: () => capacity.reading().treeRssBytes,
+  });
 
   let health: HealthServer | undefined;
   if (config.HEALTH_PORT > 0) {

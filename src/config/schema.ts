@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseRedisAddress } from '../domain/redis-address.js';
 import { parseProfileKeys, type ProfileKeyring } from '../domain/profile-crypto.js';
 
 /**
@@ -77,14 +78,30 @@ const capabilityOverrides = z
 export const DEFAULT_MODEL = 'claude-sonnet-5';
 
 export const configSchema = z.object({
-  /** Redis holding the queue. */
-  REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+  /** Redis holding the queue: `redis://`, `rediss://` or `redis+sentinel://hosts/primary-name` (docs/configuration.md#redis). */
+  REDIS_URL: z
+    .string()
+    .trim()
+    .superRefine((value, ctx) => {
+      try {
+        parseRedisAddress(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    })
+    .default('redis://127.0.0.1:6379'),
   /** BullMQ queue the executions arrive on. */
   EXECUTION_QUEUE: z.string().trim().min(1).default('executions'),
   /** BullMQ key prefix. */
   QUEUE_PREFIX: z.string().trim().min(1).default('bull'),
   /** Executions run at once by one worker process (they share one Chromium). */
   WORKER_CONCURRENCY: int(1, 64).default(2),
+  /** A new execution is taken only while the worker's process tree stays under this with one more (MB; 0: no limit; docs/operations.md#admission-by-capacity). */
+  WORKER_MAX_MEMORY_MB: int(0, 1_048_576).default(0),
+  /** A new execution is taken only while the memory left on the machine or container stays above this with one more (MB; 0: no floor). */
+  WORKER_MIN_FREE_MEMORY_MB: int(0, 1_048_576).default(0),
+  /** The memory one more execution is expected to need, for the two settings above (MB). */
+  WORKER_EXECUTION_MEMORY_MB: int(1, 65_536).default(300),
   /** The operator's API (`{base_url}` of the service description). */
   API_BASE_URL: optionalUrl(['http:', 'https:']),
   /** Sent as `X-Service-Key` on every API call. Secret. */

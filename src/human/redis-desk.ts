@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { redisOptions } from '../domain/redis-address.js';
 import { errorFromSignal } from '../domain/errors.js';
 import { answersStreamKey, parseAnswer, parseInput } from '../domain/human-protocol.js';
 import type { Logger } from '../telemetry/types.js';
@@ -22,7 +23,7 @@ export function createRedisHumanDesk(options: { redisUrl: string; queuePrefix: s
   let shared: Redis | undefined;
   const connection = () => {
     if (!shared) {
-      shared = new Redis(options.redisUrl, { maxRetriesPerRequest: 3 });
+      shared = new Redis(redisOptions(options.redisUrl, { maxRetriesPerRequest: 3 }));
       shared.on('error', (error: Error) => log.warn({ err: error.message }, 'answers stream: redis connection error'));
     }
     return shared;
@@ -36,7 +37,7 @@ export function createRedisHumanDesk(options: { redisUrl: string; queuePrefix: s
 
     async wait({ executionId, after, timeoutMs, onInput, signal }) {
       if (signal.aborted) throw errorFromSignal(signal);
-      const reader = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+      const reader = new Redis(redisOptions(options.redisUrl, { maxRetriesPerRequest: null }));
       reader.on('error', (error: Error) => log.warn({ executionId, err: error.message }, 'answers stream: redis connection error while waiting'));
       const hangUp = () => reader.disconnect();
       signal.addEventListener('abort', hangUp, { once: true });

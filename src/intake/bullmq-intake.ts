@@ -1,5 +1,6 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import { describeRedisAddress, redisOptions } from '../domain/redis-address.js';
 import { abortReason } from '../domain/errors.js';
 import { readableExecutionId } from '../domain/job.js';
 import type { Logger } from '../telemetry/types.js';
@@ -31,7 +32,18 @@ export interface IntakeOptions {
   stalledIntervalMs?: number;
   /** How long "this execution ended" is remembered. */
   endedTtlMs?: number;
+  /** Admission by capacity (docs/operations.md#admission-by-capacity); absent: WORKER_CONCURRENCY alone. */
+  admission?: Admission;
+  /** While a worker has no room, how often it looks again besides whenever an execution ends. */
+  roomRecheckMs?: number;
 }
+
+/** Whether the worker has room for one more execution beside `active` running ones. */
+export interface Admission {
+  hasRoom(active: number): boolean;
+}
+
+const ROOM_RECHECK_MS = 1_000;
 
 export interface Intake {
   start(): Promise<void>;
@@ -55,7 +67,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   const { logger } = options;
   const lockDurationMs = options.lockDurationMs ?? 30_000;
   const endedTtlMs = options.endedTtlMs ?? 30 * 24 * 3600 * 1000;
-  const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false, lazyConnect: true });
+  const connection = new Redis(redisOptions(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false, lazyConnect: true }));
   connection.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
   const endedKey = (id: string) => `${options.prefix}:${options.queueName}:ended:${id}`;
   const jobKey = (jobId: string) => `${options.prefix}:${options.queueName}:${jobId}`;
@@ -79,7 +91,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   const running = new Map<string, { executionId: string; controller: AbortController; lastLockMs: number; orphaned?: boolean }>();
   const idleWaiters = new Set<() => void>();
 
-  const process = async (job: Job, _token?: string, jobSignal?: AbortSignal) => {
+  const process = async (job: Job, token?: string, jobSignal?: AbortSignal) => {
     const executionId = readableExecutionId(job.data) ?? `job:${job.id}`;
     if (await connection.exists(endedKey(executionId))) {
       logger.warn({ executionId, jobId: job.id }, 'job delivered again for an execution that already ended; not running it');
@@ -90,10 +102,19 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
       logger.warn({ executionId, jobId: job.id }, 'execution already running in this worker; not running it twice');
       return { status: 'skipped', code: 'already_running' };
     }
+    if (options.admission && !options.admission.hasRoom(running.size)) {
+      // Fetched before the worker saw it had no room: hand it back, untouched, to the wait
+      // list, where a worker with room (or this one, later) takes it.
+      adjustTaking();
+      logger.info({ executionId, active: running.size }, 'no room for another execution: handed back to the queue');
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
     const controller = new AbortController();
     const signal = jobSignal ? AbortSignal.any([controller.signal, jobSignal]) : controller.signal;
     const jobId = String(job.id);
     running.set(jobId, { executionId, controller, lastLockMs: Date.now() });
+    adjustTaking();
     try {
       const { maskedInput, ...summary } = await options.handle(job.data, signal);
       if (summary.status !== 'skipped') {
@@ -109,6 +130,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
       throw new UnrecoverableError(error instanceof Error ? error.message : String(error));
     } finally {
       running.delete(jobId);
+      adjustTaking();
       if (running.size === 0) for (const wake of idleWaiters) wake();
     }
   };
@@ -124,6 +146,20 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   });
 
   worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error'));
+
+  /**
+   * Fetches no more jobs than there is room for: without room, BullMQ's concurrency is lowered
+   * to the executions running, so it takes none until one ends or memory frees up.
+   */
+  function adjustTaking() {
+    if (!options.admission) return;
+    const want = options.admission.hasRoom(running.size) ? options.concurrency : Math.max(1, running.size);
+    if (worker.concurrency === want) return;
+    logger.info({ active: running.size, concurrency: want }, want < options.concurrency ? 'no room for more executions: taking none until there is' : 'room again: taking executions');
+    worker.concurrency = want;
+  }
+  const roomCheck = options.admission ? setInterval(adjustTaking, options.roomRecheckMs ?? ROOM_RECHECK_MS) : undefined;
+  roomCheck?.unref();
   worker.on('locksRenewed', ({ jobIds }: { jobIds: string[] }) => {
     for (const id of jobIds) {
       const entry = running.get(id);
@@ -181,7 +217,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     async start() {
       // The worker connects itself and keeps retrying while Redis is unreachable (logged, and
       // /readyz says so); it takes jobs as soon as Redis answers.
-      logger.info({ redis: redactUrl(options.redisUrl), queue: options.queueName }, 'connecting to the queue');
+      logger.info({ redis: describeRedisAddress(options.redisUrl), queue: options.queueName }, 'connecting to the queue');
       void worker.run().catch((error: Error) => logger.error({ err: error.message }, 'queue worker stopped'));
       await worker.waitUntilReady();
     },
@@ -223,20 +259,11 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     close() {
       closing ??= (async () => {
         clearInterval(watchdog);
+        clearInterval(roomCheck);
         await worker.close().catch((error: Error) => logger.warn({ err: error.message }, 'closing the queue worker failed'));
         connection.disconnect();
       })();
       return closing;
     },
   };
-}
-
-function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable url)';
-  }
 }

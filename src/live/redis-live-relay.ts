@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { redisOptions } from '../domain/redis-address.js';
 import { LIVE_WATCH_TTL_MS, liveChannelNames, parseWatchNotice, type LiveMessage } from '../domain/live-protocol.js';
 import type { Logger } from '../telemetry/types.js';
 import type { LiveChannel, LiveFrame, LiveRelay } from './types.js';
@@ -41,10 +42,10 @@ export function createRedisLiveRelay(opts: RedisLiveRelayOptions): LiveRelay {
     if (!warned) log.warn({ err: error.message }, 'live view: redis connection error');
     warned = true;
   };
-  const pub = new Redis(opts.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const pub = new Redis(redisOptions(opts.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }));
   pub.on('error', onRedisError);
   pub.on('ready', () => (warned = false));
-  const sub = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
+  const sub = new Redis(redisOptions(opts.redisUrl, { maxRetriesPerRequest: null }));
   sub.on('error', onRedisError);
   sub.on('message', (channel: string, text: string) => {
     if (channel !== names.watch) return;

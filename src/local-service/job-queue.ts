@@ -1,5 +1,6 @@
-import { Queue } from 'bullmq';
+import { Queue, type ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
+import { redisOptions } from '../domain/redis-address.js';
 import { runCacheKey } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 
@@ -33,7 +34,8 @@ const JOB_NAME = 'execute';
 
 export function createJobQueue(opts: { redisUrl: string; queueName: string; queuePrefix: string; logger: Logger }): JobQueue {
   const queue = new Queue<ExecutionJobData>(opts.queueName, {
-    connection: { url: opts.redisUrl },
+    // ioredis's and BullMQ's option types differ in detail; the object is ioredis's own.
+    connection: redisOptions(opts.redisUrl) as ConnectionOptions,
     prefix: opts.queuePrefix,
   });
   // Connection trouble is reported by the failing `add`; an unheard 'error' event would crash the process.
@@ -42,7 +44,7 @@ export function createJobQueue(opts: { redisUrl: string; queueName: string; queu
   // Run caches sit beside the queue; one plain connection, opened the first time one is cleared.
   let plain: Redis | undefined;
   const redis = () => {
-    plain ??= new Redis(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    plain ??= new Redis(redisOptions(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 }));
     plain.on('error', (error: Error) => opts.logger.warn({ err: error.message }, 'redis connection error'));
     return plain;
   };

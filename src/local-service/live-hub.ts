@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import { Redis } from 'ioredis';
+import { redisOptions } from '../domain/redis-address.js';
 import { LIVE_HEARTBEAT_MS, liveChannelNames, type LiveMessage, type WatchNotice } from '../domain/live-protocol.js';
 import type { Logger } from '../telemetry/types.js';
 
@@ -46,8 +47,8 @@ export function createLiveHub(opts: { redisUrl: string; queuePrefix: string; que
 
   const connect = () => {
     if (connections) return connections;
-    const sub = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
-    const pub = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3 });
+    const sub = new Redis(redisOptions(opts.redisUrl, { maxRetriesPerRequest: 3 }));
+    const pub = new Redis(redisOptions(opts.redisUrl, { maxRetriesPerRequest: 3 }));
     for (const c of [sub, pub]) c.on('error', (error: Error) => log.warn({ err: error.message }, 'live view: redis connection error'));
     sub.on('messageBuffer', (channel: Buffer, message: Buffer) => deliver(channel.toString(), message));
     connections = { sub, pub };

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { createExecution, type CreateExecutionDeps } from './create-execution.js';
 import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionView } from './store.js';
 import { defaultInput } from './version-triggers.js';
+import { redisOptions } from '../domain/redis-address.js';
 
 /**
  * Scheduled versions (docs/api.md#triggers). Each workflow whose current version is
@@ -56,7 +57,7 @@ const TICK_JOB = 'tick';
 export function createSchedules(opts: SchedulesOptions): Schedules {
   const { store, logger } = opts;
   const name = schedulesQueueName(opts.queueName);
-  const connection = { url: opts.redisUrl };
+  const connection = redisOptions(opts.redisUrl) as ConnectionOptions;
   const queue = new Queue<TickData, TickResult>(name, { connection, prefix: opts.queuePrefix });
   queue.on('error', (error: Error) => logger.warn({ err: error.message }, 'schedules queue connection error'));
 

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import { Redis } from 'ioredis';
+import { redisOptions } from '../domain/redis-address.js';
 import type { Logger } from '../telemetry/types.js';
 import { createApp, type ServedRoute } from './app.js';
 import { createAuth, isSameOrigin } from './auth.js';
@@ -76,7 +77,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   let listeningPort = 0;
 
   // A command fails after a few reconnection attempts instead of hanging a request forever.
-  const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true });
+  const redis = new Redis(redisOptions(opts.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true }));
   redis.on('error', (error: Error) => log.warn({ err: error.message }, 'redis connection error'));
   await redis.connect();
   const keyPrefix = opts.keyPrefix ?? '{api}:';

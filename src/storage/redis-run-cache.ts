@@ -5,6 +5,7 @@
  * run of a version wins. A Redis that does not answer is a miss, never a failed execution.
  */
 import { Redis } from 'ioredis';
+import { redisOptions } from '../domain/redis-address.js';
 import { runCacheKey } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 
@@ -21,7 +22,7 @@ const READ_TIMEOUT_MS = 3_000;
 export { runCacheKey };
 
 export function createRedisRunCache(options: { redisUrl: string; prefix: string; queue: string; ttlMs: number; logger: Logger }): RedisRunCache {
-  const redis = new Redis(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true });
+  const redis = new Redis(redisOptions(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true }));
   redis.on('error', (error: Error) => options.logger.debug({ err: error.message }, 'run cache redis error'));
   const key = (versionId: string) => runCacheKey(options.prefix, options.queue, versionId);
   let closing: Promise<void> | undefined;

@@ -9,16 +9,26 @@ export interface Metrics {
   /** One event of an execution (the id tells the executions waiting for a person apart). */
   observe(type: string, fields: Record<string, unknown>, executionId?: string): void;
   /** Sources read at scrape time. */
-  setSources(sources: { activeExecutions?: () => number; outboxDepth?: () => number }): void;
+  setSources(sources: MetricSources): void;
   uploadRetried(): void;
   /** Whether Chromium runs with its own sandbox (0 when the worker is root: docs/operations.md#browser-sandbox). */
   setBrowserSandbox(on: boolean): void;
 }
 
+/** Values read at scrape time. */
+export interface MetricSources {
+  activeExecutions?: () => number;
+  outboxDepth?: () => number;
+  /** More executions this worker would take now: its concurrency and its memory room (docs/operations.md#admission-by-capacity). */
+  freeSlots?: () => number;
+  /** RSS of the worker's process tree (Node, Chromium, ffmpeg). */
+  memoryBytes?: () => number | undefined;
+}
+
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'execution_worker_process_' });
-  let sources: { activeExecutions?: () => number; outboxDepth?: () => number } = {};
+  let sources: MetricSources = {};
 
   const executions = new Counter({
     name: 'execution_worker_executions_total',
@@ -100,6 +110,23 @@ export function createMetrics(): Metrics {
     registers: [registry],
     collect() {
       this.set(sources.activeExecutions?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'execution_worker_free_slots',
+    help: 'More executions this worker would take now, by its concurrency and its memory room.',
+    registers: [registry],
+    collect() {
+      this.set(sources.freeSlots?.() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'execution_worker_memory_bytes',
+    help: 'Resident memory of the worker process tree (Node, Chromium, ffmpeg).',
+    registers: [registry],
+    collect() {
+      const bytes = sources.memoryBytes?.();
+      if (bytes !== undefined) this.set(bytes);
     },
   });
   new Gauge({

@@ -1,8 +1,9 @@
-import { Queue } from 'bullmq';
+import { Queue, type ConnectionOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
+import { redisOptions } from '../../src/domain/redis-address.js';
 import { spawnDaemon, stopAllDaemons, type DaemonProcess } from '../support/daemon-process.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startRecordingApi, type RecordedCall, type RecordingApi } from '../support/recording-api.js';
@@ -48,7 +49,8 @@ export interface FaultRig {
   close(): Promise<void>;
 }
 
-export async function startRig(label: string, cases: Record<string, CaseScript>): Promise<FaultRig> {
+/** `redis`: starts the Redis the rig uses (default: a private redis-server), with a scratch folder removed by `close`; its url may be any REDIS_URL form. */
+export async function startRig(label: string, cases: Record<string, CaseScript>, options: { redis?: (dir: string) => Promise<TestRedis> } = {}): Promise<FaultRig> {
   const tmp = await tempDir(`faults-${label}`);
   const requestWaiters = new Set<() => void>();
   const model = await startScriptedModelServer((request) => {
@@ -60,9 +62,9 @@ export async function startRig(label: string, cases: Record<string, CaseScript>)
     if (!script) return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: `no script for case ${name}` } }, headers: { 'x-should-retry': 'false' } };
     return script(turnOf(request), request);
   });
-  const [redis, api, shop] = await Promise.all([startRedis(), startRecordingApi(), startShopServer()]);
+  const [redis, api, shop] = await Promise.all([options.redis ? mkdir(`${tmp}/redis`).then(() => options.redis!(`${tmp}/redis`)) : startRedis(), startRecordingApi(), startShopServer()]);
   const queueName = `faults-${label}-${randomUUID().slice(0, 8)}`;
-  const queue = new Queue(queueName, { connection: { url: redis.url, maxRetriesPerRequest: null } });
+  const queue = new Queue(queueName, { connection: redisOptions(redis.url, { maxRetriesPerRequest: null }) as ConnectionOptions });
   queue.on('error', () => undefined); // Redis restarts are on purpose in some tests.
   const artifactsDir = `${tmp}/artifacts`;
 
