@@ -96,6 +96,9 @@ export const FIND_DESCRIPTIONS: ReadonlyArray<{ page: string; query: string; exp
   { page: 'prosemirror.html', query: 'publish button', expect: /^button "Publish article"/ },
   { page: 'embedded.html', query: 'tags in the order form', expect: /^combobox "Tags"/ },
   { page: 'embedded.html', query: 'legacy order frame', expect: /^iframe "Legacy order form"/ },
+  { page: 'embedded.html?legacy-host=legacy.test', query: 'tags in the order form', expect: /^combobox "Tags"/ },
+  { page: 'checkout.html?pay=pay.test', query: 'card number', expect: /^textbox "Card number"/ },
+  { page: 'checkout.html?pay=pay.test', query: 'pay button', expect: /^button "Pay 84\.00 EUR"/ },
 ];
 
 export interface WidgetHarness {
