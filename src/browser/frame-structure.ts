@@ -1,10 +1,13 @@
 /**
  * The structure of a tab with its frames of other sites (docs/action-spaces.md#frames). A frame
  * of the page's own origin is read by the page's script directly (structure-elements.ts walks
- * into its document); a frame of another site that the allow-list permits runs in its own
- * process in Chromium (site isolation), where the page's script cannot reach. Each such frame
- * gets a structure of its own (page-structure.ts, in a CDP session attached to the frame), and
- * this module joins them into one tab:
+ * into its document); a frame of another site that the allow-list permits is out of the
+ * page's script's reach (the browser keeps origins apart, and with site isolation runs the
+ * frame in a process of its own). Each such frame
+ * gets a structure of its own (page-structure.ts: an isolated world in the frame's document,
+ * through the page's CDP session when Chromium keeps the frame in the page's process, through a
+ * session attached to the frame when it runs in one of its own), and this module joins them
+ * into one tab:
  *
  * - read_page: a frame's lines go under its `iframe` line, indented as its children;
  * - find: the candidates of every document are ranked together;
@@ -15,7 +18,7 @@
  *   it (brought into view there first), and must reach the frame there (not a cover over it).
  *
  * Confinement is unchanged: a frame outside the allow-list never commits a document (the
- * request is refused), so it has no http(s) document to attach to and is not read.
+ * request is refused), so it shows no http(s) document and is not read.
  */
 import type { CDPSession, Frame, Page } from 'playwright-core';
 import { createDocumentStructure, findFrame, newRefBook, staleRefError, type DocumentStructure, type FrameTree, type PageStructure } from './page-structure.js';
@@ -139,11 +142,15 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     return out;
   };
 
-  /** The document whose element has the focus: a frame of another site when the top page's focus is on its frame. */
-  const focusedDocument = async (): Promise<DocumentStructure> => {
-    if ((await top.focused())?.identity.role !== 'iframe') return top;
-    for (const doc of (await documents()).slice(1)) if (await doc.focused().catch(() => null)) return doc;
-    return top;
+  /** The document whose element has the focus, and that element: in a frame of another site when the page's focus is on its frame. */
+  const focusedIn = async (): Promise<{ doc: DocumentStructure; focus: Awaited<ReturnType<PageStructure['focused']>> }> => {
+    const mine = await top.focused();
+    if (mine?.identity.role !== 'iframe') return { doc: top, focus: mine };
+    for (const doc of (await documents()).slice(1)) {
+      const inside = await doc.focused().catch(() => null);
+      if (inside) return { doc, focus: inside };
+    }
+    return { doc: top, focus: mine };
   };
 
   /** A point of a frame's viewport in the top page's: through the place of each frame around it. */
@@ -211,16 +218,8 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     identify: (ref) => routed(ref, (owner) => owner.identify(ref), goneResult(ref)),
     identifyAt: (point) => top.identifyAt(point),
     locate: (identity) => top.locate(identity),
-    async focused() {
-      const mine = await top.focused();
-      if (mine?.identity.role !== 'iframe') return mine;
-      for (const doc of (await documents()).slice(1)) {
-        const inside = await doc.focused().catch(() => null);
-        if (inside) return inside;
-      }
-      return mine;
-    },
-    hideText: async (ref) => (ref === null ? (await focusedDocument()).hideText(null) : routed(ref, (owner) => owner.hideText(ref), false)),
+    focused: async () => (await focusedIn()).focus,
+    hideText: async (ref) => (ref === null ? (await focusedIn()).doc.hideText(null) : routed(ref, (owner) => owner.hideText(ref), false)),
     findText: (value, limit) => top.findText(value, limit),
     readText: (identity) => top.readText(identity),
     mark: (ref, name, value) => routed(ref, (owner) => (owner === top ? top.mark(ref, name, value) : Promise.resolve(false)), false),

@@ -1,5 +1,6 @@
 /**
- * The structure of one tab's page, as the agent reads and targets it: read_page, find,
+ * The structure of one document of a tab (its page's, or a frame's of another site:
+ * frame-structure.ts joins them), as the agent reads and targets it: read_page, find,
  * get_page_text, and the element behind a reference. The work happens in the page, in an
  * isolated world of the worker's own (structure-script.ts), created once per document: the
  * page's scripts share the DOM with it but not its variables, so they cannot redirect a
