@@ -173,6 +173,18 @@ async function payThroughFrame(sandbox: BrowserSandbox, ownProcess: boolean): Pr
     expect(resultText((await h.call('read_page', {})).result)).toContain('Payment accepted for Ada Lovelace.');
     expect(site.requests.some((r) => r.host.startsWith('partner.test'))).toBe(false);
     expect(site.requests.some((r) => r.host.startsWith('pay.test') && r.path === '/payment.html')).toBe(true);
+
+    // The frame's references hold while its document does: once it navigated, an old one is refused.
+    const holder = refOf(again, /textbox "Name on card" \[(ref_\d+)\]/);
+    await h.state("(document.getElementById('payment').src += '?again', true)");
+    await payFrame!.waitForURL(/again$/);
+    await payFrame!.waitForLoadState('load');
+    const late = await h.call('form_input', { target: { type: 'ref', ref: holder }, value: 'Grace Hopper' });
+    expect(late.ok).toBe(false);
+    expect(resultText(late.result)).toMatch(/stale or not found on the current page \(the page navigated since it was read\)/);
+    const fresh = refOf(resultText((await h.call('read_page', { filter: 'interactive' })).result), /textbox "Name on card" \[(ref_\d+)\]/);
+    expect(fresh).toBeDefined();
+    expect(fresh).not.toBe(holder);
   } finally {
     await h.close();
   }
