@@ -161,10 +161,14 @@ export const PAGE_READS = `
   function frameHosts(next) {
     const state = { next };
     const refs = [];
+    // Styles are computed for frames only (a long page is walked on every find): checkVisibility
+    // sees a hidden ancestor, and an aria-hidden or inert one is looked up.
     const walk = (node) => {
       if (node.nodeType !== 1 && node.nodeType !== 11) return;
-      if (node.nodeType === 1 && visibility(node) === 'gone') return;
-      if (node.nodeType === 1 && otherSite(node)) { if (visibility(node) === 'shown') refs.push(refOf(node, state)); return; }
+      if (node.nodeType === 1 && otherSite(node)) {
+        if (visibility(node) === 'shown' && !node.closest('[aria-hidden=true], [inert]')) refs.push(refOf(node, state));
+        return;
+      }
       for (const c of children(node)) walk(c);
     };
     walk(document.documentElement);
