@@ -167,7 +167,7 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
 
   return {
     async readPage(options) {
-      if (options.ref !== undefined) return routed(options.ref, (owner) => owner.readPage(options), goneResult(options.ref));
+      if (options.ref !== undefined) return routed(options.ref, (owner) => readTree(owner, options, options.maxChars, 0), goneResult(options.ref));
       return readTree(top, options, options.maxChars, 0);
     },
 

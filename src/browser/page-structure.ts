@@ -69,7 +69,7 @@ export interface RefBook {
   issued: Map<number, { loaderId: string; owner: DocumentStructure }>;
 }
 
-/** One document's structure (the top page's, or a frame's of another site, in its own session). */
+/** One document's structure: the top page's, or a frame's of another site (frame-structure.ts joins them). */
 export interface DocumentStructure extends PageStructure {
   /** read_page's lines of this document, and where the frames of other sites it holds go. */
   readTree(options: PageReadOptions): Promise<StructureResult<PageRead & { frames: FrameSpot[] }>>;
@@ -118,7 +118,10 @@ export function staleRefError(ref: string, why: 'navigated' | 'removed' | 'unkno
   return `${ref} is stale or not found on the current page (${reason}). Re-read the page to get fresh references.`;
 }
 
-/** The structure of a page with no frames of other sites to read into (frame-structure.ts composes the rest). */
+/**
+ * The structure of the session's own document, or with `frameId` of that frame of the session's
+ * tree; `book` is the tab's references, shared with its other documents.
+ */
 export function createDocumentStructure(client: () => Promise<CDPSession>, book: RefBook = newRefBook(), frameId?: string): DocumentStructure {
   let world: World | undefined;
 

@@ -146,13 +146,14 @@ export const PAGE_READS = `
       const r = role(el);
       if (r) {
         push(line(el, r, state, name(el, r)));
+        spot(el, 1);
         for (const c of children(el)) visit(c, 1, NAME_FROM_CONTENT.has(r));
       } else visit(el, 0, false);
     } else if (root) visit(root, 0, false);
     return { ok: true, lines, omitted, deeper, frames, next: state.next };
   }
 
-  /** A frame whose document is of another site (its content is read in its own process, by the worker). */
+  /** A frame whose document is of another site (the worker reads its content in that document). */
   function otherSite(el) {
     return (el.localName === 'iframe' || el.localName === 'frame') && !frameDoc(el);
   }

@@ -145,6 +145,9 @@ async function payThroughFrame(sandbox: BrowserSandbox, ownProcess: boolean): Pr
     expect(page).toMatch(/^ {6}textbox "Card number" \[ref_\d+\] description="16 digits, on the front of the card" required$/m);
     const save = refOf(page, /checkbox "Remember this card" \[(ref_\d+)\] unchecked/);
     expect(save).toBeDefined();
+    // Read by its frame's reference: the frame's line, its document under it.
+    const frameRef = refOf(page, /iframe "Payment" \[(ref_\d+)\]/);
+    expect(resultText((await h.call('read_page', { ref: frameRef, filter: 'all' })).result)).toMatch(/^iframe "Payment" \[ref_\d+\]\n {2}heading "Card payment"/);
     // The tracker's frame is listed and nothing of it: its document was refused.
     expect(page).toMatch(/iframe "Analytics" \[ref_\d+\]\n {2}paragraph "Waiting for payment\."/);
     expect(page).not.toContain('Reply text');
