@@ -16,7 +16,7 @@ import { measureFindHits, openWidgetPage, runWidgetTask, WIDGET_TASKS } from '..
 
 export async function benchWidgets(): Promise<Record<string, number | string>> {
   const site = await startWidgetSite();
-  const config = loadConfig({ ...process.env, BROWSER_HOST_RULES: 'MAP widgets.test 127.0.0.1' });
+  const config = loadConfig({ ...process.env, BROWSER_HOST_RULES: 'MAP widgets.test 127.0.0.1,MAP pay.test 127.0.0.1,MAP legacy.test 127.0.0.1' });
   const browser: BrowserSandbox = createBrowser(config, createSilentLogger());
   const origin = `http://widgets.test:${site.port}`;
   const figures: Record<string, number | string> = {};

@@ -1,5 +1,6 @@
 /**
- * The structure of one tab's page, as the agent reads and targets it: read_page, find,
+ * The structure of one document of a tab (its page's, or a frame's of another site:
+ * frame-structure.ts joins them), as the agent reads and targets it: read_page, find,
  * get_page_text, and the element behind a reference. The work happens in the page, in an
  * isolated world of the worker's own (structure-script.ts), created once per document: the
  * page's scripts share the DOM with it but not its variables, so they cannot redirect a
@@ -39,8 +40,6 @@ export interface PageStructure {
    * secret put into it stays out of every picture of the page. False when there is no such field.
    */
   hideText(ref: string | null): Promise<boolean>;
-  /** A remote object id for the element (for CDP calls such as DOM.setFileInputFiles). */
-  objectId(ref: string): Promise<StructureResult<string>>;
   /** Elements whose text shows `value` (the nearest with a role around it), with their whole text. */
   findText(value: string, limit: number): Promise<Array<{ identity: ElementIdentity; text: string }>>;
   /** What the element an identity names by its place says now (its name may have changed); null when it is not there. */
@@ -54,8 +53,58 @@ export interface PageStructure {
   describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
 }
 
+/** Where a frame of another site sits in a read: its reference, the line its content goes before, and its depth. */
+export interface FrameSpot {
+  ref: string;
+  at: number;
+  depth: number;
+}
+
+/**
+ * The references of one tab, shared by the structures of its documents (the top page's and
+ * those of frames of other sites): one sequence, and which document gave each number.
+ */
+export interface RefBook {
+  next: number;
+  issued: Map<number, { loaderId: string; owner: DocumentStructure }>;
+}
+
+/** One document's structure: the top page's, or a frame's of another site (frame-structure.ts joins them). */
+export interface DocumentStructure extends PageStructure {
+  /** read_page's lines of this document, and where the frames of other sites it holds go. */
+  readTree(options: PageReadOptions): Promise<StructureResult<PageRead & { frames: FrameSpot[] }>>;
+  /** find's candidates of this document; `lines` then gives the lines of the chosen ones (indices of this list). */
+  candidates(): Promise<FoundElement[]>;
+  lines(indices: number[]): Promise<string[]>;
+  /** References of the frames of other sites this document shows. */
+  frameHosts(): Promise<string[]>;
+  /** The frame id (CDP) of the document a frame element shows; null when it is gone. */
+  frameIdOf(ref: string): Promise<string | null>;
+  /** Where the frame's content starts in this document's viewport (the frame brought into view). */
+  frameBox(ref: string): Promise<StructureResult<Point>>;
+  /** Whether a point of this document's viewport reaches the frame rather than something over it. */
+  frameHit(ref: string, point: Point): Promise<boolean>;
+}
+
+export const newRefBook = (): RefBook => ({ next: 1, issued: new Map() });
+
 /** Calls that name elements: the browser's names are brought up to date first (ax-names.ts). */
 const NAMED = { names: true } as const;
+
+/** Page.getFrameTree's answer. */
+export interface FrameTree {
+  frame: { id: string; loaderId: string; url: string; unreachableUrl?: string };
+  childFrames?: FrameTree[];
+}
+
+export function findFrame(tree: FrameTree, id: string): FrameTree['frame'] | undefined {
+  if (tree.frame.id === id) return tree.frame;
+  for (const child of tree.childFrames ?? []) {
+    const found = findFrame(child, id);
+    if (found) return found;
+  }
+  return undefined;
+}
 
 interface World {
   loaderId: string;
@@ -69,17 +118,21 @@ export function staleRefError(ref: string, why: 'navigated' | 'removed' | 'unkno
   return `${ref} is stale or not found on the current page (${reason}). Re-read the page to get fresh references.`;
 }
 
-export function createPageStructure(client: () => Promise<CDPSession>): PageStructure {
+/**
+ * The structure of the session's own document, or with `frameId` of that frame of the session's
+ * tree; `book` is the tab's references, shared with its other documents.
+ */
+export function createDocumentStructure(client: () => Promise<CDPSession>, book: RefBook = newRefBook(), frameId?: string): DocumentStructure {
   let world: World | undefined;
-  let next = 1;
-  /** Reference number → the document (loader id) it was given in. */
-  const issuedIn = new Map<number, string>();
 
+  /** The session's own document, or the document of the frame `frameId` of its tree. */
   const ensureWorld = async (session: CDPSession): Promise<World> => {
-    const { frameTree } = (await session.send('Page.getFrameTree')) as { frameTree: { frame: { id: string; loaderId: string } } };
-    const { id: frameId, loaderId } = frameTree.frame;
+    const { frameTree } = (await session.send('Page.getFrameTree')) as { frameTree: FrameTree };
+    const frame = frameId === undefined ? frameTree.frame : findFrame(frameTree, frameId);
+    if (!frame) throw new Error('the frame is no longer on the page');
+    const { loaderId } = frame;
     if (world?.loaderId === loaderId) return world;
-    const { executionContextId } = (await session.send('Page.createIsolatedWorld', { frameId, worldName: WORLD_NAME, grantUniveralAccess: false })) as {
+    const { executionContextId } = (await session.send('Page.createIsolatedWorld', { frameId: frame.id, worldName: WORLD_NAME, grantUniveralAccess: false })) as {
       executionContextId: number;
     };
     const installed = (await session.send('Runtime.evaluate', { expression: STRUCTURE_SCRIPT, contextId: executionContextId })) as { exceptionDetails?: unknown };
@@ -117,18 +170,18 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
   const precheck = async (ref: string): Promise<string | undefined> => {
     const match = /^ref_(\d+)$/.exec(ref.trim());
     if (!match) return `${JSON.stringify(ref)} is not an element reference: use a ref_N that read_page or find returned`;
-    const doc = issuedIn.get(Number(match[1]));
-    if (doc === undefined) return staleRefError(ref, 'unknown');
+    const entry = book.issued.get(Number(match[1]));
+    if (entry === undefined || entry.owner !== self) return staleRefError(ref, 'unknown');
     const session = await client();
     const current = await ensureWorld(session);
-    if (doc !== current.loaderId) return staleRefError(ref, 'navigated');
+    if (entry.loaderId !== current.loaderId) return staleRefError(ref, 'navigated');
     return undefined;
   };
 
   /** Records the references the page issued in this call (numbers from `from` up to `to`). */
   const issued = (from: number, to: number, loaderId: string) => {
-    for (let n = from; n < to; n++) issuedIn.set(n, loaderId);
-    next = Math.max(next, to);
+    for (let n = from; n < to; n++) book.issued.set(n, { loaderId, owner: self });
+    book.next = Math.max(book.next, to);
   };
 
   const withRef = async <T>(ref: string, run: () => Promise<StructureResult<T>>): Promise<StructureResult<T>> => {
@@ -172,30 +225,72 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
     }
   };
 
-  return {
+  const readTree = async (options: PageReadOptions): Promise<StructureResult<PageRead & { frames: FrameSpot[] }>> => {
+    if (options.ref !== undefined) {
+      const refused = await precheck(options.ref);
+      if (refused) return { ok: false, error: refused };
+    }
+    const from = book.next;
+    const { value, loaderId } = await call<{ ok: boolean; error?: string; lines: string[]; omitted: number; deeper: number; frames: FrameSpot[]; next: number }>(
+      'readPage',
+      [{ next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars }],
+      NAMED,
+    );
+    if (!value.ok) return { ok: false, error: staleRefError(options.ref ?? '', 'removed') };
+    issued(from, value.next, loaderId);
+    return { ok: true, value: { lines: value.lines, omitted: value.omitted, deeper: value.deeper, frames: value.frames } };
+  };
+
+  const candidates = async () => (await call<FoundElement[]>('findCandidates', [FIND_POOL], NAMED)).value;
+  const lines = async (chosen: number[]) => {
+    const from = book.next;
+    const { value, loaderId } = await call<{ lines: string[]; next: number }>('linesFor', [chosen, from]);
+    issued(from, value.next, loaderId);
+    return value.lines;
+  };
+
+  const self: DocumentStructure = {
+    readTree,
+    candidates,
+    lines,
+
     async readPage(options) {
-      if (options.ref !== undefined) {
-        const refused = await precheck(options.ref);
-        if (refused) return { ok: false, error: refused };
-      }
-      const from = next;
-      const { value, loaderId } = await call<{ ok: boolean; error?: string; lines: string[]; omitted: number; deeper: number; next: number }>(
-        'readPage',
-        [{ next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars }],
-        NAMED,
-      );
-      if (!value.ok) return { ok: false, error: staleRefError(options.ref ?? '', 'removed') };
-      issued(from, value.next, loaderId);
-      return { ok: true, value: { lines: value.lines, omitted: value.omitted, deeper: value.deeper } };
+      const read = await readTree(options);
+      return read.ok ? { ok: true, value: { lines: read.value.lines, omitted: read.value.omitted, deeper: read.value.deeper } } : read;
     },
 
     async find(rank, limit) {
-      const { value: candidates } = await call<FoundElement[]>('findCandidates', [FIND_POOL], NAMED);
-      const chosen = rank(candidates).slice(0, limit);
-      const from = next;
-      const { value, loaderId } = await call<{ lines: string[]; next: number }>('linesFor', [chosen, from]);
+      return lines(rank(await candidates()).slice(0, limit));
+    },
+
+    async frameHosts() {
+      const from = book.next;
+      const { value, loaderId } = await call<{ refs: string[]; next: number }>('frameHosts', [from]);
       issued(from, value.next, loaderId);
-      return value.lines;
+      return value.refs;
+    },
+
+    async frameIdOf(ref) {
+      if (await precheck(ref)) return null;
+      const { value: objectId } = await call<string | undefined>('lookup', [ref], { byValue: false });
+      if (!objectId) return null;
+      const session = await client();
+      try {
+        const { node } = (await session.send('DOM.describeNode', { objectId })) as { node: { frameId?: string } };
+        return node.frameId ?? null;
+      } finally {
+        await session.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
+      }
+    },
+
+    frameBox: (ref) =>
+      withRef(ref, async () => {
+        const { value } = await call<{ ok: boolean; x: number; y: number; error?: string }>('frameBox', [ref]);
+        return value.ok ? { ok: true, value: { x: value.x, y: value.y } } : { ok: false, error: pageError(ref, value) };
+      }),
+
+    async frameHit(ref, point) {
+      return (await call<boolean>('frameHit', [ref, point.x, point.y])).value === true;
     },
 
     async pageText(maxChars) {
@@ -232,7 +327,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
     },
 
     async locate(identity) {
-      const from = next;
+      const from = book.next;
       const { value, loaderId } = await call<{ ok: boolean; ref?: string; next?: number; enabled?: boolean; inView?: boolean; error?: string; count?: number }>('locate', [identity, from], NAMED);
       if (!value.ok) {
         const what = `${identity.role}${identity.name ? ` "${identity.name}"` : ''}`;
@@ -243,19 +338,13 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
     },
 
     async focused() {
-      const { value } = await call<{ identity: ElementIdentity; editable: boolean } | null>('focused', [next], NAMED);
+      const { value } = await call<{ identity: ElementIdentity; editable: boolean } | null>('focused', [book.next], NAMED);
       return value ? { identity: compact(value.identity), editable: value.editable } : null;
     },
 
     async hideText(ref) {
       return (await call<boolean>('hideText', [ref])).value === true;
     },
-
-    objectId: (ref) =>
-      withRef(ref, async () => {
-        const { value } = await call<string | undefined>('lookup', [ref], { byValue: false });
-        return value ? { ok: true, value } : { ok: false, error: staleRefError(ref, 'removed') };
-      }),
 
     async findText(value, limit) {
       const { value: found } = await call<Array<{ identity: ElementIdentity; text: string }>>('findText', [value, limit], NAMED);
@@ -279,7 +368,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
 
     popupOptions: (ref) =>
       withRef(ref, async () => {
-        const from = next;
+        const from = book.next;
         const { value, loaderId } = await call<{ options: PopupOption[]; next: number } | null>('popupOptions', [ref, from], NAMED);
         if (!value) return { ok: false, error: staleRefError(ref, 'removed') };
         issued(from, value.next, loaderId);
@@ -287,7 +376,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       }),
 
     async calendar() {
-      const from = next;
+      const from = book.next;
       const { value, loaderId } = await call<{ view: CalendarView; next: number }>('calendar', [from], NAMED);
       issued(from, value.next, loaderId);
       return value.view;
@@ -298,6 +387,7 @@ export function createPageStructure(client: () => Promise<CDPSession>): PageStru
       return (await call<{ role: string; name: string; tag: string; type?: string } | null>('describe', [ref], NAMED)).value;
     },
   };
+  return self;
 }
 
 /** The identity without its absent fields, so that it compares and serialises cleanly. */

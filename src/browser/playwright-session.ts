@@ -82,7 +82,8 @@ export function createSession(parts: SessionParts): BrowserSession {
     for (const frame of frameNavigations.startedSince(page, since)) {
       await waitUntil(() => frameNavigations.settledSince(frame, since), frameNavigations.wakers, deadline - Date.now(), signal);
       const left = deadline - Date.now();
-      if (frame.isDetached() || left <= 0 || signal.aborted) continue;
+      // A refused frame shows the browser's error page: nothing of it loads or changes.
+      if (frame.isDetached() || left <= 0 || signal.aborted || !/^https?:/i.test(frame.url())) continue;
       await frame.waitForLoadState('load', { timeout: left }).catch(() => undefined);
       // The frame's document is new: every timer and change of it came after the action.
       await pageStill(frame, since, deadline);

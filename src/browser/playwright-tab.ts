@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CDPSession, ElementHandle, Page, Request, Response } from 'playwright-core';
-import { createPageStructure, staleRefError } from './page-structure.js';
+import { createPageStructure } from './frame-structure.js';
+import { staleRefError } from './page-structure.js';
 import { withinMs } from './settle.js';
 import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
 
@@ -38,7 +39,7 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     cdpSession ??= page.context().newCDPSession(page);
     return cdpSession;
   };
-  const structure = createPageStructure(cdp);
+  const structure = createPageStructure(page, cdp);
   const consoleLog: ConsoleEntry[] = [];
   const networkLog: NetworkEntry[] = [];
   const started = new WeakMap<Request, number>();

@@ -62,6 +62,9 @@ export const PAGE_READS = `
   function readPage(opts) {
     const state = { next: opts.next, focused: deepActive() };
     const filter = opts.filter || 'visible';
+    // Frames of another site whose content this document cannot read: where their lines go (the worker reads them).
+    const frames = [];
+    const spot = (node, depth) => { if (otherSite(node)) frames.push({ ref: refOf(node, state), at: lines.length, depth }); };
     const maxDepth = Math.max(1, opts.depth || 15);
     const lines = [];
     let used = 0;
@@ -119,6 +122,7 @@ export const PAGE_READS = `
             if (options.length > OPTIONS_MAX) push((filter === 'interactive' ? '  ' : pad(depth + 1)) + '(' + (options.length - OPTIONS_MAX) + ' more options)');
             return;
           }
+          spot(node, depth + 1);
           for (const c of children(node)) visit(c, depth + 1, parentTextual || textual);
           return;
         }
@@ -129,6 +133,7 @@ export const PAGE_READS = `
           if (t) push(pad(depth) + 'text ' + quote(cut(t, TEXT_MAX)));
           return;
         }
+        if (vis === 'shown' && inView(node)) spot(node, depth);
       }
       for (const c of children(node)) visit(c, depth, parentTextual);
     };
@@ -141,10 +146,46 @@ export const PAGE_READS = `
       const r = role(el);
       if (r) {
         push(line(el, r, state, name(el, r)));
+        spot(el, 1);
         for (const c of children(el)) visit(c, 1, NAME_FROM_CONTENT.has(r));
       } else visit(el, 0, false);
     } else if (root) visit(root, 0, false);
-    return { ok: true, lines, omitted, deeper, next: state.next };
+    return { ok: true, lines, omitted, deeper, frames, next: state.next };
+  }
+
+  /** A frame whose document is of another site (the worker reads its content in that document). */
+  function otherSite(el) {
+    return (el.localName === 'iframe' || el.localName === 'frame') && !frameDoc(el);
+  }
+
+  /** References of the shown frames of another site, wherever they are in this document (find reads into them). */
+  function frameHosts(next) {
+    const state = { next };
+    const refs = [];
+    // Styles are computed for frames only (a long page is walked on every find): checkVisibility
+    // sees a hidden ancestor, and an aria-hidden or inert one is looked up.
+    const walk = (node) => {
+      if (node.nodeType !== 1 && node.nodeType !== 11) return;
+      if (node.nodeType === 1 && otherSite(node)) {
+        if (visibility(node) === 'shown' && !node.closest('[aria-hidden=true], [inert]')) refs.push(refOf(node, state));
+        return;
+      }
+      for (const c of children(node)) walk(c);
+    };
+    walk(document.documentElement);
+    return { refs, next: state.next };
+  }
+
+  /**
+   * Where a frame's content starts in this document's viewport (the frame brought into view
+   * first), for a point inside it to be clicked from the top page.
+   */
+  function frameBox(el) {
+    if (visibility(el) !== 'shown') return { ok: false, error: 'hidden' };
+    let r = rectOf(el);
+    if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) { el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' }); r = rectOf(el); }
+    const s = getComputedStyle(el);
+    return { ok: true, x: r.left + el.clientLeft + (parseFloat(s.paddingLeft) || 0), y: r.top + el.clientTop + (parseFloat(s.paddingTop) || 0) };
   }
 
   function lookup(ref) {

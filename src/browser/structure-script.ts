@@ -37,6 +37,10 @@ ${WIDGET_PARTS}
       annotate,
       axWanted,
       linesFor,
+      frameHosts,
+      frameBox: (ref) => { const el = lookup(ref); return el ? frameBox(el) : { ok: false, error: 'stale' }; },
+      // Whether a point of this document's viewport reaches the frame (not a cover over it).
+      frameHit: (ref, x, y) => { const el = lookup(ref); return !!el && hitAt(x, y) === el; },
       pageText,
       lookup,
       refOf: (el, next) => { const state = { next }; const ref = refOf(el, state); return { ref, next: state.next }; },

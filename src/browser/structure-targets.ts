@@ -160,6 +160,8 @@ export const ACTION_TARGETS = `
   }
 
   function focused(next) {
+    // A frame of another site (this script runs in it too) holds the focus only when its document has it.
+    if (window.top !== window && !document.hasFocus()) return null;
     const el = deepActive();
     if (!el || el === document.body || el === document.documentElement) return null;
     return { identity: identity(el), editable: el.isContentEditable || el.localName === 'textarea' || (el.localName === 'input' && TEXT_INPUTS.has(inputType(el))) };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
+import type { PlaywrightTab } from '../../src/browser/playwright-tab.js';
 import type { BrowserSandbox } from '../../src/browser/types.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import type { StaticServer } from '../support/static-server.js';
@@ -13,6 +14,8 @@ import { callsOf, measureFindHits, openWidgetPage, resultText, runWidgetTask, WI
  * against the component's own state.
  */
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+/** The widget site under four names: two more sites of the allow-list, and a partner outside it. */
+const HOST_RULES = 'MAP widgets.test 127.0.0.1,MAP partner.test 127.0.0.1,MAP pay.test 127.0.0.1,MAP legacy.test 127.0.0.1';
 let site: StaticServer;
 let sandbox: BrowserSandbox;
 let origin: string;
@@ -20,7 +23,7 @@ let origin: string;
 beforeAll(async () => {
   site = await startWidgetSite();
   origin = `http://widgets.test:${site.port}`;
-  sandbox = createPlaywrightSandbox({ logger: silent, hostRules: 'MAP widgets.test 127.0.0.1,MAP partner.test 127.0.0.1' });
+  sandbox = createPlaywrightSandbox({ logger: silent, hostRules: HOST_RULES });
 });
 
 afterAll(async () => {
@@ -101,4 +104,91 @@ describe('form_input refusals on widgets', () => {
       await h.close();
     }
   });
+
 });
+
+describe('frames of other sites', () => {
+  it('fills and submits a payment form in an allowed frame of another site in the page\'s process, by references only; a frame outside the allow-list stays blocked and unread', async () => {
+    await payThroughFrame(sandbox, false);
+  });
+
+  it('does the same when the frame runs in a process of its own (Chromium with site isolation)', async () => {
+    const isolated = createPlaywrightSandbox({ logger: silent, chromiumPath: '/usr/bin/chromium', hostRules: HOST_RULES });
+    try {
+      await payThroughFrame(isolated, true);
+    } finally {
+      await isolated.close();
+    }
+  });
+});
+
+/**
+ * The ideal agent pays on a checkout page whose card form is a frame of another site of the
+ * allow-list, by find and read_page references only; the payment is read back from the
+ * provider's own state in its frame. A tracker's frame outside the allow-list stays unread.
+ */
+async function payThroughFrame(sandbox: BrowserSandbox, ownProcess: boolean): Promise<void> {
+  const tracker = `http://partner.test:${site.port}/quill.html`;
+  const h = await openWidgetPage(sandbox, origin, `checkout.html?pay=pay.test&tracker=${encodeURIComponent(tracker)}`);
+  const refOf = (text: string, pattern: RegExp) => pattern.exec(text)?.[1];
+  try {
+    // Whether the provider's frame runs in a process of its own (site isolation) or in the page's.
+    const tab = h.session.tab() as PlaywrightTab;
+    const payFrame = tab.page.frames().find((f) => f.url().startsWith('http://pay.test'));
+    expect(payFrame).toBeDefined();
+    const attached = await tab.page.context().newCDPSession(payFrame!).then((s) => s.detach().then(() => true), () => false);
+    expect(attached).toBe(ownProcess);
+    const page = resultText((await h.call('read_page', { filter: 'all' })).result);
+    // The provider's document, read in its frame, under the frame's line.
+    expect(page).toMatch(/^ {2}iframe "Payment" \[ref_\d+\]\n {4}heading "Card payment" \[ref_\d+\] level=2\n {4}form "Card payment" \[ref_\d+\]/m);
+    // Named from the browser's accessibility tree of the frame (aria-describedby).
+    expect(page).toMatch(/^ {6}textbox "Card number" \[ref_\d+\] description="16 digits, on the front of the card" required$/m);
+    const save = refOf(page, /checkbox "Remember this card" \[(ref_\d+)\] unchecked/);
+    expect(save).toBeDefined();
+    // Read by its frame's reference: the frame's line, its document under it.
+    const frameRef = refOf(page, /iframe "Payment" \[(ref_\d+)\]/);
+    expect(resultText((await h.call('read_page', { ref: frameRef, filter: 'all' })).result)).toMatch(/^iframe "Payment" \[ref_\d+\]\n {2}heading "Card payment"/);
+    // The tracker's frame is listed and nothing of it: its document was refused.
+    expect(page).toMatch(/iframe "Analytics" \[ref_\d+\]\n {2}paragraph "Waiting for payment\."/);
+    expect(page).not.toContain('Reply text');
+
+    const fill = async (query: string, expected: RegExp, value: string) => {
+      const first = resultText((await h.call('find', { query })).result).split('\n')[0] ?? '';
+      expect(first).toMatch(expected);
+      const filled = await h.call('form_input', { target: { type: 'ref', ref: refOf(first, /\[(ref_\d+)\]/) }, value });
+      expect(filled.ok, resultText(filled.result)).toBe(true);
+    };
+    await fill('name on card', /^textbox "Name on card"/, 'Ada Lovelace');
+    await fill('card number', /^textbox "Card number"/, '4242 4242 4242 4242');
+    await fill('expiry month', /^combobox "Expiry month"/, '03 March');
+    // A click lands through the frame's place on the page (brought into view first).
+    const clicked = await h.call('left_click', { target: { type: 'ref', ref: save } });
+    expect(clicked.ok, resultText(clicked.result)).toBe(true);
+    const again = resultText((await h.call('read_page', { filter: 'interactive' })).result);
+    expect(again).toContain(`checkbox "Remember this card" [${save}] checked`);
+    expect(again).toContain('textbox "Name on card"');
+
+    const pay = refOf(resultText((await h.call('find', { query: 'pay button' })).result).split('\n')[0] ?? '', /^button "Pay 84\.00 EUR" \[(ref_\d+)\]/);
+    expect(pay).toBeDefined();
+    const paid = await h.call('left_click', { target: { type: 'ref', ref: pay } });
+    expect(paid.ok, resultText(paid.result)).toBe(true);
+    expect(await h.state('window.payment', 'pay.test')).toEqual({ holder: 'Ada Lovelace', number: '4242424242424242', expiry: '03', save: true, clicked: 'Pay 84.00 EUR' });
+    expect(resultText((await h.call('read_page', {})).result)).toContain('Payment accepted for Ada Lovelace.');
+    expect(site.requests.some((r) => r.host.startsWith('partner.test'))).toBe(false);
+    expect(site.requests.some((r) => r.host.startsWith('pay.test') && r.path === '/payment.html')).toBe(true);
+
+    // The frame's references hold while its document does: once it navigated, an old one is refused.
+    const holder = refOf(again, /textbox "Name on card" \[(ref_\d+)\]/);
+    await h.state("(document.getElementById('payment').src += '?again', true)");
+    await payFrame!.waitForURL(/again$/);
+    await payFrame!.waitForLoadState('load');
+    const late = await h.call('form_input', { target: { type: 'ref', ref: holder }, value: 'Grace Hopper' });
+    expect(late.ok).toBe(false);
+    expect(resultText(late.result)).toMatch(/stale or not found on the current page \(the page navigated since it was read\)/);
+    const fresh = refOf(resultText((await h.call('read_page', { filter: 'interactive' })).result), /textbox "Name on card" \[(ref_\d+)\]/);
+    expect(fresh).toBeDefined();
+    expect(fresh).not.toBe(holder);
+  } finally {
+    await h.close();
+  }
+}

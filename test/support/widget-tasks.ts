@@ -1,3 +1,4 @@
+import type { PlaywrightTab } from '../../src/browser/playwright-tab.js';
 import type { BrowserSandbox, BrowserSession } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { ToolResultBlock } from '../../src/model/types.js';
@@ -27,6 +28,8 @@ export interface WidgetTask {
   value: string | boolean;
   /** An expression in the page that reads the component's state (a JSON value). */
   state: string;
+  /** The host of the frame whose own state `state` reads (a frame of another site), when not the page's. */
+  frame?: string;
   want: unknown;
 }
 
@@ -48,6 +51,7 @@ export const WIDGET_TASKS: readonly WidgetTask[] = [
   { widget: 'Fluent modal dialog', page: 'fluent.html', prepare: { find: 'edit contact button' }, find: 'phone number', expect: /^textbox "Phone number".*in dialog "Contact details"/, value: '+44 20 7946 0958', state: "document.getElementById('phone').value", want: '+44 20 7946 0958' },
   { widget: 'Tabulator virtualized grid (row 1,500 of 2,000)', page: 'tabulator.html', prepare: { find: 'filter invoices', value: 'INV-1500' }, find: 'amount of INV-1500', expect: /^gridcell "1599" .*row "INV-1500"; column "Amount"/, value: '1750', state: "invoiceGrid.getData().find((r) => r.invoice === 'INV-1500').amount", want: 1750 },
   { widget: 'order form in a same-origin iframe (tom-select)', page: 'embedded.html', find: 'customer dropdown', expect: /^combobox "Customer"/, value: 'Vandelay Imports', state: "document.getElementById('legacy').contentWindow.customerSelect.getValue()", want: 'c12' },
+  { widget: 'order form in a cross-origin iframe (tom-select)', page: 'embedded.html?legacy-host=legacy.test', find: 'customer dropdown', expect: /^combobox "Customer"/, value: 'Vandelay Imports', state: 'customerSelect.getValue()', frame: 'legacy.test', want: 'c12' },
   { widget: 'Shoelace checkbox', page: 'shoelace.html', find: 'accept terms checkbox', expect: /^checkbox "I accept the terms"/, value: true, state: "document.getElementById('terms').checked", want: true },
 ];
 
@@ -92,6 +96,9 @@ export const FIND_DESCRIPTIONS: ReadonlyArray<{ page: string; query: string; exp
   { page: 'prosemirror.html', query: 'publish button', expect: /^button "Publish article"/ },
   { page: 'embedded.html', query: 'tags in the order form', expect: /^combobox "Tags"/ },
   { page: 'embedded.html', query: 'legacy order frame', expect: /^iframe "Legacy order form"/ },
+  { page: 'embedded.html?legacy-host=legacy.test', query: 'tags in the order form', expect: /^combobox "Tags"/ },
+  { page: 'checkout.html?pay=pay.test', query: 'card number', expect: /^textbox "Card number"/ },
+  { page: 'checkout.html?pay=pay.test', query: 'pay button', expect: /^button "Pay 84\.00 EUR"/ },
 ];
 
 export interface WidgetHarness {
@@ -100,7 +107,8 @@ export interface WidgetHarness {
   /** Characters of every tool result the agent read (text only), and the calls it made. */
   read: { chars: number; calls: number };
   call(name: string, input?: Record<string, unknown>): Promise<ActionReport>;
-  state(expression: string): Promise<unknown>;
+  /** Reads a JSON value in the page, or in the frame of another site served by `frameHost`. */
+  state(expression: string, frameHost?: string): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -108,7 +116,10 @@ export const resultText = (result: ToolResultBlock): string => result.content.ma
 
 export async function openWidgetPage(sandbox: BrowserSandbox, origin: string, page: string): Promise<WidgetHarness> {
   const signal = new AbortController().signal;
-  const session = await sandbox.openSession({ executionId: 'widgets', viewport: { width: 1000, height: 700 }, allowedDomains: ['widgets.test'], onBlocked: () => {} }, signal);
+  // Two more sites of the allow-list, by host and port, embedded as frames of another origin.
+  const port = new URL(origin).port;
+  const allowedDomains = ['widgets.test', `pay.test:${port}`, `legacy.test:${port}`];
+  const session = await sandbox.openSession({ executionId: 'widgets', viewport: { width: 1000, height: 700 }, allowedDomains, onBlocked: () => {} }, signal);
   const space = createActionSpace(
     { kind: 'browser', computer: { type: 'computer_toolset_20260801', zoom: true }, images: { maxEdgePx: 2000, maxPixels: 3_750_000 } },
     { session, secrets: createSecretVault({}, undefined), allowJavascript: false },
@@ -128,7 +139,12 @@ export async function openWidgetPage(sandbox: BrowserSandbox, origin: string, pa
       read.chars += resultText(report.result).length + JSON.stringify(input).length;
       return report;
     },
-    state: async (expression) => {
+    state: async (expression, frameHost) => {
+      if (frameHost) {
+        const frame = (session.tab() as PlaywrightTab).page.frames().find((f) => URL.canParse(f.url()) && new URL(f.url()).hostname === frameHost);
+        if (!frame) throw new Error(`no frame of ${frameHost} on the page`);
+        return frame.evaluate(`JSON.parse(JSON.stringify(${expression}))`) as Promise<unknown>;
+      }
       const out = await session.tab()!.evaluate(`JSON.stringify(${expression})`, 5_000);
       if (!out.ok) throw new Error(out.error);
       return JSON.parse(out.value) as unknown;
@@ -154,7 +170,7 @@ export async function runWidgetTask(h: WidgetHarness, task: WidgetTask): Promise
   const ref = /\[(ref_\d+)\]/.exec(first)?.[1];
   if (!task.expect.test(first) || !ref) return { ok: false, detail: `find ranked first: ${first}`, state: undefined };
   const filled = await h.call('form_input', { target: { type: 'ref', ref }, value: task.value });
-  const state = await h.state(task.state);
+  const state = await h.state(task.state, task.frame);
   const ok = filled.ok && JSON.stringify(state) === JSON.stringify(task.want);
   return { ok, detail: resultText(filled.result), state };
 }
