@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBrowser, createRunnerDeps } from '../../src/compose.js';
-import { loadConfig, type Config } from '../../src/config/schema.js';
-import type { BrowserSandbox } from '../../src/browser/types.js';
+import { describe, expect, it } from 'vitest';
+import { createRunnerDeps } from '../../src/compose.js';
 import { runExecution } from '../../src/runner/run-execution.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { hostRules, tempDir } from '../support/env.js';
 import { finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
-import { startShopServer, type ShopServer } from '../support/shop-server.js';
+import { useShopBrowser } from '../support/shop-browser.js';
 
 /**
  * 100-turn executions on real Chromium through the whole runner (step screenshots, counters,
@@ -20,23 +17,8 @@ import { startShopServer, type ShopServer } from '../support/shop-server.js';
  */
 
 const TURNS = 100;
-let shop: ShopServer;
-let dir: string;
-let config: Config;
-let browser: BrowserSandbox;
 const logger = createSilentLogger();
-
-beforeAll(async () => {
-  [shop, dir] = await Promise.all([startShopServer(), tempDir('long-run-chromium')]);
-  config = loadConfig({ BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: dir, ANTHROPIC_API_KEY: 'k', ANTHROPIC_MAX_RETRIES: '0', VIDEO_ENABLED: 'false' });
-  browser = createBrowser(config, logger);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await shop?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const rig = useShopBrowser('long-run-chromium', { ANTHROPIC_MAX_RETRIES: '0', VIDEO_ENABLED: 'false' }, logger);
 
 /** Looks without changing the page: screenshots, hovers and, with the browser toolset, page reads. */
 function script(request: RecordedRequest, index: number): ScriptedTurn {
@@ -56,13 +38,13 @@ describe('a 100-turn execution on real Chromium', () => {
   ] as const)('completes on %s (%s use), every request accepted, the context bounded', async (model, toolset) => {
     const server = await startScriptedModelServer(script);
     try {
-      const runConfig = { ...config, ANTHROPIC_BASE_URL: server.url };
-      const store = createLocalStore({ dir, prefix: '' });
-      const deps = createRunnerDeps({ config: runConfig, logger, browser, store });
+      const runConfig = { ...rig.config, ANTHROPIC_BASE_URL: server.url };
+      const store = createLocalStore({ dir: rig.dir, prefix: '' });
+      const deps = createRunnerDeps({ config: runConfig, logger, browser: rig.browser, store });
       const executionId = randomUUID();
       const summary = await runExecution(
         deps,
-        { executionId, inputPayload: null, specification: { prompt: 'Look around the shop', allowedDomains: ['shop.test'], startUrl: `${shop.origin}/`, model, toolset, maxSteps: TURNS } },
+        { executionId, inputPayload: null, specification: { prompt: 'Look around the shop', allowedDomains: ['shop.test'], startUrl: `${rig.shop.origin}/`, model, toolset, maxSteps: TURNS } },
         new AbortController().signal,
       );
       expect(server.refusals).toEqual([]);
@@ -70,7 +52,7 @@ describe('a 100-turn execution on real Chromium', () => {
       const last = server.accounting[server.accounting.length - 1]!;
       expect(last.total).toBeLessThanOrEqual(60_000);
       // Step screenshots and the recording as before.
-      const files = await readdir(path.join(dir, 'executions', executionId));
+      const files = await readdir(path.join(rig.dir, 'executions', executionId));
       expect(files).toEqual(expect.arrayContaining(['recording.json', 'logs.jsonl', 'output.json', 'steps']));
     } finally {
       await server.stop();

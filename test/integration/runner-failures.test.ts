@@ -1,50 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBrowser, createRecorder, createRunnerDeps } from '../../src/compose.js';
-import { loadConfig, type Config } from '../../src/config/schema.js';
-import type { BrowserSandbox } from '../../src/browser/types.js';
+import { describe, expect, it } from 'vitest';
+import { createRecorder, createRunnerDeps } from '../../src/compose.js';
 import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { hostRules, tempDir } from '../support/env.js';
 import { browser as member, endTurn, failure, finish, startScriptedModelServer, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
-import { startShopServer, type ShopServer } from '../support/shop-server.js';
+import { useShopBrowser } from '../support/shop-browser.js';
 
 /**
  * How runs end badly, on real Chromium and ffmpeg, with the real SDK against a scripted
  * model: each failure gets its contract code, counters, and the artifacts made so far.
  */
 
-let shop: ShopServer;
-let dir: string;
-let config: Config;
-let browser: BrowserSandbox;
 const logger = createSilentLogger();
-
-beforeAll(async () => {
-  [shop, dir] = await Promise.all([startShopServer(), tempDir('runner-failures')]);
-  config = loadConfig({ BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: dir, ANTHROPIC_API_KEY: 'k', ANTHROPIC_MAX_RETRIES: '1', VIDEO_FPS: '5' });
-  browser = createBrowser(config, logger);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await shop?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const rig = useShopBrowser('runner-failures', { ANTHROPIC_MAX_RETRIES: '1', VIDEO_FPS: '5' }, logger);
 
 async function run(script: Script, specExtra: Record<string, unknown> = {}, signal = new AbortController().signal): Promise<ExecutionSummary & { status: 'completed' | 'failed' }> {
   const model = await startScriptedModelServer(script);
   try {
-    const runConfig = { ...config, ANTHROPIC_BASE_URL: model.url };
-    const store = createLocalStore({ dir, prefix: '' });
+    const runConfig = { ...rig.config, ANTHROPIC_BASE_URL: model.url };
+    const store = createLocalStore({ dir: rig.dir, prefix: '' });
     const recorder = createRecorder(runConfig, logger);
-    const deps = createRunnerDeps({ config: runConfig, logger, browser, store, ...(recorder ? { recorder } : {}) });
-    const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: null, specification: { prompt: 'Look at the shop', allowedDomains: [new URL(shop.origin).host], startUrl: `${shop.origin}/`, ...specExtra } }, signal);
+    const deps = createRunnerDeps({ config: runConfig, logger, browser: rig.browser, store, ...(recorder ? { recorder } : {}) });
+    const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: null, specification: { prompt: 'Look at the shop', allowedDomains: [new URL(rig.shop.origin).host], startUrl: `${rig.shop.origin}/`, ...specExtra } }, signal);
     if (summary.status === 'skipped') throw new Error('unexpected skip');
     return summary;
   } finally {
