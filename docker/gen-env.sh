@@ -16,5 +16,7 @@ umask 077
   echo "API_KEY=$(random_hex)"
   echo "MINIO_ROOT_USER=ew-$(random_hex | cut -c1-12)"
   echo "MINIO_ROOT_PASSWORD=$(random_hex)"
+  # Browser profiles (docs/profiles.md): key id "k1", 32 random bytes in base64.
+  echo "PROFILE_KEYS=k1:$(head -c 32 /dev/urandom | base64 | tr -d '\n')"
 } > "$env_file"
 echo "wrote $env_file (API_KEY is the dashboard's key)" >&2

@@ -312,6 +312,8 @@ describe('docker/compose.yaml', () => {
     // The Anthropic key comes from the host, never from the file.
     const raw = asMap(service('worker').environment, 'worker environment');
     expect(String(raw.ANTHROPIC_API_KEY)).toMatch(/^\$\{ANTHROPIC_API_KEY(:?-)?\}$/);
+    // Profiles' keys likewise, from docker/.env (gen-env.sh writes them): never a default in the file.
+    expect(String(raw.PROFILE_KEYS)).toMatch(/^\$\{PROFILE_KEYS(:?-)?\}$/);
   });
 
   it('runs, in the image it builds, commands the image ships', async () => {
@@ -379,7 +381,7 @@ describe('docker/compose.yaml', () => {
     const gen = read(path.join(DOCKER_DIR, 'gen-env.sh'));
     expect(gen).toMatch(/\/dev\/urandom/);
     expect(gen).toMatch(/umask 077/);
-    for (const name of ['API_KEY', 'MINIO_ROOT_USER', 'MINIO_ROOT_PASSWORD']) expect(gen).toContain(`${name}=`);
+    for (const name of ['API_KEY', 'MINIO_ROOT_USER', 'MINIO_ROOT_PASSWORD', 'PROFILE_KEYS']) expect(gen).toContain(`${name}=`);
   });
 
   it('lets nothing anonymous list the bucket or write to it', () => {
