@@ -1,6 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 
@@ -44,8 +42,6 @@ export interface EncoderProcess {
   kill(signal: NodeJS.Signals): void;
   /** Whether the process has not exited yet. */
   readonly running: boolean;
-  /** ffmpeg's pid once spawned. */
-  readonly pid: number | undefined;
   /**
    * CPU time ffmpeg has used so far, in clock ticks (Linux's /proc); undefined where that cannot
    * be read. Tells a busy encoder (on a loaded machine) from a stuck one.
@@ -128,14 +124,16 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
   const { input, output } = buildEncoderArgs(spec);
   // fluent-ffmpeg splits an option string on its space when options are given as one array;
   // passing them as separate arguments keeps every value (filter graphs) intact.
-  const command = ffmpeg({ stdoutLines: 30 })
+  // `niceness` makes fluent-ffmpeg start the encoder through `nice -n N` (not on Windows).
+  const command = ffmpeg({ stdoutLines: 30, niceness: ENCODER_NICENESS })
     .setFfmpegPath(spec.ffmpegPath)
     .input(stdin)
     .inputOptions(...input)
     .outputOptions(...output)
     .output(spec.outputPath);
 
-  let proc: ChildProcess | undefined;
+  let started = false;
+  let pid: number | undefined;
   let running = true;
   let ended = false;
   const drainWaiters = new Set<() => void>();
@@ -150,15 +148,7 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
   });
 
   command.on('start', () => {
-    // fluent-ffmpeg sets ffmpegProc just before emitting 'start'; it is not in its typings.
-    proc = (command as unknown as { ffmpegProc?: ChildProcess }).ffmpegProc;
-    if (proc?.pid !== undefined) {
-      try {
-        os.setPriority(proc.pid, ENCODER_NICENESS);
-      } catch {
-        // Not permitted here: the encoder keeps the worker's priority.
-      }
-    }
+    started = true;
   });
   command.on('end', () => settle({ ok: true }));
   command.on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
@@ -172,9 +162,6 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
   return {
     get running() {
       return running;
-    },
-    get pid() {
-      return proc?.pid;
     },
     exited,
     write(chunk) {
@@ -196,12 +183,41 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
       stdin.end();
     },
     kill(signal) {
-      if (running && proc && proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      if (running && started) command.kill(signal);
     },
     cpuTicks() {
-      return running && proc?.pid !== undefined ? processCpuTicks(proc.pid) : undefined;
+      if (!running || !started) return undefined;
+      pid ??= childPidRunning(spec.outputPath);
+      return pid === undefined ? undefined : processCpuTicks(pid);
     },
   };
+}
+
+/**
+ * The pid of this process's child whose command line names `argument` (the encoder's output
+ * file, unique per recording); undefined off Linux or when there is none. fluent-ffmpeg gives
+ * no public way to the process it spawned, and the CPU time it has used (which tells a slow
+ * encoder from a stuck one, see `watchFinish`) is only to be had by pid: this is the one piece
+ * we do beside it, read from /proc instead of reaching into the library's internals.
+ */
+export function childPidRunning(argument: string): number | undefined {
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        // Field 4 (ppid) is the second after the parenthesised command name.
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (ppid !== process.pid) continue;
+        if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(argument)) return Number(entry);
+      } catch {
+        // Gone between listing and reading.
+      }
+    }
+  } catch {
+    // No /proc here.
+  }
+  return undefined;
 }
 
 /** User plus system CPU time of a process in clock ticks, from /proc/PID/stat; undefined off Linux or once it is gone. */

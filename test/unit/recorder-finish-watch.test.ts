@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { processCpuTicks, watchFinish } from '../../src/recorder/ffmpeg-process.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { setImmediate } from 'node:timers/promises';
+import { childPidRunning, processCpuTicks, watchFinish } from '../../src/recorder/ffmpeg-process.js';
 
 /**
  * How long an encoder may take to finish: a slow one (using CPU on a loaded machine) is waited
@@ -85,5 +88,24 @@ describe('processCpuTicks', () => {
     while (processCpuTicks(process.pid) === before) spin += Math.sqrt(spin + 1);
     expect(processCpuTicks(process.pid)!).toBeGreaterThan(before!);
     expect(processCpuTicks(2 ** 22 + 1)).toBeUndefined();
+  });
+});
+
+describe('childPidRunning', () => {
+  it("finds this process's child by an argument of its command line, and nothing once it is gone", async () => {
+    const marker = `/tmp/encoder-marker-${process.pid}-${Date.now()}.mp4`;
+    const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', marker], { stdio: 'ignore' });
+    try {
+      await once(child, 'spawn');
+      // The command line is the new program's once it has been exec'd: wait for that, not a time.
+      let pid: number | undefined;
+      while ((pid = childPidRunning(marker)) === undefined) await setImmediate();
+      expect(pid).toBe(child.pid);
+      expect(childPidRunning(`${marker}.other`)).toBeUndefined();
+    } finally {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+    expect(childPidRunning(marker)).toBeUndefined();
   });
 });
