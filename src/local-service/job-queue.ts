@@ -43,8 +43,10 @@ export function createJobQueue(opts: { redisUrl: string; queueName: string; queu
   let closing: Promise<void> | undefined;
   // Run caches sit beside the queue; one plain connection, opened the first time one is cleared.
   let plain: Redis | undefined;
-  const redis = () => {
-    plain ??= new Redis(redisOptions(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 }));
+  const redis = (): Redis => {
+    if (plain) return plain;
+    plain = new Redis(redisOptions(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 }));
+    // Heard once, when the connection is made (not on every clear).
     plain.on('error', (error: Error) => opts.logger.warn({ err: error.message }, 'redis connection error'));
     return plain;
   };
