@@ -106,11 +106,18 @@ function runConfig(config: Config): Config {
   return { ...config, API_KEY: undefined, API_BASE_URL: undefined };
 }
 
+/** `serve`'s port from PORT: unset or blank means 8080 (`Number('')` would be 0, a random port). */
+export function servePort(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return 8080;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`PORT=${value}: must be a port number`);
+  return port;
+}
+
 async function serveCommand(args: string[]): Promise<number> {
   parseArgsOrThrow(args, {});
   const config = loadConfig();
-  const port = Number(process.env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`PORT=${process.env.PORT}: must be a port number`);
+  const port = servePort(process.env.PORT);
   const apiKeys = (process.env.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
   if (apiKeys.length === 0) throw new UsageError('API_KEYS: set at least one key (comma-separated) for X-Service-Key');
   // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.

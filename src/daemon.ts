@@ -136,7 +136,6 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     health = await startHealthServer({
       port: config.HEALTH_PORT,
       registry: metrics.registry,
-      alive: () => state !== 'stopped',
       checks: [
         {
           name: 'redis',

@@ -2,7 +2,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
-/** `/healthz` (alive), `/readyz` (able to work), `/metrics` (Prometheus) — docs/operations.md#health-and-metrics. */
+/**
+ * `/healthz` (alive: 200 for as long as the process answers, draining included, so a liveness
+ * probe never restarts a worker finishing its runs), `/readyz` (able to work), `/metrics`
+ * (Prometheus) — docs/operations.md#health-and-metrics.
+ */
 export interface HealthServer {
   readonly port: number;
   close(): Promise<void>;
@@ -13,11 +17,11 @@ export interface ReadinessCheck {
   check(signal: AbortSignal): Promise<void>;
 }
 
-export async function startHealthServer(options: { port: number; host?: string; registry: Registry; checks: ReadinessCheck[]; alive: () => boolean }): Promise<HealthServer> {
+export async function startHealthServer(options: { port: number; host?: string; registry: Registry; checks: ReadinessCheck[] }): Promise<HealthServer> {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: 'method not allowed' });
-    if (url.pathname === '/healthz') return send(res, options.alive() ? 200 : 503, { status: options.alive() ? 'ok' : 'stopping' });
+    if (url.pathname === '/healthz') return send(res, 200, { status: 'ok' });
     if (url.pathname === '/readyz') {
       void readiness(options.checks).then((result) => send(res, result.ok ? 200 : 503, result));
       return;
