@@ -5,8 +5,9 @@ import ffmpeg from 'fluent-ffmpeg';
 /**
  * Our thin module around fluent-ffmpeg, the only file that imports it (the package is no
  * longer maintained upstream; keeping it here makes it cheap to replace by a plain spawn).
- * It starts one H.264 encoder reading JPEG frames on stdin at a constant rate, and gives
- * back a small handle: write with back-pressure, end, signal, and a promise of the exit.
+ * It starts one H.264 encoder reading timestamped JPEG frames on stdin (a Matroska stream,
+ * mkv-stream.ts; variable rate, each frame lasting until the next), and gives back a small
+ * handle: write with back-pressure, end, signal, and a promise of the exit.
  */
 
 export interface EncoderSpec {
@@ -63,9 +64,9 @@ const INPUT_HIGH_WATER_MARK = 512 * 1024;
 
 export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: string[] } {
   const filters = [
-    // Fixed, even output size (the first frame's size, rounded down to even as
-    // `trunc(iw/2)*2`): a later frame of another size is scaled to it instead of breaking
-    // the encoder, which cannot change size mid-stream.
+    // Fixed, even output size (the recorder gives the first frame's size rounded down to
+    // even): a later frame of another size is scaled to it instead of breaking the encoder,
+    // which cannot change size mid-stream.
     `scale=${spec.width}:${spec.height}:flags=bilinear`,
     // mjpeg decodes to full-range yuvj420p; browsers expect limited-range yuv420p.
     'format=yuv420p',
