@@ -161,7 +161,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const stop = async (why: string) => {
     setState('draining');
     logger.info({ why, active: intake.activeCount, graceMs: config.SHUTDOWN_GRACE_MS }, 'taking no new job; waiting for running executions');
-    await intake.stopTaking().catch((error: Error) => logger.warn({ err: error.message }, 'pausing the queue worker failed'));
+    await intake.stopTaking().catch((error: Error) => logger.warn({ err: error }, 'pausing the queue worker failed'));
     const graceOver = new Promise<void>((resolve) => {
       cutShort = resolve;
     });

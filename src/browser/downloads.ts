@@ -97,7 +97,7 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
     try {
       opts.onEvent(event);
     } catch (error) {
-      logger.warn({ err: (error as Error).message }, 'download event handler threw');
+      logger.warn({ err: error }, 'download event handler threw');
     }
   };
 
@@ -233,9 +233,9 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
         pendingNames.add(name);
         void checkDisk();
       });
-      diskWatcher.on('error', (error) => logger.warn({ err: error.message }, 'the downloads folder could not be watched'));
+      diskWatcher.on('error', (error) => logger.warn({ err: error }, 'the downloads folder could not be watched'));
     } catch (error) {
-      logger.warn({ err: (error as Error).message }, 'the downloads folder could not be watched');
+      logger.warn({ err: error }, 'the downloads folder could not be watched');
     }
   }
 

@@ -235,11 +235,11 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
     close() {
       closing ??= (async () => {
         for (const session of [...sessions]) {
-          await session.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'session close failed'));
+          await session.close().catch((error: unknown) => logger.warn({ err: error }, 'session close failed'));
         }
         const browser = await launching?.catch(() => undefined);
         if (browser?.isConnected()) {
-          await browser.close().catch((error: unknown) => logger.warn({ err: String(error) }, 'chromium close failed'));
+          await browser.close().catch((error: unknown) => logger.warn({ err: error }, 'chromium close failed'));
           logger.info({}, 'chromium stopped');
         }
       })();

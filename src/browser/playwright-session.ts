@@ -135,7 +135,7 @@ export function createSession(parts: SessionParts): BrowserSession {
   const reportCrash = (error: Error) => {
     if (crashed || closing) return;
     crashed = true;
-    logger.error({ err: error.message }, 'browser session crashed');
+    logger.error({ err: error }, 'browser session crashed');
     options.onCrash?.(error);
   };
   const onDisconnected = () => {

@@ -68,7 +68,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
   const lockDurationMs = options.lockDurationMs ?? 30_000;
   const endedTtlMs = options.endedTtlMs ?? 30 * 24 * 3600 * 1000;
   const connection = new Redis(redisOptions(options.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: false, lazyConnect: true }));
-  connection.on('error', (error: Error) => logger.warn({ err: error.message }, 'redis connection error'));
+  connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   const endedKey = (id: string) => `${options.prefix}:${options.queueName}:ended:${id}`;
   const jobKey = (jobId: string) => `${options.prefix}:${options.queueName}:${jobId}`;
   /**
@@ -145,7 +145,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
     stalledInterval: options.stalledIntervalMs ?? 15_000,
   });
 
-  worker.on('error', (error) => logger.warn({ err: error.message }, 'queue worker error'));
+  worker.on('error', (error) => logger.warn({ err: error }, 'queue worker error'));
 
   /**
    * Fetches no more jobs than there is room for: without room, BullMQ's concurrency is lowered
@@ -218,7 +218,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
       // The worker connects itself and keeps retrying while Redis is unreachable (logged, and
       // /readyz says so); it takes jobs as soon as Redis answers.
       logger.info({ redis: describeRedisAddress(options.redisUrl), queue: options.queueName }, 'connecting to the queue');
-      void worker.run().catch((error: Error) => logger.error({ err: error.message }, 'queue worker stopped'));
+      void worker.run().catch((error: Error) => logger.error({ err: error }, 'queue worker stopped'));
       await worker.waitUntilReady();
     },
     async stopTaking() {
@@ -260,7 +260,7 @@ export function createBullmqIntake(options: IntakeOptions): Intake {
       closing ??= (async () => {
         clearInterval(watchdog);
         clearInterval(roomCheck);
-        await worker.close().catch((error: Error) => logger.warn({ err: error.message }, 'closing the queue worker failed'));
+        await worker.close().catch((error: Error) => logger.warn({ err: error }, 'closing the queue worker failed'));
         connection.disconnect();
       })();
       return closing;

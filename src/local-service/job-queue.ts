@@ -39,7 +39,7 @@ export function createJobQueue(opts: { redisUrl: string; queueName: string; queu
     prefix: opts.queuePrefix,
   });
   // Connection trouble is reported by the failing `add`; an unheard 'error' event would crash the process.
-  queue.on('error', (error: Error) => opts.logger.warn({ err: error.message }, 'queue connection error'));
+  queue.on('error', (error: Error) => opts.logger.warn({ err: error }, 'queue connection error'));
   let closing: Promise<void> | undefined;
   // Run caches sit beside the queue; one plain connection, opened the first time one is cleared.
   let plain: Redis | undefined;
@@ -47,7 +47,7 @@ export function createJobQueue(opts: { redisUrl: string; queueName: string; queu
     if (plain) return plain;
     plain = new Redis(redisOptions(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 }));
     // Heard once, when the connection is made (not on every clear).
-    plain.on('error', (error: Error) => opts.logger.warn({ err: error.message }, 'redis connection error'));
+    plain.on('error', (error: Error) => opts.logger.warn({ err: error }, 'redis connection error'));
     return plain;
   };
 

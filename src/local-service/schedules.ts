@@ -59,7 +59,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
   const name = schedulesQueueName(opts.queueName);
   const connection = redisOptions(opts.redisUrl) as ConnectionOptions;
   const queue = new Queue<TickData, TickResult>(name, { connection, prefix: opts.queuePrefix });
-  queue.on('error', (error: Error) => logger.warn({ err: error.message }, 'schedules queue connection error'));
+  queue.on('error', (error: Error) => logger.warn({ err: error }, 'schedules queue connection error'));
 
   /** The scheduler the current version asks for, or undefined for none. */
   function wanted(version: VersionView | undefined): { pattern: string; tz: string } | undefined {
@@ -107,7 +107,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
   }
 
   const worker = new Worker<TickData, TickResult>(name, tick, { connection, prefix: opts.queuePrefix, concurrency: 4 });
-  worker.on('error', (error: Error) => logger.warn({ err: error.message }, 'schedules worker error'));
+  worker.on('error', (error: Error) => logger.warn({ err: error }, 'schedules worker error'));
   worker.on('failed', (job, error) => logger.error({ workflowId: job?.data.workflowId, err: error.message }, 'scheduled execution not created'));
 
   let closing: Promise<void> | undefined;

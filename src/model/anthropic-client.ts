@@ -85,7 +85,7 @@ export function createAnthropicModel(opts: AnthropicModelOptions): ModelClient {
     timeoutMs: opts.modelsTimeoutMs ?? DEFAULT_MODELS_TIMEOUT_MS,
     ...(opts.capabilityOverrides ? { overrides: opts.capabilityOverrides } : {}),
     onFallback: (model, error) =>
-      logger.warn({ model, err: error instanceof Error ? error.message : String(error) }, 'the Models API did not answer: the model table gives the capabilities'),
+      logger.warn({ model, err: error }, 'the Models API did not answer: the model table gives the capabilities'),
   });
 
   const send = (request: ModelTurnRequest, caps: ModelCapabilities, dropBlock: boolean, signal: AbortSignal) =>

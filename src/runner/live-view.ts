@@ -45,7 +45,7 @@ export function attachLiveView(options: { channel: LiveChannel; session: Browser
             return new Promise<void>((resolve) => setTimeout(resolve, LIVE_FRAME_INTERVAL_MS).unref());
           })
           .catch((error: unknown) => {
-            logger.warn({ err: String(error) }, 'live view: screencast could not start');
+            logger.warn({ err: error }, 'live view: screencast could not start');
             return undefined;
           });
       } else if ((!watched || detached) && screencast) {

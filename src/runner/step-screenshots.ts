@@ -62,7 +62,7 @@ export function createStepScreenshots(options: { dir: string; events: EventSink;
             .then(
               () => resolve({ name, path: file, contentType }),
               (error: unknown) => {
-                options.logger.warn({ err: String(error), name }, 'step screenshot could not be written');
+                options.logger.warn({ err: error, name }, 'step screenshot could not be written');
                 resolve(undefined);
               },
             );
