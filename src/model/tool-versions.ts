@@ -29,7 +29,8 @@
  * context management, thinking) is learned at run time: capabilities.ts.
  */
 
-export type ComputerToolType = 'computer_toolset_20260801' | 'computer_20251124' | 'computer_20250124';
+import type { ComputerToolType } from './types.js';
+
 export type ActionSpaceKind = 'browser' | 'computer';
 
 /** How the browser use tool's documentation speaks of a model. */

@@ -64,10 +64,16 @@ export type Message =
 /** Per-member switches of a client toolset entry. */
 export type ToolsetConfigs = Record<string, { enabled?: boolean }>;
 
+/** The computer use tool's versions, newest first (docs/action-spaces.md): the one list the version types derive from. */
+export const COMPUTER_TOOL_TYPES = ['computer_toolset_20260801', 'computer_20251124', 'computer_20250124'] as const;
+export type ComputerToolType = (typeof COMPUTER_TOOL_TYPES)[number];
+/** The versions declared as one `computer` tool; the computer toolset is declared as a client toolset. */
+export type SingleComputerToolType = Exclude<ComputerToolType, 'computer_toolset_20260801'>;
+
 /** A tool as declared to the model: the computer tool's typed form, a client toolset, or a custom tool. */
 export type ToolDefinition =
   | {
-      type: 'computer_20250124' | 'computer_20251124';
+      type: SingleComputerToolType;
       name: 'computer';
       display_width_px: number;
       display_height_px: number;

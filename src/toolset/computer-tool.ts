@@ -4,7 +4,7 @@
  * `navigate` tool beside it, and a fresh screenshot in the answer to every action that can
  * change the screen.
  */
-import type { ToolUseBlock } from '../model/types.js';
+import type { SingleComputerToolType, ToolUseBlock } from '../model/types.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
 import { capture, changeNotes, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, resultFor, runNavigate, screenshotForModel, textBlock } from './results.js';
@@ -15,7 +15,7 @@ import { traceOf } from './trace.js';
 export const COMPUTER_TOOL = 'computer';
 
 export interface ComputerToolOptions extends ActionSpaceOptions {
-  version: 'computer_20251124' | 'computer_20250124';
+  version: SingleComputerToolType;
   beta: string;
   zoom: boolean;
   geometry: DisplayGeometry;

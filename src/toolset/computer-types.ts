@@ -1,8 +1,9 @@
 import type { BrowserSession, Screenshot, Size } from '../browser/types.js';
 import type { SecretVault } from '../domain/secrets.js';
+import type { ComputerToolType } from '../model/types.js';
 
 /** Versions of Anthropic's computer-use tool the worker speaks (docs/action-spaces.md). */
-export type ComputerToolVersion = 'computer_20250124' | 'computer_20251124' | 'computer_toolset_20260801';
+export type ComputerToolVersion = ComputerToolType;
 
 /**
  * The geometry between the model's display and the browser viewport. The model sees and

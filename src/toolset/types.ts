@@ -6,7 +6,7 @@
  * same for all three.
  */
 import type { BrowserSession, ElementIdentity, Point, Size } from '../browser/types.js';
-import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import type { ComputerToolType, ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 
 export type ActionSpaceKind = 'browser' | 'computer';
 
@@ -102,7 +102,7 @@ export interface ActionSpaceOptions {
 export interface ActionSpaceChoice {
   kind: ActionSpaceKind;
   /** The model's computer use tool. */
-  computer: { type: 'computer_toolset_20260801' | 'computer_20251124' | 'computer_20250124'; beta?: string; zoom: boolean };
+  computer: { type: ComputerToolType; beta?: string; zoom: boolean };
   /** The largest screenshot the model takes. */
   images: { maxEdgePx: number; maxPixels: number };
 }
