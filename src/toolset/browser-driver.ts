@@ -46,6 +46,7 @@ import type {
   BetaBrowserZoomInput,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { BrowserChange, BrowserTab, ElementIdentity, Point } from '../browser/types.js';
+import { TAB_SWITCHING_MEMBERS } from './browser-members.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
 import { rankElements } from './find-rank.js';
@@ -71,9 +72,6 @@ const DEFAULT_SCROLL_NOTCHES = 3;
 const MAX_SCROLL_NOTCHES = 10;
 /** Room kept under the read_page cap for the note that says the text was cut. */
 const NOTE_ROOM = 400;
-
-/** Members that act on a tab: they make it the active tab first, as a person would. */
-const TAB_SWITCHING = new Set(['navigate', 'screenshot', 'zoom', 'left_click', 'right_click', 'middle_click', 'double_click', 'triple_click', 'hover', 'left_click_drag', 'left_mouse_down', 'left_mouse_up', 'mouse_move', 'scroll', 'scroll_to', 'type', 'key', 'hold_key', 'form_input', 'file_upload', 'javascript_exec', 'wait']);
 
 export interface BrowserToolsetOptions extends ActionSpaceOptions {
   geometry: DisplayGeometry;
@@ -151,7 +149,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const id = input.tab_id ?? undefined;
     const tab = session.tab(id === '' ? undefined : id);
     if (!tab) throw new Error(`there is no open tab ${JSON.stringify(id)}; call list_tabs to see the tabs`);
-    if (id && TAB_SWITCHING.has(name) && tab !== session.tab()) await session.switchTab(tab.id);
+    if (id && TAB_SWITCHING_MEMBERS.has(name) && tab !== session.tab()) await session.switchTab(tab.id);
     return tab;
   }
 

@@ -14,6 +14,7 @@
  */
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import { KNOWN_MEMBERS, READ_MEMBERS } from './browser-members.js';
 import { BrowserToolsetDriver, TOOLSET_NAME, type BrowserToolsetOptions, type CallState } from './browser-driver.js';
 import { errorResult, imageBlock, screenshotForModel, textBlock } from './results.js';
 import { fromSdkResult } from './sdk-results.js';
@@ -27,8 +28,6 @@ const OPENING_MAX_CHARS = 12_000;
 /** The brief opening's (a model taking over a replay): what is in view, as a read would show it. */
 const BRIEF_MAX_CHARS = 4_000;
 
-/** Members that only read: not counted as actions (docs/counters-and-artifacts.md#counters), and the page needs no settling after them. */
-export const READ_MEMBERS = new Set(['screenshot', 'zoom', 'read_page', 'find', 'get_page_text', 'list_tabs', 'read_console', 'read_network']);
 
 export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpace {
   const { session, geometry, secrets } = options;
@@ -98,12 +97,6 @@ export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpac
     notExecuted: (call) => errorResult(call, NOT_EXECUTED),
   };
 }
-
-const KNOWN_MEMBERS = new Set([
-  'navigate', 'screenshot', 'zoom', 'left_click', 'right_click', 'middle_click', 'double_click', 'triple_click', 'hover', 'left_click_drag',
-  'left_mouse_down', 'left_mouse_up', 'mouse_move', 'scroll', 'scroll_to', 'type', 'key', 'hold_key', 'form_input', 'read_page', 'find',
-  'get_page_text', 'wait', 'file_upload', 'read_console', 'read_network', 'javascript_exec', 'new_tab', 'list_tabs', 'switch_tab', 'close_tab',
-]);
 
 /** Secrets out of every text a result carries (a page can echo a value anywhere). Images are left as they are. */
 function redactResult(result: ToolResultBlock, redact: (text: string) => string): ToolResultBlock {
