@@ -6,6 +6,7 @@
  * never a way to reach what the browser could not (an allowed name pointing at 169.254.169.254
  * is refused here too), and `http://` is accepted where the allow-list accepts it, as for pages.
  */
+import { once } from 'node:events';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -147,10 +148,10 @@ function get(proxy: EgressProxy, url: URL, signal: AbortSignal, ca: string | Buf
   });
 }
 
-function send(request: http.ClientRequest): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    request.once('response', resolve);
-    request.once('error', reject);
-    request.end();
-  });
+async function send(request: http.ClientRequest): Promise<IncomingMessage> {
+  // `once` rejects on the request's 'error' event.
+  const response = once(request, 'response') as Promise<[IncomingMessage]>;
+  request.end();
+  const [res] = await response;
+  return res;
 }

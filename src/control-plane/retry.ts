@@ -1,3 +1,5 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 /**
  * Backoff arithmetic of the control-plane client: exponential backoff with full jitter and
  * `Retry-After` parsing. Pure functions, so their bounds can be tested without waiting.
@@ -28,20 +30,12 @@ export function parseRetryAfterMs(header: string | null, now: number = Date.now(
 }
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason as Error);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason as Error);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, signal ? { signal } : undefined);
+  } catch (error) {
+    // Node rejects with its own AbortError: the caller gets the reason it aborted with.
+    if (signal?.aborted) throw signal.reason as Error;
+    throw error;
+  }
 }

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { redisOptions } from '../domain/redis-address.js';
 import { errorFromSignal } from '../domain/errors.js';
@@ -53,7 +54,7 @@ export function createRedisHumanDesk(options: { redisUrl: string; queuePrefix: s
           } catch (error) {
             if (signal.aborted) throw errorFromSignal(signal);
             log.warn({ executionId, err: String(error) }, 'answers stream: read failed; reading again');
-            await new Promise((resolve) => setTimeout(resolve, Math.min(RETRY_AFTER_ERROR_MS, Math.max(0, deadline - Date.now()))));
+            await delay(Math.min(RETRY_AFTER_ERROR_MS, Math.max(0, deadline - Date.now())));
             continue;
           }
           for (const [, entries] of reply ?? []) {

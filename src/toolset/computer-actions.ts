@@ -4,6 +4,7 @@
  * what to run. Coordinates arrive in display pixels and are converted with the geometry;
  * keys arrive in xdotool syntax and are mapped to DOM key names.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { BrowserSession, MouseButton, Screenshot } from '../browser/types.js';
 import type { ActionContext, ActionOutcome, ComputerToolVersion, ExecuteComputerAction } from './computer-types.js';
 import {
@@ -327,15 +328,8 @@ async function withKeysHeld(session: BrowserSession, keys: readonly string[], fn
 /** Waits ms, or less when the execution is aborted (the loop checks the signal next). */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
+  // The only rejection is the abort, which ends the pause early.
+  return delay(ms, undefined, { signal }).catch(() => undefined);
 }
 
 function maxDuration(version: ComputerToolVersion): number | undefined {
