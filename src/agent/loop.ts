@@ -240,6 +240,7 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
         () =>
           space.run(call, {
             signal,
+            trace: deps.onTrace !== undefined,
             beforeRun: (planned) => {
               touchedAt ??= now();
               deps.onAction?.({ atMs: touchedAt, ...planned });

@@ -60,13 +60,17 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
   /** The run as it goes, step by step: what the next cache will hold. */
   const steps: RunStep[] = [];
   const modelSteps = new Map<number, ActionTrace[]>();
-  const deps: AgentDeps = {
-    ...agentDeps,
-    onTrace: (step, trace) => {
-      if (!modelSteps.has(step)) modelSteps.set(step, []);
-      modelSteps.get(step)!.push(trace);
-    },
-  };
+  // Without a store or a version nothing keeps the run: the actions skip their traces' page reads.
+  const deps: AgentDeps =
+    store && versionId
+      ? {
+          ...agentDeps,
+          onTrace: (step, trace) => {
+            if (!modelSteps.has(step)) modelSteps.set(step, []);
+            modelSteps.get(step)!.push(trace);
+          },
+        }
+      : agentDeps;
 
   const entry = store && versionId ? await load(store, versionId, fingerprint, toolType, report, logger, agentInput.signal) : undefined;
   let outcome: AgentOutcome;

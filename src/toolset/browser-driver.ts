@@ -161,7 +161,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     if (what.point) state.point = what.point;
     const trace: ActionTrace = { tool: member, toolsetName: TOOLSET_NAME, input: { ...(what.input as Record<string, unknown>) }, url: tab.url() };
     if (what.target) trace.target = what.target;
-    if (what.focus) {
+    if (what.focus && state.context.trace !== false) {
       const focused = await tab.focused().catch(() => null);
       if (focused) trace.focus = focused.identity;
     }

@@ -70,7 +70,7 @@ export function createComputerTool(options: ComputerToolOptions): ActionSpace {
 
   async function runComputer(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport> {
     let marked = false;
-    const before = await traceOf(session, call, geometry);
+    const before = context.trace === false ? undefined : await traceOf(session, call, geometry);
     const outcome = await executeComputerAction(call.input, {
       session,
       geometry,

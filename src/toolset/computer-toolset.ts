@@ -114,7 +114,7 @@ export function createComputerToolset(options: ComputerToolsetOptions): ActionSp
       return runNavigate(call, session, geometry, context.signal);
     }
     const state: CallState = { context };
-    const trace = await traceOf(session, call, geometry);
+    const trace = context.trace === false ? undefined : await traceOf(session, call, geometry);
     if (trace) state.trace = trace;
     driver.current = state;
     let wire: BetaToolResultBlockParam;

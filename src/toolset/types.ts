@@ -52,6 +52,12 @@ export interface ActionRunContext {
    * it before the page reacts, so the marker is on the frames that show the reaction.
    */
   beforeRun?: (planned: { label: string; point?: Point }) => void;
+  /**
+   * Whether anything keeps the action's trace (the run cache, docs/run-cache.md). `false` skips
+   * the page read the trace takes (the element under the point, the focused element): a step
+   * whose run will not be cached does not pay for it. Absent means true.
+   */
+  trace?: boolean;
 }
 
 export interface ActionSpace {
