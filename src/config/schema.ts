@@ -209,6 +209,18 @@ export type Config = z.output<typeof configSchema>;
 /** Variables whose value a configuration error never repeats: they hold keys. */
 const SECRET_VARIABLES: ReadonlySet<string> = new Set(['API_KEY', 'ANTHROPIC_API_KEY', 'PROFILE_KEYS']);
 
+/** Query parameters of a URL whose value is a credential (`sentinelPassword`, `X-Amz-Signature`, `token`…). */
+const CREDENTIAL_PARAMETER = /([?&][^=&#\s]*(?:pass|secret|token|key|signature|credential|auth)[^=&#\s]*=)[^&#\s]*/gi;
+
+/**
+ * A value as a configuration error may show it: a URL's user and password (`user:pass@`) and
+ * credential-like query parameters become `***`. The value is malformed, so no URL parser can be
+ * trusted to find them: everything between the scheme (if any) and the last `@` goes.
+ */
+function withoutCredentials(value: string): string {
+  return value.replace(/^(\s*(?:[a-z][a-z0-9+.-]*:\/\/)?)[\s\S]*@/i, '$1***@').replace(CREDENTIAL_PARAMETER, '$1***');
+}
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -225,8 +237,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? '?');
-      const shown = SECRET_VARIABLES.has(name) ? '(secret, not shown)' : JSON.stringify(env[name] ?? '');
-      return `  ${name}=${shown}: ${issue.message}`;
+      const shown = SECRET_VARIABLES.has(name) ? '(secret, not shown)' : JSON.stringify(withoutCredentials(env[name] ?? ''));
+      return `  ${name}=${shown}: ${withoutCredentials(issue.message)}`;
     });
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }

@@ -45,6 +45,31 @@ describe('configuration', () => {
     expect(message).toMatch(/MAX_STEPS="0": must be at least 1/);
   });
 
+  it('never repeats the credentials of a malformed URL in its message', () => {
+    const message = (env: Record<string, string>): string => {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error(`${JSON.stringify(Object.keys(env))} was accepted`);
+    };
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ REDIS_URL: 'redis://queue-user:hunter2-pw@redis-host:port' }, /REDIS_URL="redis:\/\/\*\*\*@redis-host:port": must be a valid redis:\/\//],
+      [{ REDIS_URL: 'redis://queue-user:hunter2@pw@redis host' }, /REDIS_URL="redis:\/\/\*\*\*@redis host"/],
+      [{ REDIS_URL: 'queue-user:hunter2-pw@redis-host:6379' }, /REDIS_URL="\*\*\*@redis-host:6379": must be a URL starting with redis:\/\//],
+      [{ REDIS_URL: 'redis+sentinel://u:hunter2-pw@s1:26379,/primary?sentinelPassword=sentinel-hunter2' }, /REDIS_URL="redis\+sentinel:\/\/\*\*\*@s1:26379,\/primary\?sentinelPassword=\*\*\*": a redis\+sentinel/],
+      [{ S3_ENDPOINT: 'ftp://AKIAKEY:hunter2-pw@minio:9000' }, /S3_ENDPOINT="ftp:\/\/\*\*\*@minio:9000": must be a URL starting with http:\/\//],
+      [{ API_BASE_URL: 'https://api.test:x/?token=hunter2-pw' }, /API_BASE_URL="https:\/\/api.test:x\/\?token=\*\*\*"/],
+    ];
+    for (const [env, expected] of cases) {
+      const text = message(env);
+      expect(text).toMatch(expected);
+      expect(text).not.toMatch(/hunter2|AKIAKEY|queue-user/);
+    }
+  });
+
   it('requires the API settings for the daemon only', () => {
     expect(() => requireDaemonSettings(loadConfig({}))).toThrow(/API_BASE_URL: is required[\s\S]*API_KEY: is required/);
     expect(() => requireDaemonSettings(loadConfig({ API_BASE_URL: 'http://a', API_KEY: 'k' }))).not.toThrow();
