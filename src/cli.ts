@@ -123,27 +123,30 @@ async function serveCommand(args: string[]): Promise<number> {
   // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.
   const profiles = createProfileDirectory(config);
   const logger = createLogger({ level: config.LOG_LEVEL, secrets: [...apiKeys, ...processSecrets(config)] });
-  const server = await startLocalServer({
-    port,
-    host: process.env.HOST?.trim() || '127.0.0.1',
-    apiKeys,
-    redisUrl: config.REDIS_URL,
-    queueName: config.EXECUTION_QUEUE,
-    queuePrefix: config.QUEUE_PREFIX,
-    artifactsDir: config.ARTIFACTS_DIR,
-    profiles,
-    logger,
-    // Test-only (docs/configuration.md#the-local-api): schedules may fire every second.
-    allowEverySecond: /^(1|true)$/i.test(process.env.TEST_ONLY_SCHEDULE_EVERY_SECOND ?? ''),
-  });
-  logger.info({ url: server.url }, 'local API and dashboard listening');
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
-  await server.close();
-  profiles.close();
+  try {
+    const server = await startLocalServer({
+      port,
+      host: process.env.HOST?.trim() || '127.0.0.1',
+      apiKeys,
+      redisUrl: config.REDIS_URL,
+      queueName: config.EXECUTION_QUEUE,
+      queuePrefix: config.QUEUE_PREFIX,
+      artifactsDir: config.ARTIFACTS_DIR,
+      profiles,
+      logger,
+      // Test-only (docs/configuration.md#the-local-api): schedules may fire every second.
+      allowEverySecond: /^(1|true)$/i.test(process.env.TEST_ONLY_SCHEDULE_EVERY_SECOND ?? ''),
+    });
+    logger.info({ url: server.url }, 'local API and dashboard listening');
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    await server.close();
+  } finally {
+    profiles.close();
+  }
   return 0;
 }
 

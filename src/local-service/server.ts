@@ -1,24 +1,24 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import { Redis } from 'ioredis';
-import { redisOptions } from '../domain/redis-address.js';
+import { describeRedisAddress, redisOptions } from '../domain/redis-address.js';
 import type { Logger } from '../telemetry/types.js';
 import { createApp, type ServedRoute } from './app.js';
-import { createAuth, isSameOrigin } from './auth.js';
+import { createAuth, isSameOrigin, type Auth } from './auth.js';
 import { addExecutionRoutes } from './execution-routes.js';
 import { addArtifactRoutes, addDashboardRoutes } from './file-routes.js';
 import { HttpError, notFound } from './http-errors.js';
 import { addHumanRoutes } from './human-routes.js';
-import { createJobQueue } from './job-queue.js';
-import { createLiveHub } from './live-hub.js';
+import { createJobQueue, type JobQueue } from './job-queue.js';
+import { createLiveHub, type LiveHub } from './live-hub.js';
 import { commonErrors, notFoundAnswer, pathParams, responseSchemas, swaggerOptions } from './openapi.js';
 import { addProfileRoutes, type ProfileDirectory } from './profile-routes.js';
 import { addPublishRoutes } from './publish-routes.js';
-import { createSchedules } from './schedules.js';
+import { createSchedules, type Schedules } from './schedules.js';
 import { createRedisSessionStore } from './session-store.js';
 import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
-import { createStore } from './store.js';
+import { createStore, type Store } from './store.js';
 import { namedRequestSchemas } from './validation.js';
 import { addWorkflowRoutes } from './workflow-routes.js';
 
@@ -78,8 +78,16 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
 
   // A command fails after a few reconnection attempts instead of hanging a request forever.
   const redis = new Redis(redisOptions(opts.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true }));
-  redis.on('error', (error: Error) => log.warn({ err: error.message }, 'redis connection error'));
-  await redis.connect();
+  let lastRedisError = '';
+  redis.on('error', (error: Error) => {
+    lastRedisError = error.message;
+    log.warn({ err: error.message }, 'redis connection error');
+  });
+  // Redis out of reach stops the start; a client left retrying would keep the process alive.
+  await redis.connect().catch((error: unknown) => {
+    redis.disconnect();
+    throw new Error(`cannot reach Redis at ${describeRedisAddress(opts.redisUrl)}: ${lastRedisError || (error as Error).message}`);
+  });
   const keyPrefix = opts.keyPrefix ?? '{api}:';
   const store = createStore(redis, keyPrefix);
   // Sessions and login links are kept in Redis, so they survive a restart and can be ended.
@@ -90,9 +98,61 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   let baseUrl = '';
 
   const { app, routes } = createApp(log);
-  const allowEverySecond = opts.allowEverySecond ?? false;
   const schedules = createSchedules({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, store, queue, logger: log });
 
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      // First, so that a tick under way finishes with the store and the queue still open.
+      await schedules.close();
+      const steps: Promise<unknown>[] = [
+        live.close(),
+        app.close(),
+        queue.close(),
+        redis.quit().catch(() => redis.disconnect()),
+      ];
+      const results = await Promise.allSettled(steps);
+      for (const r of results) if (r.status === 'rejected') log.warn({ err: String(r.reason) }, 'local API cleanup step failed');
+      log.info({}, 'local API stopped');
+    })();
+    return closing;
+  };
+
+  // Whatever stops the server from coming up (a plugin that fails to register, a bad route, the
+  // port in use) closes every connection opened above, or the process would hang on them.
+  let address: string;
+  try {
+    await addRoutes(app, { auth, store, queue, live, schedules, redis, keyPrefix, log, opts, baseUrl: () => baseUrl });
+    address = await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const listening = new URL(address);
+  listeningPort = Number(listening.port);
+  const url = `http://${listening.hostname === '0.0.0.0' || listening.hostname === '[::]' ? '127.0.0.1' : listening.hostname}:${listening.port}`;
+  baseUrl = url;
+  // A change cut short (the process stopped between the store and the scheduler) is put right.
+  await schedules.reconcile().catch((error: unknown) => log.error({ err: String(error) }, 'could not reconcile the schedules'));
+  log.info({ url, queue: opts.queueName, artifactsDir: opts.artifactsDir ?? null }, 'local API listening');
+  return { url, routes, close };
+}
+
+interface Parts {
+  auth: Auth;
+  store: Store;
+  queue: JobQueue;
+  live: LiveHub;
+  schedules: Schedules;
+  redis: Redis;
+  keyPrefix: string;
+  log: Logger;
+  opts: LocalServerOptions;
+  baseUrl: () => string;
+}
+
+/** The plugins, the authorisation hook and every route, on the parts `startLocalServer` opened. */
+async function addRoutes(app: FastifyInstance, { auth, store, queue, live, schedules, redis, keyPrefix, log, opts, baseUrl }: Parts): Promise<void> {
   // `request.cookies`, parsed before the hook below reads the session cookie.
   await app.register(fastifyCookie);
   // Who may come in (auth.ts): `/api`, `/artifacts` and the live view need a key or a session.
@@ -112,11 +172,11 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   // The OpenAPI document is made from the routes' schemas (openapi.ts); it must see them added.
   for (const schema of [...namedRequestSchemas(), ...Object.entries(responseSchemas).map(([name, schema]) => ({ $id: name, ...schema }))]) app.addSchema(schema);
   await app.register(fastifySwagger, swaggerOptions);
-  addWorkflowRoutes(app, { store, queue, logger: log, schedules, allowEverySecond });
+  addWorkflowRoutes(app, { store, queue, logger: log, schedules, allowEverySecond: opts.allowEverySecond ?? false });
   addPublishRoutes(app, { store, schedules, logger: log });
   addExecutionRoutes(app, { store, logger: log });
   addHumanRoutes(app, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix, logger: log });
-  addSessionRoutes(app, { auth, baseUrl: () => baseUrl });
+  addSessionRoutes(app, { auth, baseUrl });
   addProfileRoutes(app, opts.profiles);
   await addDashboardRoutes(app);
   addArtifactRoutes(app, opts.artifactsDir);
@@ -159,38 +219,4 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     await live.serve(executionId, request.raw, reply.raw);
   });
-
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      // First, so that a tick under way finishes with the store and the queue still open.
-      await schedules.close();
-      const steps: Promise<unknown>[] = [
-        live.close(),
-        app.close(),
-        queue.close(),
-        redis.quit().catch(() => redis.disconnect()),
-      ];
-      const results = await Promise.allSettled(steps);
-      for (const r of results) if (r.status === 'rejected') log.warn({ err: String(r.reason) }, 'local API cleanup step failed');
-      log.info({}, 'local API stopped');
-    })();
-    return closing;
-  };
-
-  let address: string;
-  try {
-    address = await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' });
-  } catch (error) {
-    await close();
-    throw error;
-  }
-  const listening = new URL(address);
-  listeningPort = Number(listening.port);
-  const url = `http://${listening.hostname === '0.0.0.0' || listening.hostname === '[::]' ? '127.0.0.1' : listening.hostname}:${listening.port}`;
-  baseUrl = url;
-  // A change cut short (the process stopped between the store and the scheduler) is put right.
-  await schedules.reconcile().catch((error: unknown) => log.error({ err: String(error) }, 'could not reconcile the schedules'));
-  log.info({ url, queue: opts.queueName, artifactsDir: opts.artifactsDir ?? null }, 'local API listening');
-  return { url, routes, close };
 }
