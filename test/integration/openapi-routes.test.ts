@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSpecification, specificationJsonSchema } from '../../src/domain/specification.js';
 import { startHarness, type Harness } from '../contract/local-api-harness.js';
@@ -6,6 +9,8 @@ import { startHarness, type Harness } from '../contract/local-api-harness.js';
  * The OpenAPI document is generated from the routes the server really serves (@fastify/swagger):
  * its paths and methods are compared with the server's own route table, not with a list here.
  */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 let h: Harness;
 
@@ -58,5 +63,40 @@ describe('the OpenAPI document', () => {
       expect((await h.call('POST', '/api/workflows', { ...spec, ...bad })).status).toBe(422);
       expect(() => parseSpecification({ ...spec, ...bad })).toThrow(/invalid specification/);
     }
+  });
+});
+
+/**
+ * The routes docs/operations.md lists in its table of the local API, as `METHOD /path/{param}`.
+ * A cell may list several (`POST /a/{id}/started`, `…/completed`): `…/x` replaces the last
+ * segment of the one before it; `/artifacts/…` is the folder's wildcard; a query is dropped.
+ */
+function documentedRoutes(): string[] {
+  const text = readFileSync(path.join(ROOT, 'docs/operations.md'), 'utf8');
+  const section = text.slice(text.indexOf('## The local API and dashboard'));
+  const table = section.slice(section.indexOf('| route | does |'), section.indexOf('\n\n', section.indexOf('| route | does |')));
+  const routes: string[] = [];
+  for (const row of table.split('\n').slice(2)) {
+    let method = '';
+    let previous = '';
+    for (const m of (row.split('|')[1] ?? '').matchAll(/`(?:([A-Z]+) )?([^`]+)`/g)) {
+      method = m[1] ?? method;
+      let p = m[2]!.split('?')[0]!;
+      if (p.startsWith('…/')) p = previous.replace(/\/[^/]+$/, p.slice(1));
+      previous = p;
+      routes.push(`${method} ${p.replace(/\/…$/, '/*')}`);
+    }
+  }
+  return routes;
+}
+
+describe('docs/operations.md', () => {
+  it('lists every route the local API serves, and no other', () => {
+    const documented = documentedRoutes();
+    expect(documented).toContain('POST /api/executions/{id}/failed');
+    const served = h.server.routes.filter((r) => r.method !== 'HEAD').map((r) => `${r.method} ${openApiPath(r.url)}`);
+    // The docs name each route's parameters for readers (`{versionId}`); compare the shapes only.
+    const shape = (route: string) => route.replace(/\{[^}]+\}/g, '{}');
+    expect([...new Set(documented.map(shape))].sort()).toEqual([...new Set(served.map(shape))].sort());
   });
 });
