@@ -112,7 +112,7 @@ export const configSchema = z.object({
   ANTHROPIC_BASE_URL: optionalUrl(['http:', 'https:']),
   /** Model used when the specification names none. */
   ANTHROPIC_MODEL: z.string().trim().min(1).default(DEFAULT_MODEL),
-  /** Retries of one model call on 429/529/5xx/network errors before `model_error`. */
+  /** Retries of one model call on connection errors, timeouts, 408, 409, 429 and 5xx before `model_error`. */
   ANTHROPIC_MAX_RETRIES: int(0, 20).default(4),
   /** Model capabilities stated by the operator (JSON by model id or `*`) instead of asking the Models API; unset: ask it. */
   ANTHROPIC_MODEL_CAPABILITIES: capabilityOverrides,
@@ -160,7 +160,7 @@ export const configSchema = z.object({
   VIEWPORT_HEIGHT: int(240, 2160).default(800),
   /** Replay workflow versions' earlier runs without the model while their pages match (docs/run-cache.md); `off` turns it off. */
   RUN_CACHE: z.enum(['on', 'off'], { message: 'must be "on" or "off"' }).default('on'),
-  /** How long a version's run cache is kept after it was last written. */
+  /** How long a version's run cache is kept after it was last written or read. */
   RUN_CACHE_TTL_MS: int(60_000, 365 * 86_400_000).default(30 * 86_400_000),
   /** Record `video.mp4` of each execution. */
   VIDEO_ENABLED: bool.default(true),

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { configSchema } from '../../src/config/schema.js';
+import { configSchema, loadConfig } from '../../src/config/schema.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
 import { SPECIFICATION_FIELDS } from '../../src/local-service/validation.js';
 import { MODEL_TABLE } from '../../src/model/tool-versions.js';
@@ -93,6 +93,26 @@ function linkFaults(file: string): string[] {
   return faults;
 }
 
+/** What `execution-worker serve` reads besides the schema (src/cli.ts). */
+const LOCAL_API_VARIABLES = ['PORT', 'HOST', 'API_KEYS', 'TEST_ONLY_SCHEDULE_EVERY_SECOND'];
+/** Pages with a table of settings: `| \`NAME\` | default | … |`. */
+const CONFIG_TABLES = ['docs/configuration.md', 'docs/queue-and-jobs.md', 'README.md'];
+/** Defaults made from the machine (a folder), which the docs describe in words. */
+const COMPUTED_DEFAULTS = new Set(['ARTIFACTS_DIR', 'WORK_DIR']);
+
+/**
+ * The rows of a page's settings tables: `| \`NAME\` | default | range … |` (configuration.md)
+ * or `| \`NAME\` | default | meaning |` (the README, which has no range column).
+ */
+function configRows(file: string): Array<{ name: string; defaultCell: string; rangeCell?: string }> {
+  const rows: Array<{ name: string; defaultCell: string; rangeCell?: string }> = [];
+  const withRange = file === 'docs/configuration.md';
+  for (const m of read(file).matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|([^|\n]*)\|([^|\n]*)\|/gm)) {
+    rows.push({ name: m[1]!, defaultCell: m[2]!.trim(), ...(withRange ? { rangeCell: m[3]!.trim() } : {}) });
+  }
+  return rows;
+}
+
 /** Words that would send a reader to a file the repository does not have. */
 const OUTSIDE_REFERENCES = /\.\.\/shared|CONTRACT\.md|seed\/0/;
 
@@ -103,11 +123,53 @@ describe('docs/', () => {
   });
 
   it('documents every variable of the configuration schema, and those of the local API', () => {
-    expect(undocumented('docs/configuration.md', [...Object.keys(configSchema.shape), 'PORT', 'HOST', 'API_KEYS', 'TEST_ONLY_SCHEDULE_EVERY_SECOND'])).toEqual([]);
+    expect(undocumented('docs/configuration.md', [...Object.keys(configSchema.shape), ...LOCAL_API_VARIABLES])).toEqual([]);
   });
 
-  it('documents every error code', () => {
+  it('names no variable of the worker that the schema does not read', () => {
+    const known = new Set([...Object.keys(configSchema.shape), ...LOCAL_API_VARIABLES]);
+    for (const file of CONFIG_TABLES) {
+      expect(configRows(file).map((row) => row.name).filter((name) => !known.has(name)), file).toEqual([]);
+    }
+  });
+
+  it('gives each setting the default and the range the schema has', () => {
+    const defaults = loadConfig({}) as Record<string, unknown>;
+    const faults: string[] = [];
+    for (const file of CONFIG_TABLES) {
+      for (const { name, defaultCell, rangeCell } of configRows(file)) {
+        if (!(name in configSchema.shape)) continue;
+        const value = defaults[name];
+        // A default of its own (a number, a boolean, a word): the cell shows it first, in backticks.
+        if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value !== '' && !COMPUTED_DEFAULTS.has(name))) {
+          const shown = /`([^`]*)`/.exec(defaultCell)?.[1];
+          if (shown !== String(value)) faults.push(`${file}: ${name} default ${shown ?? '(none)'}, the schema's ${String(value)}`);
+        }
+        // A numeric range (`1–64`, `1,000–86,400,000`): both ends accepted, one past each refused.
+        const range = /^([\d,]+)–([\d,]+)$/.exec(rangeCell ?? '');
+        if (typeof value === 'number' && file === 'docs/configuration.md' && !range) faults.push(`${file}: ${name} has no range`);
+        if (!range) continue;
+        const [min, max] = [Number(range[1]!.replace(/,/g, '')), Number(range[2]!.replace(/,/g, ''))];
+        const accepts = (n: number) => {
+          try {
+            loadConfig({ [name]: String(n) });
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        if (!accepts(min) || !accepts(max) || (min > 0 && accepts(min - 1)) || accepts(max + 1)) faults.push(`${file}: ${name} range ${min}–${max} is not the schema's`);
+      }
+    }
+    expect(faults).toEqual([]);
+  });
+
+  it('documents every error code, and no other, in the table of codes', () => {
     expect(undocumented('docs/api.md', ERROR_CODES)).toEqual([]);
+    const text = read('docs/api.md');
+    const section = text.slice(text.indexOf('## Error codes'), text.indexOf('\n## ', text.indexOf('## Error codes') + 1));
+    const tabled = [...section.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+    expect(tabled.sort()).toEqual([...ERROR_CODES].sort());
   });
 
   it('documents every specification field', () => {
@@ -138,6 +200,12 @@ describe('docs/', () => {
     expect(types).toContain('model_turn');
     expect(types).toContain('execution_failed');
     expect(undocumented('docs/counters-and-artifacts.md', [...types].sort())).toEqual([]);
+    // And the table names no type the code no longer writes.
+    const text = read('docs/counters-and-artifacts.md');
+    const table = text.slice(text.indexOf('### Event types'));
+    const tabled = [...table.matchAll(/^\| ((?:`[a-z_]+`(?:, )?)+) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([a-z_]+)`/g)].map((t) => t[1]!));
+    expect(tabled.length).toBeGreaterThan(20);
+    expect(tabled.filter((type) => !types.has(type))).toEqual([]);
   });
 
   it('documents every metric of /metrics', async () => {
@@ -146,6 +214,19 @@ describe('docs/', () => {
     expect(names.length).toBeGreaterThan(5);
     const text = read('docs/operations.md');
     expect(names.filter((name) => !text.includes(name))).toEqual([]);
+  });
+
+  it('lists in the metrics table exactly the metrics of /metrics, with their type and labels', async () => {
+    const metrics = createMetrics();
+    const served = (await metrics.registry.getMetricsAsJSON())
+      .filter((m) => !m.name.startsWith('execution_worker_process_'))
+      .map((m) => {
+        const labels = (metrics.registry.getSingleMetric(m.name) as unknown as { labelNames?: string[] }).labelNames ?? [];
+        return `${m.name}{${labels.join(', ')}} ${m.type}`;
+      });
+    const documented = [...read('docs/operations.md').matchAll(/^\| `(execution_worker_[a-z_]+)(?:\{([^}]*)\})?` \| ([a-z]+) \|/gm)].map((m) => `${m[1]}{${m[2] ?? ''}} ${m[3]}`);
+    expect(documented.length).toBeGreaterThan(5);
+    expect(documented.sort()).toEqual(served.sort());
   });
 
   it('links only to files and headings inside the repository', () => {
