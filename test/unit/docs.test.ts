@@ -10,6 +10,8 @@ import { configSchema, loadConfig } from '../../src/config/schema.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
 import { SPECIFICATION_FIELDS } from '../../src/local-service/validation.js';
 import { MODEL_TABLE } from '../../src/model/tool-versions.js';
+import { ARTIFACT_FILES } from '../../src/runner/artifacts.js';
+import { STEPS_FOLDER } from '../../src/runner/step-screenshots.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -206,6 +208,13 @@ describe('docs/', () => {
     const tabled = [...table.matchAll(/^\| ((?:`[a-z_]+`(?:, )?)+) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([a-z_]+)`/g)].map((t) => t[1]!));
     expect(tabled.length).toBeGreaterThan(20);
     expect(tabled.filter((type) => !types.has(type))).toEqual([]);
+  });
+
+  it('lists every artifact file with the type it is stored with', () => {
+    const text = read('docs/counters-and-artifacts.md');
+    const rows = new Map([...text.matchAll(/^\| `([^`]+)` \| `([^`]+)` \|/gm)].map((m) => [m[1]!, m[2]!]));
+    for (const { name, contentType } of Object.values(ARTIFACT_FILES)) expect(rows.get(name), name).toBe(contentType);
+    expect(rows.get(`${STEPS_FOLDER}/NNN.jpg`)).toBe('image/jpeg');
   });
 
   it('documents every metric of /metrics', async () => {
