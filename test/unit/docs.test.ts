@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { configSchema, loadConfig } from '../../src/config/schema.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
 import { SPECIFICATION_FIELDS } from '../../src/local-service/validation.js';
-import { MODEL_TABLE } from '../../src/model/tool-versions.js';
+import { MODEL_TABLE, chooseActionSpace, modelTools } from '../../src/model/tool-versions.js';
 import { ARTIFACT_FILES } from '../../src/runner/artifacts.js';
 import { STEPS_FOLDER } from '../../src/runner/step-screenshots.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
@@ -180,6 +180,38 @@ describe('docs/', () => {
 
   it('documents every model family of the model table', () => {
     expect(undocumented('docs/action-spaces.md', MODEL_TABLE.map(([prefix]) => (prefix.endsWith('-') ? `${prefix}…` : prefix)))).toEqual([]);
+  });
+
+  it("states each model family's action space as the model table has it", () => {
+    const text = read('docs/action-spaces.md');
+    const table = text.slice(text.indexOf('| model family | computer use |'));
+    const faults: string[] = [];
+    let checked = 0;
+    for (const row of table.split('\n').slice(2)) {
+      if (!row.startsWith('|')) break;
+      const [families = '', computer = '', browser = '', images = ''] = row.split('|').slice(1).map((cell) => cell.trim());
+      // `claude-3-…` and "any other id" name no one model: the ids of the row are checked.
+      const ids = [...families.matchAll(/`(claude-[a-z0-9-]+)`/g)].map((m) => m[1]!);
+      for (const id of ids) {
+        checked++;
+        const tools = modelTools(id);
+        const chosen = chooseActionSpace(id, undefined);
+        const asked = chooseActionSpace(id, 'browser');
+        const shown = {
+          computer: /`([a-z_0-9]+)`/.exec(computer)?.[1],
+          browser: browser.startsWith('default') ? 'default' : browser.startsWith('on request') ? 'on request' : browser,
+          images: images,
+        };
+        const actual = {
+          computer: tools.computer.type,
+          browser: chosen.ok && chosen.kind === 'browser' ? 'default' : asked.ok ? 'on request' : 'refused',
+          images: `${tools.images.maxEdgePx} px, ${tools.images.maxPixels / 1_000_000} MP`,
+        };
+        if (JSON.stringify(shown) !== JSON.stringify(actual)) faults.push(`${id}: docs ${JSON.stringify(shown)}, code ${JSON.stringify(actual)}`);
+      }
+    }
+    expect(checked).toBeGreaterThan(15);
+    expect(faults).toEqual([]);
   });
 
   it('documents every event type written to logs.jsonl', () => {
