@@ -1,6 +1,6 @@
 import type { BrowserSession } from '../browser/types.js';
 import type { Counters } from '../control-plane/types.js';
-import { ExecutionError, errorFromSignal, isExecutionError, type ErrorCode } from '../domain/errors.js';
+import { ExecutionError, errorFromSignal, type ErrorCode } from '../domain/errors.js';
 import type { InputFile } from '../domain/input-files.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
 import type { SecretVault } from '../domain/secrets.js';
@@ -9,6 +9,7 @@ import type { AssistantBlock, Message, ModelClient, TextBlock, TokenUsage, ToolR
 import type { EventSink } from '../telemetry/types.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { ASK_HUMAN_DEFINITION, ASK_HUMAN_TOOL, type AskHuman } from './ask-human.js';
+import { browserCall } from './browser-call.js';
 import { contextOverflow, withCacheBreakpoints } from './conversation.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
 import { FINISH_DEFINITION, FINISH_TOOL } from './tools.js';
@@ -370,43 +371,4 @@ function addUsage(total: TokenUsage, turn: TokenUsage): void {
 
 function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw errorFromSignal(signal);
-}
-
-/**
- * Browser failures become `browser_error`, unless the run was aborted (then its reason wins).
- * An abort also ends the wait: a hung page must not hold the run past its deadline. What the
- * browser was still doing is cleaned up when the runner closes the session, right after.
- */
-export async function browserCall<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
-  try {
-    return await untilAborted(fn(), signal);
-  } catch (error) {
-    if (signal.aborted) throw errorFromSignal(signal);
-    if (isExecutionError(error)) throw error;
-    throw new ExecutionError('browser_error', `browser: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-}
-
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(errorFromSignal(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      work.catch(() => undefined);
-      reject(errorFromSignal(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
