@@ -9,8 +9,8 @@
  */
 import { replaySteps, type ReplayResult } from '../agent/replay.js';
 import { runAgent, type AgentDeps, type AgentInput, type AgentOutcome, type RunStats } from '../agent/loop.js';
+import { openStartPage } from '../agent/start-page.js';
 import type { BrowserSession } from '../browser/types.js';
-import { ExecutionError } from '../domain/errors.js';
 import {
   EARLIER_RUN_CACHE_FORMATS,
   RUN_CACHE_FORMAT,
@@ -78,9 +78,7 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
     outcome = await runAgent(deps, agentInput, stats);
   } else {
     report.used = true;
-    const opened = await session.navigate(agentInput.startUrl, agentInput.signal);
-    events.emit('navigation', { url: agentInput.startUrl, ok: opened.ok, reason: opened.error, by: 'worker' });
-    if (!opened.ok) throw new ExecutionError('browser_error', `could not open the start page ${agentInput.startUrl}: ${opened.error ?? 'unknown error'}`);
+    await openStartPage(session, agentInput.startUrl, events, agentInput.signal);
     const replay = await replaySteps(
       { space, session, events, ...(agentDeps.onAction ? { onAction: agentDeps.onAction } : {}), ...(agentDeps.now ? { now: agentDeps.now } : {}) },
       { steps: entry.steps, maskedInput: agentInput.vault.maskedPayload, secretPaths: agentInput.vault.paths, salt: entry.fingerprint, maxSteps: agentInput.maxSteps, signal: agentInput.signal },
