@@ -89,7 +89,7 @@ export interface AgentRun {
   /** Whether the model was asked once to call finish after a turn without tool calls. */
   nudged: boolean;
   /** Invalid `finish` outputs the model was let correct. */
-  outputRetries: { used: number };
+  outputRetries: number;
   lastResponseAt?: number;
   /** Set once a turn used most of a context the API does not manage: the run ends before the next request. */
   overflow?: string;
@@ -105,7 +105,7 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
     const capped = capReached(run);
     if (capped) return capped;
     const response = await askModel(run);
-    if (response.stopReason === 'refusal') return REFUSED;
+    if (response.stopReason === 'refusal') return { ...REFUSED };
     const calls = response.content.filter(isToolUse);
     if (calls.length === 0) {
       const ended = withoutCalls(run, response.stopReason);
@@ -141,7 +141,7 @@ function prepareRun(deps: AgentDeps, input: AgentInput, stats: RunStats): AgentR
   ];
   const tools = [...space.tools(), ...(deps.human ? [ASK_HUMAN_DEFINITION] : []), FINISH_DEFINITION];
   tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: { type: 'ephemeral' } };
-  return { deps, input, stats, now, system, tools, history: [], nudged: false, outputRetries: { used: 0 } };
+  return { deps, input, stats, now, system, tools, history: [], nudged: false, outputRetries: 0 };
 }
 
 /** The first user message: the task (or what a replay did) and the page as it is. */

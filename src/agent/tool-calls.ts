@@ -12,7 +12,7 @@ import { browserCall } from './browser-call.js';
 import type { AgentInput, AgentOutcome, AgentRun } from './loop.js';
 import { FINISH_TOOL } from './tools.js';
 
-/** What the calls need of the run: its deps, input and tallies, and the output retries left. */
+/** What the calls need of the run: its deps, input and tallies, and the invalid outputs it let the model correct. */
 export type CallContext = Pick<AgentRun, 'deps' | 'input' | 'stats' | 'now' | 'outputRetries'>;
 
 /** A turn's calls as they run: the answers so far, and what they leave for the loop. */
@@ -62,8 +62,8 @@ function finishCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): voi
   }
   const verdict = handleFinish(call, run.input, run.deps.events);
   if (verdict.kind === 'end') batch.finished = verdict.outcome;
-  else if (verdict.kind === 'retry' && run.outputRetries.used < OUTPUT_RETRIES) {
-    run.outputRetries.used++;
+  else if (verdict.kind === 'retry' && run.outputRetries < OUTPUT_RETRIES) {
+    run.outputRetries++;
     batch.results.push(errorResult(call, verdict.error));
   } else if (verdict.kind === 'retry') {
     batch.finished = { status: 'failed', code: 'output_invalid', message: verdict.error };
