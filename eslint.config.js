@@ -4,10 +4,10 @@ import tseslint from 'typescript-eslint';
 /** Folders holding adapters: they may import ports and shared helpers, never each other. */
 const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane', 'toolset', 'live', 'human'];
 
-// runner/ and agent/ know ports (each folder's types.ts) and domain code, never adapters.
+// runner/, run-cache/ and agent/ know ports (each folder's types.ts) and domain code, never adapters.
 const coreRestrictions = ADAPTER_DIRS.map((dir) => ({
   group: [`../${dir}/*`, `!../${dir}/types.js`],
-  message: `runner/ and agent/ may import only ${dir}/types.js (the port); adapters are wired in main.ts.`,
+  message: `runner/, run-cache/ and agent/ may import only ${dir}/types.js (the port); adapters are wired in main.ts.`,
 }));
 
 /**
@@ -18,7 +18,7 @@ const notTheLocalService = {
   group: ['../local-service/*', '../../local-service/*'],
   message: 'the worker does not import the local service (a program of its own; only cli.ts starts it).',
 };
-const WORKER_DIRS = [...ADAPTER_DIRS, 'runner', 'agent', 'intake', 'config'];
+const WORKER_DIRS = [...ADAPTER_DIRS, 'runner', 'run-cache', 'agent', 'intake', 'config'];
 const WORKER_FILES = ['compose', 'daemon', 'main', 'cli'];
 
 const adapterRule = (self) => ({
@@ -32,7 +32,7 @@ const adapterRule = (self) => ({
             group: [`../${dir}/*`, `../../${dir}/*`, `!../${dir}/types.js`, `!../../${dir}/types.js`],
             message: 'adapters never import each other: only ports (types.js).',
           })),
-          { group: ['../runner/*', '../agent/*', '../intake/*', '../../runner/*', '../../agent/*', '../../intake/*'], message: 'adapters do not depend on the core.' },
+          { group: ['../runner/*', '../run-cache/*', '../agent/*', '../intake/*', '../../runner/*', '../../run-cache/*', '../../agent/*', '../../intake/*'], message: 'adapters do not depend on the core.' },
           notTheLocalService,
         ],
       },
@@ -54,7 +54,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [notTheLocalService] }] },
   },
   {
-    files: ['src/runner/**/*.ts', 'src/agent/**/*.ts', 'src/domain/**/*.ts', 'src/intake/**/*.ts'],
+    files: ['src/runner/**/*.ts', 'src/run-cache/**/*.ts', 'src/agent/**/*.ts', 'src/domain/**/*.ts', 'src/intake/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

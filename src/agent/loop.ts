@@ -1,22 +1,27 @@
 import type { BrowserSession } from '../browser/types.js';
 import type { Counters } from '../control-plane/types.js';
-import { ExecutionError, errorFromSignal, isExecutionError, type ErrorCode } from '../domain/errors.js';
+import { errorFromSignal, type ErrorCode } from '../domain/errors.js';
 import type { InputFile } from '../domain/input-files.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
 import type { SecretVault } from '../domain/secrets.js';
 import type { Specification } from '../domain/specification.js';
-import type { AssistantBlock, Message, ModelClient, TextBlock, TokenUsage, ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import type { AssistantBlock, Message, ModelClient, ModelResponse, TextBlock, TokenUsage, ToolDefinition, ToolUseBlock } from '../model/types.js';
 import type { EventSink } from '../telemetry/types.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
-import { ASK_HUMAN_DEFINITION, ASK_HUMAN_TOOL, type AskHuman } from './ask-human.js';
+import { ASK_HUMAN_DEFINITION, type AskHuman } from './ask-human.js';
+import { browserCall } from './browser-call.js';
 import { contextOverflow, withCacheBreakpoints } from './conversation.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
-import { FINISH_DEFINITION, FINISH_TOOL } from './tools.js';
+import { openStartPage } from './start-page.js';
+import { runToolCalls, type CallBatch } from './tool-calls.js';
+import { FINISH_DEFINITION } from './tools.js';
 
 /**
- * The one step loop: opening observation → model turn → run its tool calls → answer → again,
- * until `finish`, a cap, or the signal. What the model can do is the action space (the browser
- * toolset, the computer toolset or the earlier computer tool): the loop is the same for all.
+ * The one step loop: open the start page and observe it, then turn after turn: check the caps,
+ * ask the model, handle a turn without tool calls (its stop reason), run the tool calls
+ * (tool-calls.ts), answer them; until `finish`, a cap, or the signal. What the model can do is
+ * the action space (the browser toolset, the computer toolset or the earlier computer tool):
+ * the loop is the same for all.
  * The model client never sees the browser; the loop never sees a vendor SDK.
  */
 
@@ -70,14 +75,52 @@ export function createRunStats(): RunStats {
   };
 }
 
-/** Invalid `finish` outputs the model may correct before the run fails with `output_invalid`. */
-const OUTPUT_RETRIES = 1;
-const FINISH_AFTER_FAILURE =
-  'finish was not run: an earlier action in this turn failed. Look at the page now (the failed action may have changed nothing), then call finish again.';
+const REFUSED: AgentOutcome = { status: 'failed', code: 'agent_failed', message: 'the model refused to continue the task' };
+
+/** One run of the loop: what every request repeats, the conversation, and the turn-to-turn state. */
+export interface AgentRun {
+  deps: AgentDeps;
+  input: AgentInput;
+  stats: RunStats;
+  now: () => number;
+  system: TextBlock[];
+  tools: ToolDefinition[];
+  history: Message[];
+  /** Whether the model was asked once to call finish after a turn without tool calls. */
+  nudged: boolean;
+  /** Invalid `finish` outputs the model was let correct. */
+  outputRetries: number;
+  lastResponseAt?: number;
+  /** Set once a turn used most of a context the API does not manage: the run ends before the next request. */
+  overflow?: string;
+}
 
 export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunStats): Promise<AgentOutcome> {
-  const { model, space, events } = deps;
-  const { signal } = input;
+  const run = prepareRun(deps, input, stats);
+  throwIfAborted(input.signal);
+  if (!input.resume) await openStartPage(deps.session, input.startUrl, deps.events, input.signal);
+  await observeOpening(run);
+  for (;;) {
+    throwIfAborted(input.signal);
+    const capped = capReached(run);
+    if (capped) return capped;
+    const response = await askModel(run);
+    if (response.stopReason === 'refusal') return { ...REFUSED };
+    const calls = response.content.filter(isToolUse);
+    if (calls.length === 0) {
+      const ended = withoutCalls(run, response.stopReason);
+      if (ended) return ended;
+      continue;
+    }
+    const batch = await runToolCalls(run, calls);
+    if (batch.finished) return endRun(run, batch.finished);
+    await answer(run, batch);
+  }
+}
+
+/** The system prompt and the tools, the same in every request of the run. */
+function prepareRun(deps: AgentDeps, input: AgentInput, stats: RunStats): AgentRun {
+  const { space } = deps;
   const now = deps.now ?? Date.now;
   const system: TextBlock[] = [
     {
@@ -98,245 +141,103 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
   ];
   const tools = [...space.tools(), ...(deps.human ? [ASK_HUMAN_DEFINITION] : []), FINISH_DEFINITION];
   tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: { type: 'ephemeral' } };
+  return { deps, input, stats, now, system, tools, history: [], nudged: false, outputRetries: 0 };
+}
 
-  throwIfAborted(signal);
-  if (!input.resume) {
-    const opened = await browserCall(() => deps.session.navigate(input.startUrl, signal), signal);
-    events.emit('navigation', { url: input.startUrl, ok: opened.ok, reason: opened.error, by: 'worker' });
-    if (!opened.ok) {
-      throw new ExecutionError('browser_error', `could not open the start page ${input.startUrl}: ${opened.error ?? 'unknown error'}`);
-    }
-  }
+/** The first user message: the task (or what a replay did) and the page as it is. */
+async function observeOpening(run: AgentRun): Promise<void> {
+  const { space } = run.deps;
+  const { resume, signal } = run.input;
   // A run that takes over a replay sees the page as a read shows it (docs/run-cache.md#replay).
-  const first = await browserCall(() => space.opening(signal, input.resume ? { brief: true } : undefined), signal);
-  stats.nScreenshots += first.filter((b) => b.type === 'image').length;
-  const opening = input.resume
-    ? `${input.resume.done}\nContinue the task from here. This is the browser now.`
-    : FIRST_USER_TEXT;
-  const history: Message[] = [{ role: 'user', content: [{ type: 'text', text: opening }, ...first] }];
+  const first = await browserCall(() => space.opening(signal, resume ? { brief: true } : undefined), signal);
+  run.stats.nScreenshots += first.filter((b) => b.type === 'image').length;
+  const opening = resume ? `${resume.done}\nContinue the task from here. This is the browser now.` : FIRST_USER_TEXT;
+  run.history.push({ role: 'user', content: [{ type: 'text', text: opening }, ...first] });
+}
 
-  let nudged = false;
-  let outputRetries = 0;
-  let lastResponseAt: number | undefined;
-  /** Set once a turn used most of a context the API does not manage: the run ends before the next request. */
-  let overflow: string | undefined;
-
-  for (;;) {
-    throwIfAborted(signal);
-    if (stats.nSteps >= input.maxSteps) {
-      return { status: 'failed', code: 'max_steps', message: `the agent did not finish within ${input.maxSteps} steps` };
-    }
-    if (overflow) return { status: 'failed', code: 'model_error', message: overflow };
-    const requestAt = now();
-    const response = await model.createTurn(
-      {
-        model: input.modelId,
-        system,
-        tools,
-        // Append-only (docs/model.md#conversation-rules): every earlier turn goes again as it was.
-        messages: withCacheBreakpoints(history),
-        maxTokens: input.maxTokens ?? 4096,
-        betas: [...space.betas],
-      },
-      signal,
-    );
-    const receivedAt = now();
-    stats.nSteps++;
-    addUsage(stats.usage, response.usage);
-    events.emit('model_turn', {
-      step: stats.nSteps,
-      by: 'model',
-      latencyMs: receivedAt - requestAt,
-      overheadMs: lastResponseAt === undefined ? null : requestAt - lastResponseAt,
-      stopReason: response.stopReason,
-      usage: response.usage,
-      ...(response.notes?.clearedInputTokens ? { clearedInputTokens: response.notes.clearedInputTokens } : {}),
-      thinking: thinkingOf(response.content),
-      text: textOf(response.content),
-      toolCalls: response.content.filter(isToolUse).map((b) => ({ id: b.id, name: b.name, ...(b.toolset_name ? { toolset: b.toolset_name } : {}), input: b.input })),
-    });
-    lastResponseAt = receivedAt;
-    history.push({ role: 'assistant', content: response.content });
-    if (response.notes?.prefixMismatch) {
-      events.emit('model_prefix_mismatch', { step: stats.nSteps, level: 'error', message: response.notes.prefixMismatch });
-    }
-    // Checked before the next request: this turn's calls (a finish among them) still run.
-    overflow = contextOverflow(response);
-
-    if (response.stopReason === 'refusal') {
-      return { status: 'failed', code: 'agent_failed', message: 'the model refused to continue the task' };
-    }
-
-    const toolUses = response.content.filter(isToolUse);
-    if (toolUses.length === 0) {
-      if (response.stopReason === 'max_tokens') {
-        history.push({ role: 'user', content: [{ type: 'text', text: CONTINUE_AFTER_MAX_TOKENS_TEXT }] });
-        continue;
-      }
-      if (response.stopReason === 'pause_turn') {
-        // The API paused a long turn: sending the conversation back as it is resumes it.
-        continue;
-      }
-      if (nudged) {
-        return { status: 'failed', code: 'agent_failed', message: 'the agent ended its turn twice without calling finish' };
-      }
-      nudged = true;
-      history.push({ role: 'user', content: [{ type: 'text', text: NUDGE_FINISH_TEXT }] });
-      continue;
-    }
-
-    const results: ToolResultBlock[] = [];
-    /** Toolsets with a failed call in this turn: the rest of their calls are not run (the documented rule). */
-    const halted = new Set<string>();
-    /** The last successful result that may carry an observation, and whether anything changed the page since. */
-    let observable: ToolResultBlock | undefined;
-    let changedSinceImage = false;
-    let finished: AgentOutcome | undefined;
-    for (const call of toolUses) {
-      if (finished) {
-        results.push(errorResult(call, 'not executed: finish was called before this tool call'));
-        continue;
-      }
-      throwIfAborted(signal);
-      if (call.name === FINISH_TOOL && !call.toolset_name) {
-        if (halted.size > 0) {
-          results.push(errorResult(call, FINISH_AFTER_FAILURE));
-          continue;
-        }
-        const verdict = handleFinish(call, input, events);
-        if (verdict.kind === 'end') finished = verdict.outcome;
-        else if (verdict.kind === 'retry' && outputRetries < OUTPUT_RETRIES) {
-          outputRetries++;
-          results.push(errorResult(call, verdict.error));
-        } else if (verdict.kind === 'retry') {
-          finished = { status: 'failed', code: 'output_invalid', message: verdict.error };
-        } else results.push(errorResult(call, verdict.error));
-        if (finished) results.push({ type: 'tool_result', tool_use_id: call.id, content: [{ type: 'text', text: 'finished' }] });
-        continue;
-      }
-      if (deps.human && call.name === ASK_HUMAN_TOOL && !call.toolset_name) {
-        // Not an agent action: the model's turn is the step, the person's answer its result.
-        const asked = await deps.human.handle(call, stats.nSteps, signal);
-        stats.nScreenshots += asked.images;
-        results.push(asked.result);
-        continue;
-      }
-      if (!space.owns(call)) {
-        events.emit('action', { step: stats.nSteps, tool: call.toolset_name ?? call.name, action: call.name, input: call.input, ok: false, error: 'unknown tool' });
-        results.push(errorResult(call, `unknown tool "${call.name}"${call.toolset_name ? ` of toolset "${call.toolset_name}"` : ''}`));
-        if (call.toolset_name) halted.add(call.toolset_name);
-        continue;
-      }
-      if (call.toolset_name && halted.has(call.toolset_name)) {
-        results.push(space.notExecuted(call));
-        events.emit('action', { step: stats.nSteps, tool: call.toolset_name, action: call.name, input: call.input, ok: false, error: 'not executed: an earlier action in this turn failed' });
-        continue;
-      }
-      const startedAt = now();
-      // The action's time is when it touched the page (its marker on the video), not when the
-      // worker began to look up its target: the log, the steps track and the video agree.
-      let touchedAt: number | undefined;
-      const report = await browserCall(
-        () =>
-          space.run(call, {
-            signal,
-            trace: deps.onTrace !== undefined,
-            beforeRun: (planned) => {
-              touchedAt ??= now();
-              deps.onAction?.({ atMs: touchedAt, ...planned });
-            },
-          }),
-        signal,
-      );
-      if (report.counted) stats.nAgentActions++;
-      stats.nScreenshots += report.images;
-      events.emit(
-        'action',
-        {
-          step: stats.nSteps,
-          by: 'model',
-          tool: call.toolset_name ?? call.name,
-          action: report.action,
-          input: call.input,
-          ok: report.ok,
-          ...(report.ok ? { text: resultText(report.result) } : { error: report.error }),
-          label: report.label,
-          ...(report.point ? { point: report.point } : {}),
-          durationMs: now() - startedAt,
-        },
-        touchedAt ?? startedAt,
-      );
-      if (report.ok && report.trace) deps.onTrace?.(stats.nSteps, report.trace);
-      results.push(report.result);
-      if (!report.ok) {
-        if (call.toolset_name) halted.add(call.toolset_name);
-        continue;
-      }
-      // An image taken by the call shows the page after it; otherwise an action leaves it unseen.
-      if (report.images > 0) changedSinceImage = false;
-      else if (report.changesPage) changedSinceImage = true;
-      if (!isStateOnly(report.result)) observable = report.result;
-    }
-    if (finished?.status === 'failed' && finished.code === 'agent_failed' && deps.human?.denied) finished = { ...finished, code: 'approval_denied' };
-    if (finished) {
-      events.emit('finish', { status: finished.status, ...(finished.status === 'failed' ? { code: finished.code, reason: finished.message } : {}) });
-      return finished;
-    }
-    // The computer toolset answers actions with text: one look at the page after the turn saves
-    // the model a screenshot call.
-    if (space.observe && observable && changedSinceImage) {
-      const shot = await browserCall(() => space.observe!(signal), signal);
-      observable.content.push(shot);
-      stats.nScreenshots++;
-    }
-    history.push({ role: 'user', content: results });
+/** The step cap, or a context about to overflow: the run ends before another request. */
+function capReached(run: AgentRun): AgentOutcome | undefined {
+  if (run.stats.nSteps >= run.input.maxSteps) {
+    return { status: 'failed', code: 'max_steps', message: `the agent did not finish within ${run.input.maxSteps} steps` };
   }
+  if (run.overflow) return { status: 'failed', code: 'model_error', message: run.overflow };
+  return undefined;
 }
 
-type FinishVerdict = { kind: 'end'; outcome: AgentOutcome } | { kind: 'retry'; error: string } | { kind: 'bad'; error: string };
-
-function handleFinish(call: ToolUseBlock, input: AgentInput, events: EventSink): FinishVerdict {
-  const args = call.input;
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) return { kind: 'bad', error: 'finish expects an object with "status"' };
-  const { status, output, reason } = args as Record<string, unknown>;
-  if (status !== 'completed' && status !== 'failed') return { kind: 'bad', error: 'finish: "status" must be "completed" or "failed"' };
-  if (reason !== undefined && typeof reason !== 'string') return { kind: 'bad', error: 'finish: "reason" must be a string' };
-  if (status === 'failed') {
-    return { kind: 'end', outcome: { status: 'failed', code: 'agent_failed', message: reason?.trim() || 'the agent reported that it could not finish the task' } };
+/** One model turn: counted as a step, logged, and kept in the conversation. */
+async function askModel(run: AgentRun): Promise<ModelResponse> {
+  const { deps, input, stats, now } = run;
+  const requestAt = now();
+  const response = await deps.model.createTurn(
+    {
+      model: input.modelId,
+      system: run.system,
+      tools: run.tools,
+      // Append-only (docs/model.md#conversation-rules): every earlier turn goes again as it was.
+      messages: withCacheBreakpoints(run.history),
+      maxTokens: input.maxTokens ?? 4096,
+      betas: [...deps.space.betas],
+    },
+    input.signal,
+  );
+  const receivedAt = now();
+  stats.nSteps++;
+  addUsage(stats.usage, response.usage);
+  deps.events.emit('model_turn', {
+    step: stats.nSteps,
+    by: 'model',
+    latencyMs: receivedAt - requestAt,
+    overheadMs: run.lastResponseAt === undefined ? null : requestAt - run.lastResponseAt,
+    stopReason: response.stopReason,
+    usage: response.usage,
+    ...(response.notes?.clearedInputTokens ? { clearedInputTokens: response.notes.clearedInputTokens } : {}),
+    thinking: thinkingOf(response.content),
+    text: textOf(response.content),
+    toolCalls: response.content.filter(isToolUse).map((b) => ({ id: b.id, name: b.name, ...(b.toolset_name ? { toolset: b.toolset_name } : {}), input: b.input })),
+  });
+  run.lastResponseAt = receivedAt;
+  run.history.push({ role: 'assistant', content: response.content });
+  if (response.notes?.prefixMismatch) {
+    deps.events.emit('model_prefix_mismatch', { step: stats.nSteps, level: 'error', message: response.notes.prefixMismatch });
   }
-  if (input.validateOutput) {
-    const check = input.validateOutput(output);
-    if (!check.ok) {
-      events.emit('output_invalid', { errors: check.errors });
-      return { kind: 'retry', error: `the output does not match the output schema: ${check.errors}. Call finish again with a valid output.` };
-    }
+  // Checked before the next request: this turn's calls (a finish among them) still run.
+  run.overflow = contextOverflow(response);
+  return response;
+}
+
+/** A turn without tool calls: continue a cut turn, resume a paused one, or nudge to finish once. */
+function withoutCalls(run: AgentRun, stopReason: ModelResponse['stopReason']): AgentOutcome | undefined {
+  if (stopReason === 'max_tokens') {
+    run.history.push({ role: 'user', content: [{ type: 'text', text: CONTINUE_AFTER_MAX_TOKENS_TEXT }] });
+    return undefined;
   }
-  return { kind: 'end', outcome: { status: 'completed', output: output ?? null } };
+  // The API paused a long turn: sending the conversation back as it is resumes it.
+  if (stopReason === 'pause_turn') return undefined;
+  if (run.nudged) return { status: 'failed', code: 'agent_failed', message: 'the agent ended its turn twice without calling finish' };
+  run.nudged = true;
+  run.history.push({ role: 'user', content: [{ type: 'text', text: NUDGE_FINISH_TEXT }] });
+  return undefined;
 }
 
-/** A result made of the browser_state block alone (a tab member's): no room for anything else. */
-function isStateOnly(result: ToolResultBlock): boolean {
-  return result.content.length > 0 && result.content.every((b) => b.type === 'browser_state');
+/** The outcome `finish` gave; a failure after a person denied an approval is theirs. */
+function endRun(run: AgentRun, finished: AgentOutcome): AgentOutcome {
+  const outcome: AgentOutcome = finished.status === 'failed' && finished.code === 'agent_failed' && run.deps.human?.denied ? { ...finished, code: 'approval_denied' } : finished;
+  run.deps.events.emit('finish', { status: outcome.status, ...(outcome.status === 'failed' ? { code: outcome.code, reason: outcome.message } : {}) });
+  return outcome;
 }
 
-/** The text of a result, for the log (page reads can be long: the log keeps their start). */
-function resultText(result: ToolResultBlock): string | undefined {
-  const text = result.content
-    .filter((b): b is TextBlock => b.type === 'text')
-    .map((b) => b.text)
-    .join('\n');
-  if (!text) return undefined;
-  return text.length > 2_000 ? `${text.slice(0, 2_000)}… (${text.length} characters)` : text;
-}
-
-function errorResult(call: ToolUseBlock, message: string): ToolResultBlock {
-  return {
-    type: 'tool_result',
-    tool_use_id: call.id,
-    is_error: true,
-    content: [{ type: 'text', text: message }],
-    ...(call.toolset_name ? { toolset_name: call.toolset_name } : {}),
-  };
+/** The turn's results as the next user message, with one look at the page where it changed unseen. */
+async function answer(run: AgentRun, batch: CallBatch): Promise<void> {
+  const { space } = run.deps;
+  const { signal } = run.input;
+  // The computer toolset answers actions with text: one look at the page after the turn saves
+  // the model a screenshot call.
+  if (space.observe && batch.observable && batch.changedSinceImage) {
+    const shot = await browserCall(() => space.observe!(signal), signal);
+    batch.observable.content.push(shot);
+    run.stats.nScreenshots++;
+  }
+  run.history.push({ role: 'user', content: batch.results });
 }
 
 function isToolUse(block: AssistantBlock): block is ToolUseBlock {
@@ -370,43 +271,4 @@ function addUsage(total: TokenUsage, turn: TokenUsage): void {
 
 function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw errorFromSignal(signal);
-}
-
-/**
- * Browser failures become `browser_error`, unless the run was aborted (then its reason wins).
- * An abort also ends the wait: a hung page must not hold the run past its deadline. What the
- * browser was still doing is cleaned up when the runner closes the session, right after.
- */
-export async function browserCall<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
-  try {
-    return await untilAborted(fn(), signal);
-  } catch (error) {
-    if (signal.aborted) throw errorFromSignal(signal);
-    if (isExecutionError(error)) throw error;
-    throw new ExecutionError('browser_error', `browser: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
-}
-
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(errorFromSignal(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      work.catch(() => undefined);
-      reject(errorFromSignal(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

@@ -14,7 +14,8 @@ import { fillValues, GUARD_REASONS, guardHolds } from '../domain/run-cache-value
 import type { ToolUseBlock } from '../model/types.js';
 import type { EventSink } from '../telemetry/types.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
-import { browserCall, type RunStats } from './loop.js';
+import { browserCall } from './browser-call.js';
+import type { RunStats } from './loop.js';
 import { holdsValue } from './replay-check.js';
 
 export interface ReplayInput {

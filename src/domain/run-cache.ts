@@ -1,7 +1,7 @@
 /**
  * The run cache (docs/run-cache.md): what a completed execution leaves for the next execution of the
  * same workflow version, so that it can run again without the model while the pages still
- * match. Pure data and the rules on it; the runner records and replays (runner/cached-run.ts),
+ * match. Pure data and the rules on it; run-cache/ records and replays it (run-cache/cached-run.ts),
  * a store keeps it (Redis, shared by the fleet).
  *
  * A cached run is its model steps, each the actions the model took in one turn, every action

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACTION_SPACE_KINDS, type ActionSpaceKind } from './action-spaces.js';
 import { checkAllowEntry } from './allow-list.js';
 import { ExecutionError } from './errors.js';
 import { profileIdProblem } from './profile-crypto.js';
@@ -15,7 +16,7 @@ export interface Specification {
   timeoutMs?: number;
   model?: string;
   /** The agent's action space (docs/action-spaces.md): default `browser` where the model supports it. */
-  toolset?: 'browser' | 'computer';
+  toolset?: ActionSpaceKind;
   /** Enables the browser toolset's `javascript_exec` (default false). */
   allowJavascript?: boolean;
   /** Use and update this version's run cache (default true). */
@@ -95,7 +96,7 @@ const specificationSchema = z.object({
   timeoutMs: z.number().int().min(1).optional(),
   model: z.string().min(1).optional(),
   toolset: z
-    .enum(['browser', 'computer'], { message: 'must be "browser" or "computer"' })
+    .enum(ACTION_SPACE_KINDS, { message: `must be ${ACTION_SPACE_KINDS.map((kind) => `"${kind}"`).join(' or ')}` })
     .meta({ description: "The agent's action space: the browser toolset (default where the model supports it) or computer use." })
     .optional(),
   allowJavascript: z.boolean({ message: 'must be true or false' }).meta({ description: "Enables the browser toolset's javascript_exec (default false)." }).optional(),

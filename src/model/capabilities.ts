@@ -1,3 +1,4 @@
+import { isToolsetType } from '../domain/action-spaces.js';
 import { modelTools } from './tool-versions.js';
 
 /**
@@ -48,7 +49,7 @@ export function tableCapabilities(model: string): ModelCapabilities {
   const id = model.trim().toLowerCase();
   const tools = modelTools(id);
   const maxInputTokens = FABLE_MYTHOS.test(id) ? 1_000_000 : 200_000;
-  if (tools.computer.type === 'computer_toolset_20260801' || tools.browser !== 'no') {
+  if (isToolsetType(tools.computer.type) || tools.browser !== 'no') {
     return { clearToolUses: true, compact: true, adaptiveThinking: true, maxInputTokens };
   }
   if (id.startsWith('claude-3-')) return { clearToolUses: false, compact: false, adaptiveThinking: false, maxInputTokens };

@@ -29,24 +29,24 @@
  * context management, thinking) is learned at run time: capabilities.ts.
  */
 
-import type { ComputerToolType } from './types.js';
+import { computerTool, isToolsetType, type ActionSpaceKind, type ComputerTool } from '../domain/action-spaces.js';
 
-export type ActionSpaceKind = 'browser' | 'computer';
+export type { ActionSpaceKind } from '../domain/action-spaces.js';
 
 /** How the browser use tool's documentation speaks of a model. */
 export type BrowserSupport = 'documented' | 'model-page' | 'unknown' | 'no';
 
 export interface ModelTools {
   /** The model's computer use tool. */
-  computer: { type: ComputerToolType; beta?: string; zoom: boolean };
+  computer: ComputerTool;
   browser: BrowserSupport;
   /** The largest screenshot the model takes (the API does not downscale toolset images). */
   images: { maxEdgePx: number; maxPixels: number };
 }
 
-const TOOLSET = { type: 'computer_toolset_20260801', zoom: true } as const;
-const V20251124 = { type: 'computer_20251124', beta: 'computer-use-2025-11-24', zoom: true } as const;
-const V20250124 = { type: 'computer_20250124', beta: 'computer-use-2025-01-24', zoom: false } as const;
+const TOOLSET = computerTool('computer_toolset_20260801');
+const V20251124 = computerTool('computer_20251124');
+const V20250124 = computerTool('computer_20250124');
 
 /**
  * Models that take the toolsets accept 2576 px and about 3.75 MP, but once a request holds more
@@ -60,7 +60,7 @@ const row = (computer: ModelTools['computer'], browser: BrowserSupport): ModelTo
   computer,
   browser,
   // The models that take the toolsets (Opus 4.8 and later) see large images with either computer tool.
-  images: computer.type === 'computer_toolset_20260801' || browser !== 'no' ? LARGE_IMAGES : SMALL_IMAGES,
+  images: isToolsetType(computer.type) || browser !== 'no' ? LARGE_IMAGES : SMALL_IMAGES,
 });
 
 /** Model family → tools. */

@@ -2,6 +2,7 @@
  * The model port. One call is one model turn. Shapes follow the Messages API's JSON (so a
  * recording is the wire format) but are our own types: vendor SDK types stay in the adapter.
  */
+import type { SingleComputerToolType, ToolsetType } from '../domain/action-spaces.js';
 
 export interface CacheControl {
   type: 'ephemeral';
@@ -64,12 +65,6 @@ export type Message =
 /** Per-member switches of a client toolset entry. */
 export type ToolsetConfigs = Record<string, { enabled?: boolean }>;
 
-/** The computer use tool's versions, newest first (docs/action-spaces.md): the one list the version types derive from. */
-export const COMPUTER_TOOL_TYPES = ['computer_toolset_20260801', 'computer_20251124', 'computer_20250124'] as const;
-export type ComputerToolType = (typeof COMPUTER_TOOL_TYPES)[number];
-/** The versions declared as one `computer` tool; the computer toolset is declared as a client toolset. */
-export type SingleComputerToolType = Exclude<ComputerToolType, 'computer_toolset_20260801'>;
-
 /** A tool as declared to the model: the computer tool's typed form, a client toolset, or a custom tool. */
 export type ToolDefinition =
   | {
@@ -81,7 +76,7 @@ export type ToolDefinition =
       cache_control?: CacheControl;
     }
   | {
-      type: 'browser_toolset_20260801' | 'computer_toolset_20260801';
+      type: ToolsetType;
       configs?: ToolsetConfigs;
       cache_control?: CacheControl;
     }

@@ -3,7 +3,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createRunStats, type AgentOutcome, type RunStats } from '../agent/loop.js';
 import type { CacheReport } from '../domain/run-cache.js';
-import { runWithCache } from './cached-run.js';
+import { runWithCache } from '../run-cache/cached-run.js';
 import { createAskHuman, type AskHuman } from '../agent/ask-human.js';
 import { createHumanGate, type RunnerHumanGate } from './human-gate.js';
 import type { BrowserSession, DownloadEvent } from '../browser/types.js';

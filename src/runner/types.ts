@@ -9,6 +9,7 @@ import type { LiveRelay } from '../live/types.js';
 import type { Specification } from '../domain/specification.js';
 import type { ModelClient, RecordingFile, TokenUsage } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
+import type { RunCacheStore } from '../run-cache/types.js';
 import type { ArtifactStore } from '../storage/types.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ProfileReport, ProfileSettings } from './profile.js';
@@ -107,17 +108,6 @@ export interface OutputDocument {
   human: HumanExchange[];
   /** The run's browser profile (docs/profiles.md); only when the specification names one. */
   profile?: ProfileReport;
-}
-
-/**
- * Where the run cache of each workflow version is kept (docs/run-cache.md): shared by every worker
- * of the fleet. Values are JSON; the runner checks their format.
- */
-export interface RunCacheStore {
-  get(versionId: string, signal: AbortSignal): Promise<unknown | undefined>;
-  put(versionId: string, entry: unknown): Promise<void>;
-  /** Forgets a version's cache; false when there was none. */
-  delete(versionId: string): Promise<boolean>;
 }
 
 /** One entry of output.json's `downloads`. */

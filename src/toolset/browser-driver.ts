@@ -45,6 +45,7 @@ import type {
   BetaBrowserWaitInput,
   BetaBrowserZoomInput,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { COMPUTER_TOOLSET } from '../domain/action-spaces.js';
 import type { BrowserChange, BrowserTab, ElementIdentity, Point } from '../browser/types.js';
 import { TAB_SWITCHING_MEMBERS } from './browser-members.js';
 import { executeComputerAction } from './computer-actions.js';
@@ -209,7 +210,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   private async act(tab: BrowserTab, member: string, computerInput: Record<string, unknown>, note: { label: string; point?: Point; target?: ElementIdentity | null; focus?: boolean; modelInput: unknown }): Promise<string | undefined> {
     await this.begin(member, tab, { label: note.label, ...(note.point ? { point: note.point } : {}), input: note.modelInput, ...(note.target !== undefined ? { target: note.target } : {}), ...(note.focus ? { focus: true } : {}) });
     const { session, geometry, secrets } = this.options;
-    const outcome = await executeComputerAction(computerInput, { session, geometry, toolVersion: 'computer_toolset_20260801', vault: secrets, signal: this.signal });
+    const outcome = await executeComputerAction(computerInput, { session, geometry, toolVersion: COMPUTER_TOOLSET, vault: secrets, signal: this.signal });
     if (!outcome.ok) throw new Error(outcome.error);
     await this.settle();
     // No dialog opens for a file chooser: the model learns of it here.
@@ -257,7 +258,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   protected override async zoom(_ctx: BetaToolsetCallContext, input: BetaBrowserZoomInput) {
     await this.tabFor('zoom', input);
     const { session, geometry, secrets } = this.options;
-    const outcome = await executeComputerAction({ action: 'zoom', region: input.region }, { session, geometry, toolVersion: 'computer_toolset_20260801', vault: secrets, signal: this.signal });
+    const outcome = await executeComputerAction({ action: 'zoom', region: input.region }, { session, geometry, toolVersion: COMPUTER_TOOLSET, vault: secrets, signal: this.signal });
     if (!outcome.ok) throw new Error(outcome.error);
     if (!outcome.image) throw new Error('the zoomed region could not be captured');
     this.state.member = 'zoom';

@@ -13,6 +13,7 @@
  * specification sets `allowJavascript`. file_upload is served once input files exist.
  */
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { BROWSER_TOOLSET } from '../domain/action-spaces.js';
 import type { ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import { KNOWN_MEMBERS, READ_MEMBERS } from './browser-members.js';
 import { BrowserToolsetDriver, TOOLSET_NAME, type BrowserToolsetOptions, type CallState } from './browser-driver.js';
@@ -20,7 +21,6 @@ import { errorResult, imageBlock, screenshotForModel, textBlock } from './result
 import { fromSdkResult } from './sdk-results.js';
 import type { ActionReport, ActionRunContext, ActionSpace } from './types.js';
 
-export const BROWSER_TOOLSET = 'browser_toolset_20260801';
 const NOT_EXECUTED = 'Not executed: an earlier action in this turn failed.';
 
 /** The opening's overview of the page's interactive elements: a few thousand tokens at most. */

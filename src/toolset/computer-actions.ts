@@ -5,6 +5,7 @@
  * keys arrive in xdotool syntax and are mapped to DOM key names.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { COMPUTER_TOOLSET, ZOOM_COMPUTER_TOOL_TYPES } from '../domain/action-spaces.js';
 import type { BrowserSession, MouseButton, Screenshot } from '../browser/types.js';
 import type { ActionContext, ActionOutcome, ComputerToolVersion, ExecuteComputerAction } from './computer-types.js';
 import {
@@ -200,7 +201,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     params: ['region'],
     counted: false,
     wantsScreenshot: false,
-    versions: ['computer_20251124', 'computer_toolset_20260801'],
+    versions: ZOOM_COMPUTER_TOOL_TYPES,
     plan: (input, { session, geometry }) =>
       map(readRegion(input, geometry.display), (r) => {
         const { display, viewport } = geometry;
@@ -333,7 +334,7 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 function maxDuration(version: ComputerToolVersion): number | undefined {
-  return version === 'computer_toolset_20260801' ? TOOLSET_MAX_DURATION_S : undefined;
+  return version === COMPUTER_TOOLSET ? TOOLSET_MAX_DURATION_S : undefined;
 }
 
 function rejected(action: string, counted: boolean, error: string): ActionOutcome {

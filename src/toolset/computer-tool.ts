@@ -4,7 +4,8 @@
  * `navigate` tool beside it, and a fresh screenshot in the answer to every action that can
  * change the screen.
  */
-import type { SingleComputerToolType, ToolUseBlock } from '../model/types.js';
+import type { SingleComputerToolType } from '../domain/action-spaces.js';
+import type { ToolUseBlock } from '../model/types.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
 import { capture, changeNotes, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, resultFor, runNavigate, screenshotForModel, textBlock } from './results.js';

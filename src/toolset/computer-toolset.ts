@@ -10,6 +10,7 @@
  */
 import { BetaAbstractComputerToolset20260801, type BetaComputerMemberResult, type BetaToolsetCallContext } from '@anthropic-ai/sdk/helpers/beta/toolsets';
 import type { BetaComputerMemberInput, BetaComputerMemberName, BetaToolResultBlockParam, BetaToolUseBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { COMPUTER_TOOLSET } from '../domain/action-spaces.js';
 import type { ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { ActionOutcome, DisplayGeometry } from './computer-types.js';
@@ -19,7 +20,6 @@ import { traceOf } from './trace.js';
 import { runUpload, UPLOAD_HOW, UPLOAD_TOOL, uploadDefinition } from './upload-tool.js';
 import type { ActionReport, ActionRunContext, ActionSpace, ActionSpaceOptions, ActionTrace } from './types.js';
 
-export const COMPUTER_TOOLSET = 'computer_toolset_20260801';
 const TOOLSET_NAME = 'computer';
 const NOT_EXECUTED = 'Not executed: an earlier computer action in this turn failed.';
 
@@ -50,7 +50,7 @@ class ComputerToolsetDriver extends BetaAbstractComputerToolset20260801 {
     const outcome = await executeComputerAction(call, {
       session,
       geometry,
-      toolVersion: 'computer_toolset_20260801',
+      toolVersion: COMPUTER_TOOLSET,
       vault: this.options.secrets,
       signal: state.context.signal,
       beforeRun: (planned) => state.context.beforeRun?.(planned),

@@ -1,6 +1,6 @@
 import type { BrowserSession, Screenshot, Size } from '../browser/types.js';
 import type { SecretVault } from '../domain/secrets.js';
-import type { ComputerToolType } from '../model/types.js';
+import type { ComputerToolType } from '../domain/action-spaces.js';
 
 /** Versions of Anthropic's computer-use tool the worker speaks (docs/action-spaces.md). */
 export type ComputerToolVersion = ComputerToolType;

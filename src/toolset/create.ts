@@ -1,4 +1,5 @@
 /** The action space an execution's choice names, on its browser session. */
+import { isToolsetType } from '../domain/action-spaces.js';
 import { createBrowserToolset } from './browser-toolset.js';
 import { createComputerTool } from './computer-tool.js';
 import { createComputerToolset } from './computer-toolset.js';
@@ -9,6 +10,6 @@ export function createActionSpace(choice: ActionSpaceChoice, options: ActionSpac
   const geometry = createDisplayGeometry(options.session.viewport, choice.images);
   if (choice.kind === 'browser') return createBrowserToolset({ ...options, geometry });
   const { computer } = choice;
-  if (computer.type === 'computer_toolset_20260801') return createComputerToolset({ ...options, geometry });
+  if (isToolsetType(computer.type)) return createComputerToolset({ ...options, geometry });
   return createComputerTool({ ...options, geometry, version: computer.type, beta: computer.beta ?? '', zoom: computer.zoom });
 }

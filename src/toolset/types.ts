@@ -6,9 +6,10 @@
  * same for all three.
  */
 import type { BrowserSession, ElementIdentity, Point, Size } from '../browser/types.js';
-import type { ComputerToolType, ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import type { ActionSpaceKind, ComputerTool } from '../domain/action-spaces.js';
+import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 
-export type ActionSpaceKind = 'browser' | 'computer';
+export type { ActionSpaceKind } from '../domain/action-spaces.js';
 
 /** What the run cache keeps of one executed action (issue 12): what it did, and to what. */
 export interface ActionTrace {
@@ -108,7 +109,7 @@ export interface ActionSpaceOptions {
 export interface ActionSpaceChoice {
   kind: ActionSpaceKind;
   /** The model's computer use tool. */
-  computer: { type: ComputerToolType; beta?: string; zoom: boolean };
+  computer: ComputerTool;
   /** The largest screenshot the model takes. */
   images: { maxEdgePx: number; maxPixels: number };
 }

@@ -8,6 +8,7 @@
  * widget is read back, and a value it does not hold is an error, not a success.
  * See docs/action-spaces.md#form_input-on-widgets.
  */
+import { COMPUTER_TOOLSET } from '../domain/action-spaces.js';
 import type { BrowserSession, BrowserTab, PopupOption, WidgetState } from '../browser/types.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
@@ -26,7 +27,7 @@ export function createWidgetHands(
   deps: { session: BrowserSession; geometry: DisplayGeometry; vault: Parameters<typeof executeComputerAction>[1]['vault']; signal: AbortSignal; settle: () => Promise<void> },
 ): WidgetHands {
   const run = async (input: Record<string, unknown>) => {
-    const outcome = await executeComputerAction(input, { session: deps.session, geometry: deps.geometry, toolVersion: 'computer_toolset_20260801', vault: deps.vault, signal: deps.signal });
+    const outcome = await executeComputerAction(input, { session: deps.session, geometry: deps.geometry, toolVersion: COMPUTER_TOOLSET, vault: deps.vault, signal: deps.signal });
     if (!outcome.ok) throw new Error(outcome.error);
     await deps.settle();
   };
