@@ -1,4 +1,4 @@
-import { toExecutionError } from '../domain/errors.js';
+import { toExecutionError, type ExecutionError } from '../domain/errors.js';
 import { parseJobData, readableExecutionId, type JobData } from '../domain/job.js';
 import { announce } from './announce.js';
 import { runBrowserPhase } from './browser-phase.js';
@@ -41,7 +41,7 @@ export async function runExecution(deps: RunnerDeps, rawJob: unknown, outerSigna
 }
 
 /** The job, or, when it is malformed but its execution id readable, that id and why (reported as failed). */
-function readJob(rawJob: unknown): { job: JobData; invalid?: ReturnType<typeof toExecutionError> } {
+function readJob(rawJob: unknown): { job: JobData; invalid?: ExecutionError } {
   try {
     return { job: parseJobData(rawJob) };
   } catch (error) {

@@ -12,9 +12,9 @@ import type { Logger } from '../telemetry/types.js';
  * or inside tool results — are written as the step's screenshots, the very bytes the model got.
  *
  * The step of a request is one past the highest step of the execution's events so far (the
- * `step` field of every event that has one, `STEP_EVENTS`): steps replayed from a run cache make
- * no model call, yet the next model step still gets its right number. One image: `NNN.ext`; several: `NNN-1.ext` … `NNN-K.ext`, the extension by media
- * type (JPEG `.jpg`, PNG `.png`). Each stored image is a `step_screenshot` event (step, key,
+ * typed `step` field of the events that have one, `STEP_EVENTS`): steps replayed from a run cache
+ * make no model call, yet the next model step still gets its right number. One image: `NNN.ext`;
+ * several: `NNN-1.ext` … `NNN-K.ext`, the extension by media type (JPEG `.jpg`, PNG `.png`). Each stored image is a `step_screenshot` event (step, key,
  * bytes) in logs.jsonl, dated when the request went out, so the dashboard ties it to its step.
  *
  * The request is never held up: the files are written after it has been handed on, and

@@ -7,7 +7,8 @@ import type { ExecutionEventName, ExecutionEvents } from './execution-events.js'
 
 export interface EventSink {
   /**
-   * Records one event. Fields must be JSON-serialisable; secrets are redacted by the sink.
+   * Records one event, its fields as the event map says (`ExecutionEvents`, execution-events.ts).
+   * Fields must be JSON-serialisable; secrets are redacted by the sink.
    * `atMs` (epoch ms) dates an event that began before it is recorded, such as an action
    * logged once it finished: its `t` is then when it began.
    */
