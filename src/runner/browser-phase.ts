@@ -173,7 +173,8 @@ async function startVideo(ctx: ExecutionContext, session: BrowserSession, starte
  * wait up to the run's own time limit when no human timeout is set.
  */
 function openHuman(ctx: ExecutionContext, plan: Prepared, session: BrowserSession, space: Pick<ActionSpace, 'opening'>, run: ExecutionSignal): { ask: AskHuman; gate: RunnerHumanGate } | undefined {
-  const { deps, spec } = { deps: ctx.deps, spec: plan.spec };
+  const { deps } = ctx;
+  const { spec } = plan;
   const configured = spec.humanTimeoutMs ?? deps.settings.humanTimeoutMs;
   const timeoutMs = configured > 0 ? configured : spec.approvals?.length ? (spec.timeoutMs ?? deps.settings.timeoutMs) : 0;
   if (!deps.human || timeoutMs <= 0) return undefined;
