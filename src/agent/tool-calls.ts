@@ -86,7 +86,7 @@ function unknownCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): vo
 
 function haltedCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): void {
   batch.results.push(run.deps.space.notExecuted(call));
-  run.deps.events.emit('action', { step: run.stats.nSteps, tool: call.toolset_name, action: call.name, input: call.input, ok: false, error: 'not executed: an earlier action in this turn failed' });
+  run.deps.events.emit('action', { step: run.stats.nSteps, tool: call.toolset_name ?? call.name, action: call.name, input: call.input, ok: false, error: 'not executed: an earlier action in this turn failed' });
 }
 
 async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): Promise<void> {

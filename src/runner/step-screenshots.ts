@@ -1,7 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ImageBlock, ModelClient, ModelTurnRequest } from '../model/types.js';
-import type { EventSink, Logger } from '../telemetry/types.js';
+import { STEP_EVENTS } from '../telemetry/execution-events.js';
+import type { ExecutionEventStream } from '../telemetry/event-stream.js';
+import type { Logger } from '../telemetry/types.js';
 
 /**
  * What the model saw at each step, kept as artifacts (`steps/NNN.jpg`, issue 14) without
@@ -9,10 +11,10 @@ import type { EventSink, Logger } from '../telemetry/types.js';
  * newest user message of each request — the screenshots taken since the last turn, top-level
  * or inside tool results — are written as the step's screenshots, the very bytes the model got.
  *
- * The step of a request is one past the highest `step` seen in the execution's events so far:
- * steps replayed from a run cache make no model call, yet the next model step still gets its
- * right number. One image: `NNN.ext`; several: `NNN-1.ext` … `NNN-K.ext`, the extension by media
- * type (JPEG `.jpg`, PNG `.png`). Each stored image is a `step_screenshot` event (step, key,
+ * The step of a request is one past the highest step of the execution's events so far (the
+ * typed `step` field of the events that have one, `STEP_EVENTS`): steps replayed from a run cache
+ * make no model call, yet the next model step still gets its right number. One image: `NNN.ext`;
+ * several: `NNN-1.ext` … `NNN-K.ext`, the extension by media type (JPEG `.jpg`, PNG `.png`). Each stored image is a `step_screenshot` event (step, key,
  * bytes) in logs.jsonl, dated when the request went out, so the dashboard ties it to its step.
  *
  * The request is never held up: the files are written after it has been handed on, and
@@ -29,8 +31,6 @@ export interface StepScreenshotFile {
 export interface StepScreenshots {
   /** The model client to give the agent: `inner`, storing what each request shows. */
   wrap(inner: ModelClient): ModelClient;
-  /** Each event of the execution, to follow the step numbers. */
-  noteEvent(fields: Record<string, unknown>): void;
   /** Every screenshot stored so far, once written (a failed write is logged and left out). */
   files(): Promise<StepScreenshotFile[]>;
 }
@@ -44,8 +44,13 @@ const EXTENSIONS: Record<ImageBlock['source']['media_type'], string> = {
   'image/webp': 'webp',
 };
 
-export function createStepScreenshots(options: { dir: string; events: EventSink; logger: Logger }): StepScreenshots {
+export function createStepScreenshots(options: { dir: string; events: Pick<ExecutionEventStream, 'emit' | 'on'>; logger: Logger }): StepScreenshots {
   let lastStep = 0;
+  for (const type of STEP_EVENTS) {
+    options.events.on(type, ({ step }) => {
+      if (step > lastStep) lastStep = step;
+    });
+  }
   const written: Array<Promise<StepScreenshotFile | undefined>> = [];
   let folder: Promise<unknown> | undefined;
 
@@ -97,10 +102,6 @@ export function createStepScreenshots(options: { dir: string; events: EventSink;
           return inner.createTurn(request, signal);
         },
       };
-    },
-    noteEvent(fields) {
-      const step = fields.step;
-      if (typeof step === 'number' && Number.isInteger(step) && step > lastStep) lastStep = step;
     },
     async files() {
       const all = await Promise.all(written);

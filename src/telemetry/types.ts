@@ -1,3 +1,5 @@
+import type { ExecutionEventName, ExecutionEvents } from './execution-events.js';
+
 /**
  * Telemetry ports. `EventSink` receives an execution's structured events (they become
  * `logs.jsonl`); `Logger` is the process log (pino-compatible subset).
@@ -5,11 +7,12 @@
 
 export interface EventSink {
   /**
-   * Records one event. Fields must be JSON-serialisable; secrets are redacted by the sink.
+   * Records one event, its fields as the event map says (`ExecutionEvents`, execution-events.ts).
+   * Fields must be JSON-serialisable; secrets are redacted by the sink.
    * `atMs` (epoch ms) dates an event that began before it is recorded, such as an action
    * logged once it finished: its `t` is then when it began.
    */
-  emit(type: string, fields?: Record<string, unknown>, atMs?: number): void;
+  emit<K extends ExecutionEventName>(type: K, fields: ExecutionEvents[K], atMs?: number): void;
 }
 
 export interface Logger {

@@ -115,7 +115,7 @@ export async function longRun(opts: LongRunOptions): Promise<LongRun> {
       ...(opts.capabilityOverrides ? { capabilityOverrides: opts.capabilityOverrides } : {}),
     });
     const outcome = await runAgent(
-      { model, space: syntheticSpace(real), session, events: { emit: (type, fields = {}) => events.push({ type, fields }) } },
+      { model, space: syntheticSpace(real), session, events: { emit: (type: string, fields: Record<string, unknown> = {}) => events.push({ type, fields }) } },
       {
         spec: { prompt: 'Go through the open orders one by one.', allowedDomains: ['shop.test'] },
         modelId: opts.model,

@@ -42,7 +42,7 @@ function setup(turns: Turn[], overrides: Partial<AgentInput> = {}, payload: unkn
       zoom: true,
     });
   const run = () =>
-    runAgent({ model, space: actions, session, events: { emit: (type, fields = {}) => events.push({ type, fields }) }, onAction: (m) => marks.push(m.label) }, input, stats);
+    runAgent({ model, space: actions, session, events: { emit: (type: string, fields: Record<string, unknown> = {}) => events.push({ type, fields }) }, onAction: (m) => marks.push(m.label) }, input, stats);
   return { model, session, events, marks, stats, run };
 }
 

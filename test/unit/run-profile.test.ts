@@ -6,7 +6,8 @@ import type { BrowserSession, StorageState } from '../../src/browser/types.js';
 import { openProfile, parseProfileKeys, readProfileHeader, sealProfile } from '../../src/domain/profile-crypto.js';
 import { RunProfile, type ProfileSettings } from '../../src/runner/profile.js';
 import type { ProfileStore } from '../../src/storage/types.js';
-import { createEventLog, type EventLog } from '../../src/telemetry/event-log.js';
+import { createEventLog } from '../../src/telemetry/event-log.js';
+import { createEventStream, type ExecutionEventStream } from '../../src/telemetry/event-stream.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 
@@ -35,12 +36,17 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-async function events(): Promise<{ log: EventLog; seen: Array<{ type: string; fields: Record<string, unknown> }> }> {
+async function events(): Promise<{ log: ExecutionEventStream; seen: Array<{ type: string; fields: Record<string, unknown> }> }> {
   const dir = await tempDir('run-profile');
   const seen: Array<{ type: string; fields: Record<string, unknown> }> = [];
-  const log = createEventLog({ path: path.join(dir, 'logs.jsonl'), executionId: 'e1', redact: (v) => v, onEvent: (type, fields) => seen.push({ type, fields }) });
+  const log = createEventStream({ executionId: 'e1', redact: (v) => v });
+  const file = createEventLog(path.join(dir, 'logs.jsonl'));
+  log.onAny(({ type, fields, line }) => {
+    seen.push({ type, fields });
+    file.write(line);
+  });
   cleanups.push(async () => {
-    await log.close();
+    await file.close();
     await rm(dir, { recursive: true, force: true });
   });
   return { log, seen };

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ImageBlock, Message, ModelClient, ModelResponse, ModelTurnRequest } from '../../src/model/types.js';
 import { createStepScreenshots } from '../../src/runner/step-screenshots.js';
+import { createEventStream } from '../../src/telemetry/event-stream.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 
@@ -19,16 +20,11 @@ const response: ModelResponse = { id: 'm', model: 'x', content: [], stopReason: 
 function setup(dir: string) {
   const events: Array<{ type: string; fields: Record<string, unknown> }> = [];
   const seenAtCall: boolean[] = [];
-  const shots = createStepScreenshots({
-    dir,
-    logger: createSilentLogger(),
-    events: {
-      emit(type, fields = {}) {
-        events.push({ type, fields });
-        shots.noteEvent(fields);
-      },
-    },
-  });
+  const stream = createEventStream({ executionId: 'e1', redact: (v) => v });
+  stream.on('step_screenshot', (fields) => events.push({ type: 'step_screenshot', fields }));
+  const shots = createStepScreenshots({ dir, logger: createSilentLogger(), events: stream });
+  /** A model turn of the execution: its step number is what the next request follows. */
+  const turn = (step: number) => stream.emit('model_turn', { step, by: 'model', latencyMs: 1, overheadMs: null, stopReason: 'tool_use', usage: response.usage, toolCalls: [] });
   const inner: ModelClient = {
     async createTurn() {
       // Whether any screenshot file exists when the request is handed on.
@@ -38,7 +34,7 @@ function setup(dir: string) {
   };
   const model = shots.wrap(inner);
   const ask = (messages: Message[]) => model.createTurn({ model: 'x', system: [], tools: [], messages, maxTokens: 10, betas: [] } as ModelTurnRequest, new AbortController().signal);
-  return { shots, events, ask, seenAtCall };
+  return { shots, events, ask, seenAtCall, turn, stream };
 }
 
 const dirs: string[] = [];
@@ -53,21 +49,21 @@ describe('step screenshots', () => {
     const t = setup(dir);
     const first: Message = { role: 'user', content: [{ type: 'text', text: 'go' }, image(PNG, 'image/png')] };
     await t.ask([first]);
-    t.shots.noteEvent({ step: 1 });
+    t.turn(1);
 
     const second: Message[] = [first, { role: 'assistant', content: [] }, { role: 'user', content: [result('a', image(JPEG_A, 'image/jpeg'))] }];
     await t.ask(second);
-    t.shots.noteEvent({ step: 2 });
+    t.turn(2);
 
     // pause_turn: the same conversation again, nothing new.
     await t.ask([...second, { role: 'assistant', content: [] }]);
 
     // Several actions in one turn, each with its screenshot.
     await t.ask([...second, { role: 'assistant', content: [] }, { role: 'user', content: [result('b', image(JPEG_A, 'image/jpeg')), result('c', image(JPEG_B, 'image/jpeg'))] }]);
-    t.shots.noteEvent({ step: 3 });
+    t.turn(3);
 
     // Steps replayed from a run cache make no model call: the next model step keeps its number.
-    t.shots.noteEvent({ step: 7, by: 'cache' });
+    t.stream.emit('replayed_step', { step: 7, by: 'cache', actions: 1 });
     await t.ask([{ role: 'user', content: [result('d', image(JPEG_B, 'image/jpeg'))] }]);
 
     // A turn with no image (a nudge) stores nothing.

@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { ExecutionError, errorFromSignal, toExecutionError } from '../domain/errors.js';
+import { findInputFiles, type InputFile } from '../domain/input-files.js';
+import { compileSchema, type SchemaValidator } from '../domain/json-schema.js';
+import { createSecretVault } from '../domain/secrets.js';
+import { parseSpecification, type Specification } from '../domain/specification.js';
+import type { ActionSpaceChoice } from '../toolset/types.js';
+import type { ExecutionContext } from './execution.js';
+import { stageInputFiles } from './input-files.js';
+import { RunProfile } from './profile.js';
+import { resolveJob } from './resolve.js';
+
+/** What the browser phase needs, checked before `started`. */
+export interface Prepared {
+  spec: Specification;
+  startUrl: string;
+  modelId: string;
+  /** The version the run cache is kept for; absent when unknown. */
+  versionId?: string;
+  choice: ActionSpaceChoice;
+  validateOutput?: SchemaValidator;
+  /** Fetched before `started` (docs/files-and-codes.md); offered to the pages' file inputs. */
+  inputFiles: InputFile[];
+  /** The specification's browser profile, loaded (docs/profiles.md). */
+  profile?: RunProfile;
+}
+
+export type PrepareResult = { ok: true; value: Prepared } | { ok: false; error: ExecutionError; profile?: RunProfile };
+
+/**
+ * The prepare phase: resolve the job, validate the specification and the input, load the
+ * profile, stage the input files. Everything here may fail without a browser (a bad
+ * specification or input); a failure is emitted as an `error` event of phase `validate`, unless
+ * the run was aborted.
+ */
+export async function prepare(ctx: ExecutionContext): Promise<PrepareResult> {
+  const { deps, job, events, outerSignal: signal } = ctx;
+  let profile: RunProfile | undefined;
+  try {
+    const resolved = await resolveJob(job, deps.controlPlane, signal);
+    const spec = parseSpecification(resolved.rawSpecification);
+    const startUrl = spec.startUrl ?? `https://${spec.allowedDomains[0]!.replace(/^\*\./, '')}/`;
+    deps.checkSpecification(spec, startUrl);
+    if (spec.approvals?.length && !deps.human) throw new ExecutionError('invalid_specification', 'approvals need a person to answer, and this worker has nobody to ask (no Redis): run it on the daemon');
+    if (spec.profile !== undefined) RunProfile.usable(deps.profiles, spec.profile);
+    const modelId = spec.model ?? deps.settings.defaultModel;
+    const chosen = deps.chooseActionSpace(modelId, spec.toolset);
+    if (!chosen.ok) throw new ExecutionError('invalid_specification', `toolset: ${chosen.reason}`);
+    const validateOutput = spec.outputSchema === undefined ? undefined : compileOrReject(spec.outputSchema, 'outputSchema');
+    if (spec.payloadSchema !== undefined) {
+      const check = compileOrReject(spec.payloadSchema, 'payloadSchema')(resolved.inputPayload ?? null);
+      if (!check.ok) throw new ExecutionError('invalid_input', `the input payload does not match the payload schema: ${check.errors}`);
+    }
+    // Input files are shown to the model by name; their URLs and local paths never are.
+    const files = findInputFiles(resolved.inputPayload, spec.payloadSchema);
+    if (spec.profile !== undefined) profile = await RunProfile.load(deps.profiles, spec.profile, events, ctx.log, signal);
+    // A value of a saved profile that a page shows is redacted like any secret.
+    ctx.secrets.vault = createSecretVault(files.payload, spec.payloadSchema, [...deps.settings.secrets, ...(profile?.secrets() ?? [])]);
+    const inputFiles = await stageInputFiles({ refs: files.files, deps, allowedDomains: spec.allowedDomains, dir: path.join(ctx.workDir, 'inputs'), events, signal });
+    const versionId = resolved.workflowVersionId ?? job.workflowVersionId;
+    return {
+      ok: true,
+      value: { spec, startUrl, modelId, choice: chosen.choice, inputFiles, ...(versionId !== undefined ? { versionId } : {}), ...(validateOutput ? { validateOutput } : {}), ...(profile ? { profile } : {}) },
+    };
+  } catch (error) {
+    const withProfile = profile ? { profile } : {};
+    if (signal.aborted) return { ok: false, error: errorFromSignal(signal), ...withProfile };
+    const failed = toExecutionError(error);
+    events.emit('error', { phase: 'validate', code: failed.code, message: failed.message });
+    return { ok: false, error: failed, ...withProfile };
+  }
+}
+
+function compileOrReject(schema: Specification['payloadSchema'], field: string): SchemaValidator {
+  try {
+    return compileSchema(schema!);
+  } catch (error) {
+    throw new ExecutionError('invalid_specification', `${field} is not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
