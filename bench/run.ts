@@ -1,12 +1,14 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
  * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache,
- * throughput, phases, widgets).
+ * throughput, phases, widgets, encoder, screenshot).
  */
 import { benchCache } from './cache.js';
 import { benchConfinement } from './confinement.js';
+import { benchEncoderFloor } from './encoder-floor.js';
 import { benchLive } from './live-view.js';
 import { benchPhases } from './phases.js';
+import { benchScreenshot } from './screenshot.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
 import { benchThroughput } from './throughput.js';
 import { benchTokens } from './tokens.js';
@@ -26,6 +28,8 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   throughput: benchThroughput,
   phases: benchPhases,
   widgets: benchWidgets,
+  encoder: benchEncoderFloor,
+  screenshot: benchScreenshot,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');
