@@ -1,4 +1,5 @@
 import type { Frame, Page } from 'playwright-core';
+import { settledOrAborted } from './cancellable.js';
 
 /**
  * When is a page still enough to capture? Waiting a fixed time after each action (as
@@ -214,16 +215,18 @@ const DOCUMENT_GONE = /context was destroyed|Cannot find context|navigat|has bee
  * unanswered (or just answered), and no DOM change for DOM_QUIET_MS.
  * 'destroyed' when a navigation replaced the document meanwhile; 'failed' when the page could
  * not run the wait at all (the caller then falls back on the network and load state alone).
+ * 'quiet' at once when the signal fires: the wait in the page only reads and ends at its own
+ * timer (the cap), so it is left to end there.
  */
-export async function pageStill(page: Page | Frame, sinceMs: number, deadline: number): Promise<'quiet' | 'chooser' | 'popup' | 'destroyed' | 'failed'> {
+export async function pageStill(page: Page | Frame, sinceMs: number, deadline: number, signal: AbortSignal): Promise<'quiet' | 'chooser' | 'popup' | 'destroyed' | 'failed'> {
   const capMs = deadline - Date.now();
-  if (capMs <= 0 || ('isClosed' in page ? page.isClosed() : page.isDetached())) return 'quiet';
+  if (capMs <= 0 || signal.aborted || ('isClosed' in page ? page.isClosed() : page.isDetached())) return 'quiet';
   const args = { key: PROBE_KEY, sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS };
   const late = new Error('the page did not answer within the settle cap');
   try {
     // The in-page timer ends the wait in a live document; a document being replaced may never
     // run it, so the wait is bounded out here too (the evaluation is dropped with its document).
-    const state = await withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`), () => late);
+    const state = await settledOrAborted(signal, withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`), () => late));
     return state === 'chooser' || state === 'popup' ? state : 'quiet';
   } catch (error) {
     // No answer by the cap (a renderer starved on a loaded machine, or a document on its way

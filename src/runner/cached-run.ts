@@ -101,7 +101,7 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
         outcome = { status: 'completed', output: read.output };
       } else {
         report.reason = `${report.reason ? `${report.reason}; ` : ''}output: ${read.reason}`;
-        const pageText = await pageTextFor(session, agentInput.vault.redact);
+        const pageText = await pageTextFor(session, agentInput.vault.redact, agentInput.signal);
         // Labels come from the page: the text the model reads is redacted as a whole.
         const done = agentInput.vault.redact(summary(replay, `Every step of the task was replayed. Read the output from the page and call finish.${pageText ? `\nThe page's text:\n${pageText}` : ''}`));
         outcome = await runAgent(deps, { ...agentInput, resume: { done, steps: replay.replayed } }, stats);
@@ -113,7 +113,7 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
 
   if (store && versionId && outcome.status === 'completed' && (report.modelSteps > 0 || !entry) && (options.keep?.() ?? true)) {
     const specText = [agentInput.spec.prompt, ...(agentInput.spec.steps ?? [])].join('\n');
-    const next = await buildEntry({ versionId, fingerprint, toolType, executionId: options.executionId, steps, values, specText, output: outcome.output, session, now: options.now });
+    const next = await buildEntry({ versionId, fingerprint, toolType, executionId: options.executionId, steps, values, specText, output: outcome.output, session, now: options.now, signal: agentInput.signal });
     try {
       // What is stored passes the secrets' redaction once more: a page can show a secret anywhere.
       await store.put(versionId, agentInput.vault.redactValue(next));
@@ -167,8 +167,8 @@ function summary(replay: ReplayResult, why: string): string {
   return `${count} actions were replayed from an earlier run of this workflow, on this input, step by step:\n${earlier}${lines.join('\n')}\n${why}`;
 }
 
-async function pageTextFor(session: BrowserSession, redact: (text: string) => string): Promise<string> {
-  const page = await session.tab()?.pageText(10_000).catch(() => undefined);
+async function pageTextFor(session: BrowserSession, redact: (text: string) => string, signal: AbortSignal): Promise<string> {
+  const page = await session.tab()?.pageText(10_000, signal).catch(() => undefined);
   return page ? redact(page.text) : '';
 }
 
@@ -183,6 +183,7 @@ interface BuildOptions {
   output: unknown;
   session: BrowserSession;
   now: () => number;
+  signal: AbortSignal;
 }
 
 /** A step of the run as it goes: the actions it ran, or a cached step the replay did not need to run. */
@@ -214,7 +215,7 @@ async function buildEntry(options: BuildOptions): Promise<RunCacheEntry> {
           }),
     )
     .filter((step) => step.length > 0);
-  const output = await outputSources(options.session, options.output, values);
+  const output = await outputSources(options.session, options.output, values, options.signal);
   return {
     format: RUN_CACHE_FORMAT,
     versionId: options.versionId,
@@ -236,7 +237,7 @@ function withoutRefs(input: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Where each value of the output shows on the final page; undefined when one cannot be found. */
-async function outputSources(session: BrowserSession, output: unknown, values: InputLeaf[]): Promise<RunCacheEntry['output']> {
+async function outputSources(session: BrowserSession, output: unknown, values: InputLeaf[], signal: AbortSignal): Promise<RunCacheEntry['output']> {
   const tab = session.tab();
   if (!tab) return undefined;
   const leaves: Array<{ path: string; value: string | number }> = [];
@@ -254,7 +255,7 @@ async function outputSources(session: BrowserSession, output: unknown, values: I
   for (const leaf of leaves) {
     const text = String(leaf.value);
     if (text.length === 0 || text.length > OUTPUT_VALUE_MAX_CHARS) return undefined;
-    const [found] = await tab.findText(text, 3).catch(() => []);
+    const [found] = await tab.findText(text, 3, signal).catch(() => []);
     if (!found) return undefined;
     const at = found.text.indexOf(text);
     sources.push({
@@ -281,7 +282,7 @@ async function readOutput(session: BrowserSession, recipe: NonNullable<RunCacheE
   if (!tab) return { ok: false, reason: 'no open tab' };
   const output = structuredClone(recipe.shape);
   for (const source of recipe.sources) {
-    const text = await tab.readText(source.element);
+    const text = await tab.readText(source.element, input.signal);
     if (text === null) return { ok: false, reason: `the ${source.element.role} the output ${source.path} was read from is not on the page` };
     const before = fillText(source.before, input.vault.maskedPayload, input.vault.paths);
     const after = fillText(source.after, input.vault.maskedPayload, input.vault.paths);
