@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { CDPSession, ElementHandle, Page, Request, Response } from 'playwright-core';
 import { createPageStructure } from './frame-structure.js';
 import { staleRefError } from './page-structure.js';
-import { cancellable, settledOrAborted, terminateScripts } from './cancellable.js';
+import { cancellable, terminateScripts } from './cancellable.js';
 import { withinMs } from './settle.js';
 import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
 
@@ -92,6 +92,8 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
   /**
    * A read or an action of the worker's script runs in the page's renderer, behind whatever the
    * page's own scripts are doing: when the run stops, the script running there is terminated.
+   * A frame of another site in a process of its own (frame-structure.ts) is not reached by it:
+   * its part of a read is dropped, and ends when the session closes right after.
    */
   const read = <T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> => cancellable(signal, work, terminateScripts(cdp));
 
@@ -121,7 +123,12 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     page,
     cdp,
     url: () => page.url(),
-    title: (signal) => settledOrAborted(signal, withinMs(2_000, page.title())).then((title) => title ?? '', () => ''),
+    // A title is read in the page's world too: bounded, and an empty one when the page is slow.
+    title: (signal) =>
+      read(signal, () => withinMs(2_000, page.title())).catch((error: unknown) => {
+        if (signal.aborted) throw error;
+        return '';
+      }),
     readPage: (options, signal) => read(signal, () => structure.readPage(options)),
     find: (rank, limit, signal) => read(signal, () => structure.find(rank, limit)),
     pageText: (maxChars, signal) => read(signal, () => structure.pageText(maxChars)),

@@ -7,7 +7,7 @@
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import { cancellable, terminateScripts } from './cancellable.js';
-import { KEYSTROKE_BATCH, keystrokesFor, type KeystrokeCommand } from './keystrokes.js';
+import { KEYSTROKE_BATCH, keystrokesFor } from './keystrokes.js';
 import { firstLine, type PlaywrightTab } from './playwright-tab.js';
 import type { BrowserInput, MouseButton } from './types.js';
 
@@ -29,7 +29,8 @@ export type SessionInput = Omit<BrowserInput, 'setInputFiles' | 'pendingFileChoo
 /** What one input call pressed and has not released yet: released if the call is cancelled. */
 interface Pressed {
   buttons: Set<MouseButton>;
-  keys: Map<string, KeystrokeCommand['params']>;
+  /** Each key held, with how to release it. */
+  keys: Map<string, () => Promise<unknown>>;
 }
 
 export function createSessionInput(parts: InputParts): SessionInput {
@@ -66,7 +67,7 @@ export function createSessionInput(parts: InputParts): SessionInput {
     const client = await tab.cdp().catch(() => undefined);
     if (!client) return;
     for (const button of pressed.buttons) await dispatchButton(client, button, 'up', pointer).catch(() => undefined);
-    for (const params of pressed.keys.values()) await client.send('Input.dispatchKeyEvent', { ...params, type: 'keyUp' }).catch(() => undefined);
+    for (const up of pressed.keys.values()) await up().catch(() => undefined);
   };
 
   /** One button down or up; `pressed` remembers what is held until it goes up. */
@@ -118,7 +119,12 @@ export function createSessionInput(parts: InputParts): SessionInput {
         await page.mouse.wheel(deltaX, deltaY);
       });
     },
-    keyDown: (key, signal) => input(signal, (page) => page.keyboard.down(key)),
+    keyDown: (key, signal) =>
+      input(signal, async (page, pressed) => {
+        pressed.keys.set(key, () => page.keyboard.up(key));
+        await page.keyboard.down(key);
+        pressed.keys.delete(key);
+      }),
     keyUp: (key, signal) => input(signal, (page) => page.keyboard.up(key)),
     typeText: (text, signal) =>
       input(signal, async (_page, pressed, tab) => {
@@ -129,8 +135,9 @@ export function createSessionInput(parts: InputParts): SessionInput {
           const batch = commands.slice(i, i + KEYSTROKE_BATCH);
           for (const c of batch) {
             if (c.method !== 'Input.dispatchKeyEvent') continue;
-            if (c.params.type === 'keyUp') pressed.keys.delete(c.params.code);
-            else pressed.keys.set(c.params.code, c.params);
+            const { params } = c;
+            if (params.type === 'keyUp') pressed.keys.delete(params.code);
+            else pressed.keys.set(params.code, () => client.send('Input.dispatchKeyEvent', { ...params, type: 'keyUp' }));
           }
           await Promise.all(batch.map((c) => client.send(c.method, c.params)));
         }
