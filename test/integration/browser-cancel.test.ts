@@ -220,6 +220,28 @@ describe('browser calls are cancelled when the run stops', () => {
     expect((await session.navigate(`${origin}/busy`, neverAborted)).ok).toBe(true);
   });
 
+  it('ends settling at once, and the wait it runs in the page with it', async () => {
+    const tab = session.tab()!;
+    // A page that never stops changing: settling would wait for it up to its 2 s cap.
+    await tab.evaluate('setInterval(() => { document.body.dataset.tick = String(Date.now()); }, 10); "ticking"', ANSWER_WITHIN_MS, neverAborted);
+    await session.mouseMove(5, 5, neverAborted);
+    const waitsInPage = async () => {
+      const out = await tab.evaluate("String((window[Symbol.for('execution-worker-settle-waits')] || new Set()).size)", ANSWER_WITHIN_MS, neverAborted);
+      return out.ok ? Number(out.value) : NaN;
+    };
+    const controller = new AbortController();
+    const settling = session.settle(controller.signal);
+    // Asked until the page runs the wait (each ask is an answer from the page, not a sleep).
+    while ((await waitsInPage()) !== 1);
+    const abortedAt = performance.now();
+    const { error, ms } = await abortAndMeasure(controller, settling);
+    expect(error).toBeUndefined();
+    expect(ms).toBeLessThan(STOP_WITHIN_MS);
+    while ((await waitsInPage()) !== 0);
+    // Well before the cap would have ended it.
+    expect(performance.now() - abortedAt).toBeLessThan(STOP_WITHIN_MS);
+  });
+
   it('stops a whole run of the loop mid-action within 1 s, with the script in the page terminated', async () => {
     const MODEL = 'claude-sonnet-5-5';
     const chosen = chooseActionSpace(MODEL, 'browser');
