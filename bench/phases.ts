@@ -15,6 +15,7 @@ import { createPlaywrightSandbox } from '../src/browser/playwright-sandbox.js';
 import { createFfmpegRecorder } from '../src/recorder/ffmpeg-recorder.js';
 import { createSilentLogger } from '../src/telemetry/logger.js';
 import { CPU_KINDS, cpuByKind, type CpuByKind } from './process-stats.js';
+import { neverAborted } from '../test/support/env.js';
 
 const RUNS = Number(process.env.BENCH_PHASES_RUNS ?? 20);
 const PAGE = '<!doctype html><title>Orders</title><body style="font:16px sans-serif;margin:24px"><h1>Orders</h1><p>Three orders are waiting.</p><label>Note <input></label></body>';
@@ -55,9 +56,9 @@ export async function benchPhases(): Promise<Record<string, number | string>> {
       mark('navigate');
       await session.settle(signal);
       mark('settle');
-      await session.screenshot({ format: 'jpeg', quality: 75 });
+      await session.screenshot({ format: 'jpeg', quality: 75 }, neverAborted);
       mark('screenshot');
-      await session.tab()?.readPage({ filter: 'interactive', wholePage: true, maxChars: 20_000 });
+      await session.tab()?.readPage({ filter: 'interactive', wholePage: true, maxChars: 20_000 }, neverAborted);
       mark('read page');
       await video?.stop();
       mark('video stop');

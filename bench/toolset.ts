@@ -37,6 +37,7 @@ import { rankElements } from '../src/toolset/find-rank.js';
 import { calls, finish, startScriptedModelServer, turn, toolUseBlock, type RecordedRequest, type Script, type ScriptedContentBlock } from '../test/support/scripted-model-server.js';
 import { startStaticServer, type StaticServer } from '../test/support/static-server.js';
 import { percentile } from './process-stats.js';
+import { neverAborted } from '../test/support/env.js';
 
 const logger = createSilentLogger();
 const FORMS_ROOT = fileURLToPath(new URL('../test/fixtures/sites/toolset/', import.meta.url));
@@ -171,12 +172,12 @@ async function formCoordinates(browser: BrowserSandbox, formsOrigin: string): Pr
     await session.navigate(`${formsOrigin}/`, signal);
     const tab = session.tab()!;
     const centres = async (ids: string[], suffix = '') => {
-      const out = await tab.evaluate(`JSON.stringify(Object.fromEntries(${JSON.stringify(ids)}.map((id) => { const r = document.getElementById(id).getBoundingClientRect(); return [id + ${JSON.stringify(suffix)}, [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]]; })))`, 5_000);
+      const out = await tab.evaluate(`JSON.stringify(Object.fromEntries(${JSON.stringify(ids)}.map((id) => { const r = document.getElementById(id).getBoundingClientRect(); return [id + ${JSON.stringify(suffix)}, [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)]]; })))`, 5_000, neverAborted);
       if (!out.ok) throw new Error(out.error);
       return JSON.parse(out.value) as Coordinates;
     };
     const top = await centres(['company', 'email', 'country', 'vip', 'plan-pro', 'start']);
-    await tab.evaluate('window.scrollBy(0, 1000)', 5_000);
+    await tab.evaluate('window.scrollBy(0, 1000)', 5_000, neverAborted);
     const below = await centres(['manager', 'save'], '-scrolled');
     return { ...top, ...below };
   } finally {
@@ -266,7 +267,7 @@ async function findHitRate(browser: BrowserSandbox, origins: { forms: string; sh
     let hits = 0;
     for (const [page, query, expected] of QUERIES) {
       if (session.currentUrl() !== page) await session.navigate(page, signal);
-      const lines = await session.tab()!.find((candidates: FoundElement[]) => rankElements(query, candidates), 20);
+      const lines = await session.tab()!.find((candidates: FoundElement[]) => rankElements(query, candidates), 20, neverAborted);
       if (lines[0]?.startsWith(`${expected} [`)) hits++;
       else misses.push(`"${query}" → ${lines[0] ?? '(nothing)'}`);
     }

@@ -2,12 +2,17 @@ import { ExecutionError, errorFromSignal, isExecutionError } from '../domain/err
 
 /**
  * Browser failures become `browser_error`, unless the run was aborted (then its reason wins).
- * An abort also ends the wait: a hung page must not hold the run past its deadline. What the
- * browser was still doing is cleaned up when the runner closes the session, right after.
+ * The call gets the run's signal: on abort the browser ports stop what they were doing for it
+ * (docs/action-spaces.md#cancellation) and reject at once, so a hung page cannot hold the run
+ * past its deadline, and nothing of the call is left running in the browser.
  */
-export async function browserCall<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
+export async function browserCall<T>(fn: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
   try {
-    return await untilAborted(fn(), signal);
+    throwIfAborted(signal);
+    const value = await fn(signal);
+    // An action space answers a cancelled call as a failed action: the run is over all the same.
+    throwIfAborted(signal);
+    return value;
   } catch (error) {
     if (signal.aborted) throw errorFromSignal(signal);
     if (isExecutionError(error)) throw error;
@@ -15,26 +20,6 @@ export async function browserCall<T>(fn: () => Promise<T>, signal: AbortSignal):
   }
 }
 
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(errorFromSignal(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      work.catch(() => undefined);
-      reject(errorFromSignal(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw errorFromSignal(signal);
 }

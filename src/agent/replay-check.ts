@@ -16,8 +16,8 @@ export type HoldCheck = { ok: true } | { ok: false; reason: string };
  * as its value (`type` appends, so its text need only be in the value; a select shows its option's
  * text, compared without case). A secret's placeholder is never compared: the field must not be empty.
  */
-export async function holdsValue(tab: BrowserTab, ref: string, expected: unknown, how: 'set' | 'typed', what: ElementIdentity | undefined): Promise<HoldCheck> {
-  const read = await tab.readPage({ ref, filter: 'all', depth: 1, maxChars: 2_000 });
+export async function holdsValue(tab: BrowserTab, ref: string, expected: unknown, how: 'set' | 'typed', what: ElementIdentity | undefined, signal: AbortSignal): Promise<HoldCheck> {
+  const read = await tab.readPage({ ref, filter: 'all', depth: 1, maxChars: 2_000 }, signal);
   const name = what ? `${what.role}${what.name ? ` "${what.name}"` : ''}` : 'the field';
   if (!read.ok || read.value.lines.length === 0) return { ok: false, reason: `${name} could not be read back after the replay set it${read.ok ? '' : `: ${read.error}`}` };
   const line = read.value.lines[0]!.trim();

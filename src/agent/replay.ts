@@ -85,14 +85,14 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
       if (cached.guard && !guardHolds(cached.guard, input.maskedInput, input.salt)) {
         return stop(`${GUARD_REASONS[cached.guard.why]} (${cached.guard.paths.join(', ')}), and the new input differs there`);
       }
-      const call = await browserCall(() => prepare(cached, session, space, input, ++n), input.signal);
+      const call = await browserCall((signal) => prepare(cached, session, space, input, ++n, signal), input.signal);
       if (!call.ok) return stop(call.reason);
       const startedAt = now();
       let touchedAt: number | undefined;
       const report = await browserCall(
-        () =>
+        (signal) =>
           space.run(call.value.call, {
-            signal: input.signal,
+            signal,
             beforeRun: (planned) => {
               touchedAt ??= now();
               deps.onAction?.({ atMs: touchedAt, ...planned });
@@ -123,7 +123,7 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
       if (call.value.check) {
         const { ref, value, how, element } = call.value.check;
         const tab = session.tab();
-        const held = tab ? await browserCall(() => holdsValue(tab, ref, value, how, element), input.signal) : { ok: false as const, reason: 'the browser has no open tab' };
+        const held = tab ? await browserCall((signal) => holdsValue(tab, ref, value, how, element, signal), input.signal) : { ok: false as const, reason: 'the browser has no open tab' };
         if (!held.ok) return stop(held.reason);
       }
     }
@@ -172,7 +172,7 @@ interface HoldCheckPlan {
 type Prepared = { ok: true; value: { call: ToolUseBlock; check?: HoldCheckPlan } } | { ok: false; reason: string };
 
 /** The call to make now: the cached one with the new input, its target found again on this page. */
-async function prepare(cached: CachedAction, session: BrowserSession, space: ActionSpace, input: ReplayInput, n: number): Promise<Prepared> {
+async function prepare(cached: CachedAction, session: BrowserSession, space: ActionSpace, input: ReplayInput, n: number, signal: AbortSignal): Promise<Prepared> {
   const tab = session.tab();
   if (!tab) throw new ExecutionError('browser_error', 'the browser has no open tab');
   const filled = fillValues(structuredClone(cached.input), input.maskedInput, input.secretPaths);
@@ -181,14 +181,14 @@ async function prepare(cached: CachedAction, session: BrowserSession, space: Act
   const action = actionOf(cached);
   let check: HoldCheckPlan | undefined;
   if (cached.focus) {
-    const focused = await tab.focused();
+    const focused = await tab.focused(signal);
     const wanted = fillValues(cached.focus, input.maskedInput, input.secretPaths);
     const focus = (wanted.ok ? wanted.value : cached.focus) as ElementIdentity;
     if (!focused || !sameElement(focused.identity, focus)) {
       return { ok: false, reason: `the keyboard focus is on ${describe(focused?.identity)}, where the earlier run typed into ${describe(focus)}` };
     }
     if (action === 'type' && typeof args.text === 'string') {
-      const found = await tab.locate(focused.identity);
+      const found = await tab.locate(focused.identity, signal);
       if (found.ok) check = { ref: found.value.ref, value: args.text, how: 'typed', element: focused.identity };
     }
   }
@@ -196,7 +196,7 @@ async function prepare(cached: CachedAction, session: BrowserSession, space: Act
     const wanted = fillValues(cached.target, input.maskedInput, input.secretPaths);
     if (!wanted.ok) return wanted;
     const identity = wanted.value as ElementIdentity;
-    const found = await locateByShape(tab, identity);
+    const found = await locateByShape(tab, identity, signal);
     if (!found.ok) return { ok: false, reason: `${found.error} (the earlier run acted on ${describe(identity)})` };
     if (!found.value.enabled) return { ok: false, reason: `${describe(identity)} is disabled` };
     if (action === 'form_input' && 'value' in args) check = { ref: found.value.ref, value: args.value, how: 'set', element: identity };
@@ -205,7 +205,7 @@ async function prepare(cached: CachedAction, session: BrowserSession, space: Act
       if (args.target && typeof args.target === 'object') args.target = { type: 'ref', ref: found.value.ref };
     } else if (Array.isArray(args.coordinate)) {
       // Computer use: where the element is now (it may have moved), in the screenshot's pixels.
-      const at = await tab.pointOf(found.value.ref);
+      const at = await tab.pointOf(found.value.ref, signal);
       if (!at.ok) return { ok: false, reason: at.error };
       const sx = space.display.width / session.viewport.width;
       const sy = space.display.height / session.viewport.height;
@@ -222,19 +222,19 @@ async function prepare(cached: CachedAction, session: BrowserSession, space: Act
  * name has the same shape with other numbers ("Invoice #1077"). Several such elements are a tie:
  * nothing is guessed.
  */
-async function locateByShape(tab: BrowserTab, identity: ElementIdentity): ReturnType<BrowserTab['locate']> {
-  const found = await tab.locate(identity);
+async function locateByShape(tab: BrowserTab, identity: ElementIdentity, signal: AbortSignal): ReturnType<BrowserTab['locate']> {
+  const found = await tab.locate(identity, signal);
   if (found.ok || !/\d/.test(identity.name)) return found;
   const norm = (s: string) => numbersAside(s.replace(/\s+/g, ' ').trim().toLowerCase());
   const shape = norm(identity.name);
-  const lines = await tab.find((candidates) => candidates.filter((c) => c.role === identity.role && norm(c.name) === shape).map((c) => c.i), 2);
+  const lines = await tab.find((candidates) => candidates.filter((c) => c.role === identity.role && norm(c.name) === shape).map((c) => c.i), 2, signal);
   if (lines.length !== 1) return found;
   const ref = /\[(ref_\d+)\]/.exec(lines[0]!)?.[1];
   if (!ref) return found;
-  const other = await tab.identify(ref);
+  const other = await tab.identify(ref, signal);
   if (!other.ok || other.value.tag !== identity.tag || other.value.type !== identity.type) return found;
   if (identity.href && (!other.value.href || numbersAside(other.value.href) !== numbersAside(identity.href))) return found;
-  return tab.locate(other.value);
+  return tab.locate(other.value, signal);
 }
 
 function sameElement(a: ElementIdentity | CachedElement, b: ElementIdentity | CachedElement): boolean {

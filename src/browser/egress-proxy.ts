@@ -291,6 +291,11 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end('confinement proxy: upstream failed\n');
         else res.destroy();
       });
+      // The browser gave up on the request (a stopped load, a cancelled fetch, a closed page):
+      // the site's connection is closed too, not left open until its idle timeout.
+      res.on('close', () => {
+        if (!res.writableFinished) upstream.destroy();
+      });
       req.pipe(upstream);
     })();
   });

@@ -16,8 +16,8 @@ import { waitUntil } from './wait-until.js';
 export interface FileChooserTracker {
   /** The chooser `page` opened and nobody answered, if any. */
   pending(page: Page): FileChooserEvent | undefined;
-  /** Resolves when `page` has a pending chooser (true), or after `ms` without one (false). */
-  whenPending(page: Page, ms: number): Promise<boolean>;
+  /** Resolves when `page` has a pending chooser (true), or after `ms` or on abort without one (false). */
+  whenPending(page: Page, ms: number, signal: AbortSignal): Promise<boolean>;
   /** Gives the named input files to `page`'s pending chooser or to its file input at a point. */
   setFiles(page: Page, names: readonly string[], target: FileInputTarget): Promise<FileInputResult>;
   /**
@@ -82,8 +82,8 @@ export function attachFileChoosers(
       return chooser ? { multiple: chooser.isMultiple(), url: page.url() } : undefined;
     },
 
-    whenPending(page, ms) {
-      return waitUntil(() => choosers.has(page), waiters, ms);
+    whenPending(page, ms, signal) {
+      return waitUntil(() => choosers.has(page), waiters, ms, signal);
     },
 
     setFiles(page, names, target) {

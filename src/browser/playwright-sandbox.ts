@@ -14,6 +14,7 @@ import { createConfinement } from './confinement.js';
 import { attachDownloads, type DownloadTracker } from './downloads.js';
 import { attachFileChoosers } from './file-chooser.js';
 import { blockReports } from './block-reports.js';
+import { cancellable } from './cancellable.js';
 import { createHostMatcher } from './host-matcher.js';
 import { createSession } from './playwright-session.js';
 import { allowedState, readAllowedState, watchSignIn } from './profile-state.js';
@@ -213,7 +214,9 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           onClosed: () => sessions.delete(session),
         });
         const profiled = context;
-        session.storageState = () => readAllowedState(profiled, matcher);
+        // Reading a context's state cannot be cancelled; it reads the browser's cookie jar and each
+        // allowed origin's storage, and ends on its own: on abort the call stops waiting for it.
+        session.storageState = (signal) => cancellable(signal, () => readAllowedState(profiled, matcher));
         if (signIn) session.signInSeen = () => signIn.seen();
         sessions.add(session);
         return session;

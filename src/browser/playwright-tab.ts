@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { CDPSession, ElementHandle, Page, Request, Response } from 'playwright-core';
 import { createPageStructure } from './frame-structure.js';
 import { staleRefError } from './page-structure.js';
+import { cancellable, terminateScripts } from './cancellable.js';
 import { withinMs } from './settle.js';
 import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
 
@@ -88,51 +89,68 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
   page.on('response', onResponse);
   page.on('requestfailed', onFailed);
 
+  /**
+   * A read or an action of the worker's script runs in the page's renderer, behind whatever the
+   * page's own scripts are doing: when the run stops, the script running there is terminated.
+   * A frame of another site in a process of its own (frame-structure.ts) is not reached by it:
+   * its part of a read is dropped, and ends when the session closes right after.
+   */
+  const read = <T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> => cancellable(signal, work, terminateScripts(cdp));
+
+  const setFiles = async (ref: string, names: readonly string[], signal: AbortSignal): Promise<FileInputResult> => {
+    // The reference lives in the worker's isolated world; Playwright's handles in the page's.
+    // A one-off attribute carries the element across, and is removed at once.
+    const token = randomUUID();
+    if (!(await structure.mark(ref, MARK, token))) return { ok: false, error: staleRefError(ref, 'removed') };
+    let handle: ElementHandle | null = null;
+    try {
+      signal.throwIfAborted();
+      handle = await page.$(`[${MARK}="${token}"]`);
+      if (!handle) return { ok: false, error: staleRefError(ref, 'removed') };
+      signal.throwIfAborted();
+      const given = await parts.setFilesOn(handle, names);
+      // The upload button of a styled control is not the input; the chooser it opened is.
+      if (!given.ok && /not a file input/.test(given.error)) return (await parts.setFilesToChooser(names)) ?? given;
+      return given;
+    } finally {
+      await handle?.dispose().catch(() => undefined);
+      await structure.mark(ref, MARK, null).catch(() => false);
+    }
+  };
+
   const tab: PlaywrightTab = {
     id,
     page,
     cdp,
     url: () => page.url(),
-    title: () => withinMs(2_000, page.title()).catch(() => ''),
-    readPage: (options) => structure.readPage(options),
-    find: (rank, limit) => structure.find(rank, limit),
-    pageText: (maxChars) => structure.pageText(maxChars),
-    pointOf: (ref) => structure.pointOf(ref),
-    setValue: (ref, value) => structure.setValue(ref, value),
-    scrollTo: (ref) => structure.scrollTo(ref),
-    identify: (ref) => structure.identify(ref),
-    identifyAt: (point) => structure.identifyAt(point),
-    locate: (identity) => structure.locate(identity),
-    focused: () => structure.focused(),
-    hideText: (ref) => structure.hideText(ref),
-    describe: (ref) => structure.describe(ref),
-    findText: (value, limit) => structure.findText(value, limit),
-    readText: (identity) => structure.readText(identity),
-    widget: (ref) => structure.widget(ref),
-    popupOptions: (ref) => structure.popupOptions(ref),
-    calendar: () => structure.calendar(),
-    evaluate: (expression, timeoutMs) => evaluateInPage(cdp, expression, timeoutMs),
-    async setFiles(ref, names) {
-      // The reference lives in the worker's isolated world; Playwright's handles in the page's.
-      // A one-off attribute carries the element across, and is removed at once.
-      const token = randomUUID();
-      if (!(await structure.mark(ref, MARK, token))) return { ok: false, error: staleRefError(ref, 'removed') };
-      let handle: ElementHandle | null = null;
-      try {
-        handle = await page.$(`[${MARK}="${token}"]`);
-        if (!handle) return { ok: false, error: staleRefError(ref, 'removed') };
-        const given = await parts.setFilesOn(handle, names);
-        // The upload button of a styled control is not the input; the chooser it opened is.
-        if (!given.ok && /not a file input/.test(given.error)) return (await parts.setFilesToChooser(names)) ?? given;
-        return given;
-      } finally {
-        await handle?.dispose().catch(() => undefined);
-        await structure.mark(ref, MARK, null).catch(() => false);
-      }
-    },
+    // A title is read in the page's world too: bounded, and an empty one when the page is slow.
+    title: (signal) =>
+      read(signal, () => withinMs(2_000, page.title())).catch((error: unknown) => {
+        if (signal.aborted) throw error;
+        return '';
+      }),
+    readPage: (options, signal) => read(signal, () => structure.readPage(options)),
+    find: (rank, limit, signal) => read(signal, () => structure.find(rank, limit)),
+    pageText: (maxChars, signal) => read(signal, () => structure.pageText(maxChars)),
+    pointOf: (ref, signal) => read(signal, () => structure.pointOf(ref)),
+    setValue: (ref, value, signal) => read(signal, () => structure.setValue(ref, value)),
+    scrollTo: (ref, signal) => read(signal, () => structure.scrollTo(ref)),
+    identify: (ref, signal) => read(signal, () => structure.identify(ref)),
+    identifyAt: (point, signal) => read(signal, () => structure.identifyAt(point)),
+    locate: (identity, signal) => read(signal, () => structure.locate(identity)),
+    focused: (signal) => read(signal, () => structure.focused()),
+    hideText: (ref, signal) => read(signal, () => structure.hideText(ref)),
+    describe: (ref, signal) => read(signal, () => structure.describe(ref)),
+    findText: (value, limit, signal) => read(signal, () => structure.findText(value, limit)),
+    readText: (identity, signal) => read(signal, () => structure.readText(identity)),
+    widget: (ref, signal) => read(signal, () => structure.widget(ref)),
+    popupOptions: (ref, signal) => read(signal, () => structure.popupOptions(ref)),
+    calendar: (signal) => read(signal, () => structure.calendar()),
+    evaluate: (expression, timeoutMs, signal) => read(signal, () => evaluateInPage(cdp, expression, timeoutMs)),
+    setFiles: (ref, names, signal) => read(signal, () => setFiles(ref, names, signal)),
     drainConsole: () => consoleLog.splice(0),
     drainNetwork: () => networkLog.splice(0),
-    screenshot: (options) => screenshotOf(page, cdp, options),
+    screenshot: (options, signal) => screenshotOf(page, cdp, options, signal),
     dispose() {
       page.off('console', onConsole);
       page.off('pageerror', onPageError);
@@ -144,10 +162,18 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
   return tab;
 }
 
-/** A screenshot of the tab's viewport (or a region of it), straight from CDP. */
-export async function screenshotOf(page: Page, cdp: () => Promise<CDPSession>, shot?: ScreenshotOptions): Promise<Screenshot> {
+/**
+ * A screenshot of the tab's viewport (or a region of it), straight from CDP. A capture cannot be
+ * cancelled in Chromium: on abort the call rejects at once and the capture, bounded by
+ * CAPTURE_TIMEOUT_MS, ends on its own (its picture is dropped).
+ */
+export function screenshotOf(page: Page, cdp: () => Promise<CDPSession>, shot: ScreenshotOptions, signal: AbortSignal): Promise<Screenshot> {
+  return cancellable(signal, () => capture(page, cdp, shot, signal));
+}
+
+async function capture(page: Page, cdp: () => Promise<CDPSession>, shot: ScreenshotOptions, signal: AbortSignal): Promise<Screenshot> {
   const client = await cdp();
-  const jpeg = shot?.format === 'jpeg';
+  const jpeg = shot.format === 'jpeg';
   const params: {
     format: 'png' | 'jpeg';
     quality?: number;
@@ -155,11 +181,11 @@ export async function screenshotOf(page: Page, cdp: () => Promise<CDPSession>, s
     clip?: { x: number; y: number; width: number; height: number; scale: number };
   } = {
     format: jpeg ? 'jpeg' : 'png',
-    ...(jpeg ? { quality: shot?.quality ?? JPEG_QUALITY } : {}),
+    ...(jpeg ? { quality: shot.quality ?? JPEG_QUALITY } : {}),
     // Faster zlib settings: the PNG stays lossless, only a little larger.
     optimizeForSpeed: true,
   };
-  if (shot?.clip || shot?.outputSize) {
+  if (shot.clip || shot.outputSize) {
     const viewport = page.viewportSize() ?? { width: 1280, height: 800 };
     const region = shot.clip ?? { x: 0, y: 0, ...viewport };
     const scale = shot.outputSize ? shot.outputSize.width / region.width : 1;
@@ -168,7 +194,7 @@ export async function screenshotOf(page: Page, cdp: () => Promise<CDPSession>, s
     const { pageX, pageY } = metrics.cssVisualViewport;
     params.clip = { x: region.x + pageX, y: region.y + pageY, width: region.width, height: region.height, scale };
   }
-  const { data } = (await captureWithRetry(page, () => withinMs(CAPTURE_TIMEOUT_MS, client.send('Page.captureScreenshot', params)))) as { data: string };
+  const { data } = (await captureWithRetry(page, signal, () => withinMs(CAPTURE_TIMEOUT_MS, client.send('Page.captureScreenshot', params)))) as { data: string };
   const image = Buffer.from(data, 'base64');
   const size = jpeg ? jpegSize(image) : pngSize(image);
   if (!size) throw new Error('the browser returned an unreadable screenshot');
@@ -181,12 +207,12 @@ export async function screenshotOf(page: Page, cdp: () => Promise<CDPSession>, s
  * pending. Waiting for the next animation frame and asking again is enough; a third failure is
  * a real one.
  */
-async function captureWithRetry<T>(page: Page, capture: () => Promise<T>): Promise<T> {
+async function captureWithRetry<T>(page: Page, signal: AbortSignal, capture: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await capture();
     } catch (error) {
-      if (attempt >= 3 || !/Unable to capture screenshot|no answer from the page/i.test(firstLine(error))) throw error;
+      if (attempt >= 3 || signal.aborted || !/Unable to capture screenshot|no answer from the page/i.test(firstLine(error))) throw error;
       // Animation frames do not run in a page that is not rendering, and a document being
       // replaced may not run the evaluation at all: both waits are bounded.
       await withinMs(

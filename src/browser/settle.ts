@@ -1,4 +1,5 @@
 import type { Frame, Page } from 'playwright-core';
+import { settledOrAborted } from './cancellable.js';
 
 /**
  * When is a page still enough to capture? Waiting a fixed time after each action (as
@@ -18,6 +19,8 @@ export const TIMER_HORIZON_MS = 1_000;
 export const DOM_QUIET_MS = 50;
 
 const PROBE_KEY = '__executionWorkerSettle';
+/** Where a document keeps its still-waits under way (a symbol: out of the page's own names). */
+const WAITS_KEY = 'execution-worker-settle-waits';
 
 /**
  * Installed with `context.addInitScript`. Runs before the page's scripts in every frame; keeps
@@ -174,12 +177,18 @@ export const SETTLE_PROBE_SCRIPT = `(() => {
  */
 const STILL_WAIT = `({ key, sinceMs, capMs, quietMs, horizonMs }) => new Promise((resolve) => {
   const probe = window[key];
+  // The waits under way, each ended early by STOP_WAITS when the run stops.
+  const waits = window[Symbol.for('${WAITS_KEY}')] || (window[Symbol.for('${WAITS_KEY}')] = new Set());
+  let done = false;
   const start = Date.now();
   // Without the probe (a document it could not reach) the change clock starts now.
   let fallbackLast = start;
   const observer = probe ? undefined : new MutationObserver(() => { fallbackLast = Date.now(); });
   if (observer) observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const finish = () => {
+    if (done) return;
+    done = true;
+    waits.delete(finish);
     if (observer) observer.disconnect();
     if (probe && probe.chooserSince && probe.chooserSince(sinceMs)) resolve('chooser');
     else if (probe && probe.popupSince && probe.popupSince(sinceMs)) resolve('popup');
@@ -197,11 +206,17 @@ const STILL_WAIT = `({ key, sinceMs, capMs, quietMs, horizonMs }) => new Promise
     const last = probe.lastChange();
     return last < sinceMs || now - last >= quietMs;
   };
-  const tick = () => (still() ? finish() : requestAnimationFrame(tick));
+  waits.add(finish);
+  const tick = () => {
+    if (!done) still() ? finish() : requestAnimationFrame(tick);
+  };
   requestAnimationFrame(tick);
   // Animation frames stop in hidden pages: the cap ends the wait regardless.
   setTimeout(finish, capMs);
 })`;
+
+/** Ends every still-wait under way in a document (STILL_WAIT): the run has stopped. */
+const STOP_WAITS = `(window[Symbol.for('${WAITS_KEY}')] || new Set()).forEach((finish) => finish())`;
 
 /** Errors that mean the document went away under the evaluation (a navigation, a closed tab). */
 const DOCUMENT_GONE = /context was destroyed|Cannot find context|navigat|has been closed|Target closed|frame was detached/i;
@@ -214,22 +229,28 @@ const DOCUMENT_GONE = /context was destroyed|Cannot find context|navigat|has bee
  * unanswered (or just answered), and no DOM change for DOM_QUIET_MS.
  * 'destroyed' when a navigation replaced the document meanwhile; 'failed' when the page could
  * not run the wait at all (the caller then falls back on the network and load state alone).
+ * 'quiet' at once when the signal fires; the wait in the page is ended too (or, in a page too
+ * busy to be asked, at its own timer: the cap).
  */
-export async function pageStill(page: Page | Frame, sinceMs: number, deadline: number): Promise<'quiet' | 'chooser' | 'popup' | 'destroyed' | 'failed'> {
+export async function pageStill(page: Page | Frame, sinceMs: number, deadline: number, signal: AbortSignal): Promise<'quiet' | 'chooser' | 'popup' | 'destroyed' | 'failed'> {
   const capMs = deadline - Date.now();
-  if (capMs <= 0 || ('isClosed' in page ? page.isClosed() : page.isDetached())) return 'quiet';
+  if (capMs <= 0 || signal.aborted || ('isClosed' in page ? page.isClosed() : page.isDetached())) return 'quiet';
   const args = { key: PROBE_KEY, sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS };
   const late = new Error('the page did not answer within the settle cap');
+  const stopWaits = () => void page.evaluate(STOP_WAITS).catch(() => undefined);
   try {
     // The in-page timer ends the wait in a live document; a document being replaced may never
     // run it, so the wait is bounded out here too (the evaluation is dropped with its document).
-    const state = await withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`), () => late);
+    signal.addEventListener('abort', stopWaits, { once: true });
+    const state = await settledOrAborted(signal, withinMs(capMs + 250, page.evaluate(`(${STILL_WAIT})(${JSON.stringify(args)})`), () => late));
     return state === 'chooser' || state === 'popup' ? state : 'quiet';
   } catch (error) {
     // No answer by the cap (a renderer starved on a loaded machine, or a document on its way
     // out): the wait is over either way, as it would be at the cap.
     if (error === late) return 'quiet';
     return DOCUMENT_GONE.test(String(error)) ? 'destroyed' : 'failed';
+  } finally {
+    signal.removeEventListener('abort', stopWaits);
   }
 }
 

@@ -309,49 +309,64 @@ export interface CalendarView {
   next: string | null;
 }
 
-/** One tab of the session: its page's structure, logs and pixels. */
-export interface BrowserTab {
+/**
+ * Cancellation (docs/action-spaces.md#cancellation): every async method of the ports below takes
+ * the run's signal as its last argument. When it fires, the call stops what the browser does for
+ * it (a script running in the page is terminated, a load is stopped, buttons and keys it pressed
+ * are released) and rejects with the signal's reason; `settle` just returns. A call that the
+ * browser cannot stop is bounded and says so where it is made.
+ */
+
+/** What a tab's page shows: its structure as text, its logs, its pixels and scripts run in it. */
+export interface PageReader {
   readonly id: string;
   url(): string;
-  title(): Promise<string>;
-  readPage(options: PageReadOptions): Promise<StructureResult<PageRead>>;
-  find(rank: (candidates: FoundElement[]) => number[], limit: number): Promise<string[]>;
-  pageText(maxChars: number): Promise<{ text: string; total: number; cut: boolean }>;
-  pointOf(ref: string): Promise<StructureResult<Point>>;
-  setValue(ref: string, value: string | number | boolean): Promise<StructureResult<{ shown?: string }>>;
-  scrollTo(ref: string): Promise<StructureResult<null>>;
-  identify(ref: string): Promise<StructureResult<ElementIdentity>>;
-  identifyAt(point: Point): Promise<ElementIdentity | null>;
-  locate(identity: ElementIdentity): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
-  focused(): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
+  title(signal: AbortSignal): Promise<string>;
+  readPage(options: PageReadOptions, signal: AbortSignal): Promise<StructureResult<PageRead>>;
+  find(rank: (candidates: FoundElement[]) => number[], limit: number, signal: AbortSignal): Promise<string[]>;
+  pageText(maxChars: number, signal: AbortSignal): Promise<{ text: string; total: number; cut: boolean }>;
+  /** Runs a script expression in the page (its own world and authority) and returns its value as text. */
+  evaluate(expression: string, timeoutMs: number, signal: AbortSignal): Promise<StructureResult<string>>;
+  /** Elements whose text shows `value`, with their whole text (where an output value was read). */
+  findText(value: string, limit: number, signal: AbortSignal): Promise<Array<{ identity: ElementIdentity; text: string }>>;
+  /** What the element an identity names by its place says now; null when it is not on the page. */
+  readText(identity: ElementIdentity, signal: AbortSignal): Promise<string | null>;
+  /** The days of the pop-up calendar the page shows, and its previous/next month controls. */
+  calendar(signal: AbortSignal): Promise<CalendarView>;
+  /** Console entries and network requests since the last call (each read drains them). */
+  drainConsole(): ConsoleEntry[];
+  drainNetwork(): NetworkEntry[];
+  screenshot(options: ScreenshotOptions, signal: AbortSignal): Promise<Screenshot>;
+}
+
+/** The elements of a tab's page by reference (`ref_N`) and by identity: where they are, what they are, their values. */
+export interface ElementLocator {
+  pointOf(ref: string, signal: AbortSignal): Promise<StructureResult<Point>>;
+  setValue(ref: string, value: string | number | boolean, signal: AbortSignal): Promise<StructureResult<{ shown?: string }>>;
+  scrollTo(ref: string, signal: AbortSignal): Promise<StructureResult<null>>;
+  identify(ref: string, signal: AbortSignal): Promise<StructureResult<ElementIdentity>>;
+  identifyAt(point: Point, signal: AbortSignal): Promise<ElementIdentity | null>;
+  locate(identity: ElementIdentity, signal: AbortSignal): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
+  focused(signal: AbortSignal): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
   /**
    * Draws the text of a field (the referenced one, or with null the focused one) as discs before
    * a secret goes into it: screenshots, the video and the live view never show the value.
    */
-  hideText(ref: string | null): Promise<boolean>;
-  describe(ref: string): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
-  /** Runs a script expression in the page (its own world and authority) and returns its value as text. */
-  evaluate(expression: string, timeoutMs: number): Promise<StructureResult<string>>;
-  /** Elements whose text shows `value`, with their whole text (where an output value was read). */
-  findText(value: string, limit: number): Promise<Array<{ identity: ElementIdentity; text: string }>>;
-  /** What the element an identity names by its place says now; null when it is not on the page. */
-  readText(identity: ElementIdentity): Promise<string | null>;
+  hideText(ref: string | null, signal: AbortSignal): Promise<boolean>;
+  describe(ref: string, signal: AbortSignal): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
   /** What kind of widget form_input fills by hand (widget-input.ts), and what it holds now. */
-  widget(ref: string): Promise<StructureResult<WidgetState>>;
+  widget(ref: string, signal: AbortSignal): Promise<StructureResult<WidgetState>>;
   /** The options a choice widget's pop-up shows now, with references. */
-  popupOptions(ref: string): Promise<StructureResult<PopupOption[]>>;
-  /** The days of the pop-up calendar the page shows, and its previous/next month controls. */
-  calendar(): Promise<CalendarView>;
+  popupOptions(ref: string, signal: AbortSignal): Promise<StructureResult<PopupOption[]>>;
   /** Gives the named input files to the file input of a reference (or the input a label of it names). */
-  setFiles(ref: string, names: readonly string[]): Promise<FileInputResult>;
-  /** Console entries and network requests since the last call (each read drains them). */
-  drainConsole(): ConsoleEntry[];
-  drainNetwork(): NetworkEntry[];
-  screenshot(options?: ScreenshotOptions): Promise<Screenshot>;
+  setFiles(ref: string, names: readonly string[], signal: AbortSignal): Promise<FileInputResult>;
 }
 
-export interface BrowserSession {
-  readonly viewport: Size;
+/** One tab of the session: its page's structure, logs and pixels. */
+export interface BrowserTab extends PageReader, ElementLocator {}
+
+/** Where the agent's tab goes: its URL, the allow-list, history. */
+export interface BrowserNavigation {
   /** Opens a URL in the current tab. Refused (ok: false) outside the allow-list. */
   navigate(url: string, signal: AbortSignal): Promise<NavigationResult>;
   /** Back, forward or reload in the current tab. */
@@ -360,54 +375,71 @@ export interface BrowserSession {
   checkUrl(url: string): { ok: true } | { ok: false; reason: string };
   /** URL of the page the agent is acting on. */
   currentUrl(): string;
+}
 
+/** The session's tabs, the active one, and what happened to them between two reports. */
+export interface BrowserTabs {
   /** Open tabs, oldest first; exactly one is active while any is open. */
-  tabs(): Promise<TabInfo[]>;
+  tabs(signal: AbortSignal): Promise<TabInfo[]>;
   /** A tab by id, or the active one. */
   tab(id?: string): BrowserTab | undefined;
   /** Opens an empty tab and makes it the active one. */
-  newTab(): Promise<TabInfo>;
+  newTab(signal: AbortSignal): Promise<TabInfo>;
   /** Makes a tab the one the agent acts on (and the one the video shows). */
-  switchTab(id: string): Promise<boolean>;
+  switchTab(id: string, signal: AbortSignal): Promise<boolean>;
   /** Closes a tab; the last open tab cannot be closed. */
-  closeTab(id: string): Promise<StructureResult<null>>;
+  closeTab(id: string, signal: AbortSignal): Promise<StructureResult<null>>;
   /** What happened since the last call: tabs the pages opened, navigations refused, dialogs dismissed. */
   drainChanges(): BrowserChange[];
+}
 
-  mouseMove(x: number, y: number): Promise<void>;
-  mouseDown(button: MouseButton): Promise<void>;
-  mouseUp(button: MouseButton): Promise<void>;
-  click(x: number, y: number, options: { button: MouseButton; clickCount: number }): Promise<void>;
+/** Pointer, keyboard and files, delivered to the active tab. */
+export interface BrowserInput {
+  mouseMove(x: number, y: number, signal: AbortSignal): Promise<void>;
+  mouseDown(button: MouseButton, signal: AbortSignal): Promise<void>;
+  mouseUp(button: MouseButton, signal: AbortSignal): Promise<void>;
+  click(x: number, y: number, options: { button: MouseButton; clickCount: number }, signal: AbortSignal): Promise<void>;
   /** Wheel event at (x, y) by (deltaX, deltaY) CSS pixels. */
-  wheel(x: number, y: number, deltaX: number, deltaY: number): Promise<void>;
+  wheel(x: number, y: number, deltaX: number, deltaY: number, signal: AbortSignal): Promise<void>;
   /** Current pointer position (the last position the session moved it to). */
   pointer(): { x: number; y: number };
 
-  keyDown(key: string): Promise<void>;
-  keyUp(key: string): Promise<void>;
+  keyDown(key: string, signal: AbortSignal): Promise<void>;
+  keyUp(key: string, signal: AbortSignal): Promise<void>;
   /** Types text as keystrokes (characters without a key are inserted). */
-  typeText(text: string): Promise<void>;
-
-  screenshot(options?: ScreenshotOptions): Promise<Screenshot>;
-  /**
-   * Resolves when the page is still enough to capture: navigation settled, network quiet,
-   * no repaint for a short window; bounded by a cap. Never rejects for a busy page.
-   */
-  settle(signal: AbortSignal): Promise<void>;
-  /** Streams frames of the page the agent is acting on, following new tabs. */
-  startScreencast(options: ScreencastOptions, onFrame: FrameHandler): Promise<Screencast>;
+  typeText(text: string, signal: AbortSignal): Promise<void>;
 
   /**
    * Gives the files named (input files of SessionOptions.inputFiles, by name: the port takes no
    * path) to the pending file chooser of the agent's page, or to the file input at a point.
    * A name that is not an input file, no chooser or no file input is `ok: false` with a reason.
    */
-  setInputFiles(names: readonly string[], target: FileInputTarget): Promise<FileInputResult>;
+  setInputFiles(names: readonly string[], target: FileInputTarget, signal: AbortSignal): Promise<FileInputResult>;
   /** The file chooser the agent's page opened and nobody answered yet, if any. */
   pendingFileChooser(): FileChooserEvent | undefined;
+}
 
+/** Pixels of the agent's tab: still pictures, settling before them, the screencast. */
+export interface BrowserCapture {
+  readonly viewport: Size;
+  screenshot(options: ScreenshotOptions, signal: AbortSignal): Promise<Screenshot>;
+  /**
+   * Resolves when the page is still enough to capture: navigation settled, network quiet,
+   * no repaint for a short window; bounded by a cap. Never rejects for a busy page, and
+   * returns at once when the signal fires.
+   */
+  settle(signal: AbortSignal): Promise<void>;
+  /**
+   * Streams frames of the page the agent is acting on, following new tabs. It takes no signal:
+   * it resolves once the stream runs, and `stop()` is how the stream is ended.
+   */
+  startScreencast(options: ScreencastOptions, onFrame: FrameHandler): Promise<Screencast>;
+}
+
+/** One execution's browser: the parts above, composed. */
+export interface BrowserSession extends BrowserNavigation, BrowserTabs, BrowserInput, BrowserCapture {
   /** The context's state of allowed hosts only (docs/profiles.md); read before close(). */
-  storageState?(): Promise<StorageState>;
+  storageState?(signal: AbortSignal): Promise<StorageState>;
   /** With `watchSignIn`: whether a page of the run asked for a sign-in. */
   signInSeen?(): boolean;
 

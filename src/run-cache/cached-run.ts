@@ -112,7 +112,7 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
     return { status: 'completed', output: read.output };
   }
   report.reason = `${report.reason ? `${report.reason}; ` : ''}output: ${read.reason}`;
-  const pageText = await pageTextFor(page, agentInput.vault.redact);
+  const pageText = await pageTextFor(page, agentInput.vault.redact, agentInput.signal);
   // Labels come from the page: the text the model reads is redacted as a whole.
   return takeOver(summary(replay, `Every step of the task was replayed. Read the output from the page and call finish.${pageText ? `\nThe page's text:\n${pageText}` : ''}`));
 }
@@ -123,7 +123,7 @@ async function save(run: Recording, kept: NonNullable<Recording['key']>, output:
   const { store, ...key } = kept;
   const specText = [agentInput.spec.prompt, ...(agentInput.spec.steps ?? [])].join('\n');
   const values = inputLeaves(agentInput.vault.maskedPayload);
-  const next = await buildEntry({ ...key, executionId, steps: run.steps, values, specText, output, page: agentDeps.session.tab(), now });
+  const next = await buildEntry({ ...key, executionId, steps: run.steps, values, specText, output, page: agentDeps.session.tab(), now, signal: agentInput.signal });
   try {
     // What is stored passes the secrets' redaction once more: a page can show a secret anywhere.
     await store.put(key.versionId, agentInput.vault.redactValue(next));

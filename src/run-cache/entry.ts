@@ -63,6 +63,7 @@ export interface BuildOptions extends EntryKey {
   /** The final page, where the output's values are looked for. */
   page: PageReader | undefined;
   now: () => number;
+  signal: AbortSignal;
 }
 
 /** The completed run as the version's cache: its steps, their values tied to the input, and where its output was read. */
@@ -91,7 +92,7 @@ export async function buildEntry(options: BuildOptions): Promise<RunCacheEntry> 
           }),
     )
     .filter((step) => step.length > 0);
-  const output = await outputSources(options.page, options.output, values);
+  const output = await outputSources(options.page, options.output, values, options.signal);
   return {
     format: RUN_CACHE_FORMAT,
     versionId: options.versionId,

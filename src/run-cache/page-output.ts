@@ -14,7 +14,7 @@ const OUTPUT_VALUE_MAX_CHARS = 500;
 export type OutputRecipe = NonNullable<RunCacheEntry['output']>;
 
 /** Where each value of the output shows on the final page; undefined when one cannot be found. */
-export async function outputSources(page: PageReader | undefined, output: unknown, values: InputLeaf[]): Promise<OutputRecipe | undefined> {
+export async function outputSources(page: PageReader | undefined, output: unknown, values: InputLeaf[], signal: AbortSignal): Promise<OutputRecipe | undefined> {
   if (!page) return undefined;
   const leaves: Array<{ path: string; value: string | number }> = [];
   let readable = true;
@@ -31,7 +31,7 @@ export async function outputSources(page: PageReader | undefined, output: unknow
   for (const leaf of leaves) {
     const text = String(leaf.value);
     if (text.length === 0 || text.length > OUTPUT_VALUE_MAX_CHARS) return undefined;
-    const [found] = await page.findText(text, 3).catch(() => []);
+    const [found] = await page.findText(text, 3, signal).catch(() => []);
     if (!found) return undefined;
     const at = found.text.indexOf(text);
     sources.push({
@@ -55,11 +55,11 @@ function skeleton(value: unknown): unknown {
 export type OutputRead = { ok: true; output: unknown } | { ok: false; reason: string };
 
 /** The output re-read from the final page where the cached run found it, validated; or why not. */
-export async function readOutput(page: PageReader | undefined, recipe: OutputRecipe, input: Pick<AgentInput, 'vault' | 'validateOutput'>): Promise<OutputRead> {
+export async function readOutput(page: PageReader | undefined, recipe: OutputRecipe, input: Pick<AgentInput, 'vault' | 'validateOutput' | 'signal'>): Promise<OutputRead> {
   if (!page) return { ok: false, reason: 'no open tab' };
   const output = structuredClone(recipe.shape);
   for (const source of recipe.sources) {
-    const text = await page.readText(source.element);
+    const text = await page.readText(source.element, input.signal);
     if (text === null) return { ok: false, reason: `the ${source.element.role} the output ${source.path} was read from is not on the page` };
     const before = fillText(source.before, input.vault.maskedPayload, input.vault.paths);
     const after = fillText(source.after, input.vault.maskedPayload, input.vault.paths);
@@ -82,8 +82,8 @@ export async function readOutput(page: PageReader | undefined, recipe: OutputRec
 }
 
 /** The page's text for a model asked to read the output itself (up to 10,000 characters), redacted. */
-export async function pageTextFor(page: PageReader | undefined, redact: (text: string) => string): Promise<string> {
-  const read = await page?.pageText(10_000).catch(() => undefined);
+export async function pageTextFor(page: PageReader | undefined, redact: (text: string) => string, signal: AbortSignal): Promise<string> {
+  const read = await page?.pageText(10_000, signal).catch(() => undefined);
   return read ? redact(read.text) : '';
 }
 

@@ -46,22 +46,22 @@ export function createHumanGate(options: {
       switch (input.kind) {
         case 'click':
           options.onInputMark?.({ atMs: at, label: 'person: click', point: point! });
-          await session.click(point!.x, point!.y, { button: (input.button ?? 'left') as MouseButton, clickCount: 1 });
+          await session.click(point!.x, point!.y, { button: (input.button ?? 'left') as MouseButton, clickCount: 1 }, signal);
           break;
         case 'move':
-          await session.mouseMove(point!.x, point!.y);
+          await session.mouseMove(point!.x, point!.y, signal);
           break;
         case 'wheel':
-          await session.wheel(point!.x, point!.y, input.deltaX ?? 0, input.deltaY ?? 0);
+          await session.wheel(point!.x, point!.y, input.deltaX ?? 0, input.deltaY ?? 0, signal);
           break;
         case 'key': {
           const keys = input.key.split('+').filter(Boolean);
-          for (const key of keys) await session.keyDown(key);
-          for (const key of keys.reverse()) await session.keyUp(key);
+          for (const key of keys) await session.keyDown(key, signal);
+          for (const key of keys.reverse()) await session.keyUp(key, signal);
           break;
         }
         case 'text':
-          await session.typeText(input.text);
+          await session.typeText(input.text, signal);
           break;
       }
       const returned = input.kind === 'click' || input.kind === 'key' ? await backFromRefusal(before, signal) : false;

@@ -78,7 +78,7 @@ export class RunProfile {
     const { store, keys, maxBytes } = this.settings;
     try {
       if (!session.storageState) throw new Error('this browser cannot read its state');
-      const state = await session.storageState();
+      const state = await session.storageState(signal);
       const plain = Buffer.byteLength(JSON.stringify(state));
       if (plain > maxBytes) {
         this.skip(`the state is ${plain} bytes, more than PROFILE_MAX_BYTES (${maxBytes})`);

@@ -150,7 +150,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const id = input.tab_id ?? undefined;
     const tab = session.tab(id === '' ? undefined : id);
     if (!tab) throw new Error(`there is no open tab ${JSON.stringify(id)}; call list_tabs to see the tabs`);
-    if (id && TAB_SWITCHING_MEMBERS.has(name) && tab !== session.tab()) await session.switchTab(tab.id);
+    if (id && TAB_SWITCHING_MEMBERS.has(name) && tab !== session.tab()) await session.switchTab(tab.id, this.signal);
     return tab;
   }
 
@@ -163,7 +163,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const trace: ActionTrace = { tool: member, toolsetName: TOOLSET_NAME, input: { ...(what.input as Record<string, unknown>) }, url: tab.url() };
     if (what.target) trace.target = what.target;
     if (what.focus && state.context.trace !== false) {
-      const focused = await tab.focused().catch(() => null);
+      const focused = await tab.focused(this.signal).catch(() => null);
       if (focused) trace.focus = focused.identity;
     }
     state.trace = trace;
@@ -179,16 +179,16 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     if (!target || typeof target !== 'object') throw new Error('target is required: {"type": "ref", "ref": "ref_N"} or {"type": "coordinate", "x": …, "y": …}');
     if (target.type === 'ref') {
       const ref = String(target.ref ?? '');
-      const identity = await tab.identify(ref);
+      const identity = await tab.identify(ref, this.signal);
       if (!identity.ok) throw new Error(identity.error);
-      const at = await tab.pointOf(ref);
+      const at = await tab.pointOf(ref, this.signal);
       if (!at.ok) throw new Error(at.error);
       return { point: at.value, shown: this.options.geometry.toDisplay(at.value.x, at.value.y), ref, identity: identity.value };
     }
     if (target.type === 'coordinate') {
       const shown = this.coordinate(target);
       const point = this.options.geometry.toViewport(shown.x, shown.y);
-      return { point, shown, identity: await tab.identifyAt(point).catch(() => null) };
+      return { point, shown, identity: await tab.identifyAt(point, this.signal).catch(() => null) };
     }
     throw new Error(`target.type must be "ref" or "coordinate", got ${JSON.stringify((target as { type?: unknown }).type)}`);
   }
@@ -222,7 +222,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
 
   private async report(): Promise<BetaBrowserState> {
     const { session, secrets } = this.options;
-    const tabs = await session.tabs();
+    const tabs = await session.tabs(this.signal);
     const changes = session.drainChanges().map((change) => toStateChange(change, secrets.redact));
     return {
       tabs: tabs.map((tab) => ({ tab_id: tab.id, title: secrets.redact(tab.title), url: secrets.redact(tab.url), active: tab.active })),
@@ -242,7 +242,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const result = word ? await this.options.session.history(word, this.signal) : await this.options.session.navigate(url, this.signal);
     if (!result.ok) throw new Error(`the navigation failed: ${result.error ?? 'unknown error'}`);
     await this.settle();
-    return { url: result.url, title: await tab.title(), ...(result.status !== undefined ? { status: result.status } : {}) };
+    return { url: result.url, title: await tab.title(this.signal), ...(result.status !== undefined ? { status: result.status } : {}) };
   }
 
   protected override async screenshot(_ctx: BetaToolsetCallContext, input: BetaBrowserScreenshotInput) {
@@ -250,7 +250,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     this.state.member = 'screenshot';
     this.state.label = 'screenshot';
     await this.settle();
-    const shot = await screenshotForModel(this.options.session, this.options.geometry);
+    const shot = await screenshotForModel(this.options.session, this.options.geometry, this.signal);
     this.state.images++;
     return { data: shot.data.toString('base64'), mediaType: shot.mediaType };
   }
@@ -315,7 +315,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     await this.act(tab, 'left_click_drag', { action: 'left_click_drag', start_coordinate: [from.x, from.y], coordinate: [to.x, to.y] }, {
       label: `drag (${from.x}, ${from.y}) → (${to.x}, ${to.y})`,
       point: end,
-      target: await tab.identifyAt(this.options.geometry.toViewport(from.x, from.y)).catch(() => null),
+      target: await tab.identifyAt(this.options.geometry.toViewport(from.x, from.y), this.signal).catch(() => null),
       modelInput: input,
     });
   }
@@ -324,7 +324,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const tab = await this.tabFor(member, input);
     const shown = this.coordinate(input.target);
     const point = this.options.geometry.toViewport(shown.x, shown.y);
-    await this.act(tab, member, { action, coordinate: [shown.x, shown.y] }, { label: `${verb} (${shown.x}, ${shown.y})`, point, target: await tab.identifyAt(point).catch(() => null), modelInput: input });
+    await this.act(tab, member, { action, coordinate: [shown.x, shown.y] }, { label: `${verb} (${shown.x}, ${shown.y})`, point, target: await tab.identifyAt(point, this.signal).catch(() => null), modelInput: input });
   }
 
   protected override left_mouse_down(_ctx: BetaToolsetCallContext, input: BetaBrowserLeftMouseDownInput) {
@@ -346,7 +346,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     await this.act(tab, 'scroll', { action: 'scroll', coordinate: [shown.x, shown.y], scroll_direction: input.scroll_direction, scroll_amount: amount }, {
       label: `scroll ${String(input.scroll_direction)} ${amount} at (${shown.x}, ${shown.y})`,
       point,
-      target: await tab.identifyAt(point).catch(() => null),
+      target: await tab.identifyAt(point, this.signal).catch(() => null),
       modelInput: input,
     });
   }
@@ -354,10 +354,10 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   protected override async scroll_to(_ctx: BetaToolsetCallContext, input: BetaBrowserScrollToInput) {
     const tab = await this.tabFor('scroll_to', input);
     const ref = refOf(input.target);
-    const identity = await tab.identify(ref);
+    const identity = await tab.identify(ref, this.signal);
     if (!identity.ok) throw new Error(identity.error);
     await this.begin('scroll_to', tab, { label: `scroll_to ${ref}${describeTarget(identity.value)}`, input, target: identity.value });
-    const done = await tab.scrollTo(ref);
+    const done = await tab.scrollTo(ref, this.signal);
     if (!done.ok) throw new Error(done.error);
     await this.settle();
   }
@@ -395,10 +395,10 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const ref = refOf(input.target);
     const value = input.value;
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw new Error('value must be a string, a number or a boolean');
-    const identity = await tab.identify(ref);
+    const identity = await tab.identify(ref, this.signal);
     if (!identity.ok) throw new Error(identity.error);
     // Scrolled into view and marked on the video where the field is; a covered field can still take a value.
-    const at = await tab.pointOf(ref);
+    const at = await tab.pointOf(ref, this.signal);
     await this.begin('form_input', tab, {
       label: `form_input ${ref}${describeTarget(identity.value)} = ${typeof value === 'string' ? quote(value) : String(value)}`,
       ...(at.ok ? { point: at.value } : {}),
@@ -407,7 +407,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     });
     const revealed = typeof value === 'string' ? this.options.secrets.reveal(value) : value;
     // A widget drawn by a script is filled by hand (widget-input.ts), then read back.
-    const widget = await tab.widget(ref);
+    const widget = await tab.widget(ref, this.signal);
     if (widget.ok && widget.value.kind !== 'none') {
       if (revealed !== value) throw new Error(`${ref} is a ${widget.value.kind === 'choice' ? 'list of options' : widget.value.kind === 'date' ? 'calendar' : 'switch'}: a secret goes only into a text field`);
       const { session, geometry, secrets } = this.options;
@@ -416,8 +416,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       if (!filled.ok) throw new Error(filled.error);
       return this.options.secrets.redact(filled.note);
     }
-    if (revealed !== value) await tab.hideText(ref);
-    const set = await tab.setValue(ref, revealed);
+    if (revealed !== value) await tab.hideText(ref, this.signal);
+    const set = await tab.setValue(ref, revealed, this.signal);
     if (!set.ok) throw new Error(set.error);
     await this.settle();
     // A select answers with the option it chose, so the model knows which one a text matched.
@@ -435,7 +435,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       ...(input.filter ? { filter: input.filter } : {}),
       ...(input.depth != null ? { depth: input.depth } : {}),
       ...(input.ref ? { ref: input.ref } : {}),
-    });
+    }, this.signal);
     if (!read.ok) throw new Error(read.error);
     const { lines, omitted, deeper } = read.value;
     const notes: string[] = [];
@@ -451,7 +451,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     this.state.member = 'find';
     this.state.label = `find ${quote(query)}`;
     if (!query) throw new Error('query must describe the element to find, e.g. "search field"');
-    const lines = await tab.find((candidates) => rankElements(query, candidates), FIND_LIMIT);
+    const lines = await tab.find((candidates) => rankElements(query, candidates), FIND_LIMIT, this.signal);
     if (lines.length === 0) return `No element matches "${query}". Try other words, or read_page with filter "all".`;
     return this.options.secrets.redact(lines.join('\n'));
   }
@@ -460,7 +460,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const tab = await this.tabFor('get_page_text', input);
     this.state.member = 'get_page_text';
     this.state.label = 'get_page_text';
-    const page = await tab.pageText(PAGE_TEXT_MAX_CHARS);
+    const page = await tab.pageText(PAGE_TEXT_MAX_CHARS, this.signal);
     const note = page.cut ? `\n[page text cut at ${PAGE_TEXT_MAX_CHARS.toLocaleString('en-US')} of ${page.total.toLocaleString('en-US')} characters: use find or read_page for the rest]` : '';
     return this.options.secrets.redact(`${page.text || '(the page shows no text)'}${note}`);
   }
@@ -483,7 +483,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const tab = await this.tabFor('javascript_exec', input);
     if (typeof input.text !== 'string' || input.text.trim() === '') throw new Error('text must be a JavaScript expression');
     await this.begin('javascript_exec', tab, { label: `javascript_exec ${quote(input.text)}`, input });
-    const result = await tab.evaluate(input.text, SCRIPT_TIMEOUT_MS);
+    const result = await tab.evaluate(input.text, SCRIPT_TIMEOUT_MS, this.signal);
     if (!result.ok) throw new Error(`the script threw: ${result.error}`);
     await this.settle();
     const text = result.value.length > SCRIPT_RESULT_MAX_CHARS ? `${result.value.slice(0, SCRIPT_RESULT_MAX_CHARS)}\n[value cut at ${SCRIPT_RESULT_MAX_CHARS.toLocaleString('en-US')} characters]` : result.value;
@@ -495,10 +495,10 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const ref = refOf(input.target);
     const names = input.paths ?? [];
     if (names.length === 0) throw new Error('paths must name at least one input file');
-    const identity = await tab.identify(ref);
+    const identity = await tab.identify(ref, this.signal);
     if (!identity.ok) throw new Error(identity.error);
     await this.begin('file_upload', tab, { label: `file_upload ${ref}${describeTarget(identity.value)} ${names.map((n) => JSON.stringify(n)).join(', ')}`, input, target: identity.value });
-    const given = await tab.setFiles(ref, names);
+    const given = await tab.setFiles(ref, names, this.signal);
     if (!given.ok) throw new Error(given.error);
     await this.settle();
   }
@@ -506,14 +506,14 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   protected override async new_tab(_ctx: BetaToolsetCallContext, _input: BetaBrowserNewTabInput): Promise<BetaBrowserStateTabEntry> {
     const tab = this.options.session.tab()!;
     await this.begin('new_tab', tab, { label: 'new_tab', input: {} });
-    const opened = await this.options.session.newTab();
+    const opened = await this.options.session.newTab(this.signal);
     return { tab_id: opened.id, title: opened.title, url: opened.url, active: true };
   }
 
   protected override async list_tabs(_ctx: BetaToolsetCallContext, _input: BetaBrowserListTabsInput): Promise<BetaBrowserStateTabEntry[]> {
     this.state.member = 'list_tabs';
     this.state.label = 'list_tabs';
-    return (await this.options.session.tabs()).map((t) => ({ tab_id: t.id, title: t.title, url: t.url, active: t.active }));
+    return (await this.options.session.tabs(this.signal)).map((t) => ({ tab_id: t.id, title: t.title, url: t.url, active: t.active }));
   }
 
   protected override async switch_tab(_ctx: BetaToolsetCallContext, input: BetaBrowserSwitchTabInput): Promise<BetaBrowserStateTabEntry> {
@@ -521,9 +521,9 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const tab = session.tab(input.tab_id);
     if (!tab) throw new Error(`there is no open tab ${JSON.stringify(input.tab_id)}; call list_tabs to see the tabs`);
     await this.begin('switch_tab', tab, { label: `switch_tab ${input.tab_id}`, input });
-    await session.switchTab(tab.id);
+    await session.switchTab(tab.id, this.signal);
     await this.settle();
-    return { tab_id: tab.id, title: await tab.title(), url: tab.url(), active: true };
+    return { tab_id: tab.id, title: await tab.title(this.signal), url: tab.url(), active: true };
   }
 
   protected override async close_tab(_ctx: BetaToolsetCallContext, input: BetaBrowserCloseTabInput): Promise<void> {
@@ -531,7 +531,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const tab = session.tab(input.tab_id);
     if (!tab) throw new Error(`there is no open tab ${JSON.stringify(input.tab_id)}; call list_tabs to see the tabs`);
     await this.begin('close_tab', tab, { label: `close_tab ${input.tab_id}`, input });
-    const closed = await session.closeTab(tab.id);
+    const closed = await session.closeTab(tab.id, this.signal);
     if (!closed.ok) throw new Error(closed.error);
   }
 }

@@ -80,14 +80,14 @@ export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpac
       // The page's interactive elements with their references, and what it looks like: the model
       // can act in its first turn instead of spending it on a read.
       await session.settle(signal);
-      const shot = imageBlock(await screenshotForModel(session, geometry));
+      const shot = imageBlock(await screenshotForModel(session, geometry, signal));
       const tab = session.tab();
       // The whole page's, not only the viewport's: a form's last fields and its button are below
       // the fold more often than not, and a click by reference scrolls to them.
       // Brief (a model taking over a replay): those in view, as read_page shows them.
       const brief = options?.brief === true;
-      const read = tab ? await tab.readPage({ filter: 'interactive', wholePage: !brief, maxChars: brief ? BRIEF_MAX_CHARS : OPENING_MAX_CHARS }) : undefined;
-      const title = tab ? await tab.title() : '';
+      const read = tab ? await tab.readPage({ filter: 'interactive', wholePage: !brief, maxChars: brief ? BRIEF_MAX_CHARS : OPENING_MAX_CHARS }, signal) : undefined;
+      const title = tab ? await tab.title(signal) : '';
       const elements = read?.ok && read.value.lines.length ? read.value.lines.join('\n') : '(no interactive elements)';
       const more = read?.ok && read.value.omitted > 0 ? `\n[${read.value.omitted} more elements not shown: use find or read_page]` : '';
       const where = brief ? 'in the viewport (read_page or find show the rest)' : 'in and below the viewport';

@@ -69,11 +69,11 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     params: ['text', 'repeat'],
     counted: true,
     wantsScreenshot: true,
-    plan: (input, { session }) =>
+    plan: (input, { session, signal }) =>
       both(readKeySequence(input, 'key'), readRepeat(input), (chords, repeat) => ({
         label: `key ${String(input.text).trim()}${repeat > 1 ? ` ×${repeat}` : ''}`,
         run: async () => {
-          for (let i = 0; i < repeat; i++) for (const chord of chords) await withKeysHeld(session, chord, async () => undefined);
+          for (let i = 0; i < repeat; i++) for (const chord of chords) await withKeysHeld(session, chord, signal, async () => undefined);
         },
       })),
   },
@@ -84,22 +84,22 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     plan: (input, { session, signal, toolVersion }) =>
       both(readKeySequence(input, 'hold_key'), readDuration(input, 'hold_key', maxDuration(toolVersion)), (chords, seconds) => ({
         label: `hold_key ${String(input.text).trim()} for ${seconds}s`,
-        run: () => withKeysHeld(session, unique(chords.flat()), () => pause(seconds * 1000, signal)),
+        run: () => withKeysHeld(session, unique(chords.flat()), signal, () => pause(seconds * 1000, signal)),
       })),
   },
   type: {
     params: ['text'],
     counted: true,
     wantsScreenshot: true,
-    plan: (input, { session, vault }) =>
+    plan: (input, { session, vault, signal }) =>
       map(readText(input, 'text', 'type'), (text) => ({
         // The label keeps the `{{placeholder}}`; only the keystrokes carry the secret.
         label: `type ${quote(text)}`,
         run: async () => {
           const revealed = vault.reveal(text);
           // A secret goes into a field drawn as discs, so no picture of the page shows it.
-          if (revealed !== text) await session.tab()?.hideText(null);
-          await session.typeText(revealed);
+          if (revealed !== text) await session.tab()?.hideText(null, signal);
+          await session.typeText(revealed, signal);
         },
       })),
   },
@@ -117,10 +117,10 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     params: ['coordinate'],
     counted: true,
     wantsScreenshot: true,
-    plan: (input, { session, geometry }) =>
+    plan: (input, { session, geometry, signal }) =>
       map(readCoordinate(input, 'coordinate', geometry.display), (shown) => {
         const at = geometry.toViewport(shown.x, shown.y);
-        return { label: `move ${pair(shown)}`, point: at, run: () => session.mouseMove(at.x, at.y) };
+        return { label: `move ${pair(shown)}`, point: at, run: () => session.mouseMove(at.x, at.y, signal) };
       }),
   },
   left_click: clickAction('click', 'left', 1),
@@ -132,7 +132,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     params: ['start_coordinate', 'coordinate'],
     counted: true,
     wantsScreenshot: true,
-    plan: (input, { session, geometry }) =>
+    plan: (input, { session, geometry, signal }) =>
       both(readCoordinate(input, 'start_coordinate', geometry.display), readCoordinate(input, 'coordinate', geometry.display), (from, to) => {
         const start = geometry.toViewport(from.x, from.y);
         const end = geometry.toViewport(to.x, to.y);
@@ -140,30 +140,31 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
           label: `drag ${pair(from)} → ${pair(to)}`,
           point: end,
           run: async () => {
-            await session.mouseMove(start.x, start.y);
-            await session.mouseDown('left');
+            await session.mouseMove(start.x, start.y, signal);
+            await session.mouseDown('left', signal);
             try {
               for (let i = 1; i <= DRAG_STEPS; i++) {
                 await session.mouseMove(
                   Math.round(start.x + ((end.x - start.x) * i) / DRAG_STEPS),
                   Math.round(start.y + ((end.y - start.y) * i) / DRAG_STEPS),
+                  signal,
                 );
               }
             } finally {
               // Never leave the button down: the next step would drag by accident.
-              await session.mouseUp('left');
+              await release(signal, (bounded) => session.mouseUp('left', bounded));
             }
           },
         };
       }),
   },
-  left_mouse_down: mouseButtonAction('mouse down', (s) => s.mouseDown('left')),
-  left_mouse_up: mouseButtonAction('mouse up', (s) => s.mouseUp('left')),
+  left_mouse_down: mouseButtonAction('mouse down', (s, signal) => s.mouseDown('left', signal)),
+  left_mouse_up: mouseButtonAction('mouse up', (s, signal) => s.mouseUp('left', signal)),
   scroll: {
     params: ['coordinate', 'scroll_direction', 'scroll_amount', 'text', 'key'],
     counted: true,
     wantsScreenshot: true,
-    plan: (input, { session, geometry }) => {
+    plan: (input, { session, geometry, signal }) => {
       const scroll = readScroll(input);
       if (!scroll.ok) return scroll;
       const where = readOptionalCoordinate(input, geometry.display);
@@ -180,7 +181,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
         value: {
           label: `${prefix}scroll ${direction} ${amount} at ${pair(target.shown)}`,
           point: target.at,
-          run: () => withKeysHeld(session, held.value.keys, () => session.wheel(target.at.x, target.at.y, dx!, dy!)),
+          run: () => withKeysHeld(session, held.value.keys, signal, () => session.wheel(target.at.x, target.at.y, dx!, dy!, signal)),
         },
       };
     },
@@ -202,7 +203,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     counted: false,
     wantsScreenshot: false,
     versions: ZOOM_COMPUTER_TOOL_TYPES,
-    plan: (input, { session, geometry }) =>
+    plan: (input, { session, geometry, signal }) =>
       map(readRegion(input, geometry.display), (r) => {
         const { display, viewport } = geometry;
         const sx = viewport.width / display.width;
@@ -213,7 +214,7 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
         const outputSize = { width: Math.max(1, Math.round(clip.width * scale)), height: Math.max(1, Math.round(clip.height * scale)) };
         return {
           label: `zoom [${r.x0}, ${r.y0}, ${r.x1}, ${r.y1}]`,
-          run: async () => ({ image: await session.screenshot({ clip, outputSize, format: 'jpeg', quality: MODEL_IMAGE_QUALITY }) }),
+          run: async () => ({ image: await session.screenshot({ clip, outputSize, format: 'jpeg', quality: MODEL_IMAGE_QUALITY }, signal) }),
         };
       }),
   },
@@ -255,7 +256,7 @@ function clickAction(verb: string, button: MouseButton, clickCount: number): Act
     params: CLICK_PARAMS,
     counted: true,
     wantsScreenshot: true,
-    plan: (input, { session, geometry }) => {
+    plan: (input, { session, geometry, signal }) => {
       const where = readOptionalCoordinate(input, geometry.display);
       if (!where.ok) return where;
       const held = readHeldKeys(input);
@@ -267,7 +268,7 @@ function clickAction(verb: string, button: MouseButton, clickCount: number): Act
         value: {
           label: `${prefix}${verb} ${pair(target.shown)}`,
           point: target.at,
-          run: () => withKeysHeld(session, held.value.keys, () => session.click(target.at.x, target.at.y, { button, clickCount })),
+          run: () => withKeysHeld(session, held.value.keys, signal, () => session.click(target.at.x, target.at.y, { button, clickCount }, signal)),
         },
       };
     },
@@ -275,20 +276,20 @@ function clickAction(verb: string, button: MouseButton, clickCount: number): Act
 }
 
 /** left_mouse_down / left_mouse_up: the button stays as left across steps; coordinate moves first. */
-function mouseButtonAction(verb: string, press: (session: BrowserSession) => Promise<void>): ActionSpec {
+function mouseButtonAction(verb: string, press: (session: BrowserSession, signal: AbortSignal) => Promise<void>): ActionSpec {
   return {
     params: ['coordinate'],
     counted: true,
     wantsScreenshot: true,
-    plan: (input, { session, geometry }) =>
+    plan: (input, { session, geometry, signal }) =>
       map(readOptionalCoordinate(input, geometry.display), (shown) => {
         const target = resolvePoint(shown, session, geometry);
         return {
           label: `${verb} at ${pair(target.shown)}`,
           point: target.at,
           run: async () => {
-            if (shown) await session.mouseMove(target.at.x, target.at.y);
-            await press(session);
+            if (shown) await session.mouseMove(target.at.x, target.at.y, signal);
+            await press(session, signal);
           },
         };
       }),
@@ -303,12 +304,12 @@ function resolvePoint(shown: Point | undefined, session: BrowserSession, geometr
 }
 
 /** Presses keys in order, runs fn, and releases them in reverse — always, even when fn fails. */
-async function withKeysHeld(session: BrowserSession, keys: readonly string[], fn: () => Promise<void>): Promise<void> {
+async function withKeysHeld(session: BrowserSession, keys: readonly string[], signal: AbortSignal, fn: () => Promise<void>): Promise<void> {
   const pressed: string[] = [];
   let failure: { error: unknown } | undefined;
   try {
     for (const key of keys) {
-      await session.keyDown(key);
+      await session.keyDown(key, signal);
       pressed.push(key);
     }
     await fn();
@@ -317,13 +318,26 @@ async function withKeysHeld(session: BrowserSession, keys: readonly string[], fn
   }
   for (const key of pressed.reverse()) {
     try {
-      await session.keyUp(key);
+      await release(signal, (bounded) => session.keyUp(key, bounded));
     } catch (error) {
       // The first error is reported; a failed release after it is the same dead browser.
       failure ??= { error };
     }
   }
   if (failure) throw failure.error;
+}
+
+/** How long a release (a key up, the drag's button up) may take once the run has stopped. */
+const RELEASE_MS = 2_000;
+
+/**
+ * Releases what an action pressed. Once the run's signal has fired, the release still goes out
+ * (under a signal of its own, bounded) but is not awaited: the run stops now, and the session
+ * closes after it.
+ */
+async function release(signal: AbortSignal, up: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  if (!signal.aborted) return up(signal);
+  void up(AbortSignal.timeout(RELEASE_MS)).catch(() => undefined);
 }
 
 /** Waits ms, or less when the execution is aborted (the loop checks the signal next). */

@@ -64,14 +64,14 @@ export function createComputerTool(options: ComputerToolOptions): ActionSpace {
     },
     async opening(signal) {
       await session.settle(signal);
-      return [imageBlock(await screenshotForModel(session, geometry))];
+      return [imageBlock(await screenshotForModel(session, geometry, signal))];
     },
     notExecuted: (call) => errorResult(call, 'Not executed: an earlier action in this turn failed.'),
   };
 
   async function runComputer(call: ToolUseBlock, context: ActionRunContext): Promise<ActionReport> {
     let marked = false;
-    const before = context.trace === false ? undefined : await traceOf(session, call, geometry);
+    const before = context.trace === false ? undefined : await traceOf(session, call, geometry, context.signal);
     const outcome = await executeComputerAction(call.input, {
       session,
       geometry,

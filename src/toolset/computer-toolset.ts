@@ -64,7 +64,7 @@ class ComputerToolsetDriver extends BetaAbstractComputerToolset20260801 {
     }
     if (name === 'screenshot') {
       await session.settle(state.context.signal);
-      const shot = await screenshotForModel(session, geometry);
+      const shot = await screenshotForModel(session, geometry, state.context.signal);
       return { data: shot.data.toString('base64'), mediaType: shot.mediaType };
     }
     if (outcome.image) return { data: outcome.image.data.toString('base64'), mediaType: outcome.image.mediaType };
@@ -101,7 +101,7 @@ export function createComputerToolset(options: ComputerToolsetOptions): ActionSp
     },
     async opening(signal) {
       await session.settle(signal);
-      return [imageBlock(await screenshotForModel(session, geometry))];
+      return [imageBlock(await screenshotForModel(session, geometry, signal))];
     },
     observe: (signal) => capture(session, geometry, signal),
     notExecuted: (call) => errorResult(call, NOT_EXECUTED),
@@ -114,7 +114,7 @@ export function createComputerToolset(options: ComputerToolsetOptions): ActionSp
       return runNavigate(call, session, geometry, context.signal);
     }
     const state: CallState = { context };
-    const trace = context.trace === false ? undefined : await traceOf(session, call, geometry);
+    const trace = context.trace === false ? undefined : await traceOf(session, call, geometry, context.signal);
     if (trace) state.trace = trace;
     driver.current = state;
     let wire: BetaToolResultBlockParam;

@@ -15,13 +15,13 @@ export const MODEL_IMAGE_QUALITY = 80;
 export async function capture(session: BrowserSession, geometry: DisplayGeometry, signal: AbortSignal): Promise<ImageBlock> {
   await session.settle(signal);
   signal.throwIfAborted();
-  return imageBlock(await screenshotForModel(session, geometry));
+  return imageBlock(await screenshotForModel(session, geometry, signal));
 }
 
-export function screenshotForModel(session: Pick<BrowserSession, 'screenshot'>, geometry: DisplayGeometry): Promise<Screenshot> {
+export function screenshotForModel(session: Pick<BrowserSession, 'screenshot'>, geometry: DisplayGeometry, signal: AbortSignal): Promise<Screenshot> {
   const { display, viewport } = geometry;
   const scaled = display.width !== viewport.width || display.height !== viewport.height;
-  return session.screenshot({ format: 'jpeg', quality: MODEL_IMAGE_QUALITY, ...(scaled ? { outputSize: display } : {}) });
+  return session.screenshot({ format: 'jpeg', quality: MODEL_IMAGE_QUALITY, ...(scaled ? { outputSize: display } : {}) }, signal);
 }
 
 export function imageBlock(shot: Screenshot): ImageBlock {

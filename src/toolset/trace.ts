@@ -11,7 +11,7 @@ import type { ActionTrace } from './types.js';
 const FOCUS_ACTIONS = new Set(['type', 'key', 'hold_key']);
 const READS = new Set(['screenshot', 'zoom', 'cursor_position']);
 
-export async function traceOf(session: BrowserSession, call: ToolUseBlock, geometry: DisplayGeometry): Promise<ActionTrace | undefined> {
+export async function traceOf(session: BrowserSession, call: ToolUseBlock, geometry: DisplayGeometry, signal: AbortSignal): Promise<ActionTrace | undefined> {
   const input = call.input && typeof call.input === 'object' && !Array.isArray(call.input) ? { ...(call.input as Record<string, unknown>) } : undefined;
   if (!input) return undefined;
   // The toolset's calls name the action by the member; the earlier tool's by `action`.
@@ -24,13 +24,14 @@ export async function traceOf(session: BrowserSession, call: ToolUseBlock, geome
     const coordinate = input.coordinate;
     if (Array.isArray(coordinate) && coordinate.length === 2 && coordinate.every((n) => typeof n === 'number')) {
       const at = geometry.toViewport(coordinate[0] as number, coordinate[1] as number);
-      const target = await tab.identifyAt(at);
+      const target = await tab.identifyAt(at, signal);
       if (target) trace.target = target;
     } else if (FOCUS_ACTIONS.has(action)) {
-      const focus: { identity: ElementIdentity } | null = await tab.focused();
+      const focus: { identity: ElementIdentity } | null = await tab.focused(signal);
       if (focus) trace.focus = focus.identity;
     }
-  } catch {
+  } catch (error) {
+    if (signal.aborted) throw error;
     // A page that cannot be read right now leaves a trace without an element: the cache will
     // not replay that step, and the model takes over there.
   }

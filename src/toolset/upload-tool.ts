@@ -44,7 +44,7 @@ export async function runUpload(call: ToolUseBlock, session: BrowserSession, geo
   }
   const label = `upload_file ${names.map((n) => JSON.stringify(n)).join(', ')}`;
   beforeRun?.({ label, ...(target.kind === 'point' ? { point: { x: target.x, y: target.y } } : {}) });
-  const given = await session.setInputFiles(names, target);
+  const given = await session.setInputFiles(names, target, signal);
   const base = { action: UPLOAD_TOOL, counted: true, label, trace: { tool: UPLOAD_TOOL, input: { ...input }, url: session.currentUrl() } };
   if (!given.ok) return { ...base, result: errorResult(call, given.error), ok: false, error: given.error, images: 0, changesPage: false };
   const shot = await capture(session, geometry, signal);

@@ -16,6 +16,8 @@ import type { DisplayGeometry } from './computer-types.js';
 /** What the driver lends: real clicks at an element and keystrokes, each followed by settle. */
 export interface WidgetHands {
   tab: BrowserTab;
+  /** The run's: reads of the tab stop with it. */
+  signal: AbortSignal;
   click(ref: string): Promise<void>;
   type(text: string): Promise<void>;
   key(name: string): Promise<void>;
@@ -33,8 +35,9 @@ export function createWidgetHands(
   };
   return {
     tab,
+    signal: deps.signal,
     click: async (ref) => {
-      const at = await tab.pointOf(ref);
+      const at = await tab.pointOf(ref, deps.signal);
       if (!at.ok) throw new Error(at.error);
       const shown = deps.geometry.toDisplay(at.value.x, at.value.y);
       await run({ action: 'left_click', coordinate: [shown.x, shown.y] });
@@ -76,7 +79,7 @@ async function fillToggle(hands: WidgetHands, ref: string, checked: boolean, val
   if (want === undefined) return { ok: false, error: `${ref} is a switch or checkbox: give true or false` };
   if (checked !== want) {
     await hands.click(ref);
-    const after = await hands.tab.widget(ref);
+    const after = await hands.tab.widget(ref, hands.signal);
     if (!after.ok) return { ok: false, error: after.error };
     if (after.value.kind !== 'toggle' || after.value.checked !== want) return { ok: false, error: `the page did not let ${ref} change its state (clicked once; it is still ${checked ? 'on' : 'off'})` };
   }
@@ -109,7 +112,7 @@ async function fillChoice(hands: WidgetHands, ref: string, state: Extract<Widget
   const items = state.multiple ? value.split(',').map((v) => v.trim()).filter(Boolean) : [value.trim()];
   if (items.length === 0) return { ok: false, error: `give the text of the option to choose in ${ref}` };
   const options = async () => {
-    const shown = await hands.tab.popupOptions(ref);
+    const shown = await hands.tab.popupOptions(ref, hands.signal);
     return shown.ok ? shown.value : [];
   };
   for (const item of items) {
@@ -123,7 +126,7 @@ async function fillChoice(hands: WidgetHands, ref: string, state: Extract<Widget
         offered = shown;
       }
       // A widget with a typing field narrows its list to what is typed (and loads remote options).
-      const focus = await hands.tab.focused();
+      const focus = await hands.tab.focused(hands.signal);
       if (!pick(shown, item).option && focus?.editable) {
         await hands.type(item);
         shown = await options();
@@ -156,18 +159,18 @@ async function fillChoice(hands: WidgetHands, ref: string, state: Extract<Widget
 /** A grid cell edited in place: clicked, its editor (which takes focus) filled by keyboard and committed with Enter. */
 async function fillCell(hands: WidgetHands, ref: string, value: string): Promise<WidgetOutcome> {
   await hands.click(ref);
-  if (!(await hands.tab.focused())?.editable) return { ok: false, error: `${ref} is a grid cell that opened no editor when clicked: it is not editable here` };
+  if (!(await hands.tab.focused(hands.signal))?.editable) return { ok: false, error: `${ref} is a grid cell that opened no editor when clicked: it is not editable here` };
   await hands.key('ctrl+a');
   await hands.type(value);
   await hands.key('Return');
-  const after = await hands.tab.widget(ref);
+  const after = await hands.tab.widget(ref, hands.signal);
   const shows = after.ok && after.value.kind === 'cell' ? after.value.text : '';
   if (norm(shows) !== norm(value)) return { ok: false, error: `${ref} shows ${JSON.stringify(shows)} after ${JSON.stringify(value)} was entered in its editor` };
   return { ok: true, note: `${ref} shows ${JSON.stringify(shows)}.` };
 }
 
 async function chosenNow(hands: WidgetHands, ref: string): Promise<string[]> {
-  const now = await hands.tab.widget(ref);
+  const now = await hands.tab.widget(ref, hands.signal);
   return now.ok && now.value.kind === 'choice' ? now.value.chosen : [];
 }
 
@@ -175,9 +178,9 @@ async function fillDate(hands: WidgetHands, ref: string, before: string, value: 
   const want = value.trim();
   if (!/^\d{4}-\d{2}-\d{2}$/.test(want)) return { ok: false, error: `${ref} is a read-only date field that opens a calendar: give the date as YYYY-MM-DD` };
   // A calendar the page already showed is not this field's pop-up: the click must open one.
-  const shownBefore = (await hands.tab.calendar()).days.map((d) => d.date).join();
+  const shownBefore = (await hands.tab.calendar(hands.signal)).days.map((d) => d.date).join();
   await hands.click(ref);
-  let view = await hands.tab.calendar();
+  let view = await hands.tab.calendar(hands.signal);
   if (view.days.length === 0 || view.days.map((d) => d.date).join() === shownBefore) {
     return { ok: false, error: `${ref} is read-only and opened no calendar when clicked: it takes no typed value (if a control beside it sets it, use that)` };
   }
@@ -194,9 +197,9 @@ async function fillDate(hands: WidgetHands, ref: string, before: string, value: 
       return { ok: false, error: `the calendar of ${ref} did not reach ${want} (it shows ${dates[0]} to ${dates[dates.length - 1]}): read the page and use its month controls` };
     }
     await hands.click(control);
-    view = await hands.tab.calendar();
+    view = await hands.tab.calendar(hands.signal);
   }
-  const after = await hands.tab.widget(ref);
+  const after = await hands.tab.widget(ref, hands.signal);
   const shows = after.ok && after.value.kind === 'date' ? after.value.value : '';
   if (!shows || (shows === before && before !== want && !sameDay(shows, want))) return { ok: false, error: `${ref} does not show the date after ${want} was clicked in its calendar (it shows ${JSON.stringify(shows)})` };
   return { ok: true, note: shows === want ? `${ref} is ${want}.` : `${ref} shows ${JSON.stringify(shows)}.` };

@@ -6,6 +6,7 @@ import type { Logger } from '../../src/telemetry/types.js';
 import { createActionSpace } from '../../src/toolset/create.js';
 import type { ActionSpaceChoice } from '../../src/toolset/types.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
+import { neverAborted } from '../support/env.js';
 
 /**
  * The run cache's trace of an action (the element under the point, the focused element) is read
@@ -102,7 +103,7 @@ describe.each(choices)('action traces with %s', (_name, choice, toolset) => {
       expect(click.trace?.target).toBeUndefined();
       expect(type.trace?.focus).toBeUndefined();
       // The actions ran all the same.
-      const value = await real.tab()!.evaluate('document.querySelector("input").value', 5_000);
+      const value = await real.tab()!.evaluate('document.querySelector("input").value', 5_000, neverAborted);
       expect(value).toMatchObject({ ok: true, value: 'abcd' });
     } finally {
       await real.close();

@@ -9,6 +9,7 @@ import type { BlockedRequest, BrowserSandbox, BrowserSession, ScreencastFrame, S
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
+import { neverAborted } from '../support/env.js';
 
 /** What the fixture page reports (see test/fixtures/sites/actions/index.html). */
 interface PageEvent {
@@ -286,7 +287,7 @@ describe('computer actions in real Chromium', () => {
   });
 
   it('takes a full screenshot at the viewport size', async () => {
-    const shot = await session!.screenshot();
+    const shot = await session!.screenshot({}, neverAborted);
     const image = decodePng(shot.data);
     expect([shot.width, shot.height]).toEqual([800, 600]);
     expect([image.width, image.height]).toEqual([800, 600]);
@@ -352,7 +353,7 @@ describe('computer actions in real Chromium', () => {
     await session!.settle(new AbortController().signal);
     expect(session!.currentUrl()).toBe(`${siteUrl}next.html`);
     expect(served).toContain('/slow-image');
-    expect(decodePng((await session!.screenshot()).data).pixel(400, 300)).toEqual([0, 0, 255]);
+    expect(decodePng((await session!.screenshot({}, neverAborted)).data).pixel(400, 300)).toEqual([0, 0, 255]);
   });
 
   it('acts on a popup the page opens, and on the opener again once it closes', async () => {
@@ -360,11 +361,11 @@ describe('computer actions in real Chromium', () => {
     await log.until((es) => es.some((e) => e.type === 'popup-ready'), 'the popup');
     await vi.waitFor(() => expect(session!.currentUrl()).toBe(`${siteUrl}popup.html`), { timeout: 5_000, interval: 20 });
     await session!.settle(new AbortController().signal);
-    expect(decodePng((await session!.screenshot()).data).pixel(400, 300)).toEqual([0, 192, 0]);
+    expect(decodePng((await session!.screenshot({}, neverAborted)).data).pixel(400, 300)).toEqual([0, 192, 0]);
     // The popup's own button closes it.
     ok(await act({ action: 'left_click', coordinate: [100, 35] }));
     await vi.waitFor(() => expect(session!.currentUrl()).toBe(siteUrl), { timeout: 5_000, interval: 20 });
-    expect(decodePng((await session!.screenshot()).data).pixel(650, 450)).toEqual([255, 0, 0]);
+    expect(decodePng((await session!.screenshot({}, neverAborted)).data).pixel(650, 450)).toEqual([255, 0, 0]);
   });
 
   it('keeps acting on the page when a refused popup is closed', async () => {

@@ -10,6 +10,7 @@ import { createActionSpace } from '../../src/toolset/create.js';
 import type { ActionReport, ActionSpace } from '../../src/toolset/types.js';
 import { jpegSize } from '../../src/browser/playwright-tab.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
+import { neverAborted } from '../support/env.js';
 
 /**
  * The browser toolset's conformance on real Chromium: every member on the fixture form
@@ -94,7 +95,7 @@ async function open(options: { allowJavascript?: boolean; path?: string; secret?
   const marks: Harness['marks'] = [];
   let n = 0;
   const evaluate = async (expression: string) => {
-    const out = await session.tab()!.evaluate(expression, 5_000);
+    const out = await session.tab()!.evaluate(expression, 5_000, neverAborted);
     if (!out.ok) throw new Error(out.error);
     return out.value;
   };

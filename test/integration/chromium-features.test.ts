@@ -7,6 +7,7 @@ import { createPlaywrightSandbox, resolveChromiumPath } from '../../src/browser/
 import type { BlockedRequest, BrowserSandbox } from '../../src/browser/types.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { commandLine, descendants } from '../support/processes.js';
+import { neverAborted } from '../support/env.js';
 
 /**
  * The browser the worker launches (issue 13): the headless shell when it is installed, and on
@@ -70,8 +71,8 @@ describe('the browser the worker launches', () => {
     expect((await session.navigate(`${origin}/`, signal)).ok).toBe(true);
     await session.settle(signal);
     // Typing into a form is what makes Chromium ask its autofill server about the fields.
-    await session.click(120, 20, { button: 'left', clickCount: 1 });
-    await session.typeText('Ann Example');
+    await session.click(120, 20, { button: 'left', clickCount: 1 }, neverAborted);
+    await session.typeText('Ann Example', neverAborted);
     await session.settle(signal);
     expect(chromiumProcesses().renderers.filter((cmd) => cmd.includes('top-chrome'))).toEqual([]);
     await session.close();

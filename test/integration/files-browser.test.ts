@@ -9,7 +9,7 @@ import { createPlaywrightSandbox, resolveChromiumPath } from '../../src/browser/
 import type { BlockedRequest, BrowserSandbox, BrowserSession, DownloadEvent, FileChooserEvent, SessionOptions, StagedFile } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { Logger } from '../../src/telemetry/types.js';
-import { tempDir } from '../support/env.js';
+import { tempDir, neverAborted } from '../support/env.js';
 import { CSV, NOTES, PDF, startFilesSite, TOTP_SEED, TOTP_USER, type FilesSite } from '../support/files-site.js';
 
 /**
@@ -127,7 +127,7 @@ afterEach(async () => {
 });
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
-const clickRow = (s: BrowserSession, top: number) => s.click(120, top + 15, { button: 'left', clickCount: 1 });
+const clickRow = (s: BrowserSession, top: number) => s.click(120, top + 15, { button: 'left', clickCount: 1 }, neverAborted);
 const ended = (e: DownloadEvent) => e.state !== 'started';
 
 async function goto(s: BrowserSession, page: string): Promise<void> {
@@ -266,7 +266,7 @@ describe('file choosers and inputs', () => {
     await o.chooser();
     expect(o.session.pendingFileChooser()).toEqual({ multiple: false, url: 'http://files.test/upload.html' });
     expect(o.choosers).toEqual([{ multiple: false, url: 'http://files.test/upload.html' }]);
-    expect(await o.session.setInputFiles(['invoice.pdf'], { kind: 'chooser' })).toEqual({ ok: true, names: ['invoice.pdf'] });
+    expect(await o.session.setInputFiles(['invoice.pdf'], { kind: 'chooser' }, neverAborted)).toEqual({ ok: true, names: ['invoice.pdf'] });
     expect(o.session.pendingFileChooser()).toBeUndefined();
     const received = site.next('upload');
     await clickRow(o.session, 100);
@@ -280,7 +280,7 @@ describe('file choosers and inputs', () => {
   it('fills the file input at a point', async () => {
     const o = await openSession();
     await goto(o.session, 'upload.html');
-    expect(await o.session.setInputFiles(['NOTES.TXT'], { kind: 'point', x: 120, y: 75 })).toEqual({ ok: true, names: ['notes.txt'] });
+    expect(await o.session.setInputFiles(['NOTES.TXT'], { kind: 'point', x: 120, y: 75 }, neverAborted)).toEqual({ ok: true, names: ['notes.txt'] });
     const received = site.next('upload');
     await clickRow(o.session, 100);
     expect((await received).find((u) => u.field === 'attachment')).toEqual({ field: 'attachment', filename: 'notes.txt', bytes: Buffer.byteLength(NOTES), sha256: sha256(NOTES) });
@@ -290,15 +290,15 @@ describe('file choosers and inputs', () => {
     const o = await openSession();
     await goto(o.session, 'upload.html');
     const uploadsBefore = site.uploads.length;
-    expect(await o.session.setInputFiles(['invoice.pdf'], { kind: 'chooser' })).toEqual({ ok: false, error: expect.stringMatching(/no file chooser is open/) });
+    expect(await o.session.setInputFiles(['invoice.pdf'], { kind: 'chooser' }, neverAborted)).toEqual({ ok: false, error: expect.stringMatching(/no file chooser is open/) });
     await clickRow(o.session, 20);
     await o.chooser();
     for (const name of ['/etc/passwd', '../inputs/invoice.pdf', stagedFiles[0]!.path, 'other.pdf']) {
-      expect(await o.session.setInputFiles([name], { kind: 'chooser' })).toEqual({ ok: false, error: `${JSON.stringify(name)} is not an input file; the input files are: invoice.pdf, notes.txt` });
+      expect(await o.session.setInputFiles([name], { kind: 'chooser' }, neverAborted)).toEqual({ ok: false, error: `${JSON.stringify(name)} is not an input file; the input files are: invoice.pdf, notes.txt` });
     }
-    expect(await o.session.setInputFiles(['invoice.pdf', 'notes.txt'], { kind: 'chooser' })).toEqual({ ok: false, error: 'this file chooser takes one file' });
-    expect(await o.session.setInputFiles(['invoice.pdf'], { kind: 'point', x: 120, y: 155 })).toEqual({ ok: false, error: 'there is no file input at (120, 155)' });
-    expect(await o.session.setInputFiles([], { kind: 'chooser' })).toEqual({ ok: false, error: 'name at least one input file' });
+    expect(await o.session.setInputFiles(['invoice.pdf', 'notes.txt'], { kind: 'chooser' }, neverAborted)).toEqual({ ok: false, error: 'this file chooser takes one file' });
+    expect(await o.session.setInputFiles(['invoice.pdf'], { kind: 'point', x: 120, y: 155 }, neverAborted)).toEqual({ ok: false, error: 'there is no file input at (120, 155)' });
+    expect(await o.session.setInputFiles([], { kind: 'chooser' }, neverAborted)).toEqual({ ok: false, error: 'name at least one input file' });
     // The chooser is still waiting for a valid answer.
     expect(o.session.pendingFileChooser()).toEqual({ multiple: false, url: 'http://files.test/upload.html' });
     expect(site.uploads.length).toBe(uploadsBefore);
@@ -328,7 +328,7 @@ describe('file choosers and inputs', () => {
     await goto(o.session, 'upload.html');
     await clickRow(o.session, 20);
     await o.chooser();
-    expect(await o.session.setInputFiles(['invoice.pdf'], { kind: 'chooser' })).toEqual({ ok: false, error: '"invoice.pdf" is not an input file; this execution has no input files' });
+    expect(await o.session.setInputFiles(['invoice.pdf'], { kind: 'chooser' }, neverAborted)).toEqual({ ok: false, error: '"invoice.pdf" is not an input file; this execution has no input files' });
   });
 });
 
@@ -338,9 +338,9 @@ describe('one-time codes', () => {
     const o = await openSession();
     await goto(o.session, 'login.html');
     await clickRow(o.session, 20);
-    await o.session.typeText(TOTP_USER);
+    await o.session.typeText(TOTP_USER, neverAborted);
     await clickRow(o.session, 60);
-    await o.session.typeText(vault.reveal('{{mfa}}'));
+    await o.session.typeText(vault.reveal('{{mfa}}'), neverAborted);
     const attempt = site.next('login');
     await clickRow(o.session, 100);
     const seen = await attempt;

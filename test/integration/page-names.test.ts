@@ -4,6 +4,7 @@ import type { BrowserSandbox } from '../../src/browser/types.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
 import { openWidgetPage, resultText, type WidgetHarness } from '../support/widget-tasks.js';
+import { neverAborted } from '../support/env.js';
 
 /**
  * Names from the browser's accessibility tree, and find with context, on real Chromium: the
@@ -59,7 +60,7 @@ describe("the browser's names", () => {
   });
 
   it('reads the new name once the page changed it', async () => {
-    const changed = await h.session.tab()!.evaluate("document.querySelector('#theme .sr').textContent = 'Toggle theme (current theme: dark)'", 5_000);
+    const changed = await h.session.tab()!.evaluate("document.querySelector('#theme .sr').textContent = 'Toggle theme (current theme: dark)'", 5_000, neverAborted);
     expect(changed.ok).toBe(true);
     expect(await read()).toMatch(/button "Toggle theme \(current theme: dark\)"/);
   });

@@ -6,6 +6,7 @@ import type { BrowserSandbox, BrowserSession } from '../../src/browser/types.js'
 import type { Logger } from '../../src/telemetry/types.js';
 import { decodePng } from '../support/png.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
+import { neverAborted } from '../support/env.js';
 
 /**
  * Adaptive settling instead of fixed sleeps (issue 7): the screenshot after an action shows
@@ -76,11 +77,11 @@ afterAll(async () => {
   await session?.close();
 });
 
-const panel = async () => decodePng((await session.screenshot()).data).pixel(400, 120);
+const panel = async () => decodePng((await session.screenshot({}, neverAborted)).data).pixel(400, 120);
 
 /** Clicks a fixture button, then waits as the worker does before its screenshot. */
 const clickAndSettle = async (x: number, y: number) => {
-  await session.click(x, y, { button: 'left', clickCount: 1 });
+  await session.click(x, y, { button: 'left', clickCount: 1 }, neverAborted);
   await session.settle(new AbortController().signal);
 };
 

@@ -12,3 +12,6 @@ export function hostRules(...names: string[]): string {
 export async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), `${prefix}-`));
 }
+
+/** The signal of a run that is never stopped: for tests that call the browser ports directly. */
+export const neverAborted: AbortSignal = new AbortController().signal;

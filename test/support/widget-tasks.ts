@@ -4,6 +4,7 @@ import { createSecretVault } from '../../src/domain/secrets.js';
 import type { ToolResultBlock } from '../../src/model/types.js';
 import { createActionSpace } from '../../src/toolset/create.js';
 import type { ActionReport, ActionSpace } from '../../src/toolset/types.js';
+import { neverAborted } from './env.js';
 
 /**
  * The widget conformance suite's tasks and find's description set, on the pages of real
@@ -145,7 +146,7 @@ export async function openWidgetPage(sandbox: BrowserSandbox, origin: string, pa
         if (!frame) throw new Error(`no frame of ${frameHost} on the page`);
         return frame.evaluate(`JSON.parse(JSON.stringify(${expression}))`) as Promise<unknown>;
       }
-      const out = await session.tab()!.evaluate(`JSON.stringify(${expression})`, 5_000);
+      const out = await session.tab()!.evaluate(`JSON.stringify(${expression})`, 5_000, neverAborted);
       if (!out.ok) throw new Error(out.error);
       return JSON.parse(out.value) as unknown;
     },

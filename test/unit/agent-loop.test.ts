@@ -165,15 +165,22 @@ describe('the agent loop', () => {
     await expect(t.run()).rejects.toMatchObject({ code: 'timeout' });
   });
 
-  it('ends the run at the deadline even when the page hangs', async () => {
+  it('ends the run at the deadline even when the page hangs, cancelling the browser call', async () => {
     const controller = new AbortController();
     const t = setup([{ content: [computer('left_click', { coordinate: [1, 1] })] }, { content: [finish('completed')] }], { signal: controller.signal });
-    t.session.screenshot = () => {
-      // A hung renderer: the capture never answers; the deadline fires while it waits.
-      queueMicrotask(() => controller.abort(new ExecutionError('timeout', 'deadline')));
-      return new Promise(() => undefined);
-    };
+    let cancelled = false;
+    t.session.screenshot = (_options, signal) =>
+      new Promise((_resolve, reject) => {
+        // A hung renderer: the capture never answers on its own; the deadline fires while it
+        // waits, and the port stops it (as the real one does) when the run's signal fires.
+        signal.addEventListener('abort', () => {
+          cancelled = true;
+          reject(new Error('capture cancelled'));
+        });
+        queueMicrotask(() => controller.abort(new ExecutionError('timeout', 'deadline')));
+      });
     await expect(t.run()).rejects.toMatchObject({ code: 'timeout' });
+    expect(cancelled).toBe(true);
   });
 
   it('turns a browser failure into browser_error', async () => {

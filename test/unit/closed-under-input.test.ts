@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { closedUnderInput } from '../../src/browser/playwright-session.js';
+import { closedUnderInput } from '../../src/browser/session-input.js';
 
 /** The two things `closedUnderInput` asks of a page, with a close the test triggers. */
 function fakePage(closed = false) {

