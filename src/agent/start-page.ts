@@ -9,7 +9,7 @@ import { browserCall } from './browser-call.js';
  * worker's; a page that cannot be opened ends the run with `browser_error`.
  */
 export async function openStartPage(session: Pick<BrowserSession, 'navigate'>, url: string, events: EventSink, signal: AbortSignal): Promise<void> {
-  const opened = await browserCall(() => session.navigate(url, signal), signal);
+  const opened = await browserCall((cancel) => session.navigate(url, cancel), signal);
   events.emit('navigation', { url, ok: opened.ok, reason: opened.error, by: 'worker' });
   if (!opened.ok) throw new ExecutionError('browser_error', `could not open the start page ${url}: ${opened.error ?? 'unknown error'}`);
 }

@@ -39,18 +39,26 @@ describe('openStartPage', () => {
     expect(t.events).toEqual([]);
   });
 
-  it('gives up a navigation that hangs when the run is aborted, with the abort’s reason', async () => {
+  it('cancels a navigation that hangs when the run is aborted, and ends with the abort’s reason', async () => {
     const controller = new AbortController();
     let started!: () => void;
     const navigating = new Promise<void>((resolve) => (started = resolve));
-    const t = setup(() => {
+    let cancelled = false;
+    // A port stops its work when the signal fires (docs/action-spaces.md#cancellation).
+    const t = setup((_url, signal) => {
       started();
-      return new Promise<NavigationResult>(() => undefined);
+      return new Promise<NavigationResult>((_resolve, reject) =>
+        signal.addEventListener('abort', () => {
+          cancelled = true;
+          reject(new Error('navigation stopped'));
+        }),
+      );
     });
     const opening = t.open('https://slow.test/', controller.signal);
     await navigating;
     controller.abort(new ExecutionError('timeout', 'the execution ran out of time'));
     await expect(opening).rejects.toMatchObject({ code: 'timeout', message: 'the execution ran out of time' });
+    expect(cancelled).toBe(true);
     expect(t.events).toEqual([]);
-  });
+});
 });
