@@ -36,6 +36,11 @@ export function createEncoderPool(options: { logger: Logger; idleMs: number }): 
         encoders.delete(encoder);
         return;
       }
+      if (!encoder.usable) {
+        encoders.delete(encoder);
+        void encoder.close();
+        return;
+      }
       const timer = setTimeout(() => {
         idleTimers.delete(encoder);
         encoders.delete(encoder);

@@ -49,7 +49,7 @@ export interface EncoderLease extends EncoderProcess {
 
 export interface SharedEncoder {
   readonly key: string;
-  /** Running, and not closing. */
+  /** Running, not closing, and not retired (its stream too long). */
   readonly usable: boolean;
   /** A recording holds it. */
   readonly busy: boolean;
@@ -66,6 +66,11 @@ const KEYFRAME_GAP_SEC = 10;
 /** The encoder yields the CPU to the agents' steps, as the per-execution one does. */
 const ENCODER_NICENESS = 10;
 const CLOSE_GRACE_MS = 5_000;
+/**
+ * An encoder whose stream has run this long is retired after its recording (a new one takes
+ * over): FLV's times are 32-bit milliseconds, which end after 49 days.
+ */
+const MAX_STREAM_SEC = 7 * 86_400;
 
 export function encoderKey(spec: Pick<SharedEncoderSpec, 'width' | 'height' | 'fps' | 'crf' | 'markers'>): string {
   return `${spec.width}x${spec.height}@${spec.fps}/crf${spec.crf}/${spec.markers ? 'markers' : 'plain'}`;
@@ -227,7 +232,7 @@ export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
   return {
     key: encoderKey(spec),
     get usable() {
-      return alive && !closing;
+      return alive && !closing && nextStartSec < MAX_STREAM_SEC;
     },
     get busy() {
       return current !== undefined;
