@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFfmpegRecorder } from '../../src/recorder/ffmpeg-recorder.js';
 import type { VideoRecorder } from '../../src/recorder/types.js';
 import type { Logger } from '../../src/telemetry/types.js';
-import { commandLine, descendants } from '../support/processes.js';
+import { pause, waitFor } from '../support/poll.js';
+import { childProcesses } from '../support/processes.js';
 import { launchScreencastHarness, type ScreencastHarness } from '../support/screencast-session.js';
 import { ffprobe, isMarkerRed, pixelAt, pixelsDuring, topLevelBoxes } from '../support/video-probe.js';
 
@@ -150,20 +151,6 @@ describe('shared video encoder on real Chromium and ffmpeg', () => {
 
 // ---- helpers ----
 
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-}
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await pause(50);
-  }
-}
-
 /** Pids of the running shared encoders (ffmpeg writing FLV to stdout). */
 function sharedEncoders(): number[] {
   return childProcesses('ffmpeg')
@@ -171,9 +158,3 @@ function sharedEncoders(): number[] {
     .map((p) => p.pid);
 }
 
-function childProcesses(pattern: string): Array<{ pid: number; cmd: string }> {
-  const re = new RegExp(pattern);
-  return descendants()
-    .map((p) => ({ pid: p.pid, cmd: commandLine(p.pid) }))
-    .filter((p) => re.test(p.cmd));
-}
