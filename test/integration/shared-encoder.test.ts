@@ -37,6 +37,7 @@ function captureLogger(entries: LogEntry[]): Logger {
 
 let outDir: string;
 let harness: ScreencastHarness;
+let second: ScreencastHarness | undefined;
 let recorder: VideoRecorder;
 const logs: LogEntry[] = [];
 
@@ -49,21 +50,22 @@ beforeAll(async () => {
 afterAll(async () => {
   await recorder?.close?.();
   await harness?.close();
+  await second?.close();
   if (outDir) await rm(outDir, { recursive: true, force: true });
 });
 
 /** Shows a page of one colour and records it for about `ms`, with an optional click. */
-async function recordColour(colour: string, file: string, ms: number, click?: { x: number; y: number; afterMs: number }) {
-  await harness.page.setContent(`<body style="margin:0;height:100vh;background:${colour}"></body>`);
+async function recordColour(colour: string, file: string, ms: number, click?: { x: number; y: number; afterMs: number }, on: ScreencastHarness = harness) {
+  await on.page.setContent(`<body style="margin:0;height:100vh;background:${colour}"></body>`);
   const outputPath = path.join(outDir, file);
   const startedAtMs = Date.now();
-  const recording = await recorder.start({ session: harness.session, outputPath, startedAtMs });
+  const recording = await recorder.start({ session: on.session, outputPath, startedAtMs });
   let clickAtMs: number | undefined;
   if (click) {
     await pause(click.afterMs);
     clickAtMs = Date.now();
     recording.mark({ atMs: clickAtMs, label: `click (${click.x}, ${click.y})`, point: click });
-    await harness.page.mouse.click(click.x, click.y);
+    await on.page.mouse.click(click.x, click.y);
   }
   await pause(ms - (click?.afterMs ?? 0));
   const endedAtMs = Date.now();
@@ -140,6 +142,25 @@ describe('shared video encoder on real Chromium and ffmpeg', () => {
     const encoders = sharedEncoders();
     expect(encoders).toHaveLength(1);
     expect(encoders[0]).not.toBe(pid);
+  });
+
+  it('gives recordings running at the same time an encoder each, and reuses both afterwards', async () => {
+    second = await launchScreencastHarness(VIEWPORT);
+    const [green, blue] = await Promise.all([recordColour(GREEN, 'together-green.mp4', 2000), recordColour(BLUE, 'together-blue.mp4', 2000, undefined, second)]);
+    expect(green.video, JSON.stringify(logs)).not.toBeNull();
+    expect(blue.video, JSON.stringify(logs)).not.toBeNull();
+    const encoders = sharedEncoders();
+    expect(encoders).toHaveLength(2);
+    await expectValidMp4(green.outputPath, green.wallMs);
+    await expectValidMp4(blue.outputPath, blue.wallMs);
+    const corner = { x: 20, y: 20 };
+    expect(isColour(await pixelAt(green.outputPath, 0, corner), [0, 160, 0])).toBe(true);
+    expect(isColour(await pixelAt(blue.outputPath, (blue.wallMs - 150) / 1000, corner), [0, 0, 200])).toBe(true);
+
+    const again = await Promise.all([recordColour(BLUE, 'again-1.mp4', 1000), recordColour(GREEN, 'again-2.mp4', 1000, undefined, second)]);
+    for (const { video } of again) expect(video, JSON.stringify(logs)).not.toBeNull();
+    expect(sharedEncoders().sort()).toEqual(encoders.sort());
+    await second.close();
   });
 
   it('leaves no ffmpeg behind once the recorder is closed', async () => {
