@@ -134,7 +134,8 @@ export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
     settleExit();
     for (const listener of listeners) listener('exited');
   };
-  child.on('exit', onExit);
+  // 'close' (not 'exit'): the packets ffmpeg wrote before exiting have been read by then.
+  child.on('close', onExit);
   child.on('error', (error) => {
     log.error({ err: error.message }, 'could not start the shared video encoder');
     onExit(null, null);
