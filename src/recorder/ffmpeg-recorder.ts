@@ -26,6 +26,10 @@ import type { ActiveRecording, FinishedVideo, RecorderOptions, VideoRecorder } f
  * Only frames that change the picture are encoded (issue 13): a frame lasts until the next
  * one, so a page that stays still while the model thinks costs ffmpeg nothing; click markers
  * ask the pacer for a frame at the start and the end of their window.
+ *
+ * The ffmpeg is the recording's own (`per-execution`), or a warm one leased from the
+ * recorder's pool (`shared`, encoder-pool.ts and shared-encoder.ts), whose lease stands for the
+ * process in the steps above and writes the recording's MP4 when it ends.
  */
 
 export interface FfmpegRecorderOptions {
