@@ -50,9 +50,9 @@ interface RunFigures {
 
 async function runOnce(options: { config: Config; browser: BrowserSandbox; shop: ShopServer; dir: string; steps: number; latencyMs: number; live: LiveRelay }): Promise<RunFigures> {
   const model = await startScriptedModelServer(script(options.steps, options.latencyMs));
+  const config = { ...options.config, ANTHROPIC_BASE_URL: model.url };
+  const recorder = createRecorder(config, logger);
   try {
-    const config = { ...options.config, ANTHROPIC_BASE_URL: model.url };
-    const recorder = createRecorder(config, logger);
     const store = createLocalStore({ dir: options.dir, prefix: '' });
     // Wired as the daemon wires it: a live relay, nobody watching.
     const deps = createRunnerDeps({ config, logger, browser: options.browser, store, live: options.live, ...(recorder ? { recorder } : {}) });
@@ -61,7 +61,7 @@ async function runOnce(options: { config: Config; browser: BrowserSandbox; shop:
     if (summary.status !== 'completed') throw new Error(`bench run did not complete: ${JSON.stringify(summary)}`);
     return { overheadsMs: stepOverheads(await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8')) };
   } finally {
-    await model.stop();
+    await Promise.all([model.stop(), recorder?.close?.()]);
   }
 }
 

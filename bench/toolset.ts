@@ -208,9 +208,9 @@ export function estimateInputTokens(request: RecordedRequest, space: Space): num
 
 async function runTask(config: Config, browser: BrowserSandbox, dir: string, task: Task, space: Space, at: Coordinates): Promise<Figures> {
   const model = await startScriptedModelServer(task.script(space, at));
+  const runConfig = { ...config, ANTHROPIC_BASE_URL: model.url };
+  const recorder = createRecorder(runConfig, logger);
   try {
-    const runConfig = { ...config, ANTHROPIC_BASE_URL: model.url };
-    const recorder = createRecorder(runConfig, logger);
     const deps = createRunnerDeps({ config: runConfig, logger, browser, store: createLocalStore({ dir, prefix: '' }), ...(recorder ? { recorder } : {}) });
     const specification = {
       ...task.specification,
@@ -227,7 +227,7 @@ async function runTask(config: Config, browser: BrowserSandbox, dir: string, tas
       .map((e) => e.overheadMs as number);
     return { turns: model.requests.length, inputTokens: model.requests.reduce((sum, r) => sum + estimateInputTokens(r, space), 0), overheadsMs };
   } finally {
-    await model.stop();
+    await Promise.all([model.stop(), recorder?.close?.()]);
   }
 }
 

@@ -97,7 +97,7 @@ async function runCommand(args: string[]): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await browser.close();
+    await Promise.allSettled([browser.close(), recorder?.close?.()]);
   }
 }
 

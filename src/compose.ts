@@ -95,6 +95,7 @@ export function createRecorder(config: Config, logger: Logger): VideoRecorder | 
   return createFfmpegRecorder({
     fps: config.VIDEO_FPS,
     crf: config.VIDEO_CRF,
+    encoder: config.VIDEO_ENCODER,
     logger: logger.child({ component: 'recorder' }),
     ...(config.FFMPEG_PATH ? { ffmpegPath: config.FFMPEG_PATH } : {}),
   });

@@ -151,7 +151,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   try {
     await intake.start();
   } catch (error) {
-    await Promise.allSettled([intake.close(), browser.close(), health?.close(), controlPlane.close(), store.close(), profileStore.close?.(), runCache?.close(), live.close(), human.close()]);
+    await Promise.allSettled([intake.close(), browser.close(), recorder?.close?.(), health?.close(), controlPlane.close(), store.close(), profileStore.close?.(), runCache?.close(), live.close(), human.close()]);
     throw error;
   }
   setState('running');
@@ -172,6 +172,8 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       await intake.waitIdle(FINALISE_AFTER_ABORT_MS);
     }
     await Promise.allSettled([intake.close(), browser.close()]);
+    // Warm video encoders end once no execution runs (docs/operations.md#shared-video-encoder).
+    await recorder?.close?.();
     // Reports still undelivered stay on disk; the next start sends them.
     if (!(await controlPlane.drain(OUTBOX_DRAIN_MS))) logger.warn({ pending: controlPlane.depth() }, 'final reports left in the outbox for the next start');
     await Promise.allSettled([controlPlane.close(), store.close(), profileStore.close?.(), health?.close(), runCache?.close(), live.close(), human.close()]);

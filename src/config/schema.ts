@@ -168,6 +168,11 @@ export const configSchema = z.object({
   VIDEO_FPS: int(1, 30).default(10),
   /** H.264 CRF (lower is better quality, bigger files). */
   VIDEO_CRF: int(0, 51).default(30),
+  /**
+   * `shared`: warm encoders kept between executions, each execution's MP4 cut from their stream
+   * (docs/operations.md#shared-video-encoder). `per-execution`: one ffmpeg per execution.
+   */
+  VIDEO_ENCODER: z.enum(['per-execution', 'shared'], { message: 'must be "per-execution" or "shared"' }).default('shared'),
   /** Largest download kept (bytes); a bigger one is cancelled and reported failed. */
   DOWNLOAD_MAX_BYTES: int(1, 10 * 1024 ** 3).default(100 * 1024 ** 2),
   /** Largest input file fetched (bytes); a bigger one fails the execution with invalid_input. */

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
+import { mkvFrame } from './mkv-stream.js';
 
 /**
  * Our thin module around fluent-ffmpeg, the only file that imports it (the package is no
@@ -20,6 +21,11 @@ export interface EncoderSpec {
   width: number;
   height: number;
   outputPath: string;
+  /**
+   * A long-lived encoder shared by recordings one after another (shared-encoder.ts): H.264
+   * packets come out as each frame goes in, on stdout, instead of an MP4 written at the end.
+   */
+  live?: boolean;
   /** Filters appended after scaling and pixel-format conversion (the click markers). */
   extraFilters?: readonly string[];
 }
@@ -37,6 +43,8 @@ export interface EncoderProcess {
    * written (the pipe drained), or at once when the encoder is gone (the bytes are lost).
    */
   write(chunk: Buffer): Promise<void>;
+  /** Writes one JPEG frame at `timestampMs` on the recording's timeline (0 = its start), as `write`. */
+  writeFrame(jpeg: Buffer, timestampMs: number): Promise<void>;
   /** Closes stdin: ffmpeg encodes what it has, writes the trailer, and exits. Idempotent. */
   end(): void;
   /** Sends a signal to ffmpeg if it is still running. */
@@ -117,6 +125,16 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
     '-movflags', '+faststart',
     '-f', 'mp4',
   ];
+  if (spec.live) {
+    // Shared by recordings one after another: each recording's first frame is at least 10 s
+    // after the last one's (shared-encoder.ts), so it is a keyframe, a point the MP4 can start at.
+    const keyAt = output.indexOf('-force_key_frames') + 1;
+    output[keyAt] = 'expr:if(isnan(prev_forced_t),1,gte(t,prev_forced_t+10))';
+    // No lookahead and no B-frames: each frame's packet leaves the encoder as the frame goes in.
+    output.splice(output.indexOf('-crf'), 0, '-tune', 'zerolatency');
+    // Packets with their times on stdout, each flushed as it comes (FLV, flv-reader.ts).
+    output.splice(output.indexOf('-movflags'), 4, '-flush_packets', '1', '-f', 'flv');
+  }
   return { input, output };
 }
 
@@ -160,11 +178,14 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
   stdin.on('error', () => undefined);
   command.run();
 
-  return {
+  const handle: EncoderProcess = {
     get running() {
       return running;
     },
     exited,
+    writeFrame(jpeg, timestampMs) {
+      return handle.write(mkvFrame(jpeg, timestampMs));
+    },
     write(chunk) {
       if (!running || ended) return Promise.resolve();
       if (stdin.write(chunk)) return Promise.resolve();
@@ -192,6 +213,7 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
       return pid === undefined ? undefined : processCpuTicks(pid);
     },
   };
+  return handle;
 }
 
 /**

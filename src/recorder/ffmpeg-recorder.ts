@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Screencast, ScreencastFrame } from '../browser/types.js';
 import type { Logger } from '../telemetry/types.js';
+import { createEncoderPool, type EncoderPool } from './encoder-pool.js';
 import { availableFilters, startEncoder, type EncoderProcess } from './ffmpeg-process.js';
 import { resolveFfmpegPath, type FfmpegLocation } from './ffmpeg-path.js';
 import { createFramePump } from './frame-pump.js';
@@ -25,6 +26,10 @@ import type { ActiveRecording, FinishedVideo, RecorderOptions, VideoRecorder } f
  * Only frames that change the picture are encoded (issue 13): a frame lasts until the next
  * one, so a page that stays still while the model thinks costs ffmpeg nothing; click markers
  * ask the pacer for a frame at the start and the end of their window.
+ *
+ * The ffmpeg is the recording's own (`per-execution`), or a warm one leased from the
+ * recorder's pool (`shared`, encoder-pool.ts and shared-encoder.ts), whose lease stands for the
+ * process in the steps above and writes the recording's MP4 when it ends.
  */
 
 export interface FfmpegRecorderOptions {
@@ -50,6 +55,14 @@ export interface FfmpegRecorderOptions {
   finishMaxMs?: number;
   /** Between SIGTERM and SIGKILL. Default 3 s. */
   killGraceMs?: number;
+  /**
+   * `per-execution` (default): one ffmpeg per recording, writing the MP4 itself. `shared`: warm
+   * encoders reused by recordings one after another, each recording's MP4 cut from their
+   * stream (`VIDEO_ENCODER`, docs/operations.md#shared-video-encoder); `close()` ends them.
+   */
+  encoder?: 'shared' | 'per-execution';
+  /** How long a shared encoder may sit unused before it is ended. Default 60 s. */
+  encoderIdleMs?: number;
 }
 
 /**
@@ -69,6 +82,7 @@ export function createFfmpegRecorder(opts: FfmpegRecorderOptions): VideoRecorder
   const logger = opts.logger;
   let location: Promise<FfmpegLocation> | undefined;
   let warnedNoMarkers = false;
+  const pool = opts.encoder === 'shared' ? createEncoderPool({ logger, idleMs: opts.encoderIdleMs ?? 60_000 }) : undefined;
 
   const locate = (): Promise<FfmpegLocation> => {
     location ??= resolveFfmpegPath(opts.ffmpegPath ? { configuredPath: opts.ffmpegPath } : {}).then((found) => {
@@ -90,7 +104,10 @@ export function createFfmpegRecorder(opts: FfmpegRecorderOptions): VideoRecorder
         warnedNoMarkers = true;
         logger.warn({ ffmpegPath }, 'this ffmpeg has no zmq filter: videos are recorded without click markers');
       }
-      return startRecording({ ...opts, ffmpegPath, markers }, options);
+      return startRecording({ ...opts, ffmpegPath, markers, ...(pool ? { pool } : {}) }, options);
+    },
+    async close() {
+      await pool?.close();
     },
   };
 }
@@ -98,6 +115,8 @@ export function createFfmpegRecorder(opts: FfmpegRecorderOptions): VideoRecorder
 interface RecordingDeps extends FfmpegRecorderOptions {
   ffmpegPath: string;
   markers: boolean;
+  /** The shared encoders, when recordings use them. */
+  pool?: EncoderPool;
 }
 
 /**
@@ -117,18 +136,9 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   let stopping = false;
   let stopPromise: Promise<FinishedVideo | null> | undefined;
   // The pump is created below; marks only reach it once a mark is added (after start).
-  const marks = await createRecordingMarks({ markers: deps.markers, fps, startedAtMs, log, keep: (slot) => pump.keep(slot) });
+  const marks = await createRecordingMarks({ markers: deps.markers, sharedEncoder: deps.pool !== undefined, fps, startedAtMs, log, keep: (slot) => pump.keep(slot) });
 
-  const launch = (frame: ScreencastFrame): EncoderProcess => {
-    const width = Math.max(2, Math.floor(frame.width / 2) * 2);
-    const height = Math.max(2, Math.floor(frame.height / 2) * 2);
-    // Marks are in viewport CSS px; frames may be scaled (device pixel ratio, size caps).
-    const extraFilters = marks.filters(session.viewport.width > 0 ? frame.width / session.viewport.width : 1);
-    const started = startEncoder({ ffmpegPath, fps, crf, width, height, outputPath, ...(extraFilters.length > 0 ? { extraFilters } : {}) });
-    // The stream's header first; its frame size is only a hint (the scale filter decides).
-    void started.write(mkvHeader({ width: frame.width, height: frame.height, frameDurationMs: 1000 / fps }));
-    marks.connect();
-    log.debug({ width, height, fps, crf }, 'encoder started');
+  const watchExit = (started: EncoderProcess): void => {
     void started.exited.then((exit) => {
       if (state.endRequested) return;
       // ffmpeg died under a running execution: the run goes on without (the rest of) a video.
@@ -136,6 +146,26 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
       log.error({ err: exit.error ?? 'ffmpeg exited early' }, 'ffmpeg stopped during the run; the video will be partial or missing');
       void screencast?.stop().catch(() => undefined);
     });
+  };
+  const launch = (frame: ScreencastFrame): EncoderProcess => {
+    const width = Math.max(2, Math.floor(frame.width / 2) * 2);
+    const height = Math.max(2, Math.floor(frame.height / 2) * 2);
+    // Marks are in viewport CSS px; frames may be scaled (device pixel ratio, size caps).
+    const scale = session.viewport.width > 0 ? frame.width / session.viewport.width : 1;
+    if (deps.pool) {
+      const lease = deps.pool.lease({ ffmpegPath, fps, crf, width, height, markers: deps.markers }, outputPath, log);
+      marks.share(lease.marker, scale, lease.offsetMs);
+      log.debug({ width, height, fps, crf, offsetMs: lease.offsetMs }, 'shared encoder leased');
+      watchExit(lease);
+      return lease;
+    }
+    const extraFilters = marks.filters(scale);
+    const started = startEncoder({ ffmpegPath, fps, crf, width, height, outputPath, ...(extraFilters.length > 0 ? { extraFilters } : {}) });
+    // The stream's header first; its frame size is only a hint (the scale filter decides).
+    void started.write(mkvHeader({ width: frame.width, height: frame.height, frameDurationMs: 1000 / fps }));
+    marks.connect();
+    log.debug({ width, height, fps, crf }, 'encoder started');
+    watchExit(started);
     return started;
   };
   const pump = createFramePump({ fps, startedAtMs, log, launch, beforeWrite: (slot, framesEncoded) => marks.beforeWrite(slot, framesEncoded) });

@@ -2,7 +2,6 @@ import type { ScreencastFrame } from '../browser/types.js';
 import type { Logger } from '../telemetry/types.js';
 import type { EncoderProcess } from './ffmpeg-process.js';
 import { createFramePacer, slotStartMs, type PacedWrite } from './frame-pacer.js';
-import { mkvFrame } from './mkv-stream.js';
 
 /**
  * The recorder's frame pump: screencast frames → a one-place mailbox → the pacer → ffmpeg's
@@ -77,7 +76,7 @@ export function createFramePump(opts: FramePumpOptions): FramePump {
       await opts.beforeWrite(write.slot, framesEncoded);
       if (!encoder?.running) return;
       framesEncoded += 1;
-      await encoder.write(mkvFrame(write.frame.data, (write.slot * 1000) / fps));
+      await encoder.writeFrame(write.frame.data, (write.slot * 1000) / fps);
     }
   };
 

@@ -34,6 +34,12 @@ export interface RecordingMarks {
   filters(scale: number): readonly string[];
   /** The encoder started: opens the channel and sends the marks so far. */
   connect(): void;
+  /**
+   * The recording uses a shared encoder (shared-encoder.ts): its channel `marker` (already
+   * open, or opening), frames `scale` times the viewport's CSS px, the recording's timeline
+   * starting `offsetMs` into the encoder's. Sends the marks so far.
+   */
+  share(marker: ClickMarker | undefined, scale: number, offsetMs: number): void;
   /** Resolves when a frame of `slot` may be written (see above). */
   beforeWrite(slot: number, framesEncoded: number): Promise<void>;
   /** ffmpeg is about to exit (its channel closing is no reason to reconnect). */
@@ -46,6 +52,8 @@ export interface RecordingMarks {
 export async function createRecordingMarks(options: {
   /** Whether this ffmpeg can draw markers (it has the zmq and drawbox filters). */
   markers: boolean;
+  /** The encoder is shared and owns the channel (`share`): no folder of our own. */
+  sharedEncoder?: boolean;
   fps: number;
   startedAtMs: number;
   log: Logger;
@@ -53,16 +61,20 @@ export async function createRecordingMarks(options: {
   keep(slot: number): void;
 }): Promise<RecordingMarks> {
   const { fps, startedAtMs, log } = options;
-  const scratchDir = options.markers ? await mkdtemp(path.join(os.tmpdir(), 'ew-video-')) : undefined;
+  const scratchDir = options.markers && !options.sharedEncoder ? await mkdtemp(path.join(os.tmpdir(), 'ew-video-')) : undefined;
   const marks: ActionMark[] = [];
   let marker: ClickMarker | undefined;
+  /** Whether `marker` is ours to end and close (not a shared encoder's). */
+  let ownMarker = false;
   let outputScale = 1;
+  /** Where this recording's timeline starts on the encoder's (a shared encoder's stream), in ms. */
+  let offsetMs = 0;
   /** Once true, the marker channel was waited for (open, or given up): frames flow freely. */
   let markerReady = false;
 
   const show = (mark: ActionMark): void => {
     if (!marker || !mark.point) return;
-    marker.show((mark.atMs - startedAtMs) / 1000, mark.point.x * outputScale, mark.point.y * outputScale);
+    marker.show((mark.atMs - startedAtMs + offsetMs) / 1000, mark.point.x * outputScale, mark.point.y * outputScale);
   };
   /** The marker shows on the frames of [at, at + duration]: a frame where it starts and one just after it ends. */
   const keepSlots = (mark: ActionMark): void => {
@@ -82,10 +94,17 @@ export async function createRecordingMarks(options: {
     filters(scale) {
       outputScale = scale;
       marker = scratchDir ? createClickMarker({ socketPath: path.join(scratchDir, 'zmq.sock'), logger: log }) : undefined;
+      ownMarker = true;
       return marker?.filters ?? [];
     },
     connect() {
       marker?.connect();
+      for (const mark of marks) show(mark);
+    },
+    share(shared, scale, offset) {
+      marker = shared;
+      outputScale = scale;
+      offsetMs = offset;
       for (const mark of marks) show(mark);
     },
     async beforeWrite(slot, framesEncoded) {
@@ -96,13 +115,13 @@ export async function createRecordingMarks(options: {
       if (!(await marker.whenReady())) log.debug({}, 'click markers unavailable for this video');
     },
     ending() {
-      marker?.ending();
+      if (ownMarker) marker?.ending();
     },
     stepsVtt() {
       return buildStepsVtt(marks, startedAtMs);
     },
     async close() {
-      marker?.close();
+      if (ownMarker) marker?.close();
       if (scratchDir) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
     },
   };

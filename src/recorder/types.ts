@@ -46,4 +46,6 @@ export interface ActiveRecording {
 
 export interface VideoRecorder {
   start(options: RecorderOptions): Promise<ActiveRecording>;
+  /** Ends what the recorder keeps between recordings (warm encoders); call when the worker closes. */
+  close?(): Promise<void>;
 }

@@ -20,16 +20,17 @@ const rig = useShopBrowser('runner-failures', { ANTHROPIC_MAX_RETRIES: '1', VIDE
 
 async function run(script: Script, specExtra: Record<string, unknown> = {}, signal = new AbortController().signal): Promise<ExecutionSummary & { status: 'completed' | 'failed' }> {
   const model = await startScriptedModelServer(script);
+  const runConfig = { ...rig.config, ANTHROPIC_BASE_URL: model.url };
+  const recorder = createRecorder(runConfig, logger);
   try {
-    const runConfig = { ...rig.config, ANTHROPIC_BASE_URL: model.url };
     const store = createLocalStore({ dir: rig.dir, prefix: '' });
-    const recorder = createRecorder(runConfig, logger);
     const deps = createRunnerDeps({ config: runConfig, logger, browser: rig.browser, store, ...(recorder ? { recorder } : {}) });
     const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: null, specification: { prompt: 'Look at the shop', allowedDomains: [new URL(rig.shop.origin).host], startUrl: `${rig.shop.origin}/`, ...specExtra } }, signal);
     if (summary.status === 'skipped') throw new Error('unexpected skip');
     return summary;
   } finally {
-    await model.stop();
+    // A shared encoder (VIDEO_ENCODER=shared) is ended with its recorder.
+    await Promise.all([model.stop(), recorder?.close?.()]);
   }
 }
 

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFfmpegRecorder } from '../../src/recorder/ffmpeg-recorder.js';
-import { commandLine, descendants } from '../support/processes.js';
+import { pause, waitFor } from '../support/poll.js';
+import { childProcesses } from '../support/processes.js';
 import { ffprobe, isMarkerRed, isWhite, pixelAt, pixelsDuring, topLevelBoxes } from '../support/video-probe.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import { launchScreencastHarness, type ScreencastHarness } from '../support/screencast-session.js';
@@ -233,21 +234,6 @@ describe('ffmpeg recorder on real Chromium and ffmpeg', () => {
 
 // ---- helpers ----
 
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `probe` until it returns a value (bounded: processes exit and logs arrive quickly). */
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await pause(50);
-  }
-}
-
 /** The whole picture shown at `sec` (frames last until the next one), shrunk, as raw grey bytes. */
 async function framePixels(file: string, sec: number): Promise<Buffer> {
   const size = 64 * 40;
@@ -264,14 +250,6 @@ async function framePixels(file: string, sec: number): Promise<Buffer> {
 function vttTime(ms: number): string {
   const s = Math.floor(ms / 1000);
   return `00:00:${String(s).padStart(2, '0')}.${String(Math.round(ms) % 1000).padStart(3, '0')}`;
-}
-
-/** Live descendants of this process whose command matches `pattern`. */
-function childProcesses(pattern: string): Array<{ pid: number; cmd: string }> {
-  const re = new RegExp(pattern);
-  return descendants()
-    .map((p) => ({ pid: p.pid, cmd: commandLine(p.pid) }))
-    .filter((p) => re.test(p.cmd));
 }
 
 /** Serves the fixtures at /fixtures/ and the recorded videos at /out/ (with byte ranges). */

@@ -76,3 +76,11 @@ export function commandLine(pid: number): string {
     return '';
   }
 }
+
+/** Live descendants of this process whose command line matches `pattern`. */
+export function childProcesses(pattern: string): Array<{ pid: number; cmd: string }> {
+  const re = new RegExp(pattern);
+  return descendants()
+    .map((p) => ({ pid: p.pid, cmd: commandLine(p.pid) }))
+    .filter((p) => re.test(p.cmd));
+}
