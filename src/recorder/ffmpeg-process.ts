@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
+import { finished, PassThrough, Writable } from 'node:stream';
 import ffmpeg from 'fluent-ffmpeg';
 import { mkvFrame } from './mkv-stream.js';
 
@@ -7,8 +8,9 @@ import { mkvFrame } from './mkv-stream.js';
  * Our thin module around fluent-ffmpeg, the only file that imports it (the package is no
  * longer maintained upstream; keeping it here makes it cheap to replace by a plain spawn).
  * It starts one H.264 encoder reading timestamped JPEG frames on stdin (a Matroska stream,
- * mkv-stream.ts; variable rate, each frame lasting until the next), and gives back a small
- * handle: write with back-pressure, end, signal, and a promise of the exit.
+ * mkv-stream.ts; variable rate, each frame lasting until the next), writing an MP4 file or, for
+ * the shared encoder (shared-encoder.ts), FLV on stdout handed to us as it comes, and gives back
+ * a small handle: write with back-pressure, end, signal, and a promise of the exit.
  */
 
 export interface EncoderSpec {
@@ -24,6 +26,7 @@ export interface EncoderSpec {
   /**
    * A long-lived encoder shared by recordings one after another (shared-encoder.ts): H.264
    * packets come out as each frame goes in, on stdout, instead of an MP4 written at the end.
+   * `startEncoder` sets it when given a live output.
    */
   live?: boolean;
   /** Filters appended after scaling and pixel-format conversion (the click markers). */
@@ -138,9 +141,28 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
   return { input, output };
 }
 
-export function startEncoder(spec: EncoderSpec): EncoderProcess {
+/**
+ * Starts an encoder writing the MP4 file `spec.outputPath`, or, given `liveOutput`, a live one
+ * (`EncoderSpec.live`) whose stdout (FLV) is handed to `liveOutput` chunk by chunk as it comes;
+ * its `exited` then settles after the last chunk.
+ */
+export function startEncoder(spec: EncoderSpec, liveOutput?: (chunk: Buffer) => void): EncoderProcess {
   const stdin = new PassThrough({ highWaterMark: INPUT_HIGH_WATER_MARK });
-  const { input, output } = buildEncoderArgs(spec);
+  const { input, output } = buildEncoderArgs({ ...spec, live: liveOutput !== undefined });
+  // What `cpuTicks` finds the process by in /proc: its output file (unique per recording), or a
+  // live encoder's own tag (a metadata entry of its FLV stream, which the reader skips).
+  const tag = liveOutput ? `ew-encoder=${randomUUID()}` : spec.outputPath;
+  // Not closed once ended (`autoDestroy: false`): fluent-ffmpeg takes an output stream's 'close'
+  // for its reader gone, and kills ffmpeg 20 ms later with an error instead of letting it exit.
+  const sink = liveOutput
+    ? new Writable({
+        autoDestroy: false,
+        write(chunk: Buffer, _encoding, done) {
+          liveOutput(chunk);
+          done();
+        },
+      })
+    : undefined;
   // fluent-ffmpeg splits an option string on its space when options are given as one array;
   // passing them as separate arguments keeps every value (filter graphs) intact.
   // `niceness` makes fluent-ffmpeg start the encoder through `nice -n N` (not on Windows).
@@ -148,8 +170,8 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
     .setFfmpegPath(spec.ffmpegPath)
     .input(stdin)
     .inputOptions(...input)
-    .outputOptions(...output)
-    .output(spec.outputPath);
+    .outputOptions(...output, ...(liveOutput ? ['-metadata', tag] : []))
+    .output(sink ?? spec.outputPath);
 
   let started = false;
   let pid: number | undefined;
@@ -166,13 +188,18 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
     };
   });
 
+  // fluent-ffmpeg reports the exit once ffmpeg has exited and its stderr closed, not its stdout:
+  // a live encoder's exit waits for the rest of its output (which ends when ffmpeg is gone, even
+  // one that could not start). Nothing to wait for when it failed before starting ffmpeg.
+  const outputRead = sink ? new Promise<void>((resolve) => finished(sink, () => resolve())) : Promise.resolve();
+  const report = (exit: EncoderExit): void => void (started ? outputRead : Promise.resolve()).then(() => settle(exit));
   command.on('start', () => {
     started = true;
   });
-  command.on('end', () => settle({ ok: true }));
+  command.on('end', () => report({ ok: true }));
   command.on('error', (error: Error, _stdout: string | null, stderr: string | null) => {
     const tail = typeof stderr === 'string' ? stderr.trim().split('\n').slice(-5).join(' | ') : '';
-    settle({ ok: false, error: tail && !error.message.includes(tail) ? `${error.message} (${tail})` : error.message });
+    report({ ok: false, error: tail && !error.message.includes(tail) ? `${error.message} (${tail})` : error.message });
   });
   // Writing after ffmpeg died fails with EPIPE; the exit is reported through `exited`.
   stdin.on('error', () => undefined);
@@ -209,7 +236,7 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
     },
     cpuTicks() {
       if (!running || !started) return undefined;
-      pid ??= childPidRunning(spec.outputPath);
+      pid ??= childPidRunning(tag);
       return pid === undefined ? undefined : processCpuTicks(pid);
     },
   };
@@ -217,8 +244,8 @@ export function startEncoder(spec: EncoderSpec): EncoderProcess {
 }
 
 /**
- * The pid of this process's child whose command line names `argument` (the encoder's output
- * file, unique per recording); undefined off Linux or when there is none. fluent-ffmpeg gives
+ * The pid of this process's child whose command line has `argument` (an encoder's output file,
+ * or a live encoder's tag); undefined off Linux or when there is none. fluent-ffmpeg gives
  * no public way to the process it spawned, and the CPU time it has used (which tells a slow
  * encoder from a stuck one, see `watchFinish`) is only to be had by pid: this is the one piece
  * we do beside it, read from /proc instead of reaching into the library's internals.

@@ -1,10 +1,9 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../telemetry/types.js';
 import { createClickMarker, type ClickMarker } from './click-marker.js';
-import { buildEncoderArgs, processCpuTicks, type EncoderExit, type EncoderProcess } from './ffmpeg-process.js';
+import { startEncoder, type EncoderExit, type EncoderProcess } from './ffmpeg-process.js';
 import { createFlvReader } from './flv-reader.js';
 import { mkvFrame, mkvHeader } from './mkv-stream.js';
 import { writeMp4, type AccessUnit } from './mp4-writer.js';
@@ -22,10 +21,10 @@ import { writeMp4, type AccessUnit } from './mp4-writer.js';
  * (mp4-writer.ts), times shifted back to its start. Click markers keep working: the encoder
  * owns the command channel and a recording shows its markers at its offset.
  *
- * Spawned directly (not through fluent-ffmpeg, ffmpeg-process.ts): the library wants an output
- * file or stream it manages, and this process must stay up between recordings, its stdout read
- * by us. If it dies, the lease running then fails (that recording has no video) and the next
- * recording starts a new one.
+ * Started as the per-execution encoder is (fluent-ffmpeg, `startEncoder` in ffmpeg-process.ts),
+ * with its stdout handed to us instead of an MP4 file. If it dies, the lease running then fails
+ * (that recording has no video) and the next recording starts a new one. The worker ends it when
+ * it stops (the recorder's `close`).
  */
 
 export interface SharedEncoderSpec {
@@ -63,8 +62,6 @@ export interface SharedEncoder {
 
 /** Seconds between one recording's last frame and the next one's first: the keyframe rule's interval. */
 const KEYFRAME_GAP_SEC = 10;
-/** The encoder yields the CPU to the agents' steps, as the per-execution one does. */
-const ENCODER_NICENESS = 10;
 const CLOSE_GRACE_MS = 5_000;
 /**
  * An encoder whose stream has run this long is retired after its recording (a new one takes
@@ -82,79 +79,39 @@ export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
   const log = spec.logger.child({ encoder: encoderKey(spec) });
   const scratchDir = spec.markers ? mkdtempSync(path.join(os.tmpdir(), 'ew-encoder-')) : undefined;
   const marker = scratchDir ? createClickMarker({ socketPath: path.join(scratchDir, 'zmq.sock'), logger: log }) : undefined;
-  const { input, output } = buildEncoderArgs({ ...spec, outputPath: 'pipe:1', live: true, ...(marker ? { extraFilters: marker.filters } : {}) });
-  const child: ChildProcessWithoutNullStreams = spawn(spec.ffmpegPath, [...input, '-i', 'pipe:0', ...output, 'pipe:1'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  // A worker that ends without closing it must not wait for it: ffmpeg sees its stdin close then and exits.
-  child.unref();
-  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void }).unref?.();
-  if (child.pid !== undefined) {
-    try {
-      os.setPriority(child.pid, ENCODER_NICENESS);
-    } catch {
-      // Not allowed here: it runs at the worker's priority.
-    }
-  }
-
   let alive = true;
   let closing = false;
-  let stderrTail = '';
   let avcc: Buffer | undefined;
   /** The next recording's first slot on the stream: a whole second, after the gap. */
   let nextStartSec = 0;
   let current: ReturnType<typeof createLease> | undefined;
   const listeners: Array<(event: 'released' | 'exited') => void> = [];
-  let settleExit!: () => void;
-  const exited = new Promise<void>((resolve) => (settleExit = resolve));
 
-  child.stdin.on('error', () => undefined);
-  child.stderr.on('data', (data: Buffer) => {
-    stderrTail = (stderrTail + data.toString('utf8')).slice(-2000);
-  });
   const read = createFlvReader();
-  child.stdout.on('data', (data: Buffer) => {
+  const encoder: EncoderProcess = startEncoder({ ...spec, outputPath: 'pipe:1', ...(marker ? { extraFilters: marker.filters } : {}) }, (data) => {
     try {
       for (const item of read(data)) {
         if (item.kind === 'config') avcc = item.avcc;
         else current?.packet(item.ptsMs, item.key, item.data);
       }
     } catch (error) {
-      log.error({ err: String(error) }, 'unreadable output from the shared encoder; stopping it');
-      child.kill('SIGKILL');
+      log.error({ err: error }, 'unreadable output from the shared encoder; stopping it');
+      encoder.kill('SIGKILL');
     }
   });
-  const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
-    if (!alive) return;
+  // Settles once the packets ffmpeg wrote before exiting have been read (`startEncoder`).
+  const exited = encoder.exited.then((exit) => {
     alive = false;
-    const tail = stderrTail.trim().split('\n').slice(-5).join(' | ');
-    const error = `ffmpeg exited (${signal ?? `code ${code}`})${tail ? `: ${tail}` : ''}`;
+    const error = exit.error ?? 'ffmpeg exited';
     if (!closing) log.warn({ err: error }, 'shared video encoder stopped');
     current?.fail(error);
     marker?.close();
     if (scratchDir) rmSync(scratchDir, { recursive: true, force: true });
-    settleExit();
     for (const listener of listeners) listener('exited');
-  };
-  // 'close' (not 'exit'): the packets ffmpeg wrote before exiting have been read by then.
-  child.on('close', onExit);
-  child.on('error', (error) => {
-    log.error({ err: error.message }, 'could not start the shared video encoder');
-    onExit(null, null);
   });
 
-  const write = (chunk: Buffer): Promise<void> => {
-    if (!alive || child.stdin.write(chunk)) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const wake = (): void => {
-        child.stdin.off('drain', wake);
-        child.off('exit', wake);
-        resolve();
-      };
-      child.stdin.on('drain', wake);
-      child.on('exit', wake);
-    });
-  };
   // The stream's header once; its frame size is only a hint (the scale filter decides).
-  void write(mkvHeader({ width, height, frameDurationMs: slotMs }));
+  void encoder.write(mkvHeader({ width, height, frameDurationMs: slotMs }));
   marker?.connect();
   log.debug({ width, height, fps, crf: spec.crf }, 'shared video encoder started');
 
@@ -200,11 +157,11 @@ export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
       get running() {
         return !settled && !muxing && alive;
       },
-      write: (chunk: Buffer) => (settled ? Promise.resolve() : write(chunk)),
+      write: (chunk: Buffer) => (settled ? Promise.resolve() : encoder.write(chunk)),
       writeFrame(jpeg: Buffer, timestampMs: number) {
         if (settled || ending) return Promise.resolve();
         lastMs = Math.round(timestampMs);
-        return write(mkvFrame(jpeg, offsetMs + timestampMs));
+        return encoder.write(mkvFrame(jpeg, offsetMs + timestampMs));
       },
       end() {
         if (ending) return;
@@ -214,9 +171,9 @@ export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
       },
       kill(signal: NodeJS.Signals) {
         // A stuck encoder: ending it is the only way out (the next recording gets a new one).
-        if (!settled && !muxing && alive) child.kill(signal);
+        if (!settled && !muxing && alive) encoder.kill(signal);
       },
-      cpuTicks: () => (alive && child.pid !== undefined ? processCpuTicks(child.pid) : undefined),
+      cpuTicks: () => (alive ? encoder.cpuTicks() : undefined),
       packet(ptsMs: number, key: boolean, data: Buffer) {
         // Packets before this recording's start are the previous one's (none once it ended well).
         if (settled || muxing || ptsMs < offsetMs - slotMs / 2) return;
@@ -247,8 +204,8 @@ export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
       if (alive && !closing) {
         closing = true;
         marker?.ending();
-        child.stdin.end();
-        const timer = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
+        encoder.end();
+        const timer = setTimeout(() => encoder.kill('SIGKILL'), CLOSE_GRACE_MS);
         timer.unref();
         await exited;
         clearTimeout(timer);

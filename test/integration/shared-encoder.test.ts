@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFfmpegRecorder } from '../../src/recorder/ffmpeg-recorder.js';
+import { startSharedEncoder } from '../../src/recorder/shared-encoder.js';
 import type { VideoRecorder } from '../../src/recorder/types.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import { pause, waitFor } from '../support/poll.js';
@@ -167,6 +169,31 @@ describe('shared video encoder on real Chromium and ffmpeg', () => {
     expect(sharedEncoders().length).toBeGreaterThan(0);
     await recorder.close?.();
     expect(childProcesses('ffmpeg')).toEqual([]);
+  });
+});
+
+describe('the shared encoder process', () => {
+  it('runs ffmpeg at a lower priority and reads its CPU time from /proc', async () => {
+    const encoder = startSharedEncoder({ ffmpegPath: 'ffmpeg', ...VIEWPORT, fps: FPS, crf: 30, markers: false, logger: captureLogger([]) });
+    try {
+      const lease = encoder.lease(path.join(outDir, 'direct.mp4'), captureLogger([]));
+      const { stdout: jpeg } = await run('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'color=red:s=640x400', '-frames:v', '1', '-f', 'mjpeg', 'pipe:1'], { encoding: 'buffer' });
+      for (let i = 0; i < 3; i++) await lease.writeFrame(jpeg, i * 100);
+      // Found by its tag on the command line (fluent-ffmpeg does not give the pid out).
+      const ticks = await waitFor(() => lease.cpuTicks());
+      expect(ticks).toBeGreaterThanOrEqual(0);
+      const [pid] = sharedEncoders();
+      expect(pid).toBeDefined();
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Field 19 (nice), counted from the state (field 3) after the parenthesised name.
+      expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])).toBe(10);
+      lease.end();
+      expect(await lease.exited).toEqual({ ok: true });
+      expect((await ffprobe(path.join(outDir, 'direct.mp4'))).codec).toBe('h264');
+    } finally {
+      await encoder.close();
+    }
+    expect(sharedEncoders()).toEqual([]);
   });
 });
 
