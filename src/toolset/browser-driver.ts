@@ -7,7 +7,7 @@
  * action, where did it land, what did it act on) is noted per call in `current`, which
  * browser-toolset.ts reads once the SDK has answered.
  */
-import { BetaAbstractBrowserToolset20260801, ToolError, type BetaBrowserState, type BetaToolsetCallContext } from '@anthropic-ai/sdk/helpers/beta/toolsets';
+import { BetaAbstractBrowserToolset20260801, type BetaBrowserState, type BetaToolsetCallContext } from '@anthropic-ai/sdk/helpers/beta/toolsets';
 import type {
   BetaBrowserClickTarget,
   BetaBrowserCloseTabInput,
@@ -39,7 +39,6 @@ import type {
   BetaBrowserScrollToInput,
   BetaBrowserStateTabEntry,
   BetaBrowserSwitchTabInput,
-  BetaBrowserToolsetConfigs,
   BetaBrowserTripleClickInput,
   BetaBrowserTypeInput,
   BetaBrowserWaitInput,
@@ -48,6 +47,7 @@ import type {
 import { COMPUTER_TOOLSET } from '../domain/action-spaces.js';
 import type { BrowserChange, BrowserTab, ElementIdentity, Point } from '../browser/types.js';
 import { TAB_SWITCHING_MEMBERS } from './browser-members.js';
+import { browserToolsetPolicies, normaliseUrl } from './browser-policies.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
 import { rankElements } from './find-rank.js';
@@ -92,45 +92,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   current: CallState | undefined;
 
   constructor(private readonly options: BrowserToolsetOptions) {
-    const files = options.inputFiles ?? [];
-    const configs: BetaBrowserToolsetConfigs = {
-      read_console: { enabled: true },
-      read_network: { enabled: true },
-      ...(options.allowJavascript ? { javascript_exec: { enabled: true } } : {}),
-      // Only with input files to choose from; the session gives pages nothing else.
-      file_upload: { enabled: files.length > 0 },
-    };
-    super({
-      configs,
-      filePolicy: {
-        // The model names input files; the session turns names into files (and nothing else).
-        resolveUploadPaths: (_context, names) => {
-          for (const name of names) {
-            if (!files.some((f) => f.name === name)) {
-              throw new ToolError(`${JSON.stringify(name)} is not an input file of this execution; the files you may upload are: ${files.map((f) => f.name).join(', ')}`);
-            }
-          }
-          return names;
-        },
-        resolveUploadDocuments: () => {
-          throw new ToolError('document_ids are not used here: name one of the execution\'s input files in paths');
-        },
-        // A download's saved path is the worker's, not a file the model can use.
-        isPathVisible: () => false,
-      },
-      browserState: () => this.report(),
-      // The allow-list, before the driver sees a navigate (the egress proxy and the request
-      // guard still stand behind it for redirects and everything a page loads on its own).
-      urlPolicy: (_context, url) => {
-        const target = normaliseUrl(url);
-        if (!target.ok) throw new ToolError(target.error);
-        const verdict = options.session.checkUrl(target.url);
-        if (!verdict.ok) throw new ToolError(`Navigation refused: ${target.url} is outside the workflow's allowed domains (${verdict.reason}).`);
-      },
-      // Nobody confirms in an unattended run: javascript_exec is on only when the workflow asked
-      // for it, and then every call of it is allowed.
-      confirm: ({ member }) => (member === 'javascript_exec' ? options.allowJavascript : member === 'file_upload' ? files.length > 0 : true),
-    });
+    super({ ...browserToolsetPolicies(options), browserState: () => this.report() });
   }
 
   // ---- bookkeeping ----
@@ -534,21 +496,6 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const closed = await session.closeTab(tab.id, this.signal);
     if (!closed.ok) throw new Error(closed.error);
   }
-}
-
-/** A URL as the documentation asks: no scheme means https; any scheme but http(s) is refused. */
-export function normaliseUrl(raw: unknown): { ok: true; url: string } | { ok: false; error: string } {
-  if (typeof raw !== 'string' || raw.trim() === '') return { ok: false, error: 'url must be a non-empty string' };
-  const text = raw.trim();
-  const withScheme = /^[a-z][a-z0-9+.-]*:/i.test(text) && !/^[^:/]+:\d+(\/|$)/.test(text) ? text : `https://${text}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    return { ok: false, error: `"${text}" is not a valid URL` };
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, error: 'Navigation refused. Only http and https URLs are allowed.' };
-  return { ok: true, url: url.href };
 }
 
 function refOf(target: { ref?: unknown; type?: unknown } | undefined): string {
