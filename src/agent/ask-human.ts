@@ -89,8 +89,9 @@ export function createAskHuman(deps: {
       exchange.by = answer.by;
       exchange.answeredAt = new Date(deps.now()).toISOString();
       let text = `${answer.by ? `${answer.by} answered` : 'The person answered'}: ${answer.answer}`;
+      if (answer.decision && answer.decision !== answer.answer) text += ` (their choice: ${answer.decision})`;
       if (parsed.kind === 'approval') {
-        denied = !grantsApproval(answer.answer);
+        denied = !grantsApproval(answer);
         text += denied
           ? '\nThis is not an approval: do not take the action. Unless the task can be done without it, call finish with status "failed" and say that approval was denied.'
           : '\nApproved: you may take the action.';
