@@ -21,6 +21,9 @@ import type { HumanDesk } from './types.js';
 export const ANSWERS_CONNECTION_NAME = 'execution-worker:answers';
 export const ANSWERS_READER_CONNECTION_NAME = 'execution-worker:answers-reader';
 
+/** The in-process event that wakes a wait when entries arrive (not an execution event). */
+const ARRIVED = 'arrived';
+
 export function createRedisHumanDesk(options: { redisUrl: string; queuePrefix: string; queueName: string; logger: Logger; blockMs?: number }): HumanDesk {
   const log = options.logger.child({ component: 'human' });
   const key = (id: string) => answersStreamKey(options.queuePrefix, options.queueName, id);
@@ -85,11 +88,11 @@ export function createRedisHumanDesk(options: { redisUrl: string; queuePrefix: s
         (entries) => {
           pending.push(...entries);
           refreshExpiry();
-          arrivals.emit('entries');
+          arrivals.emit(ARRIVED);
         },
         (error) => {
           failure = error;
-          arrivals.emit('entries');
+          arrivals.emit(ARRIVED);
         },
       );
       try {
@@ -113,7 +116,7 @@ export function createRedisHumanDesk(options: { redisUrl: string; queuePrefix: s
           }
           if (failure) throw failure;
           try {
-            await once(arrivals, 'entries', { signal: ended });
+            await once(arrivals, ARRIVED, { signal: ended });
           } catch (error) {
             if (signal.aborted) throw errorFromSignal(signal);
             if (timeout.signal.aborted) return undefined;

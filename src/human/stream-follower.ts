@@ -47,6 +47,8 @@ interface Follow {
 
 /** Entries read per stream per `XREAD`; more wait for the next read, which follows at once. */
 const READ_COUNT = 100;
+/** The in-process event that wakes the idle reader (not an execution event). */
+const FOLLOWED = 'followed';
 /** Pause before reading again after Redis failed a read. */
 const RETRY_AFTER_ERROR_MS = 1_000;
 
@@ -97,7 +99,7 @@ export function createStreamFollower(options: { reader: Redis; logger: Logger; b
   const run = async (): Promise<void> => {
     while (!stopping.signal.aborted) {
       if (follows.size === 0) {
-        await once(changes, 'followed', { signal: stopping.signal }).catch(() => undefined);
+        await once(changes, FOLLOWED, { signal: stopping.signal }).catch(() => undefined);
         continue;
       }
       try {
@@ -117,7 +119,7 @@ export function createStreamFollower(options: { reader: Redis; logger: Logger; b
       const follow: Follow = { cursor, deliver, fail };
       follows.set(key, follow);
       loop ??= run();
-      changes.emit('followed');
+      changes.emit(FOLLOWED);
       return () => {
         if (follows.get(key) === follow) follows.delete(key);
       };
