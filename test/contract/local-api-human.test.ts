@@ -109,6 +109,11 @@ describe('a person in the loop on the local API', () => {
     const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
     const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
     expect(await answerAs({ Cookie: cookie, Origin: h.server.url }, { answer: 'the office', by: 'mallory' })).toBe(byKey);
+    // However the path is spelled, an answer with no signed-in identity is never written.
+    const id = await waitingExecution('question');
+    const keyless = await fetch(`${h.server.url}/%61pi/executions/${id}/answer`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ answer: 'the office', by: 'mallory' }) });
+    expect(keyless.status).not.toBe(202);
+    expect(await entries(id)).toEqual([]);
   });
 
   it('takes a decision for an approval only, and an answer or a decision always', async () => {
