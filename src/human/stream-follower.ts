@@ -34,8 +34,6 @@ export interface StreamFollower {
    * stream). One follower per key at a time.
    */
   follow(key: string, cursor: string, deliver: (entries: StreamEntry[]) => void, fail: (error: Error) => void): () => void;
-  /** Streams followed now. */
-  readonly size: number;
   close(): Promise<void>;
 }
 
@@ -56,7 +54,7 @@ export function createStreamFollower(options: { reader: Redis; logger: Logger; b
   const { reader, logger } = options;
   const blockMs = options.blockMs ?? 1_000;
   const follows = new Map<string, Follow>();
-  // Wakes the loop when a first stream is followed (it issues no read while there is none) or on close.
+  // Wakes the idle loop when a stream is followed (no read is issued while none is); close wakes it by `stopping`.
   const changes = new EventEmitter();
   const stopping = new AbortController();
   let loop: Promise<void> | undefined;
@@ -123,9 +121,6 @@ export function createStreamFollower(options: { reader: Redis; logger: Logger; b
       return () => {
         if (follows.get(key) === follow) follows.delete(key);
       };
-    },
-    get size() {
-      return follows.size;
     },
     close() {
       closing ??= (async () => {

@@ -114,7 +114,11 @@ export function addHumanRoutes(
       logger.info({ executionId: id }, 'an answer ignored: the question was already answered');
       throw new HttpError(409, [{ loc: ['path', 'execution_uuid'], msg: 'this question was already answered', type: 'conflict' }]);
     }
-    const entry = await append(execution, 'answer', answerField({ ...body, by }));
+    const entry = await append(execution, 'answer', answerField({ ...body, by })).catch(async (error: unknown) => {
+      // Not written: the question stays open for another try.
+      await redis.del(mark).catch(() => undefined);
+      throw error;
+    });
     logger.info({ executionId: id, by, decision: body.decision ?? null }, 'answer written');
     return reply.code(202).send({ execution_uuid: id, entry });
   });
