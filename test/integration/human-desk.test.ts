@@ -64,10 +64,12 @@ describe('the answers desk on Redis', () => {
       const ids = Array.from({ length: 60 }, (_, i) => `run-${i}`);
       const marks = await Promise.all(ids.map((id) => desk.mark(id)));
       const waits = ids.map((id, i) => desk.wait({ executionId: id, after: marks[i]!, timeoutMs: 120_000, onInput: noInput, signal: forever }));
-      // Every run waits now; however many, the desk holds its command connection and one reader.
-      await expect.poll(deskConnections).toEqual([ANSWERS_CONNECTION_NAME, ANSWERS_READER_CONNECTION_NAME]);
+      // The last run hears its answer: the reader is connected and reading; the 59 others wait on.
+      await client.xadd(key(ids[59]!), '*', 'answer', answerField({ answer: 'answer 59', by: 'person 59' }));
+      await waits[59];
+      expect(await deskConnections()).toEqual([ANSWERS_CONNECTION_NAME, ANSWERS_READER_CONNECTION_NAME]);
       // Answers come in any order, each on its own run's stream.
-      for (const i of [...ids.keys()].reverse()) await client.xadd(key(ids[i]!), '*', 'answer', answerField({ answer: `answer ${i}`, by: `person ${i}` }));
+      for (const i of [...ids.keys()].reverse().slice(1)) await client.xadd(key(ids[i]!), '*', 'answer', answerField({ answer: `answer ${i}`, by: `person ${i}` }));
       const answers = await Promise.all(waits);
       expect(answers.map((a) => [a?.answer, a?.by])).toEqual(ids.map((_, i) => [`answer ${i}`, `person ${i}`]));
       expect(await deskConnections()).toEqual([ANSWERS_CONNECTION_NAME, ANSWERS_READER_CONNECTION_NAME]);
@@ -86,6 +88,7 @@ describe('the answers desk on Redis', () => {
       expect(await desk.wait({ executionId: 'early', after: early, timeoutMs: 60_000, onInput: noInput, signal: forever })).toMatchObject({ answer: 'written early' });
 
       const release = deferred();
+      const firstApplied = deferred();
       const seen: string[] = [];
       const slowMark = await desk.mark('slow');
       const slow = desk.wait({
@@ -94,14 +97,18 @@ describe('the answers desk on Redis', () => {
         timeoutMs: 60_000,
         onInput: async (input) => {
           seen.push(input.kind === 'text' ? input.text : input.kind);
-          if (seen.length === 1) await release.promise;
+          if (seen.length === 1) {
+            firstApplied.resolve();
+            await release.promise;
+          }
         },
         signal: forever,
       });
       await client.xadd(key('slow'), '*', 'input', JSON.stringify({ kind: 'text', text: 'a' }));
       await client.xadd(key('slow'), '*', 'input', JSON.stringify({ kind: 'text', text: 'b' }));
       await client.xadd(key('slow'), '*', 'answer', answerField({ answer: 'done' }));
-      await expect.poll(() => seen).toEqual(['a']);
+      await firstApplied.promise;
+      expect(seen).toEqual(['a']);
       // The slow run's first input is still being applied; another run hears its answer meanwhile.
       const quickMark = await desk.mark('quick');
       const quick = desk.wait({ executionId: 'quick', after: quickMark, timeoutMs: 60_000, onInput: noInput, signal: forever });
@@ -157,11 +164,15 @@ describe('the answers desk on Redis', () => {
       const heard = deferred();
       const waiting = desk.wait({ executionId: 'kept', after: '0-0', timeoutMs: 600_000, onInput: async () => heard.resolve(), signal: forever });
       await heard.promise;
+      // Cut short by someone: the next arrival sets it again.
+      await client.pexpire(key('kept'), 5_000);
+      await client.xadd(key('kept'), '*', 'answer', answerField({ answer: 'done' }));
+      await waiting;
+      // A command on the desk's own connection comes after the expiries it sent, in order.
+      await desk.mark('kept');
       const ttl = await client.pttl(key('kept'));
       expect(ttl).toBeGreaterThan(ANSWERS_STREAM_GRACE_MS);
       expect(ttl).toBeLessThanOrEqual(600_000 + ANSWERS_STREAM_GRACE_MS);
-      await client.xadd(key('kept'), '*', 'answer', answerField({ answer: 'done' }));
-      await waiting;
     } finally {
       await desk.close();
     }
@@ -189,13 +200,19 @@ describe('the answers desk across a Redis restart', () => {
       const ids = Array.from({ length: 10 }, (_, i) => `restart-${i}`);
       const marks = await Promise.all(ids.map((id) => desk.mark(id)));
       const waits = ids.map((id, i) => desk.wait({ executionId: id, after: marks[i]!, timeoutMs: 300_000, onInput: noInput, signal: forever }));
-      await expect.poll(deskConnections).toEqual([ANSWERS_CONNECTION_NAME, ANSWERS_READER_CONNECTION_NAME]);
+      // A run answered before the restart: the reader is connected and reading when Redis goes.
+      const probe = desk.wait({ executionId: 'probe', after: await desk.mark('probe'), timeoutMs: 300_000, onInput: noInput, signal: forever });
+      await client.xadd(key('probe'), '*', 'answer', answerField({ answer: 'before' }));
+      expect(await probe).toMatchObject({ answer: 'before' });
+      expect(await deskConnections()).toEqual([ANSWERS_CONNECTION_NAME, ANSWERS_READER_CONNECTION_NAME]);
       await redis.restart!();
       // The test's own client reconnects on its next command.
       for (const [i, id] of ids.entries()) await client.xadd(key(id), '*', 'answer', answerField({ answer: `after restart ${i}` }));
       const answers = await Promise.all(waits);
       expect(answers.map((a) => a?.answer)).toEqual(ids.map((_, i) => `after restart ${i}`));
-      await expect.poll(deskConnections).toEqual([ANSWERS_CONNECTION_NAME, ANSWERS_READER_CONNECTION_NAME]);
+      // The reader is back (it read the answers); a command shows the other one is too.
+      await desk.mark('probe');
+      expect(await deskConnections()).toEqual([ANSWERS_CONNECTION_NAME, ANSWERS_READER_CONNECTION_NAME]);
     } finally {
       await desk.close();
     }

@@ -160,8 +160,11 @@ describe('a person in the loop', () => {
   it('serves the runs waiting at once on one reader connection, each hearing its own answer', async () => {
     const ids = [await rig.enqueue('pair', { specification: rig.spec('pair', { humanTimeoutMs: 120_000 }) }), await rig.enqueue('pair', { specification: rig.spec('pair', { humanTimeoutMs: 120_000 }) })];
     for (const id of ids) await rig.api.waitForCall(id, 'waiting');
+    // The first run heard its answer, so the reader is connected; the other run still waits.
+    await answer(ids[0]!, 'address 0', 'person 0');
+    await rig.api.waitForCall(ids[0]!, 'resumed');
     expect(await answersConnections()).toEqual(['execution-worker:answers', 'execution-worker:answers-reader']);
-    for (const [i, id] of ids.entries()) await answer(id, `address ${i}`, `person ${i}`);
+    await answer(ids[1]!, 'address 1', 'person 1');
     for (const [i, id] of ids.entries()) {
       const final = await rig.api.waitForFinal(id);
       expect(final.path).toMatch(/\/completed$/);
