@@ -16,7 +16,7 @@ export const ASK_HUMAN_DEFINITION: ToolDefinition = {
   name: ASK_HUMAN_TOOL,
   description: [
     'Ask a person and wait for their answer. kind "question": something only a person knows.',
-    'kind "approval": ask before an action that needs approval; give the choices "approve" and "deny" unless others fit.',
+    'kind "approval": ask before an action that needs approval; the person approves or denies (only an approval lets you take the action), so give the choices "approve" and "deny".',
     'kind "takeover": ask a person to act in the browser themselves (a CAPTCHA, a sign-in that needs their phone) and say "done" when finished.',
     'The answer comes back with a fresh view of the page. A person may take a long time; ask only when you must.',
   ].join(' '),
@@ -89,8 +89,9 @@ export function createAskHuman(deps: {
       exchange.by = answer.by;
       exchange.answeredAt = new Date(deps.now()).toISOString();
       let text = `${answer.by ? `${answer.by} answered` : 'The person answered'}: ${answer.answer}`;
+      if (answer.decision && answer.decision !== answer.answer) text += ` (their choice: ${answer.decision})`;
       if (parsed.kind === 'approval') {
-        denied = !grantsApproval(answer.answer);
+        denied = !grantsApproval(answer);
         text += denied
           ? '\nThis is not an approval: do not take the action. Unless the task can be done without it, call finish with status "failed" and say that approval was denied.'
           : '\nApproved: you may take the action.';

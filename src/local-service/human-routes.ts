@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { answersStreamKey, type HumanInput } from '../domain/human-protocol.js';
+import { answerField, answersStreamKey, answersStreamTtlMs, type HumanDecision, type HumanInput } from '../domain/human-protocol.js';
+import type { Credential } from './auth.js';
 import type { Logger } from '../telemetry/types.js';
 import { HttpError, notFound } from './http-errors.js';
 import { humanSchema, reportSchema } from './openapi.js';
@@ -10,7 +11,8 @@ import type { ExecutionRow, ExecutionStatus, Store } from './store.js';
  * A person in the loop, on the local API (docs/human-in-the-loop.md):
  *   POST /api/executions/{id}/waiting   the worker: the run waits for a person (running → waiting)
  *   POST /api/executions/{id}/resumed   the worker: a person answered (waiting → running)
- *   POST /api/executions/{id}/answer    a person's answer, written to the execution's answers stream
+ *   POST /api/executions/{id}/answer    a person's answer or decision, written to the execution's answers
+ *                                       stream under the signed-in identity
  *   POST /api/executions/{id}/input     a person's pointer, wheel or key for the page (takeover)
  * Answers and input are taken only while the execution waits (409 otherwise); of two answers to
  * one question the first is taken and the second refused.
@@ -55,6 +57,23 @@ export function addHumanRoutes(
     return execution;
   };
 
+  /**
+   * Adds an entry to the execution's answers stream and sets the stream to expire a grace after
+   * the question's deadline (docs/human-in-the-loop.md#the-answers-stream), in one step: a stream
+   * is never left without an expiry by a write that half happened.
+   */
+  const append = async (execution: ExecutionRow, field: 'answer' | 'input', value: string): Promise<string> => {
+    const key = streamKey(execution.execution_uuid);
+    const results = await redis
+      .multi()
+      .xadd(key, 'MAXLEN', '~', String(STREAM_MAX_LENGTH), '*', field, value)
+      .pexpire(key, answersStreamTtlMs(execution.waiting?.timeoutAt, Date.now()))
+      .exec();
+    const failed = results?.find(([error]) => error);
+    if (!results || failed) throw failed?.[0] ?? new Error('the answers stream could not be written');
+    return results[0]![1] as string;
+  };
+
   const idOf = (request: FastifyRequest): string => (request.params as { execution_uuid: string }).execution_uuid;
 
   app.post('/api/executions/:execution_uuid/waiting', {
@@ -76,20 +95,31 @@ export function addHumanRoutes(
     schema: humanSchema(
       'Answer the question of a waiting execution',
       'AnswerRequest',
-      "Written to the execution's answers stream for the worker. The first answer to a question is taken; another answers 409, as does an execution that is not waiting.",
+      "Written to the execution's answers stream for the worker, under the signed-in identity. An approval is granted only by `\"decision\": \"approve\"` (or the answer `approve`). The first answer to a question is taken; another answers 409, as does an execution that is not waiting.",
     ),
   }, async (request, reply) => {
-    const body = request.body as { answer: string; by?: string };
+    const body = request.body as { answer?: string; decision?: HumanDecision };
+    // Who answers is who signed in; a `by` in the body is no one's word.
+    const by = answererOf(request.credential);
     const id = idOf(request);
+    if (body.answer === undefined && body.decision === undefined) throw new HttpError(422, [{ loc: ['body', 'answer'], msg: 'give an answer, a decision ("approve" or "deny"), or both', type: 'missing' }]);
     const execution = await waitingExecution(id, 'an answer');
+    const waiting = execution.waiting!;
+    if (body.decision !== undefined && waiting.kind !== 'approval') {
+      throw new HttpError(422, [{ loc: ['body', 'decision'], msg: `a decision answers an approval; this execution asks a ${waiting.kind}: send an answer`, type: 'invalid' }]);
+    }
     // One answer per question: the first one sets the mark, a later one is refused.
-    const mark = `${deps.keyPrefix}answered:${id}:${execution.waiting!.waitingAt}`;
+    const mark = `${deps.keyPrefix}answered:${id}:${waiting.waitingAt}`;
     if ((await redis.set(mark, '1', 'PX', ANSWERED_TTL_MS, 'NX')) !== 'OK') {
       logger.info({ executionId: id }, 'an answer ignored: the question was already answered');
       throw new HttpError(409, [{ loc: ['path', 'execution_uuid'], msg: 'this question was already answered', type: 'conflict' }]);
     }
-    const entry = await redis.xadd(streamKey(id), 'MAXLEN', '~', String(STREAM_MAX_LENGTH), '*', 'answer', JSON.stringify({ answer: body.answer, ...(body.by ? { by: body.by } : {}) }));
-    logger.info({ executionId: id, by: body.by ?? null }, 'answer written');
+    const entry = await append(execution, 'answer', answerField({ ...body, by })).catch(async (error: unknown) => {
+      // Not written: the question stays open for another try.
+      await redis.del(mark).catch(() => undefined);
+      throw error;
+    });
+    logger.info({ executionId: id, by, decision: body.decision ?? null }, 'answer written');
     return reply.code(202).send({ execution_uuid: id, entry });
   });
 
@@ -102,10 +132,10 @@ export function addHumanRoutes(
   }, async (request, reply) => {
     const body = request.body as HumanInput;
     const id = idOf(request);
-    await waitingExecution(id, 'input');
+    const execution = await waitingExecution(id, 'input');
     const input = inputOf(body);
     if (!input) throw new HttpError(422, [{ loc: ['body'], msg: `${body.kind} needs ${body.kind === 'key' ? 'key' : body.kind === 'text' ? 'text' : 'x and y'}`, type: 'missing' }]);
-    await redis.xadd(streamKey(id), 'MAXLEN', '~', String(STREAM_MAX_LENGTH), '*', 'input', JSON.stringify(input));
+    await append(execution, 'input', JSON.stringify(input));
     return reply.code(202).send({ execution_uuid: id });
   });
 }
@@ -120,4 +150,14 @@ function inputOf(body: Record<string, unknown>): HumanInput | undefined {
   if (kind === 'key' && typeof body.key === 'string') return { kind, key: body.key };
   if (kind === 'text' && typeof body.text === 'string') return { kind, text: body.text };
   return undefined;
+}
+
+/**
+ * Who answers: the identity the request signed in with, as the access check found it, never a
+ * field the caller writes. A key's tag names it (a digest of the key, never the key); a dashboard
+ * session is its key's. No credential, no answer: a route reached without one refuses.
+ */
+export function answererOf(credential: Credential | null | undefined): string {
+  if (credential?.kind === 'key' || credential?.kind === 'session') return `key:${credential.keyTag.slice(0, 12)}`;
+  throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'an answer needs a signed-in identity', type: 'unauthorized' }]);
 }

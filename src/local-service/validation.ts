@@ -110,10 +110,10 @@ export const schemas = {
   },
   AnswerRequest: {
     type: 'object',
-    required: ['answer'],
     properties: {
-      answer: { type: 'string', minLength: 1, maxLength: 10_000, description: 'The answer: a choice, free text, "approve"/"deny" for an approval, "done" after a takeover.' },
-      by: { type: 'string', minLength: 1, maxLength: 200, description: 'Who answered (shown in output.json and the resumed report).' },
+      answer: { type: 'string', minLength: 1, maxLength: 10_000, description: 'The answer: a choice, free text, "done" after a takeover. To an approval, only the exact word "approve" grants; better send `decision`.' },
+      decision: { type: 'string', enum: ['approve', 'deny'], description: "A person's choice on an approval (the dashboard's Approve and Deny buttons): it decides, whatever `answer` says. Give `answer`, `decision` or both." },
+      by: { type: 'string', maxLength: 200, description: 'Ignored: the answer is recorded under the signed-in identity (the key or session of the request).' },
     },
     additionalProperties: false,
   },

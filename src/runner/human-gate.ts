@@ -7,7 +7,8 @@ import type { EventSink, Logger } from '../telemetry/types.js';
 
 /**
  * The runner's side of `ask_human` (docs/human-in-the-loop.md): tells the API the run waits,
- * stops the deadline's clock, reads the answers stream until an answer or the timeout, passes a
+ * stops the deadline's clock, reads the answers stream until an answer or the end of the run's
+ * waiting budget (one `timeoutMs` for all its questions together), passes a
  * person's input to this execution's page meanwhile (a takeover), then tells the API the run
  * goes on. The browser, the video and the job lock are untouched: the run is alive throughout.
  */
@@ -24,6 +25,7 @@ export function createHumanGate(options: {
   session: BrowserSession;
   events: EventSink;
   logger: Logger;
+  /** How long the run may wait for people, all its questions together. */
   timeoutMs: number;
   /** Stops the run's deadline until the returned function is called. */
   pauseDeadline(): () => void;
@@ -35,6 +37,8 @@ export function createHumanGate(options: {
 }): RunnerHumanGate {
   const { executionId, desk, controlPlane, session, events, logger, now } = options;
   let lastRead: string | undefined;
+  /** Time this run has waited for people so far: every ask draws on `timeoutMs` in all. */
+  let waitedMs = 0;
 
   const applyInput = async (input: HumanInput, signal: AbortSignal): Promise<void> => {
     const { width, height } = session.viewport;
@@ -89,22 +93,32 @@ export function createHumanGate(options: {
 
   return {
     async ask(request: HumanRequest, signal: AbortSignal): Promise<HumanAnswer> {
-      const after = await desk.mark(executionId, signal);
+      // Answers after the last one read (a second answer to the previous question) are logged as ignored.
+      const after = await desk.mark(executionId, lastRead);
       lastRead = after;
       const waitingAt = now();
-      const timeoutAt = new Date(waitingAt + options.timeoutMs).toISOString();
-      events.emit('waiting', { kind: request.kind, question: request.question, choices: request.choices, timeoutAt });
-      if (controlPlane) {
-        const report = { waitingAt: new Date(waitingAt).toISOString(), kind: request.kind, question: options.redact(request.question), choices: request.choices?.map(options.redact) ?? null, timeoutAt };
-        await controlPlane.markWaiting(executionId, report, signal).catch((error: unknown) => {
-          if (!signal.aborted) logger.warn({ err: String(error) }, 'the API could not be told the run waits for a person; waiting anyway');
-        });
+      // Every ask draws on the one budget (docs/human-in-the-loop.md#timeouts).
+      const leftMs = options.timeoutMs - waitedMs;
+      if (leftMs <= 0) {
+        events.emit('human_timeout', { kind: request.kind, timeoutMs: options.timeoutMs });
+        throw humanTimeout(options.timeoutMs);
       }
+      const deadline = waitingAt + leftMs;
+      const timeoutAt = new Date(deadline).toISOString();
+      // From here until the answer the run waits: its own clock stops, the waiting budget runs.
       const resumeDeadline = options.pauseDeadline();
       let answer;
       try {
-        answer = await desk.wait({ executionId, after, timeoutMs: options.timeoutMs, onInput: (input) => applyInput(input, signal), signal });
+        events.emit('waiting', { kind: request.kind, question: request.question, choices: request.choices, timeoutAt });
+        if (controlPlane) {
+          const report = { waitingAt: new Date(waitingAt).toISOString(), kind: request.kind, question: options.redact(request.question), choices: request.choices?.map(options.redact) ?? null, timeoutAt };
+          await controlPlane.markWaiting(executionId, report, signal).catch((error: unknown) => {
+            if (!signal.aborted) logger.warn({ err: String(error) }, 'the API could not be told the run waits for a person; waiting anyway');
+          });
+        }
+        answer = await desk.wait({ executionId, after, timeoutMs: Math.max(0, deadline - now()), onInput: (input) => applyInput(input, signal), signal });
       } finally {
+        waitedMs += now() - waitingAt;
         resumeDeadline();
       }
       if (!answer) {
@@ -113,7 +127,7 @@ export function createHumanGate(options: {
       }
       lastRead = answer.id;
       const resumedAt = now();
-      events.emit('resumed', { kind: request.kind, outcome: answerOutcome(request.kind, answer.answer), answeredBy: answer.by, waitedMs: resumedAt - waitingAt });
+      events.emit('resumed', { kind: request.kind, outcome: answerOutcome(request.kind, answer), answeredBy: answer.by, waitedMs: resumedAt - waitingAt });
       if (controlPlane) {
         await controlPlane.markResumed(executionId, { resumedAt: new Date(resumedAt).toISOString(), answeredBy: answer.by }, signal).catch((error: unknown) => {
           if (!signal.aborted) logger.warn({ err: String(error) }, 'the API could not be told the run goes on');
@@ -121,7 +135,7 @@ export function createHumanGate(options: {
       }
       // A person may have left the page mid-load: the model's view is taken once it is still.
       await session.settle(signal).catch(() => undefined);
-      return { answer: answer.answer, by: answer.by };
+      return { answer: answer.answer, decision: answer.decision, by: answer.by };
     },
     release: () => desk.release(executionId, lastRead),
   };

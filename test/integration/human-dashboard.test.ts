@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -13,7 +14,8 @@ import { startShopServer, type ShopServer } from '../support/shop-server.js';
 /**
  * A person in the loop through the dashboard, end to end: the local API on real Redis, a worker
  * daemon reporting to it, the fixture shop, and the dashboard in real Chromium. A person answers
- * an approval with its button, and takes over a sign-in by clicking and typing into the live
+ * an approval with its Approve or Deny button (sent as a decision, recorded under the session's
+ * identity), and takes over a sign-in by clicking and typing into the live
  * view (the dashboard's own path: local API → answers stream → the worker → the page).
  */
 
@@ -30,6 +32,7 @@ let dir: string;
 
 const cases: Record<string, (turn: number) => ScriptedTurn> = {
   approve: (turn) => (turn === 0 ? toolUse('ask_human', { question: 'Send the payment of 120 EUR?', kind: 'approval', choices: ['approve', 'deny'] }) : finish('completed', { paid: true })),
+  deny: (turn) => (turn === 0 ? toolUse('ask_human', { question: 'Delete customer C-7?', kind: 'approval', choices: ['approve', 'deny'] }) : finish('failed', undefined, 'the person did not approve')),
   takeover: (turn) => (turn === 0 ? toolUse('ask_human', { question: 'Please sign in to the shop for me.', kind: 'takeover' }) : finish('completed', { signedIn: true })),
 };
 
@@ -90,6 +93,9 @@ async function execute(caseName: string, extra: Record<string, unknown>): Promis
   return run.body.execution_uuid as string;
 }
 
+/** Who a key signs in as: its tag, as the local service records it (a digest, never the key). */
+const identityOf = (key: string) => `key:${createHash('sha256').update(`execution-worker local service key\0${key}`).digest('base64url').slice(0, 12)}`;
+
 const statusOf = async (id: string) => (await h.call('GET', `/api/executions/${id}`)).body as Record<string, unknown>;
 
 /** Clicks the live view where the page's point (viewport px) is shown. */
@@ -109,13 +115,32 @@ describe('a person in the loop, on the dashboard', () => {
 
     await page.goto(`${h.server.url}/#/executions/${id}`);
     await expect.poll(() => page.getByTestId('human-question').textContent(), { timeout: 20_000 }).toBe('Send the payment of 120 EUR?');
-    expect(await page.getByTestId('human-choice').allTextContents()).toEqual(['approve', 'deny']);
-    await page.getByTestId('human-choice').filter({ hasText: 'approve' }).click();
+    // An approval is answered by its two buttons only: no choices of the model's, no free text.
+    expect(await page.getByTestId('human-approve').textContent()).toBe('Approve');
+    expect(await page.getByTestId('human-choice').count()).toBe(0);
+    expect(await page.getByTestId('human-answer').count()).toBe(0);
+    const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/api/executions/${id}/answer`));
+    await page.getByTestId('human-approve').click();
+    expect((await sent).postDataJSON()).toEqual({ decision: 'approve' });
     await expect.poll(async () => (await statusOf(id)).status, { timeout: 60_000 }).toBe('completed');
     const done = await statusOf(id);
-    expect(done).toMatchObject({ n_steps: 2, n_agent_actions: 0, answered_by: null });
+    // Answered by whoever signed the dashboard in: the session's key.
+    expect(done).toMatchObject({ n_steps: 2, n_agent_actions: 0, answered_by: identityOf(API_KEY) });
     // A second answer once the run goes on is refused.
     expect((await h.call('POST', `/api/executions/${id}/answer`, { answer: 'deny' })).status).toBe(409);
+  });
+
+  it('fails the run with approval_denied when the person presses Deny', async () => {
+    const id = await execute('deny', { approvals: ['deleting a customer'], humanTimeoutMs: 120_000 });
+    await page.goto(`${h.server.url}/#/executions/${id}`);
+    await expect.poll(() => page.getByTestId('human-question').textContent(), { timeout: 60_000 }).toBe('Delete customer C-7?');
+    const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/api/executions/${id}/answer`));
+    await page.getByTestId('human-deny').click();
+    expect((await sent).postDataJSON()).toEqual({ decision: 'deny' });
+    await expect.poll(async () => (await statusOf(id)).status, { timeout: 60_000 }).toBe('failed');
+    expect(await statusOf(id)).toMatchObject({ error: { code: 'approval_denied' } });
+    const output = JSON.parse(await readFile(path.join(dir, 'artifacts', 'executions', id, 'output.json'), 'utf8')) as Record<string, unknown>;
+    expect(output.human).toEqual([expect.objectContaining({ kind: 'approval', answer: 'deny', by: identityOf(API_KEY) })]);
   });
 
   it('passes a person\'s clicks and typing in the live view to the page, and the agent completes after "done"', async () => {
@@ -168,7 +193,7 @@ describe('a person in the loop, on the dashboard', () => {
     await expect.poll(async () => (await page.getByTestId('step-human').allTextContents()).join('\n'), { timeout: 30_000 }).toContain('asked a person (takeover): Please sign in to the shop for me.');
     const shown = (await page.getByTestId('step-human').allTextContents()).join('\n');
     expect(shown).toContain('person: click');
-    expect(shown).toContain('answered after');
+    expect(shown).toContain(`answered by ${identityOf(API_KEY)} after`);
     expect(shown).not.toContain(PASSWORD.slice(0, 8));
     // Each agent was told the person had finished, with the page as they left it.
     expect(model.requests.filter((r) => r.rawBody.includes('The person has finished acting in the browser'))).toHaveLength(2);

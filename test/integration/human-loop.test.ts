@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answersStreamKey } from '../../src/domain/human-protocol.js';
+import { answerField, answersStreamKey } from '../../src/domain/human-protocol.js';
 import { stopAllDaemons, type DaemonProcess } from '../support/daemon-process.js';
 import { finish, toolUse, type RecordedRequest } from '../support/scripted-model-server.js';
 import { callsOf, onlyFinal, startRig, type FaultRig } from '../faults/harness.js';
@@ -28,6 +28,10 @@ beforeAll(async () => {
     shutdown: () => toolUse('ask_human', { question: 'Which delivery address?' }),
     killed: () => toolUse('ask_human', { question: 'Which delivery address?' }),
     plain: (turn) => (turn === 0 ? toolUse('ask_human', { question: 'May I?' }) : finish('failed', undefined, 'no person to ask')),
+    // Free text that starts like a yes, to an approval.
+    notok: (turn) => (turn === 0 ? approval : finish('failed', undefined, 'the person did not approve the order')),
+    twice: (turn) => (turn === 0 ? toolUse('ask_human', { question: 'Which address?' }) : turn === 1 ? toolUse('ask_human', { question: 'Which floor?' }) : finish('completed', { floor: 3 })),
+    pair: (turn) => (turn === 0 ? toolUse('ask_human', { question: 'Which address?' }) : finish('completed', { asked: true })),
   });
   redis = new Redis(rig.redis.url);
   // A short job lock: a wait of a few seconds outlives several lock durations.
@@ -39,8 +43,17 @@ afterAll(async () => {
   await rig?.close();
 });
 
-const answer = (executionId: string, value: string, by?: string) =>
-  redis.xadd(answersStreamKey('bull', rig.queueName, executionId), '*', 'answer', JSON.stringify({ answer: value, ...(by ? { by } : {}) }));
+const answer = (executionId: string, value: string, by?: string) => redis.xadd(answersStreamKey('bull', rig.queueName, executionId), '*', 'answer', answerField({ answer: value, by: by ?? null }));
+
+/** The worker's connections for the answers streams now, by name (CLIENT LIST). */
+async function answersConnections(): Promise<string[]> {
+  const list = (await redis.client('LIST')) as string;
+  return list
+    .split('\n')
+    .map((line) => /\bname=(\S*)/.exec(line)?.[1] ?? '')
+    .filter((name) => name.startsWith('execution-worker:answers'))
+    .sort();
+}
 
 const toolNames = (request: RecordedRequest) => ((request.body as { tools: Array<{ name?: string; type?: string }> }).tools ?? []).map((t) => t.name ?? t.type);
 const systemText = (request: RecordedRequest) => JSON.stringify((request.body as { system: unknown }).system);
@@ -111,6 +124,53 @@ describe('a person in the loop', () => {
     const second = rig.requestsOf('deny')[1]!;
     expect(JSON.stringify(second.body)).toContain('This is not an approval');
     await worker.waitForLog((l) => l.msg.startsWith('answer ignored') && l.executionId === id);
+  });
+
+  it('reads free text that starts like a yes as a refusal: the run fails with approval_denied', async () => {
+    const id = await rig.enqueue('notok', { specification: rig.spec('notok', { approvals: ['placing an order'], humanTimeoutMs: 120_000 }) });
+    await rig.api.waitForCall(id, 'waiting');
+    await answer(id, 'OK, no - do not pay', 'carol');
+    const final = await rig.api.waitForFinal(id);
+    expect(final.body).toMatchObject({ error: { code: 'approval_denied' } });
+    const told = JSON.stringify(rig.requestsOf('notok')[1]!.body);
+    expect(told).toContain('carol answered: OK, no - do not pay');
+    expect(told).toContain('This is not an approval');
+    expect(told).not.toContain('Approved: you may take the action');
+    const { logs } = await readArtifacts(final.body as Record<string, unknown>);
+    expect(logs.find((l) => l.type === 'resumed')).toMatchObject({ kind: 'approval', outcome: 'denied', answeredBy: 'carol' });
+  });
+
+  it('draws every question of a run on one humanTimeoutMs: the second gets what the first left, then human_timeout', async () => {
+    const id = await rig.enqueue('twice', { specification: rig.spec('twice', { humanTimeoutMs: 8_000 }) });
+    const first = (await rig.api.waitForCall(id, 'waiting')).body as Record<string, string>;
+    expect(Date.parse(first.timeoutAt!) - Date.parse(first.waitingAt!)).toBe(8_000);
+    await answer(id, 'the office');
+    const final = await rig.api.waitForFinal(id);
+    expect(final.body).toMatchObject({ error: { code: 'human_timeout' } });
+    const waits = rig.api.calls.filter((c) => c.path === `/api/executions/${id}/waiting`).map((c) => c.body as Record<string, string>);
+    const resumed = rig.api.calls.find((c) => c.path === `/api/executions/${id}/resumed`)!.body as Record<string, string>;
+    expect(waits.map((w) => w.question)).toEqual(['Which address?', 'Which floor?']);
+    // What the first wait took is gone from the second's deadline, to the millisecond.
+    const spent = Date.parse(resumed.resumedAt!) - Date.parse(first.waitingAt!);
+    expect(Date.parse(waits[1]!.timeoutAt!) - Date.parse(waits[1]!.waitingAt!)).toBe(8_000 - spent);
+    // The run ended by its waiting budget: no later than the second deadline and what the end takes.
+    expect(final.at).toBeGreaterThanOrEqual(Date.parse(waits[1]!.timeoutAt!));
+  });
+
+  it('serves the runs waiting at once on one reader connection, each hearing its own answer', async () => {
+    const ids = [await rig.enqueue('pair', { specification: rig.spec('pair', { humanTimeoutMs: 120_000 }) }), await rig.enqueue('pair', { specification: rig.spec('pair', { humanTimeoutMs: 120_000 }) })];
+    for (const id of ids) await rig.api.waitForCall(id, 'waiting');
+    // The first run heard its answer, so the reader is connected; the other run still waits.
+    await answer(ids[0]!, 'address 0', 'person 0');
+    await rig.api.waitForCall(ids[0]!, 'resumed');
+    expect(await answersConnections()).toEqual(['execution-worker:answers', 'execution-worker:answers-reader']);
+    await answer(ids[1]!, 'address 1', 'person 1');
+    for (const [i, id] of ids.entries()) {
+      const final = await rig.api.waitForFinal(id);
+      expect(final.path).toMatch(/\/completed$/);
+      const { output } = await readArtifacts(final.body as Record<string, unknown>);
+      expect(output.human).toEqual([expect.objectContaining({ answer: `address ${i}`, by: `person ${i}` })]);
+    }
   });
 
   it('fails with human_timeout when nobody answers, the wait not counted against a shorter timeoutMs', async () => {

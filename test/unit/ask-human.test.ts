@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAskHuman, humanTimeout, type HumanGate, type HumanRequest } from '../../src/agent/ask-human.js';
 import { createRunStats, runAgent, type AgentInput } from '../../src/agent/loop.js';
-import { parseAnswer, parseInput } from '../../src/domain/human-protocol.js';
+import { parseAnswer, parseInput, type HumanAnswer } from '../../src/domain/human-protocol.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { ToolResultBlock } from '../../src/model/types.js';
 import { createExecutionSignal } from '../../src/runner/deadline.js';
@@ -11,7 +11,7 @@ import { createFakeSession } from '../support/fake-session.js';
 import { finish, scriptedModel, tool, type Turn } from '../support/scripted-model.js';
 
 /** `ask_human` in the loop with a gate that answers at once (the waiting itself is integration-tested). */
-function setup(turns: Turn[], answers: string[], spec: Partial<AgentInput['spec']> = {}, offer = true) {
+function setup(turns: Turn[], answers: Array<string | Partial<HumanAnswer>>, spec: Partial<AgentInput['spec']> = {}, offer = true) {
   const model = scriptedModel(turns);
   const session = createFakeSession({ allowed: () => true, width: 1280, height: 800 });
   const events: Array<{ type: string; fields: Record<string, unknown> }> = [];
@@ -21,7 +21,7 @@ function setup(turns: Turn[], answers: string[], spec: Partial<AgentInput['spec'
       asked.push(request);
       const answer = answers.shift();
       if (answer === undefined) throw humanTimeout(1_000);
-      return { answer, by: 'alice' };
+      return typeof answer === 'string' ? { answer, decision: null, by: 'alice' } : { answer: answer.decision ?? '', decision: null, by: 'alice', ...answer };
     },
   };
   const sink = { emit: (type: string, fields: Record<string, unknown> = {}) => events.push({ type, fields }) };
@@ -68,6 +68,28 @@ describe('ask_human', () => {
     expect(JSON.stringify(lastResult(t.model.requests[1]!).content)).toContain('This is not an approval');
   });
 
+  it('reads an answer that starts with an approving word as a refusal', async () => {
+    for (const said of ['OK, no - do not pay', 'approved', 'yes', 'approve, but only half', 'Go ahead? No.']) {
+      const t = setup([{ content: [ask({ question: 'Pay 120 EUR?', kind: 'approval' })] }, { content: [finish('failed', { reason: 'not approved' })] }], [said]);
+      expect(await t.run()).toMatchObject({ status: 'failed', code: 'approval_denied' });
+      expect(t.human.denied).toBe(true);
+      expect(JSON.stringify(lastResult(t.model.requests[1]!).content)).toContain('This is not an approval');
+    }
+  });
+
+  it('grants on the approve decision whatever the text beside it, and refuses on deny', async () => {
+    const granted = setup([{ content: [ask({ question: 'Pay 120 EUR?', kind: 'approval' })] }, { content: [finish('completed')] }], [{ answer: 'fine by me', decision: 'approve' }]);
+    await granted.run();
+    expect(granted.human.denied).toBe(false);
+    const shown = JSON.stringify(lastResult(granted.model.requests[1]!).content);
+    expect(shown).toContain('alice answered: fine by me (their choice: approve)');
+    expect(shown).toContain('Approved: you may take the action.');
+
+    const refused = setup([{ content: [ask({ question: 'Pay 120 EUR?', kind: 'approval' })] }, { content: [finish('failed', { reason: 'denied' })] }], [{ answer: 'approve', decision: 'deny' }]);
+    expect(await refused.run()).toMatchObject({ status: 'failed', code: 'approval_denied' });
+    expect(JSON.stringify(lastResult(refused.model.requests[1]!).content)).toContain('(their choice: deny)');
+  });
+
   it('keeps agent_failed for a failed finish after a granted approval or a plain question', async () => {
     const t = setup([{ content: [ask({ question: 'Which address?' })] }, { content: [finish('failed', { reason: 'no such address' })] }], ['deny']);
     expect(await t.run()).toMatchObject({ status: 'failed', code: 'agent_failed' });
@@ -97,9 +119,15 @@ describe('ask_human', () => {
 
 describe('the answers stream entries', () => {
   it('reads answers and inputs, and nothing else', () => {
-    expect(parseAnswer('{"answer":"approve","by":"alice"}')).toEqual({ answer: 'approve', by: 'alice' });
-    expect(parseAnswer('{"answer":"done"}')).toEqual({ answer: 'done', by: null });
+    expect(parseAnswer('{"answer":"approve","by":"alice"}')).toEqual({ answer: 'approve', decision: null, by: 'alice' });
+    expect(parseAnswer('{"answer":"done"}')).toEqual({ answer: 'done', decision: null, by: null });
+    expect(parseAnswer('{"answer":"too dear","decision":"deny"}')).toEqual({ answer: 'too dear', decision: 'deny', by: null });
+    // A decision alone answers with its word.
+    expect(parseAnswer('{"decision":"approve","by":"bob"}')).toEqual({ answer: 'approve', decision: 'approve', by: 'bob' });
+    expect(parseAnswer('{"answer":"ok","decision":"yes"}')).toBeUndefined();
     expect(parseAnswer('{"answer":1}')).toBeUndefined();
+    expect(parseAnswer('{}')).toBeUndefined();
+    expect(parseAnswer('["approve"]')).toBeUndefined();
     expect(parseAnswer('approve')).toBeUndefined();
     expect(parseInput('{"kind":"click","x":0.5,"y":0.25}')).toEqual({ kind: 'click', x: 0.5, y: 0.25, button: 'left' });
     expect(parseInput('{"kind":"click","x":1.5,"y":0.25}')).toBeUndefined();

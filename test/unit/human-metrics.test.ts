@@ -33,10 +33,14 @@ describe('metrics of runs waiting for a person', () => {
   });
 
   it("names an approval's outcome by the answer, any other kind's as answered", () => {
-    expect(answerOutcome('approval', 'Approve')).toBe('approved');
-    expect(answerOutcome('approval', 'go ahead please')).toBe('approved');
-    expect(answerOutcome('approval', 'no, wait')).toBe('denied');
-    expect(answerOutcome('question', 'no')).toBe('answered');
-    expect(answerOutcome('takeover', 'done')).toBe('answered');
+    const text = (answer: string) => ({ answer, decision: null });
+    expect(answerOutcome('approval', text(' Approve '))).toBe('approved');
+    expect(answerOutcome('approval', { answer: 'approve', decision: 'approve' })).toBe('approved');
+    // The metric reads an approval as the model is told it: free text that starts with an approving word is a refusal.
+    expect(answerOutcome('approval', text('go ahead please'))).toBe('denied');
+    expect(answerOutcome('approval', text('approve? no'))).toBe('denied');
+    expect(answerOutcome('approval', { answer: 'approve', decision: 'deny' })).toBe('denied');
+    expect(answerOutcome('question', text('no'))).toBe('answered');
+    expect(answerOutcome('takeover', text('done'))).toBe('answered');
   });
 });

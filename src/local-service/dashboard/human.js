@@ -1,6 +1,7 @@
 // A person in the loop on the execution page (docs/human-in-the-loop.md): while the run waits,
-// the question with its choices as buttons and a free answer, and the live view takes the
-// person's clicks, wheel and keys, sent to the worker in the order they were made.
+// the question with its choices as buttons and a free answer (an approval: Approve and Deny,
+// sent as a decision), and the live view takes the person's clicks, wheel and keys, sent to the
+// worker in the order they were made.
 
 import { api, errorBox, h } from './dom.js';
 
@@ -25,10 +26,11 @@ export function createHumanPanel(id) {
     return sent;
   };
 
-  const answer = async (text) => {
+  /** Sends `{ answer }` for a question or a takeover, `{ decision }` for an approval. */
+  const answer = async (body) => {
     for (const b of el.querySelectorAll('button, input')) b.disabled = true;
     try {
-      await send('answer', { answer: text });
+      await send('answer', body);
       status.textContent = 'Answer sent: the run goes on.';
     } catch (err) {
       status.replaceChildren(errorBox(err));
@@ -46,6 +48,29 @@ export function createHumanPanel(id) {
     const box = frame.getBoundingClientRect();
     const clamp = (v) => Math.min(1, Math.max(0, v));
     return { x: clamp((event.clientX - box.left) / box.width), y: clamp((event.clientY - box.top) / box.height) };
+  };
+
+  // An approval is a choice, not a text: only these buttons grant or refuse it.
+  const approvalForm = () => [
+    h('div', { class: 'row' },
+      h('button', { type: 'button', 'data-testid': 'human-approve', onclick: () => answer({ decision: 'approve' }) }, 'Approve'),
+      h('button', { type: 'button', class: 'danger', 'data-testid': 'human-deny', onclick: () => answer({ decision: 'deny' }) }, 'Deny')),
+  ];
+
+  // A question or a takeover: the model's choices as buttons, and a free answer.
+  const answerForm = (w) => {
+    const choices = w.choices?.length ? w.choices : w.kind === 'takeover' ? ['done'] : [];
+    const free = h('input', { name: 'answer', placeholder: 'Your answer', 'data-testid': 'human-answer', autocomplete: 'off' });
+    return [
+      choices.length ? h('div', { class: 'row' }, choices.map((c) => h('button', { type: 'button', 'data-testid': 'human-choice', onclick: () => answer({ answer: c }) }, c))) : null,
+      h('form', {
+        class: 'row human-free',
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          if (free.value.trim()) void answer({ answer: free.value.trim() });
+        },
+      }, free, h('button', { type: 'submit', 'data-testid': 'human-send' }, 'Send answer')),
+    ];
   };
 
   return {
@@ -91,21 +116,12 @@ export function createHumanPanel(id) {
       }
       if (shownFor === w.waitingAt) return;
       shownFor = w.waitingAt;
-      const choices = w.choices?.length ? w.choices : w.kind === 'takeover' ? ['done'] : [];
-      const free = h('input', { name: 'answer', placeholder: 'Your answer', 'data-testid': 'human-answer', autocomplete: 'off' });
       status.textContent = w.timeoutAt ? `The run waits until ${new Date(w.timeoutAt).toLocaleString()}.` : '';
       el.replaceChildren(
         h('h2', {}, 'Waiting for you'),
         h('p', { class: 'muted' }, KIND_HINT[w.kind] ?? ''),
         h('p', { class: 'human-question', 'data-testid': 'human-question' }, w.question),
-        choices.length ? h('div', { class: 'row' }, choices.map((c) => h('button', { type: 'button', 'data-testid': 'human-choice', onclick: () => answer(c) }, c))) : null,
-        h('form', {
-          class: 'row human-free',
-          onsubmit: (ev) => {
-            ev.preventDefault();
-            if (free.value.trim()) void answer(free.value.trim());
-          },
-        }, free, h('button', { type: 'submit', 'data-testid': 'human-send' }, 'Send answer')),
+        ...(w.kind === 'approval' ? approvalForm() : answerForm(w)),
         status,
       );
       el.hidden = false;
