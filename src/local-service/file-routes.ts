@@ -6,6 +6,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ARTIFACT_CSP, artifactServing } from '../domain/artifact-serving.js';
 import { HttpError, notFound } from './http-errors.js';
+import { KEY_OR_SESSION, PUBLIC } from './access.js';
 
 /**
  * Files served by the local server, through @fastify/static (ranges, conditional requests,
@@ -54,8 +55,8 @@ export async function addDashboardRoutes(app: FastifyInstance): Promise<void> {
     reply.headers({ 'Content-Type': DASHBOARD_TYPES[path.extname(name)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
     return reply.sendFile(name, root, SEND_OPTIONS);
   };
-  app.route({ method: ['GET', 'HEAD'], url: '/', schema: { hide: true }, handler: async (_request, reply) => serve(reply, 'index.html') });
-  app.route({ method: ['GET', 'HEAD'], url: '/dashboard/:file', schema: { hide: true }, handler: async (request, reply) => serve(reply, (request.params as { file: string }).file) });
+  app.route({ method: ['GET', 'HEAD'], url: '/', config: PUBLIC, schema: { hide: true }, handler: async (_request, reply) => serve(reply, 'index.html') });
+  app.route({ method: ['GET', 'HEAD'], url: '/dashboard/:file', config: PUBLIC, schema: { hide: true }, handler: async (request, reply) => serve(reply, (request.params as { file: string }).file) });
 }
 
 /**
@@ -64,7 +65,7 @@ export async function addDashboardRoutes(app: FastifyInstance): Promise<void> {
  * regular file.
  */
 export function addArtifactRoutes(app: FastifyInstance, root: string | undefined): void {
-  app.route({ method: ['GET', 'HEAD'], url: '/artifacts/*', schema: { hide: true }, handler: async (request, reply) => {
+  app.route({ method: ['GET', 'HEAD'], url: '/artifacts/*', config: KEY_OR_SESSION, schema: { hide: true }, handler: async (request, reply) => {
     if (!root) throw new HttpError(404, [{ loc: ['path'], msg: 'no artifacts folder is configured', type: 'not_found' }]);
     // The raw (still encoded) path: decoding happens once, inside the traversal guard.
     const raw = (request.raw.url ?? '').split('?')[0]!.slice('/artifacts/'.length);

@@ -118,13 +118,25 @@ describe('errors of the HTTP layer, in the seed\'s shape', () => {
     expect((await fetch(`${h.server.url}/healthz`, { method: 'HEAD' })).status).toBe(200);
   });
 
-  it('reads any body as JSON and refuses malformed, oversized and unreadable requests', async () => {
+  it('reads a body as JSON only when it is sent as JSON, and refuses malformed, oversized and unreadable requests', async () => {
     const bad = await h.call('POST', '/api/workflows', '{"prompt":');
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
-    const plain = await fetch(`${h.server.url}/api/workflows`, { method: 'POST', headers: { 'X-Service-Key': API_KEY, 'Content-Type': 'text/plain' }, body: JSON.stringify({ prompt: 'p', allowedDomains: ['a.test'] }) });
-    expect(plain.status).toBe(201);
-    await plain.arrayBuffer();
+    // A page elsewhere can post text/plain without asking first: such a body is never read.
+    const before = (await h.call('GET', '/api/workflows')).body.total as number;
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
+      const plain = await fetch(`${h.server.url}/api/workflows`, {
+        method: 'POST',
+        headers: { 'X-Service-Key': API_KEY, ...(type ? { 'Content-Type': type } : {}) },
+        // A Blob without a type: fetch sends no Content-Type for it.
+        body: type ? JSON.stringify({ prompt: 'p', allowedDomains: ['a.test'] }) : new Blob([JSON.stringify({ prompt: 'p', allowedDomains: ['a.test'] })]),
+      });
+      expect(plain.status, String(type)).toBe(415);
+      expect(await plain.json()).toEqual({ detail: [{ loc: ['header', 'Content-Type'], msg: 'a request body must be sent as application/json', type: 'unsupported_media_type' }] });
+    }
+    expect((await h.call('GET', '/api/workflows')).body.total).toBe(before);
+    const json = await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'] }, { 'X-Service-Key': API_KEY, 'Content-Type': 'application/json; charset=utf-8' });
+    expect(json.status).toBe(201);
     const large = await h.call('POST', '/api/workflows', { prompt: 'x'.repeat(1_100_000), allowedDomains: ['a.test'] });
     expect(large.status).toBe(413);
     expect(large.body).toEqual({ detail: [{ loc: ['body'], msg: 'body larger than 1048576 bytes', type: 'too_large' }] });
@@ -243,7 +255,8 @@ describe('artifacts', () => {
     const withCookie = await get('/artifacts/executions/e1/output.json', { Cookie: `theme=dark; ${cookie}` });
     expect(withCookie.status).toBe(200);
     expect(await withCookie.json()).toEqual({ status: 'completed' });
-    expect((await h.call('GET', '/api/session', undefined, { Cookie: cookie })).body).toEqual({ via: 'session' });
+    // The session signs in as the key that opened it: API_KEY is the second of API_KEYS.
+    expect((await h.call('GET', '/api/session', undefined, { Cookie: cookie })).body).toEqual({ via: 'session', identity: 'bootstrap-2' });
     // A tampered session is refused.
     expect((await get('/artifacts/executions/e1/output.json', { Cookie: `${cookie.slice(0, -2)}xx` })).status).toBe(401);
     // A session cannot make itself a new one: signing in takes a key.
