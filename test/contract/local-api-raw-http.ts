@@ -13,8 +13,10 @@ export interface RawRequest {
   target: string;
   /** `host:port` of the server to connect to. */
   address: string;
-  /** The `Host` header; the address unless given. */
-  host?: string;
+  /** The `Host` header; the address unless given; null sends none. */
+  host?: string | null;
+  /** `1.1` unless given. */
+  httpVersion?: '1.0' | '1.1';
   headers?: Record<string, string>;
   body?: string;
 }
@@ -28,7 +30,8 @@ export interface RawResponse {
 export async function rawRequest(req: RawRequest): Promise<RawResponse> {
   const [hostname, port] = splitAddress(req.address);
   const body = req.body === undefined ? undefined : Buffer.from(req.body, 'utf8');
-  const lines = [`${req.method} ${req.target} HTTP/1.1`, `Host: ${req.host ?? req.address}`, 'Connection: close'];
+  const lines = [`${req.method} ${req.target} HTTP/${req.httpVersion ?? '1.1'}`, 'Connection: close'];
+  if (req.host !== null) lines.push(`Host: ${req.host ?? req.address}`);
   for (const [name, value] of Object.entries(req.headers ?? {})) lines.push(`${name}: ${value}`);
   if (body !== undefined) lines.push(`Content-Length: ${body.length}`);
   const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
