@@ -62,14 +62,14 @@ export async function addDashboardRoutes(app: FastifyInstance): Promise<void> {
 /**
  * `/artifacts/{relative path}` from `root` (none: every path answers 404). Paths that leave the
  * folder (`..`, symlinks pointing out, encoded separators) answer 404, as does anything not a
- * regular file.
+ * regular file: the resolved real path must lie inside the folder's real path.
  */
 export function addArtifactRoutes(app: FastifyInstance, root: string | undefined): void {
   app.route({ method: ['GET', 'HEAD'], url: '/artifacts/*', config: KEY_OR_SESSION, schema: { hide: true }, handler: async (request, reply) => {
     if (!root) throw new HttpError(404, [{ loc: ['path'], msg: 'no artifacts folder is configured', type: 'not_found' }]);
-    // The raw (still encoded) path: decoding happens once, inside the traversal guard.
-    const raw = (request.raw.url ?? '').split('?')[0]!.slice('/artifacts/'.length);
-    const { realRoot, file, decoded } = await resolveInside(root, raw);
+    // The wildcard as the router decoded it, exactly once, whatever the spelling of the target
+    // (`/%61rtifacts/…`, an absolute-form target): never decoded again here.
+    const { realRoot, file, decoded } = await resolveInside(root, (request.params as { '*': string })['*']);
     const serving = artifactServing(decoded);
     reply.headers({
       'Content-Type': serving.contentType,
@@ -83,14 +83,8 @@ export function addArtifactRoutes(app: FastifyInstance, root: string | undefined
   } });
 }
 
-async function resolveInside(root: string, relative: string): Promise<{ realRoot: string; file: string; decoded: string }> {
+async function resolveInside(root: string, decoded: string): Promise<{ realRoot: string; file: string; decoded: string }> {
   const outside = notFound(['path'], 'artifact');
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(relative);
-  } catch {
-    throw outside;
-  }
   if (decoded.includes('\0') || decoded.includes('\\')) throw outside;
   const realRoot = await fs.realpath(root).catch(() => undefined);
   if (!realRoot) throw outside;

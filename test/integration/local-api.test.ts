@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpControlPlane } from '../../src/control-plane/http-client.js';
 import { dashboardDir, packageRoot } from '../../src/local-service/file-routes.js';
 import { API_KEY, silentLogger, startHarness, type Harness } from '../contract/local-api-harness.js';
+import { rawRequest } from '../contract/local-api-raw-http.js';
 
 /**
  * The worker's HTTP client against the local API (both ours, both real, on real Redis), and the
@@ -324,8 +325,23 @@ describe('artifacts', () => {
     expect(maxAge).toBeGreaterThan(43_200 - 600);
   });
 
+  it('serves an artifact the same whatever the spelling of its path, and decodes it once', async () => {
+    const address = new URL(h.server.url).host;
+    await fs.writeFile(path.join(artifactsDir, 'executions', 'e1', '%2e.txt'), 'percent');
+    for (const target of ['/%61rtifacts/executions/e1/output.json', `http://${address}/artifacts/executions/e1/output.json`, '/artifacts/executions/e1/output%2ejson']) {
+      const res = await rawRequest({ method: 'GET', target, address, headers: { 'X-Service-Key': API_KEY } });
+      expect(res.status, target).toBe(200);
+      expect(JSON.parse(res.body), target).toEqual({ status: 'completed' });
+    }
+    // `%252e` is the file named `%2e.txt`, not `..`.
+    const once = await rawRequest({ method: 'GET', target: '/artifacts/executions/e1/%252e.txt', address, headers: { 'X-Service-Key': API_KEY } });
+    expect([once.status, once.body]).toEqual([200, 'percent']);
+  });
+
   it.each([
     '/artifacts/../secret.txt',
+    '/artifacts/%252e%252e/secret.txt',
+    '/%61rtifacts/%2e%2e/secret.txt',
     '/artifacts/%2e%2e/secret.txt',
     '/artifacts/executions/%2e%2e%2f%2e%2e%2f..%2fsecret.txt',
     '/artifacts/executions/e1/link.txt',
@@ -333,9 +349,10 @@ describe('artifacts', () => {
     '/artifacts/executions/e1/missing.mp4',
     '/artifacts/%00',
   ])('refuses %s', async (p) => {
-    const res = await get(p);
+    // Sent as written: fetch would resolve the dot segments before sending.
+    const res = await rawRequest({ method: 'GET', target: p, address: new URL(h.server.url).host, headers: { 'X-Service-Key': API_KEY } });
     expect(res.status).toBe(404);
-    expect(await res.text()).not.toContain('outside');
+    expect(res.body).not.toContain('outside');
   });
 
   it('finds the dashboard from src and from dist alike', async () => {
