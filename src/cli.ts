@@ -9,6 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBrowser, createProfileDirectory, createRecorder, createRunnerDeps, processSecrets } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
+import { parsePublicHosts, type PublicHost } from './local-service/host-guard.js';
 import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
@@ -23,7 +24,8 @@ const USAGE = `Usage:
       (default DIR: ./artifacts); output.json is printed on stdout. Exit 0 when completed,
       1 when failed, 2 on bad usage.
   execution-worker serve
-      Runs the local API and dashboard on PORT (default 8080), keys from API_KEYS.
+      Runs the local API and dashboard on PORT (default 8080), keys from API_KEYS,
+      answering for its own address and the names in PUBLIC_HOSTS.
 Configuration comes from the environment (see docs/configuration.md).`;
 
 export async function main(argv: string[]): Promise<number> {
@@ -114,12 +116,22 @@ export function servePort(value: string | undefined): number {
   return port;
 }
 
+/** `serve`'s PUBLIC_HOSTS: host names (or `name:port`) it answers for besides its own address. */
+function servePublicHosts(value: string | undefined): PublicHost[] {
+  try {
+    return parsePublicHosts(value);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
 async function serveCommand(args: string[]): Promise<number> {
   parseArgsOrThrow(args, {});
   const config = loadConfig();
   const port = servePort(process.env.PORT);
   const apiKeys = (process.env.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
   if (apiKeys.length === 0) throw new UsageError('API_KEYS: set at least one key (comma-separated) for X-Service-Key');
+  const publicHosts = servePublicHosts(process.env.PUBLIC_HOSTS);
   // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.
   const profiles = createProfileDirectory(config);
   const logger = createLogger({ level: config.LOG_LEVEL, secrets: [...apiKeys, ...processSecrets(config)] });
@@ -128,6 +140,7 @@ async function serveCommand(args: string[]): Promise<number> {
       port,
       host: process.env.HOST?.trim() || '127.0.0.1',
       apiKeys,
+      publicHosts,
       redisUrl: config.REDIS_URL,
       queueName: config.EXECUTION_QUEUE,
       queuePrefix: config.QUEUE_PREFIX,

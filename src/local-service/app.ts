@@ -1,21 +1,24 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import FindMyWay from 'find-my-way';
 import type { Logger } from '../telemetry/types.js';
+import type { Access } from './access.js';
 import type { Credential } from './auth.js';
 import { HttpError, issuesFromAjv, unprocessable } from './http-errors.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { requestValidatorCompiler } from './validation.js';
 
 /**
- * The local service's Fastify instance and what every route shares: bodies read as JSON whatever
- * their content type (an empty body is no body), schemas validated with our Ajv, the seed's
- * error shape for every error (validation, size, unknown route, wrong method), the browser
- * security headers, and a debug line per request. The routes are added by server.ts.
+ * The local service's Fastify instance and what every route shares: bodies read as JSON and only
+ * when sent as `application/json` (an empty body is no body; any other type is 415 before a
+ * handler runs, so a page elsewhere cannot post a `text/plain` "simple request" that acts),
+ * schemas validated with our Ajv, the seed's error shape for every error (validation, size,
+ * unknown route, wrong method), the browser security headers, and a debug line per request. The
+ * routes, and the hooks deciding access (access.ts, host-guard.ts), are added by server.ts.
  */
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** How the request proved it may come in (set by the authorisation hook of server.ts). */
+    /** How the request proved it may come in (set by the access hook, access.ts). */
     credential: Credential;
   }
   interface FastifySchema {
@@ -29,11 +32,16 @@ declare module 'fastify' {
 /** Largest JSON body accepted: payloads and schemas are small; anything larger is a mistake. */
 export const MAX_BODY_BYTES = 1_048_576;
 
-/** A route as served: its method and its pattern (`/api/workflows/:id`), and whether the OpenAPI document hides it. */
+/**
+ * A route as served: its method and its pattern (`/api/workflows/:id`), whether the OpenAPI
+ * document hides it, and the access it declared (undefined: none, which counts as
+ * `key-or-session`).
+ */
 export interface ServedRoute {
   method: string;
   url: string;
   hidden: boolean;
+  access: Access | undefined;
 }
 
 /** A route's `preValidation` for an optional body: none is `{}`. */
@@ -69,14 +77,15 @@ export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRo
   const routes: ServedRoute[] = [];
   app.addHook('onRoute', (route: RouteOptions) => {
     for (const method of [route.method].flat()) {
-      routes.push({ method, url: route.url, hidden: route.schema?.hide === true });
+      routes.push({ method, url: route.url, hidden: route.schema?.hide === true, access: route.config?.access });
       known.on(method as 'GET', route.url, () => undefined);
     }
   });
 
-  // Clients send JSON with any content type, or none; an empty body reads as no body.
+  // JSON only, by its type: a body of any other type (or none) has no parser, so Fastify answers
+  // 415 before validation and handler. An empty body reads as no body.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {
@@ -95,9 +104,13 @@ export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRo
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
-    log.debug({ method: request.method, path: request.url.split('?')[0], status: reply.statusCode, durationMs: Math.round(reply.elapsedTime) }, 'request');
+    const by = request.credential && request.credential.kind !== 'none' ? request.credential.identity : null;
+    log.debug({ method: request.method, path: request.url.split('?')[0], status: reply.statusCode, by, durationMs: Math.round(reply.elapsedTime) }, 'request');
   });
 
+  // A path no route serves declares no access, so it is `key-or-session` like any undeclared
+  // route (access.ts): without a credential it answers the same 401 as a route that exists, and
+  // only a caller with a credential sees 404 or 405.
   app.setNotFoundHandler(async (request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const allowed = METHODS.filter((m) => m !== request.method && known.find(m, path) !== null);
@@ -118,7 +131,7 @@ export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRo
       return reply.code(413).send({ detail: [{ loc: ['body'], msg: `body larger than ${MAX_BODY_BYTES} bytes`, type: 'too_large' }] });
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.code(415).send({ detail: [{ loc: ['header', 'Content-Type'], msg: 'not a media type', type: 'unsupported_media_type' }] });
+      return reply.code(415).send({ detail: [{ loc: ['header', 'Content-Type'], msg: 'a request body must be sent as application/json', type: 'unsupported_media_type' }] });
     }
     const status = error.statusCode ?? 500;
     // A range past the end of an artifact: its size in Content-Range, no body (RFC 9110).

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
+import { bootstrapName, hashApiKey, KEY_PREFIX, storedKeyTag, type ApiKeyStore } from './api-keys.js';
 
 /** What auth reads of a request: its headers, and its cookies as @fastify/cookie parsed them. */
 export interface AuthRequest {
@@ -8,16 +9,24 @@ export interface AuthRequest {
 }
 
 /**
- * Who may use the local service (docs/operations.md#the-local-api-and-dashboard): a holder of one of the API keys,
- * by `X-Service-Key`, or a browser holding a session cookie that a key holder obtained — by
- * signing in on the dashboard with the key, or by following a login link.
+ * Who may use the local service (docs/operations.md#access): a holder of an API key, by
+ * `X-Service-Key` — one of `API_KEYS` (the bootstrap) or one made in the dashboard (api-keys.ts)
+ * — or a browser holding a session cookie that a key holder obtained, by signing in on the
+ * dashboard with the key or by following a login link. Which routes take which is declared on
+ * each route (access.ts).
+ *
+ * A credential carries an identity: the name of the key it comes from (`bootstrap-1`, … for the
+ * `API_KEYS` entries by position; the chosen name for a dashboard key), for a session the name of
+ * the key that opened it. An answer's `by` and the request log record it.
  *
  * Sessions and login links live on the server (a `SessionStore`, Redis in the service): the
- * cookie and the link carry only a random id, stored as its SHA-256. So signing out ends the
- * session for whoever holds a copy of the cookie, a login link works once, and taking a key out
- * of API_KEYS ends every session and link made with it. A session ends at a fixed time that
- * nothing extends: a login link minted with a session's cookie opens a session that ends when
- * the minting one does, so a stolen cookie cannot renew itself.
+ * cookie and the link carry only a random id, stored as its SHA-256. Each records the key it was
+ * made with (as a tag, never the key), and is honoured only while that key is: taking a key out
+ * of API_KEYS, or revoking a dashboard key, ends every session and link made with it at once.
+ * Signing out ends the session for whoever holds a copy of the cookie, and a login link works
+ * once. A session ends at a fixed time that nothing extends: a login link minted with a
+ * session's cookie opens a session that ends when the minting one does, so a stolen cookie
+ * cannot renew itself.
  *
  * The cookie is HttpOnly (page scripts never see it), SameSite=Strict (other sites' pages cannot
  * send it) and named after the service's port: browsers share a host's cookies between its
@@ -30,12 +39,20 @@ export const SESSION_TTL_MS = 12 * 3_600_000;
 /** How long a login link works, unless asked otherwise (at most LOGIN_LINK_MAX_TTL_MS). */
 export const LOGIN_LINK_TTL_MS = 15 * 60_000;
 export const LOGIN_LINK_MAX_TTL_MS = 24 * 3_600_000;
+/** A key's last use is written at most this often per key and process (a write per request is waste). */
+export const LAST_USE_RESOLUTION_MS = 60_000;
 
 /** The dashboard routes a login link may open (a hash route: no open redirect to elsewhere). */
 const ROUTE = /^#\/[A-Za-z0-9/_.-]*$/;
 
-/** `keyTag` names the key a credential comes from (a digest, never the key). */
-export type Credential = { kind: 'key'; keyTag: string } | { kind: 'session'; keyTag: string; expiresAtMs: number } | { kind: 'none' };
+/**
+ * `keyTag` names the key a credential comes from (a digest of a bootstrap key, the id of a
+ * dashboard key; never the key); `identity` is that key's name.
+ */
+export type Credential =
+  | { kind: 'key'; keyTag: string; identity: string }
+  | { kind: 'session'; keyTag: string; identity: string; expiresAtMs: number }
+  | { kind: 'none' };
 
 /** Server-side records with a lifetime. `take` reads and deletes in one step. */
 export interface SessionStore {
@@ -48,7 +65,13 @@ export interface SessionStore {
 export interface Auth {
   /** The session cookie's name (`ew_session_<port>`). */
   readonly cookieName: string;
-  /** The request's credential: a valid key in the header, else a live session cookie. */
+  /** The `API_KEYS` entries as the key list shows them: their names and tags, never the keys. */
+  readonly bootstrap: readonly { name: string; tag: string }[];
+  /**
+   * The request's credential. A request that carries `X-Service-Key` is judged by that key alone
+   * (a wrong or revoked key is no credential, whatever cookie rides along); one without it, by
+   * its session cookie.
+   */
   check(req: AuthRequest, nowMs?: number): Promise<Credential>;
   /** Opens a session for `grant`, ending at its `notAfterMs` at the latest: the `Set-Cookie` value. */
   openSession(grant: Grant, nowMs?: number): Promise<string>;
@@ -58,8 +81,17 @@ export interface Auth {
   clearCookie(): string;
   /** A single-use login token opening `route`, valid for `ttlMs`, made by `grant`. */
   loginToken(route: string, grant: Grant, ttlMs?: number, nowMs?: number): Promise<{ token: string; expiresAtMs: number }>;
-  /** Redeems a login token once: its route and grant; undefined when unknown, used or expired. */
+  /** Redeems a login token once: its route and grant; undefined when unknown, used, expired or its key is gone. */
   redeem(token: string, nowMs?: number): Promise<{ route: string; grant: Grant } | undefined>;
+}
+
+export interface AuthOptions {
+  /** `API_KEYS`: secrets, held in memory as digests only. */
+  bootstrapKeys: readonly string[];
+  /** The dashboard's keys. */
+  keys: ApiKeyStore;
+  sessions: SessionStore;
+  cookieName?: () => string;
 }
 
 /** What a session or link was made with: which key (as a tag), and the latest end it may have. */
@@ -81,33 +113,61 @@ export function isDashboardRoute(route: string): boolean {
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-/** A key's tag in stored records: a digest, never the key. */
+/** A bootstrap key's tag in stored records: a digest, never the key. */
 const tagOf = (key: string): string => createHash('sha256').update(`execution-worker local service key\0${key}`).digest('base64url');
 const newId = (): string => randomBytes(32).toString('base64url');
 const ID = /^[A-Za-z0-9_-]{43}$/;
+const STORED_TAG = /^k:([0-9a-f-]{36})$/;
 
-export function createAuth(keys: readonly string[], store: SessionStore, cookieName: () => string = () => 'ew_session'): Auth {
-  const digests = keys.map(digest);
-  const tags = new Set(keys.map(tagOf));
+export function createAuth(opts: AuthOptions): Auth {
+  const { keys: keyStore, sessions: store } = opts;
+  const cookieName = opts.cookieName ?? (() => 'ew_session');
+  const bootstrap = opts.bootstrapKeys.map((key, i) => ({ digest: digest(key), tag: tagOf(key), name: bootstrapName(i) }));
+  const bootstrapByTag = new Map(bootstrap.map((b) => [b.tag, b.name]));
+  const lastWrite = new Map<string, number>();
 
   // Compares digests in constant time, so response timing does not leak a key's prefix.
-  const keyOf = (candidate: string | undefined): string | undefined => {
-    if (candidate === undefined || candidate === '') return undefined;
+  const bootstrapOf = (candidate: string): { tag: string; name: string } | undefined => {
     const d = digest(candidate);
-    let ok = false;
-    for (const known of digests) ok = timingSafeEqual(d, known) || ok;
-    return ok ? candidate : undefined;
+    let found: { tag: string; name: string } | undefined;
+    for (const known of bootstrap) if (timingSafeEqual(d, known.digest)) found = known;
+    return found;
   };
 
-  const read = async (kind: 's' | 'l', id: string | undefined, take: boolean, nowMs: number): Promise<Stored | undefined> => {
+  /** The key's tag and name while it is live. A stored key is found by its hash: a lookup that leaks nothing useful by its timing. */
+  const keyOf = async (candidate: string): Promise<{ tag: string; name: string } | undefined> => {
+    const known = bootstrapOf(candidate);
+    if (known) return known;
+    if (!candidate.startsWith(KEY_PREFIX)) return undefined;
+    const record = await keyStore.byHash(hashApiKey(candidate));
+    return record ? { tag: storedKeyTag(record.id), name: record.name } : undefined;
+  };
+
+  /** The name of the key a tag names, while that key is live (in API_KEYS, or not revoked). */
+  const liveName = async (tag: string): Promise<string | undefined> => {
+    const name = bootstrapByTag.get(tag);
+    if (name !== undefined) return name;
+    const id = STORED_TAG.exec(tag)?.[1];
+    return id === undefined ? undefined : (await keyStore.byId(id))?.name;
+  };
+
+  /** Records a use, at most once a LAST_USE_RESOLUTION_MS per key; a failed write never fails the request. */
+  const touch = (tag: string, nowMs: number): void => {
+    if (nowMs - (lastWrite.get(tag) ?? Number.NEGATIVE_INFINITY) < LAST_USE_RESOLUTION_MS) return;
+    lastWrite.set(tag, nowMs);
+    keyStore.markUsed(tag, new Date(nowMs).toISOString()).catch(() => lastWrite.delete(tag));
+  };
+
+  const read = async (kind: 's' | 'l', id: string | undefined, take: boolean, nowMs: number): Promise<(Stored & { identity: string }) | undefined> => {
     if (id === undefined || !ID.test(id)) return undefined;
     const storeId = `${kind}:${digest(id).toString('base64url')}`;
     const raw = take ? await store.take(storeId) : await store.get(storeId);
     if (raw === undefined) return undefined;
     const stored = JSON.parse(raw) as Stored;
     // The store's own expiry is the first guard; the time and the key are checked again here.
-    if (!(stored.expiresAtMs > nowMs) || !tags.has(stored.keyTag)) return undefined;
-    return stored;
+    if (!(stored.expiresAtMs > nowMs)) return undefined;
+    const identity = await liveName(stored.keyTag);
+    return identity === undefined ? undefined : { ...stored, identity };
   };
 
   const write = async (kind: 's' | 'l', record: Stored, nowMs: number): Promise<string> => {
@@ -122,11 +182,19 @@ export function createAuth(keys: readonly string[], store: SessionStore, cookieN
     get cookieName() {
       return cookieName();
     },
+    bootstrap: bootstrap.map(({ name, tag }) => ({ name, tag })),
     async check(req, nowMs = Date.now()) {
-      const key = keyOf(headerValue(req, 'x-service-key'));
-      if (key !== undefined) return { kind: 'key', keyTag: tagOf(key) };
+      const presented = headerValue(req, 'x-service-key');
+      if (presented !== undefined && presented !== '') {
+        const key = await keyOf(presented);
+        if (!key) return { kind: 'none' };
+        touch(key.tag, nowMs);
+        return { kind: 'key', keyTag: key.tag, identity: key.name };
+      }
       const session = await read('s', cookieFrom(req), false, nowMs);
-      return session ? { kind: 'session', keyTag: session.keyTag, expiresAtMs: session.expiresAtMs } : { kind: 'none' };
+      if (!session) return { kind: 'none' };
+      touch(session.keyTag, nowMs);
+      return { kind: 'session', keyTag: session.keyTag, identity: session.identity, expiresAtMs: session.expiresAtMs };
     },
     async openSession(grant, nowMs = Date.now()) {
       const expiresAtMs = Math.min(nowMs + SESSION_TTL_MS, grant.notAfterMs ?? Number.POSITIVE_INFINITY);

@@ -4,6 +4,7 @@ import { answer, commonErrors, notFoundAnswer, pathParams, ref, reportSchema } f
 import type { ExecutionRow, ExecutionStatus } from './store.js';
 import { executionQuery } from './validation.js';
 import type { RouteDeps } from './workflow-routes.js';
+import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
 
 /**
  * Execution endpoints: the list and the poll of the seed, and the worker's reports
@@ -39,6 +40,7 @@ export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, '
   const { store, logger } = deps;
 
   app.get('/api/executions', {
+    config: KEY_OR_SESSION,
     schema: { summary: 'List executions, newest first', querystring: executionQuery, response: { 200: answer('A page; total counts every match.', ref('ExecutionList')), ...commonErrors } },
   }, async (request) => {
     const query = request.query as { limit: number; offset: number; workflow_uuid?: string; workflowId?: string; status?: ExecutionStatus };
@@ -47,6 +49,7 @@ export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, '
   });
 
   app.get('/api/executions/:executionId', {
+    config: KEY_OR_SESSION,
     schema: { summary: 'One execution (poll until completed or failed)', params: pathParams('executionId'), response: { 200: answer('The execution.', ref('Execution')), 404: notFoundAnswer, ...commonErrors } },
   }, async (request) => {
     const { executionId } = request.params as { executionId: string };
@@ -73,6 +76,8 @@ export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, '
   const idOf = (request: FastifyRequest): string => (request.params as { execution_uuid: string }).execution_uuid;
 
   app.post('/api/executions/:execution_uuid/started', {
+    // The worker's report: a key, never a dashboard session.
+    config: KEY_ONLY,
     schema: reportSchema('Mark an execution started', 'StartedReport', 'queued → running. Repeating it with the same startedAt answers 200 unchanged.'),
   }, async (request) => {
     const body = request.body as StartedBody;
@@ -80,6 +85,7 @@ export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, '
   });
 
   app.post('/api/executions/:execution_uuid/completed', {
+    config: KEY_ONLY,
     schema: reportSchema('Report a completed run', 'CompletedReport', 'running → completed. Repeating it with the same completedAt answers 200 unchanged.'),
   }, async (request) => {
     const body = request.body as CompletedBody;
@@ -88,6 +94,7 @@ export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, '
   });
 
   app.post('/api/executions/:execution_uuid/failed', {
+    config: KEY_ONLY,
     schema: reportSchema('Report a failed run', 'FailedReport', 'queued | running | waiting → failed. Repeating it with the same failedAt answers 200 unchanged.'),
   }, async (request) => {
     const body = request.body as FailedBody;

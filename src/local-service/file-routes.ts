@@ -6,6 +6,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ARTIFACT_CSP, artifactServing } from '../domain/artifact-serving.js';
 import { HttpError, notFound } from './http-errors.js';
+import { KEY_OR_SESSION, PUBLIC } from './access.js';
 
 /**
  * Files served by the local server, through @fastify/static (ranges, conditional requests,
@@ -54,21 +55,21 @@ export async function addDashboardRoutes(app: FastifyInstance): Promise<void> {
     reply.headers({ 'Content-Type': DASHBOARD_TYPES[path.extname(name)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
     return reply.sendFile(name, root, SEND_OPTIONS);
   };
-  app.route({ method: ['GET', 'HEAD'], url: '/', schema: { hide: true }, handler: async (_request, reply) => serve(reply, 'index.html') });
-  app.route({ method: ['GET', 'HEAD'], url: '/dashboard/:file', schema: { hide: true }, handler: async (request, reply) => serve(reply, (request.params as { file: string }).file) });
+  app.route({ method: ['GET', 'HEAD'], url: '/', config: PUBLIC, schema: { hide: true }, handler: async (_request, reply) => serve(reply, 'index.html') });
+  app.route({ method: ['GET', 'HEAD'], url: '/dashboard/:file', config: PUBLIC, schema: { hide: true }, handler: async (request, reply) => serve(reply, (request.params as { file: string }).file) });
 }
 
 /**
  * `/artifacts/{relative path}` from `root` (none: every path answers 404). Paths that leave the
  * folder (`..`, symlinks pointing out, encoded separators) answer 404, as does anything not a
- * regular file.
+ * regular file: the resolved real path must lie inside the folder's real path.
  */
 export function addArtifactRoutes(app: FastifyInstance, root: string | undefined): void {
-  app.route({ method: ['GET', 'HEAD'], url: '/artifacts/*', schema: { hide: true }, handler: async (request, reply) => {
+  app.route({ method: ['GET', 'HEAD'], url: '/artifacts/*', config: KEY_OR_SESSION, schema: { hide: true }, handler: async (request, reply) => {
     if (!root) throw new HttpError(404, [{ loc: ['path'], msg: 'no artifacts folder is configured', type: 'not_found' }]);
-    // The raw (still encoded) path: decoding happens once, inside the traversal guard.
-    const raw = (request.raw.url ?? '').split('?')[0]!.slice('/artifacts/'.length);
-    const { realRoot, file, decoded } = await resolveInside(root, raw);
+    // The wildcard as the router decoded it, exactly once, whatever the spelling of the target
+    // (`/%61rtifacts/…`, an absolute-form target): never decoded again here.
+    const { realRoot, file, decoded } = await resolveInside(root, (request.params as { '*': string })['*']);
     const serving = artifactServing(decoded);
     reply.headers({
       'Content-Type': serving.contentType,
@@ -82,14 +83,8 @@ export function addArtifactRoutes(app: FastifyInstance, root: string | undefined
   } });
 }
 
-async function resolveInside(root: string, relative: string): Promise<{ realRoot: string; file: string; decoded: string }> {
+async function resolveInside(root: string, decoded: string): Promise<{ realRoot: string; file: string; decoded: string }> {
   const outside = notFound(['path'], 'artifact');
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(relative);
-  } catch {
-    throw outside;
-  }
   if (decoded.includes('\0') || decoded.includes('\\')) throw outside;
   const realRoot = await fs.realpath(root).catch(() => undefined);
   if (!realRoot) throw outside;

@@ -6,6 +6,7 @@ import type { Logger } from '../telemetry/types.js';
 import { HttpError, notFound } from './http-errors.js';
 import { humanSchema, reportSchema } from './openapi.js';
 import type { ExecutionRow, ExecutionStatus, Store } from './store.js';
+import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
 
 /**
  * A person in the loop, on the local API (docs/human-in-the-loop.md):
@@ -77,6 +78,7 @@ export function addHumanRoutes(
   const idOf = (request: FastifyRequest): string => (request.params as { execution_uuid: string }).execution_uuid;
 
   app.post('/api/executions/:execution_uuid/waiting', {
+    config: KEY_ONLY,
     schema: reportSchema('Report that the run waits for a person', 'WaitingReport', 'running → waiting, with the question. Repeating it with the same waitingAt answers 200 unchanged.'),
   }, async (request) => {
     const body = request.body as WaitingBody;
@@ -85,6 +87,7 @@ export function addHumanRoutes(
   });
 
   app.post('/api/executions/:execution_uuid/resumed', {
+    config: KEY_ONLY,
     schema: reportSchema('Report that a person answered', 'ResumedReport', 'waiting → running. Repeating it with the same resumedAt answers 200 unchanged.'),
   }, async (request) => {
     const body = request.body as { resumedAt: string; answeredBy?: string | null };
@@ -92,6 +95,7 @@ export function addHumanRoutes(
   });
 
   app.post('/api/executions/:execution_uuid/answer', {
+    config: KEY_OR_SESSION,
     schema: humanSchema(
       'Answer the question of a waiting execution',
       'AnswerRequest',
@@ -124,6 +128,7 @@ export function addHumanRoutes(
   });
 
   app.post('/api/executions/:execution_uuid/input', {
+    config: KEY_OR_SESSION,
     schema: humanSchema(
       "A person's input for the page of a waiting execution (takeover)",
       'LiveInput',

@@ -107,15 +107,48 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     WorkflowList: { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: ref('Workflow') }, total: { type: 'integer' } } },
     VersionList: { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: ref('WorkflowVersion') }, total: { type: 'integer' } } },
     ExecutionList: { type: 'object', required: ['items', 'total'], properties: { items: { type: 'array', items: ref('Execution') }, total: { type: 'integer' } } },
+    ApiKey: {
+      type: 'object',
+      required: ['id', 'name', 'source', 'created_at', 'last_used_at', 'revocable', 'current'],
+      properties: {
+        id: { type: 'string', description: 'A uuid; for a bootstrap key, its name.' },
+        name: { type: 'string', description: 'The identity its requests carry (`by`, the logs). The keys of API_KEYS are `bootstrap-1`, `bootstrap-2`, … by position.' },
+        source: { type: 'string', enum: ['bootstrap', 'dashboard'], description: '`bootstrap`: from API_KEYS (not revocable here); `dashboard`: made with POST /api/keys.' },
+        created_at: { type: ['string', 'null'], format: 'date-time', description: 'null for a bootstrap key.' },
+        last_used_at: { type: ['string', 'null'], format: 'date-time', description: 'The last request made with it or with a session it opened, to the minute; null when never used.' },
+        revocable: { type: 'boolean' },
+        current: { type: 'boolean', description: 'Whether the request asking comes from this key (or a session it opened).' },
+      },
+    },
+    ApiKeyList: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: ref('ApiKey') } } },
+    ApiKeyCreated: {
+      type: 'object',
+      required: ['id', 'name', 'source', 'created_at', 'key'],
+      properties: {
+        id: { type: 'string' },
+        name: { type: 'string' },
+        source: { type: 'string', enum: ['dashboard'] },
+        created_at: dateTime,
+        last_used_at: { type: 'null' },
+        revocable: { type: 'boolean' },
+        current: { type: 'boolean' },
+        key: { type: 'string', description: 'The key (`ewk_` and 43 characters): shown in this answer only; the service keeps its SHA-256.' },
+      },
+    },
 };
 
 /** A success answer: `schema` (a named one, or inline), or no body. */
 export const answer = (description: string, schema?: Record<string, unknown>) => (schema ? { description, ...schema } : { description, type: 'null' });
 
-const errorAnswer = (description: string) => ({ description, ...ref('ErrorBody') });
-/** Every `/api` route may answer these two. */
+export const errorAnswer = (description: string) => ({ description, ...ref('ErrorBody') });
+/** Every `/api` route may answer these. */
 export const commonErrors = {
-  401: errorAnswer('Missing or invalid X-Service-Key. Body: `{"detail":[{"loc":["header","X-Service-Key"],"msg":"missing or invalid API key","type":"unauthorized"}]}`.'),
+  401: errorAnswer(
+    'Missing or invalid X-Service-Key (or, where the route takes one, no dashboard session; the worker\'s reports and POST /api/keys take a key only). Body: `{"detail":[{"loc":["header","X-Service-Key"],"msg":"missing or invalid API key","type":"unauthorized"}]}`.',
+  ),
+  403: errorAnswer('A change made with the session cookie from another origin than the dashboard\'s.'),
+  415: errorAnswer('A request body sent with another Content-Type than `application/json`: nothing is done.'),
+  421: errorAnswer('The Host header names neither the address the service listens on nor a name of PUBLIC_HOSTS (DNS rebinding): nothing is done.'),
   422: errorAnswer('Validation error: one `detail[]` entry per fault.'),
 };
 export const notFoundAnswer = errorAnswer('Unknown id.');
@@ -157,7 +190,8 @@ export const swaggerOptions: SwaggerOptions = {
     info: {
       title: 'Workflow Automation Service (local implementation)',
       version: '0.1.0',
-      description: 'Every endpoint of the service description plus the worker reports. Every error status answers `{ "detail": [{ "loc", "msg", "type" }] }`.',
+      description:
+        'Every endpoint of the service description plus the worker reports. Every route takes an API key in X-Service-Key (from API_KEYS, or made with POST /api/keys); all but the worker\'s reports and POST /api/keys also take the dashboard\'s session cookie. Request bodies are `application/json` only. Every error status answers `{ "detail": [{ "loc", "msg", "type" }] }`.',
     },
     components: { securitySchemes: { ServiceKey: { type: 'apiKey', in: 'header', name: 'X-Service-Key' } } },
     security: [{ ServiceKey: [] }],

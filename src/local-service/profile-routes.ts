@@ -2,6 +2,7 @@ import { profileIdProblem } from '../domain/profile-crypto.js';
 import type { FastifyInstance } from 'fastify';
 import { HttpError, notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams, ref } from './openapi.js';
+import { KEY_OR_SESSION } from './access.js';
 
 /**
  * Browser profiles (docs/profiles.md) for operators: the list, without any value (id, hosts,
@@ -33,6 +34,7 @@ export function addProfileRoutes(app: FastifyInstance, profiles: ProfileDirector
   };
 
   app.get('/api/profiles', {
+    config: KEY_OR_SESSION,
     schema: {
       summary: "The workers' browser profiles, without any value (docs/profiles.md)",
       response: {
@@ -47,6 +49,7 @@ export function addProfileRoutes(app: FastifyInstance, profiles: ProfileDirector
   }, async () => ({ profiles: profiles ? await profiles.list() : [] }));
 
   app.delete('/api/profiles/:profileId', {
+    config: KEY_OR_SESSION,
     schema: { summary: 'Delete a browser profile: the next run that names it signs in afresh', params: pathParams('profileId'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
   }, async (request, reply) => {
     const { profileId: id } = request.params as { profileId: string };

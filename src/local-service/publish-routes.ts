@@ -3,6 +3,7 @@ import { notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams, ref } from './openapi.js';
 import type { VersionStatus } from './store.js';
 import { presentVersions, type RouteDeps } from './workflow-routes.js';
+import { KEY_OR_SESSION } from './access.js';
 
 /**
  * `POST /api/workflows/{id}/versions/{versionId}/publish` and `…/unpublish`: a version's status
@@ -36,8 +37,10 @@ export function addPublishRoutes(app: FastifyInstance, deps: Pick<RouteDeps, 'st
 
   app.post('/api/workflows/:id/versions/:versionId/publish', {
     schema: statusSchema('Publish a version in place: the current version, published, runs (and its schedule starts)'),
+    config: KEY_OR_SESSION,
   }, setStatus('published'));
   app.post('/api/workflows/:id/versions/:versionId/unpublish', {
     schema: statusSchema('Unpublish a version in place (it becomes a draft): the current version, a draft, is not executed and its schedule stops'),
+    config: KEY_OR_SESSION,
   }, setStatus('draft'));
 }

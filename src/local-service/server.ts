@@ -4,13 +4,17 @@ import fastifySwagger from '@fastify/swagger';
 import { Redis } from 'ioredis';
 import { describeRedisAddress, redisOptions } from '../domain/redis-address.js';
 import type { Logger } from '../telemetry/types.js';
+import { accessCheck, KEY_OR_SESSION, PUBLIC } from './access.js';
+import { createRedisApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createApp, type ServedRoute } from './app.js';
-import { createAuth, isSameOrigin, type Auth } from './auth.js';
+import { createAuth, type Auth } from './auth.js';
 import { addExecutionRoutes } from './execution-routes.js';
 import { addArtifactRoutes, addDashboardRoutes } from './file-routes.js';
-import { HttpError, notFound } from './http-errors.js';
+import { notFound } from './http-errors.js';
+import { hostGuard, type PublicHost } from './host-guard.js';
 import { addHumanRoutes } from './human-routes.js';
 import { createJobQueue, type JobQueue } from './job-queue.js';
+import { addKeyRoutes } from './key-routes.js';
 import { createLiveHub, type LiveHub } from './live-hub.js';
 import { commonErrors, notFoundAnswer, pathParams, responseSchemas, swaggerOptions } from './openapi.js';
 import { addProfileRoutes, type ProfileDirectory } from './profile-routes.js';
@@ -24,19 +28,20 @@ import { addWorkflowRoutes } from './workflow-routes.js';
 
 /**
  * The operator's API served locally (`execution-worker serve`, docs/operations.md#the-local-api-and-dashboard): every endpoint of
- * the seed, the worker's calls (docs/api.md#every-call), an OpenAPI document, the dashboard and the live
- * view of running executions, in one Fastify server (app.ts) with its state in Redis.
+ * the seed, the worker's calls (docs/api.md#every-call), API keys, an OpenAPI document, the
+ * dashboard and the live view of running executions, in one Fastify server (app.ts) with its
+ * state in Redis.
  *
- * Authentication (auth.ts): `/api/*`, `/artifacts/*` and `/live/*` need `X-Service-Key` equal to
- * one of `apiKeys`, or the dashboard's session cookie (obtained with a key: `POST /api/session`,
- * or a login link from `POST /api/login-links`); a changing request with the cookie alone must
- * come from this origin. A missing or wrong key answers 401 with the same body shape as every
- * other error:
+ * Access (docs/security.md#the-local-service) is decided by two hooks on the route Fastify
+ * matched, never on the URL's text: host-guard.ts refuses a `Host` the service does not serve
+ * (421), access.ts applies the access each route declares (`public`, `key-or-session`,
+ * `key-only`). A missing or wrong key answers 401 with the same body shape as every other
+ * error:
  *
  *   { "detail": [{ "loc": ["header", "X-Service-Key"], "msg": "missing or invalid API key", "type": "unauthorized" }] }
  *
- * `/`, `/dashboard/*`, `/openapi.json` and `/healthz` are public: they hold no data. `/login`
- * takes a login link's token.
+ * Public: `GET /healthz`, the login link (`/login`) and the dashboard's files (`/`,
+ * `/dashboard/*`).
  */
 
 export interface LocalServerOptions {
@@ -44,8 +49,10 @@ export interface LocalServerOptions {
   port: number;
   /** Interface to listen on. Default 127.0.0.1. */
   host?: string;
-  /** Accepted `X-Service-Key` values. Secrets: never logged. */
+  /** `API_KEYS`, the bootstrap keys (the dashboard makes others). Secrets: never logged. */
   apiKeys: string[];
+  /** Host names, besides the address it listens on, that the service answers for (PUBLIC_HOSTS). */
+  publicHosts?: readonly PublicHost[];
   redisUrl: string;
   /** BullMQ queue and prefix the executions are enqueued on (docs/queue-and-jobs.md#the-queue). */
   queueName: string;
@@ -68,8 +75,6 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export const UNAUTHORIZED_DETAIL = [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }];
-
 export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
   const keys = opts.apiKeys.map((k) => k.trim()).filter((k) => k !== '');
   if (keys.length === 0) throw new Error('the local API needs at least one API key (API_KEYS)');
@@ -90,8 +95,9 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   });
   const keyPrefix = opts.keyPrefix ?? '{api}:';
   const store = createStore(redis, keyPrefix);
-  // Sessions and login links are kept in Redis, so they survive a restart and can be ended.
-  const auth = createAuth(keys, createRedisSessionStore(redis, `${keyPrefix}auth:`), () => `ew_session_${listeningPort}`);
+  // Keys, sessions and login links are kept in Redis, so they survive a restart and can be ended.
+  const apiKeys = createRedisApiKeyStore(redis, `${keyPrefix}keys:`);
+  const auth = createAuth({ bootstrapKeys: keys, keys: apiKeys, sessions: createRedisSessionStore(redis, `${keyPrefix}auth:`), cookieName: () => `ew_session_${listeningPort}` });
   const queue = createJobQueue({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, logger: log });
 
   const live = createLiveHub({ redisUrl: opts.redisUrl, queuePrefix: opts.queuePrefix, queueName: opts.queueName, logger: log });
@@ -122,7 +128,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   // port in use) closes every connection opened above, or the process would hang on them.
   let address: string;
   try {
-    await addRoutes(app, { auth, store, queue, live, schedules, redis, keyPrefix, log, opts, baseUrl: () => baseUrl });
+    await addRoutes(app, { auth, apiKeys, store, queue, live, schedules, redis, keyPrefix, log, opts, port: () => listeningPort, baseUrl: () => baseUrl });
     address = await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' });
   } catch (error) {
     await close();
@@ -140,6 +146,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
 
 interface Parts {
   auth: Auth;
+  apiKeys: ApiKeyStore;
   store: Store;
   queue: JobQueue;
   live: LiveHub;
@@ -148,26 +155,17 @@ interface Parts {
   keyPrefix: string;
   log: Logger;
   opts: LocalServerOptions;
+  port: () => number;
   baseUrl: () => string;
 }
 
-/** The plugins, the authorisation hook and every route, on the parts `startLocalServer` opened. */
-async function addRoutes(app: FastifyInstance, { auth, store, queue, live, schedules, redis, keyPrefix, log, opts, baseUrl }: Parts): Promise<void> {
-  // `request.cookies`, parsed before the hook below reads the session cookie.
+/** The plugins, the access hooks and every route, on the parts `startLocalServer` opened. */
+async function addRoutes(app: FastifyInstance, { auth, apiKeys, store, queue, live, schedules, redis, keyPrefix, log, opts, port, baseUrl }: Parts): Promise<void> {
+  // `request.cookies`, parsed before the access hook reads the session cookie.
   await app.register(fastifyCookie);
-  // Who may come in (auth.ts): `/api`, `/artifacts` and the live view need a key or a session.
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    const path = request.url.split('?')[0] ?? '/';
-    if (!path.startsWith('/api/') && !path.startsWith('/artifacts/') && !/^\/live\/executions\/[^/]+$/.test(path)) return;
-    const credential = await auth.check(request);
-    if (credential.kind === 'none') throw new HttpError(401, UNAUTHORIZED_DETAIL);
-    // The cookie rides along with any request the browser sends: a change must come from our pages.
-    const readOnly = request.method === 'GET' || request.method === 'HEAD';
-    if (credential.kind === 'session' && !readOnly && !isSameOrigin(request)) {
-      throw new HttpError(403, [{ loc: ['header', 'Origin'], msg: 'a change with the session cookie must come from the dashboard', type: 'forbidden' }]);
-    }
-    request.credential = credential;
-  });
+  // First the host (DNS rebinding), then who may come in: both on the route Fastify matched.
+  app.addHook('onRequest', hostGuard(port, opts.publicHosts ?? []));
+  app.addHook('onRequest', accessCheck(auth));
 
   // The OpenAPI document is made from the routes' schemas (openapi.ts); it must see them added.
   for (const schema of [...namedRequestSchemas(), ...Object.entries(responseSchemas).map(([name, schema]) => ({ $id: name, ...schema }))]) app.addSchema(schema);
@@ -177,6 +175,7 @@ async function addRoutes(app: FastifyInstance, { auth, store, queue, live, sched
   addExecutionRoutes(app, { store, logger: log });
   addHumanRoutes(app, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix, logger: log });
   addSessionRoutes(app, { auth, baseUrl });
+  addKeyRoutes(app, { auth, keys: apiKeys, logger: log });
   addProfileRoutes(app, opts.profiles);
   await addDashboardRoutes(app);
   addArtifactRoutes(app, opts.artifactsDir);
@@ -185,14 +184,15 @@ async function addRoutes(app: FastifyInstance, { auth, store, queue, live, sched
   app.route({
     method: ['GET', 'HEAD'],
     url: '/openapi.json',
+    config: KEY_OR_SESSION,
     schema: { hide: true },
     handler: async (_request, reply) => {
       openApi ??= JSON.stringify(app.swagger());
       return reply.headers({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' }).send(openApi);
     },
   });
-  app.route({ method: ['GET', 'HEAD'], url: '/healthz', schema: { hide: true }, handler: async () => ({ status: 'ok' }) });
-  app.get('/login', { schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
+  app.route({ method: ['GET', 'HEAD'], url: '/healthz', config: PUBLIC, schema: { hide: true }, handler: async () => ({ status: 'ok' }) });
+  app.get('/login', { config: PUBLIC, schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
     const outcome = await redeemLoginLink(auth, (request.query as { token?: unknown }).token?.toString() ?? null);
     if (outcome.status === 303) return reply.code(303).headers({ Location: outcome.location, 'Set-Cookie': outcome.cookie, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).send();
     return reply.code(401).headers({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).send(outcome.page);
@@ -200,6 +200,7 @@ async function addRoutes(app: FastifyInstance, { auth, store, queue, live, sched
 
   /** A running execution streams live; one that ended (or never ran) just says so. */
   app.get('/live/executions/:executionId', {
+    config: KEY_OR_SESSION,
     schema: {
       summary: 'Live view of a running execution (server-sent events; the dashboard reads it)',
       description:

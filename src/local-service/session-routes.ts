@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { optionalBody } from './app.js';
 import { HttpError } from './http-errors.js';
 import { answer, commonErrors, ref } from './openapi.js';
+import { identityOf, KEY_ONLY, KEY_OR_SESSION } from './access.js';
 
 /**
  * Dashboard sessions (see auth.ts): sign in with a key, sign out, and login links that open one
@@ -19,6 +20,8 @@ export function addSessionRoutes(app: FastifyInstance, deps: { auth: Auth; baseU
   const { auth } = deps;
 
   app.post('/api/session', {
+    // A session is made from a key only: a session cannot extend itself forever.
+    config: KEY_ONLY,
     schema: { summary: 'Sign the dashboard in: the key in X-Service-Key sets an HttpOnly session cookie (12 h)', response: { 204: answer('Signed in; `Set-Cookie: ew_session_<port>=…`.'), ...commonErrors } },
   }, async (request, reply) => {
     const { credential } = request;
@@ -28,13 +31,22 @@ export function addSessionRoutes(app: FastifyInstance, deps: { auth: Auth; baseU
   });
 
   app.get('/api/session', {
+    config: KEY_OR_SESSION,
     schema: {
-      summary: 'How this request is signed in',
-      response: { 200: answer('`{ "via": "key" | "session" }`.', { type: 'object', required: ['via'], properties: { via: { type: 'string', enum: ['key', 'session'] } } }), ...commonErrors },
+      summary: 'How this request is signed in, and as whom',
+      response: {
+        200: answer('`{ "via": "key" | "session", "identity" }`: `identity` is the name of the key (for a session, of the key that opened it).', {
+          type: 'object',
+          required: ['via', 'identity'],
+          properties: { via: { type: 'string', enum: ['key', 'session'] }, identity: { type: 'string' } },
+        }),
+        ...commonErrors,
+      },
     },
-  }, async (request) => ({ via: request.credential.kind }));
+  }, async (request) => ({ via: request.credential.kind, identity: identityOf(request.credential) }));
 
   app.delete('/api/session', {
+    config: KEY_OR_SESSION,
     schema: { summary: 'Sign out: ends the session on the server and clears the cookie', response: { 204: answer('Signed out.'), ...commonErrors } },
   }, async (request, reply) => {
     await auth.endSession(request);
@@ -42,6 +54,7 @@ export function addSessionRoutes(app: FastifyInstance, deps: { auth: Auth; baseU
   });
 
   app.post('/api/login-links', {
+    config: KEY_OR_SESSION,
     preValidation: optionalBody,
     schema: {
       summary: 'A short-lived, single-use link that opens a dashboard page already signed in',

@@ -3,6 +3,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { checkAllowEntry } from '../domain/allow-list.js';
 import { compileRawSchema, createSchemaAjv } from '../domain/json-schema.js';
 import { camelCaseFields, specificationJsonSchema, type JsonSchema, type Specification } from '../domain/specification.js';
+import { KEY_NAME } from './api-keys.js';
 import { isObject, issuesFromAjv, unprocessable } from './http-errors.js';
 import { EXECUTION_STATUSES } from './store.js';
 import { camelCaseTriggerFields, triggerProperties } from './version-triggers.js';
@@ -138,6 +139,18 @@ export const schemas = {
       route: { type: 'string', pattern: '^#/[A-Za-z0-9/_.-]*$', maxLength: 300, description: 'Dashboard route the link opens, e.g. `#/executions/{id}`. Default `#/executions`.' },
       ttlSeconds: { type: 'integer', minimum: 1, maximum: 86_400, description: 'How long the link works. Default 900 (15 minutes).' },
     },
+  },
+  ApiKeyCreate: {
+    type: 'object',
+    required: ['name'],
+    properties: {
+      name: {
+        type: 'string',
+        pattern: KEY_NAME.source,
+        description: "The key's name: 1–64 letters, digits, spaces and `._@-`, starting with a letter or digit; unique whatever its case; `bootstrap-<n>` is reserved. Requests made with the key carry it as their identity.",
+      },
+    },
+    additionalProperties: false,
   },
 } as const;
 

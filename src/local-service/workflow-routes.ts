@@ -9,6 +9,7 @@ import type { Schedules } from './schedules.js';
 import type { Store, VersionView, WorkflowRow } from './store.js';
 import { SPECIFICATION_FIELDS, checkSchemaCompiles, normaliseWorkflowBody, pageQuery, validateInputPayload } from './validation.js';
 import { TRIGGER_FIELDS, defaultInput, presentVersion, resolveTrigger } from './version-triggers.js';
+import { KEY_OR_SESSION } from './access.js';
 
 /**
  * Workflow endpoints: the seed's create / edit (a new version) / delete (cascade) / versions
@@ -55,6 +56,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const view = (row: WorkflowRow) => workflowView(deps, row);
 
   app.get('/api/workflows', {
+    config: KEY_OR_SESSION,
     schema: { summary: 'List workflows (newest first)', querystring: pageQuery, response: { 200: answer('A page of workflows; total counts all.', ref('WorkflowList')), ...commonErrors } },
   }, async (request) => {
     const { limit, offset } = request.query as { limit: number; offset: number };
@@ -63,6 +65,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.post('/api/workflows', {
+    config: KEY_OR_SESSION,
     preValidation: normalise,
     schema: { summary: 'Create a workflow and publish version 1', body: ref('WorkflowCreate'), response: { 201: answer('The workflow with its current version (1).', ref('Workflow')), ...commonErrors } },
   }, async (request, reply) => {
@@ -79,6 +82,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.get('/api/workflows/:id', {
+    config: KEY_OR_SESSION,
     schema: { summary: 'One workflow', params: pathParams('id'), response: { 200: answer('The workflow.', ref('Workflow')), 404: notFoundAnswer, ...commonErrors } },
   }, async (request) => {
     const { id } = request.params as { id: string };
@@ -88,6 +92,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.patch('/api/workflows/:id', {
+    config: KEY_OR_SESSION,
     preValidation: normalise,
     schema: {
       summary: 'Edit a workflow: creates a new current version; previous versions are kept',
@@ -121,6 +126,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.delete('/api/workflows/:id', {
+    config: KEY_OR_SESSION,
     schema: { summary: 'Delete a workflow with all its versions and executions', params: pathParams('id'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
   }, async (request, reply) => {
     const { id } = request.params as { id: string };
@@ -143,6 +149,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   // The version's run cache (docs/run-cache.md): the next execution of it runs with the model again.
   app.delete('/api/workflows/:id/versions/:versionId/cache', {
+    config: KEY_OR_SESSION,
     schema: {
       summary: "Forget the version's run cache: its next execution runs with the model (and leaves a new cache)",
       params: pathParams('id', 'versionId'),
@@ -158,6 +165,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.get('/api/workflows/:workflow_uuid/versions', {
+    config: KEY_OR_SESSION,
     schema: {
       summary: 'List the versions of a workflow (ascending version number; the highest is current)',
       params: pathParams('workflow_uuid'),
@@ -171,6 +179,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   });
 
   app.post('/api/workflows/:workflowId/execute', {
+    config: KEY_OR_SESSION,
     preValidation: optionalBody,
     schema: {
       summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
+import type { PublicHost } from '../../src/local-service/host-guard.js';
 import type { ProfileDirectory } from '../../src/local-service/profile-routes.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import type { Logger } from '../../src/telemetry/types.js';
@@ -19,6 +20,10 @@ export interface Harness {
   // Response bodies are free-form JSON read by assertions, hence `any` here only.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Signs a browser in with `key` (POST /api/session): the `Cookie` value of its session. */
+  signIn(key?: string): Promise<string>;
+  /** Makes a dashboard key named `name` with `key` (POST /api/keys): its id and the key. */
+  makeKey(name: string, key?: string): Promise<{ id: string; key: string }>;
   restartServer(): Promise<void>;
   close(): Promise<void>;
 }
@@ -31,11 +36,11 @@ export const silentLogger: Logger = {
   child: () => silentLogger,
 };
 
-export async function startHarness(opts: { artifactsDir?: string; redis?: TestRedis; profiles?: ProfileDirectory } = {}): Promise<Harness> {
+export async function startHarness(opts: { artifactsDir?: string; redis?: TestRedis; profiles?: ProfileDirectory; publicHosts?: PublicHost[] } = {}): Promise<Harness> {
   const redis = opts.redis ?? (await startRedis());
   const queueName = `executions-${randomUUID().slice(0, 8)}`;
   const keyPrefix = `{api-${randomUUID().slice(0, 8)}}:`;
-  const serverOptions = { port: 0, apiKeys: ['other-key', API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', keyPrefix, artifactsDir: opts.artifactsDir, logger: silentLogger, ...(opts.profiles ? { profiles: opts.profiles } : {}) };
+  const serverOptions = { port: 0, apiKeys: ['other-key', API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', keyPrefix, artifactsDir: opts.artifactsDir, logger: silentLogger, ...(opts.profiles ? { profiles: opts.profiles } : {}), ...(opts.publicHosts ? { publicHosts: opts.publicHosts } : {}) };
   let server: LocalServer | undefined;
   let queue: Queue | undefined;
   try {
@@ -62,6 +67,16 @@ export async function startHarness(opts: { artifactsDir?: string; redis?: TestRe
       const response = await fetch(`${harness.server.url}${path}`, init);
       const text = await response.text();
       return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined, headers: response.headers };
+    },
+    async signIn(key = API_KEY) {
+      const response = await fetch(`${harness.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': key } });
+      if (response.status !== 204) throw new Error(`sign-in answered ${response.status}`);
+      return (response.headers.get('set-cookie') ?? '').split(';')[0]!;
+    },
+    async makeKey(name, key = API_KEY) {
+      const made = await harness.call('POST', '/api/keys', { name }, { 'X-Service-Key': key });
+      if (made.status !== 201) throw new Error(`POST /api/keys answered ${made.status}: ${JSON.stringify(made.body)}`);
+      return { id: made.body.id as string, key: made.body.key as string };
     },
     async restartServer() {
       await harness.server.close();

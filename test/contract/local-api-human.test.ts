@@ -144,7 +144,7 @@ describe('a person in the loop on the local API', () => {
   });
 
   it('publishes the routes in the OpenAPI document', async () => {
-    const doc = (await fetch(`${h.server.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, unknown> };
+    const doc = (await h.call('GET', '/openapi.json')).body as { paths: Record<string, unknown> };
     for (const route of ['waiting', 'resumed', 'answer', 'input']) expect(Object.keys(doc.paths)).toContain(`/api/executions/{execution_uuid}/${route}`);
   });
 });

@@ -63,8 +63,9 @@ describe('authentication', () => {
     expect((await h.call('GET', '/api/workflows', undefined, { 'X-Service-Key': 'other-key' })).status).toBe(200);
   });
 
-  it('serves an OpenAPI document of every endpoint without a key', async () => {
-    const res = await h.call('GET', '/openapi.json', undefined, {});
+  it('serves an OpenAPI document of every endpoint to a key holder', async () => {
+    expect((await h.call('GET', '/openapi.json', undefined, {})).status).toBe(401);
+    const res = await h.call('GET', '/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\./);
     expect(Object.keys(res.body.paths)).toEqual(

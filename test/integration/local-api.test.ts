@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpControlPlane } from '../../src/control-plane/http-client.js';
 import { dashboardDir, packageRoot } from '../../src/local-service/file-routes.js';
 import { API_KEY, silentLogger, startHarness, type Harness } from '../contract/local-api-harness.js';
+import { rawRequest } from '../contract/local-api-raw-http.js';
 
 /**
  * The worker's HTTP client against the local API (both ours, both real, on real Redis), and the
@@ -118,13 +119,25 @@ describe('errors of the HTTP layer, in the seed\'s shape', () => {
     expect((await fetch(`${h.server.url}/healthz`, { method: 'HEAD' })).status).toBe(200);
   });
 
-  it('reads any body as JSON and refuses malformed, oversized and unreadable requests', async () => {
+  it('reads a body as JSON only when it is sent as JSON, and refuses malformed, oversized and unreadable requests', async () => {
     const bad = await h.call('POST', '/api/workflows', '{"prompt":');
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
-    const plain = await fetch(`${h.server.url}/api/workflows`, { method: 'POST', headers: { 'X-Service-Key': API_KEY, 'Content-Type': 'text/plain' }, body: JSON.stringify({ prompt: 'p', allowedDomains: ['a.test'] }) });
-    expect(plain.status).toBe(201);
-    await plain.arrayBuffer();
+    // A page elsewhere can post text/plain without asking first: such a body is never read.
+    const before = (await h.call('GET', '/api/workflows')).body.total as number;
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
+      const plain = await fetch(`${h.server.url}/api/workflows`, {
+        method: 'POST',
+        headers: { 'X-Service-Key': API_KEY, ...(type ? { 'Content-Type': type } : {}) },
+        // A Blob without a type: fetch sends no Content-Type for it.
+        body: type ? JSON.stringify({ prompt: 'p', allowedDomains: ['a.test'] }) : new Blob([JSON.stringify({ prompt: 'p', allowedDomains: ['a.test'] })]),
+      });
+      expect(plain.status, String(type)).toBe(415);
+      expect(await plain.json()).toEqual({ detail: [{ loc: ['header', 'Content-Type'], msg: 'a request body must be sent as application/json', type: 'unsupported_media_type' }] });
+    }
+    expect((await h.call('GET', '/api/workflows')).body.total).toBe(before);
+    const json = await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'] }, { 'X-Service-Key': API_KEY, 'Content-Type': 'application/json; charset=utf-8' });
+    expect(json.status).toBe(201);
     const large = await h.call('POST', '/api/workflows', { prompt: 'x'.repeat(1_100_000), allowedDomains: ['a.test'] });
     expect(large.status).toBe(413);
     expect(large.body).toEqual({ detail: [{ loc: ['body'], msg: 'body larger than 1048576 bytes', type: 'too_large' }] });
@@ -243,7 +256,8 @@ describe('artifacts', () => {
     const withCookie = await get('/artifacts/executions/e1/output.json', { Cookie: `theme=dark; ${cookie}` });
     expect(withCookie.status).toBe(200);
     expect(await withCookie.json()).toEqual({ status: 'completed' });
-    expect((await h.call('GET', '/api/session', undefined, { Cookie: cookie })).body).toEqual({ via: 'session' });
+    // The session signs in as the key that opened it: API_KEY is the second of API_KEYS.
+    expect((await h.call('GET', '/api/session', undefined, { Cookie: cookie })).body).toEqual({ via: 'session', identity: 'bootstrap-2' });
     // A tampered session is refused.
     expect((await get('/artifacts/executions/e1/output.json', { Cookie: `${cookie.slice(0, -2)}xx` })).status).toBe(401);
     // A session cannot make itself a new one: signing in takes a key.
@@ -311,8 +325,23 @@ describe('artifacts', () => {
     expect(maxAge).toBeGreaterThan(43_200 - 600);
   });
 
+  it('serves an artifact the same whatever the spelling of its path, and decodes it once', async () => {
+    const address = new URL(h.server.url).host;
+    await fs.writeFile(path.join(artifactsDir, 'executions', 'e1', '%2e.txt'), 'percent');
+    for (const target of ['/%61rtifacts/executions/e1/output.json', `http://${address}/artifacts/executions/e1/output.json`, '/artifacts/executions/e1/output%2ejson']) {
+      const res = await rawRequest({ method: 'GET', target, address, headers: { 'X-Service-Key': API_KEY } });
+      expect(res.status, target).toBe(200);
+      expect(JSON.parse(res.body), target).toEqual({ status: 'completed' });
+    }
+    // `%252e` is the file named `%2e.txt`, not `..`.
+    const once = await rawRequest({ method: 'GET', target: '/artifacts/executions/e1/%252e.txt', address, headers: { 'X-Service-Key': API_KEY } });
+    expect([once.status, once.body]).toEqual([200, 'percent']);
+  });
+
   it.each([
     '/artifacts/../secret.txt',
+    '/artifacts/%252e%252e/secret.txt',
+    '/%61rtifacts/%2e%2e/secret.txt',
     '/artifacts/%2e%2e/secret.txt',
     '/artifacts/executions/%2e%2e%2f%2e%2e%2f..%2fsecret.txt',
     '/artifacts/executions/e1/link.txt',
@@ -320,9 +349,10 @@ describe('artifacts', () => {
     '/artifacts/executions/e1/missing.mp4',
     '/artifacts/%00',
   ])('refuses %s', async (p) => {
-    const res = await get(p);
+    // Sent as written: fetch would resolve the dot segments before sending.
+    const res = await rawRequest({ method: 'GET', target: p, address: new URL(h.server.url).host, headers: { 'X-Service-Key': API_KEY } });
     expect(res.status).toBe(404);
-    expect(await res.text()).not.toContain('outside');
+    expect(res.body).not.toContain('outside');
   });
 
   it('finds the dashboard from src and from dist alike', async () => {

@@ -27,7 +27,7 @@ const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 describe('the OpenAPI document', () => {
   it('lists exactly the routes the server serves, each with its methods', async () => {
-    const doc = (await h.call('GET', '/openapi.json', undefined, {})).body as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await h.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const documented = Object.entries(doc.paths).flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`));
     const served = h.server.routes.filter((r) => !r.hidden).map((r) => `${r.method} ${openApiPath(r.url)}`);
     expect(served.length).toBeGreaterThan(20);
@@ -40,7 +40,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('documents each request body with the schema the server validates it with', async () => {
-    const doc = (await h.call('GET', '/openapi.json', undefined, {})).body;
+    const doc = (await h.call('GET', '/openapi.json')).body;
     const create = doc.paths['/api/workflows'].post.requestBody.content['application/json'].schema;
     expect(create).toEqual({ $ref: '#/components/schemas/WorkflowCreate' });
     expect(doc.components.schemas.WorkflowCreate.required).toEqual(['prompt', 'allowedDomains']);
@@ -51,7 +51,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('publishes the specification as its zod schema generates it, and the API and the worker agree', async () => {
-    const doc = (await h.call('GET', '/openapi.json', undefined, {})).body;
+    const doc = (await h.call('GET', '/openapi.json')).body;
     const generated = specificationJsonSchema();
     expect(doc.components.schemas.Specification.properties).toEqual(generated.properties);
     expect(doc.components.schemas.Specification.required).toEqual(generated.required);

@@ -311,7 +311,7 @@ describe('invalid triggers', () => {
 
 describe('the OpenAPI document', () => {
   it('describes the trigger fields and the publish routes', async () => {
-    const doc = (await fetch(`${a.url}/openapi.json`).then((r) => r.json())) as {
+    const doc = (await call(a, 'GET', '/openapi.json')).body as {
       paths: Record<string, unknown>;
       components: { schemas: Record<string, { properties: Record<string, unknown> }> };
     };

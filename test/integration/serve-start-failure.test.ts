@@ -55,6 +55,12 @@ describe('execution-worker serve that cannot start', () => {
     expect(code).toBe(2);
   }, LIMIT_MS + 30_000);
 
+  it('refuses a PUBLIC_HOSTS entry that is not a host, and exits 2', async () => {
+    const { code, stderr } = await serveUntilExit({ PORT: '0', REDIS_URL: redis.url, PUBLIC_HOSTS: 'api, http://evil.test/' });
+    expect(stderr).toMatch(/PUBLIC_HOSTS: "http:\/\/evil.test\/" is not a host name or a host:port/);
+    expect(code).toBe(2);
+  }, LIMIT_MS + 30_000);
+
   it('stops retrying Redis when it is out of reach, and exits 2', async () => {
     // A port nothing listens on: take a free one and let it go.
     const probe = net.createServer().listen(0, '127.0.0.1');

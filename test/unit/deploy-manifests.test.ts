@@ -13,6 +13,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { main as cli } from '../../src/cli.js';
 import { configSchema, loadConfig, requireDaemonSettings } from '../../src/config/schema.js';
 import { dashboardDir } from '../../src/local-service/file-routes.js';
+import { parsePublicHosts } from '../../src/local-service/host-guard.js';
 import { copiedTo, dockerIgnore, envOf, execForm, parseCopy, parseDockerfile, splitStages } from '../support/dockerfile.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -20,7 +21,7 @@ const DOCKER_DIR = path.join(ROOT, 'docker');
 const K8S_DIR = path.join(DOCKER_DIR, 'k8s');
 
 /** Settings only `execution-worker serve` reads (src/cli.ts), outside the config schema. */
-const SERVE_ENV = new Set(['PORT', 'HOST', 'API_KEYS']);
+const SERVE_ENV = new Set(['PORT', 'HOST', 'API_KEYS', 'PUBLIC_HOSTS']);
 
 /** The CLI's usage text, as `execution-worker help` prints it. */
 async function cliUsage(): Promise<string> {
@@ -301,6 +302,8 @@ describe('docker/compose.yaml', () => {
     expect(apiUrl.hostname).toBe('api');
     expect(apiUrl.port).toBe(api.PORT ?? '8080');
     expect((api.API_KEYS ?? '').split(',').map((k) => k.trim())).toContain(config.API_KEY);
+    // The API answers for the name the workers reach it by (any other Host is refused).
+    expect(parsePublicHosts(api.PUBLIC_HOSTS).some((h) => h.hostname === apiUrl.hostname && (h.port === undefined || String(h.port) === apiUrl.port))).toBe(true);
 
     // Artifacts go to MinIO with its credentials, path-style.
     expect(new URL(config.S3_ENDPOINT!).host).toBe('minio:9000');

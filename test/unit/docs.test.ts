@@ -96,7 +96,7 @@ function linkFaults(file: string): string[] {
 }
 
 /** What `execution-worker serve` reads besides the schema (src/cli.ts). */
-const LOCAL_API_VARIABLES = ['PORT', 'HOST', 'API_KEYS', 'TEST_ONLY_SCHEDULE_EVERY_SECOND'];
+const LOCAL_API_VARIABLES = ['PORT', 'HOST', 'API_KEYS', 'PUBLIC_HOSTS', 'TEST_ONLY_SCHEDULE_EVERY_SECOND'];
 /** Pages with a table of settings: `| \`NAME\` | default | … |`. */
 const CONFIG_TABLES = ['docs/configuration.md', 'docs/queue-and-jobs.md', 'README.md'];
 /** Defaults made from the machine (a folder), which the docs describe in words. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createAuth, grantOf, LOGIN_LINK_MAX_TTL_MS, SESSION_TTL_MS, type Auth, type AuthRequest, type Credential, type SessionStore } from '../../src/local-service/auth.js';
+import { hashApiKey, newApiKey, newKeyRecord, type ApiKeyRecord, type ApiKeyStore } from '../../src/local-service/api-keys.js';
+import { createAuth, grantOf, LAST_USE_RESOLUTION_MS, LOGIN_LINK_MAX_TTL_MS, SESSION_TTL_MS, type Auth, type AuthRequest, type Credential, type SessionStore } from '../../src/local-service/auth.js';
 
 /** A request as the server hands it to auth: headers, and the cookies @fastify/cookie parsed. */
 const request = (headers: Record<string, string>): AuthRequest => ({
@@ -29,17 +30,42 @@ function memoryStore(now: () => number = Date.now): SessionStore & { size(): num
   };
 }
 
+/** The Redis key store's behaviour in memory (names unique whatever their case). */
+function memoryKeys(): ApiKeyStore & { uses: Map<string, string> } {
+  const records = new Map<string, { record: ApiKeyRecord; hash: string }>();
+  const uses = new Map<string, string>();
+  return {
+    uses,
+    add: async (record, hash) => {
+      if ([...records.values()].some((r) => r.record.name.toLowerCase() === record.name.toLowerCase())) return false;
+      records.set(record.id, { record, hash });
+      return true;
+    },
+    byHash: async (hash) => [...records.values()].find((r) => r.hash === hash)?.record,
+    byId: async (id) => records.get(id)?.record,
+    list: async () => [...records.values()].map((r) => r.record),
+    remove: async (id) => {
+      const found = records.get(id);
+      records.delete(id);
+      return found?.record;
+    },
+    markUsed: async (tag, at) => void uses.set(tag, at),
+    lastUsed: async (tags) => tags.map((t) => uses.get(t) ?? null),
+  };
+}
+
 async function keyCredential(auth: Auth, key: string): Promise<Credential> {
   return auth.check(request({ 'x-service-key': key }));
 }
 
 describe('local service sign-in', () => {
   const store = memoryStore();
-  const auth = createAuth(['key-one', 'key-two'], store, () => 'ew_session_8080');
+  const keys = memoryKeys();
+  const auth = createAuth({ bootstrapKeys: ['key-one', 'key-two'], keys, sessions: store, cookieName: () => 'ew_session_8080' });
   const grant = async () => grantOf(await keyCredential(auth, 'key-two'))!;
 
   it('takes any configured key, and a session until it expires', async () => {
-    expect(await keyCredential(auth, 'key-two')).toMatchObject({ kind: 'key' });
+    expect(await keyCredential(auth, 'key-two')).toMatchObject({ kind: 'key', identity: 'bootstrap-2' });
     expect(await keyCredential(auth, 'key-three')).toEqual({ kind: 'none' });
     const cookie = cookieOf(await auth.openSession(await grant()));
     expect(cookie).toMatch(/^ew_session_8080=[A-Za-z0-9_-]{43}$/);
@@ -62,10 +88,11 @@ describe('local service sign-in', () => {
   it('ends sessions and links when their key is taken out of the list; a restart keeps them', async () => {
     const cookie = cookieOf(await auth.openSession(await grant()));
     const { token } = await auth.loginToken('#/executions/x', await grant());
-    const later = createAuth(['key-one'], store, () => 'ew_session_8080');
+    const later = createAuth({ bootstrapKeys: ['key-one'], keys, sessions: store, cookieName: () => 'ew_session_8080' });
     expect(await later.check(request({ cookie }))).toEqual({ kind: 'none' });
-    const restarted = createAuth(['key-two', 'key-one'], store, () => 'ew_session_8080');
-    expect(await restarted.check(request({ cookie }))).toMatchObject({ kind: 'session' });
+    // The same key at another position keeps its sessions; its name follows its position.
+    const restarted = createAuth({ bootstrapKeys: ['key-two', 'key-one'], keys, sessions: store, cookieName: () => 'ew_session_8080' });
+    expect(await restarted.check(request({ cookie }))).toMatchObject({ kind: 'session', identity: 'bootstrap-1' });
     expect(await later.redeem(token)).toBeUndefined();
   });
 
@@ -89,7 +116,7 @@ describe('local service sign-in', () => {
 
   it('a stolen cookie cannot renew itself through login links: their sessions end when it does', async () => {
     let now = Date.now();
-    const clocked = createAuth(['key-one'], memoryStore(() => now), () => 'ew_session_8080');
+    const clocked = createAuth({ bootstrapKeys: ['key-one'], keys: memoryKeys(), sessions: memoryStore(() => now), cookieName: () => 'ew_session_8080' });
     const keyGrant = grantOf(await keyCredential(clocked, 'key-one'))!;
     let cookie = cookieOf(await clocked.openSession(keyGrant, now));
     const firstEnd = now + SESSION_TTL_MS;
@@ -107,5 +134,65 @@ describe('local service sign-in', () => {
     }
     now = firstEnd + 1;
     expect(await clocked.check(request({ cookie }), now)).toEqual({ kind: 'none' });
+  });
+});
+
+describe('keys made in the dashboard', () => {
+  const setup = async () => {
+    const keys = memoryKeys();
+    const sessions = memoryStore();
+    const auth = createAuth({ bootstrapKeys: ['boot'], keys, sessions, cookieName: () => 'ew_session_8080' });
+    const key = newApiKey();
+    const record = newKeyRecord('ci runner');
+    expect(await keys.add(record, hashApiKey(key))).toBe(true);
+    return { keys, auth, key, record };
+  };
+
+  it('are 256 random bits behind a prefix, stored as their SHA-256 only', () => {
+    const key = newApiKey();
+    expect(key).toMatch(/^ewk_[A-Za-z0-9_-]{43}$/);
+    expect(newApiKey()).not.toBe(key);
+    expect(hashApiKey(key)).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashApiKey(key)).not.toContain(key.slice(4));
+  });
+
+  it('sign requests in under their name, and the sessions they open too', async () => {
+    const { auth, key } = await setup();
+    const credential = await keyCredential(auth, key);
+    expect(credential).toMatchObject({ kind: 'key', identity: 'ci runner' });
+    const cookie = cookieOf(await auth.openSession(grantOf(credential)!));
+    expect(await auth.check(request({ cookie }))).toMatchObject({ kind: 'session', identity: 'ci runner' });
+    // A key that is not one, even with the prefix, is no credential.
+    expect(await keyCredential(auth, newApiKey())).toEqual({ kind: 'none' });
+  });
+
+  it('once revoked, are refused at once, with every session and login link they made', async () => {
+    const { keys, auth, key, record } = await setup();
+    const grant = grantOf(await keyCredential(auth, key))!;
+    const cookie = cookieOf(await auth.openSession(grant));
+    const { token } = await auth.loginToken('#/executions', grant);
+    await keys.remove(record.id);
+    expect(await keyCredential(auth, key)).toEqual({ kind: 'none' });
+    expect(await auth.check(request({ cookie }))).toEqual({ kind: 'none' });
+    expect(await auth.redeem(token)).toBeUndefined();
+  });
+
+  it('judge a request that carries a key by that key alone, whatever cookie rides along', async () => {
+    const { auth } = await setup();
+    const cookie = cookieOf(await auth.openSession(grantOf(await keyCredential(auth, 'boot'))!));
+    expect(await auth.check(request({ cookie, 'x-service-key': 'wrong' }))).toEqual({ kind: 'none' });
+    expect(await auth.check(request({ cookie }))).toMatchObject({ kind: 'session', identity: 'bootstrap-1' });
+  });
+
+  it('record their last use, at most once a minute per key', async () => {
+    const { keys, auth, key, record } = await setup();
+    const now = Date.now();
+    await auth.check(request({ 'x-service-key': key }), now);
+    const tag = `k:${record.id}`;
+    expect(keys.uses.get(tag)).toBe(new Date(now).toISOString());
+    await auth.check(request({ 'x-service-key': key }), now + LAST_USE_RESOLUTION_MS - 1);
+    expect(keys.uses.get(tag)).toBe(new Date(now).toISOString());
+    await auth.check(request({ 'x-service-key': key }), now + LAST_USE_RESOLUTION_MS);
+    expect(keys.uses.get(tag)).toBe(new Date(now + LAST_USE_RESOLUTION_MS).toISOString());
   });
 });

@@ -1,12 +1,13 @@
 // The dashboard: plain JS modules, no framework, no build step. It offers what the API offers
 // (workflows: create, edit → new version, versions, delete, execute; executions: list, page with
-// live view and step timeline) through the same endpoints, signed in by an HttpOnly session
-// cookie: the key is given once on the sign-in page (or a login link does it) and never kept by
-// the page. Text from the API is always inserted as text nodes, never as HTML.
+// live view and step timeline; Settings → API Keys) through the same endpoints, signed in by an
+// HttpOnly session cookie: the key is given once on the Settings page (or a login link does it)
+// and never kept by the page. Text from the API is always inserted as text nodes, never as HTML.
 
-import { ApiError, afterSignIn, api, errorBox, fmtDate, fmtMs, h, render, statusBadge } from './dom.js';
+import { ApiError, api, errorBox, fmtDate, fmtMs, h, render, statusBadge } from './dom.js';
 import { executionPage } from './execution.js';
 import { profilesPage } from './profiles.js';
+import { settingsPage } from './settings.js';
 import { currentTriggerLine, scheduleTag, triggerFormFields, versionTriggerCells } from './triggers.js';
 
 const POLL_MS = 2000;
@@ -25,27 +26,6 @@ function parseJsonField(text, label) {
 const lines = (text) => text.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
 
 // ---- pages ---------------------------------------------------------------------------------
-
-function settingsPage() {
-  const input = h('input', { name: 'key', type: 'password', autocomplete: 'off', required: true, 'data-testid': 'api-key' });
-  const error = h('div');
-  render(
-    h('h1', {}, 'Sign in'),
-    h('form', {
-      onsubmit: async (e) => {
-        e.preventDefault();
-        error.replaceChildren();
-        const res = await fetch('/api/session', { method: 'POST', headers: { 'X-Service-Key': input.value.trim() } });
-        if (res.ok) location.hash = afterSignIn();
-        else error.replaceChildren(errorBox(res.status === 401 ? 'That key is not one of the API keys.' : `Sign-in failed (${res.status}).`));
-      },
-    },
-      h('label', {}, 'X-Service-Key', h('span', {}, 'One of the keys in API_KEYS. It signs this browser in for 12 hours; the page does not keep it.'), input),
-      error,
-      h('button', { type: 'submit' }, 'Sign in'),
-    ),
-  );
-}
 
 async function signOut() {
   await fetch('/api/session', { method: 'DELETE' });
@@ -261,7 +241,11 @@ async function route() {
   const hash = location.hash.replace(/^#/, '') || '/workflows';
   const parts = hash.split('/').filter(Boolean);
   try {
-    if (parts[0] === 'settings') return settingsPage();
+    if (parts[0] === 'settings') {
+      await settingsPage();
+      if (parts[1] === 'api-keys') document.getElementById('api-keys')?.scrollIntoView();
+      return;
+    }
     if (parts[0] === 'sign-out') return await signOut();
     if (parts[0] === 'workflows' && parts[1] === 'new') return newWorkflowPage();
     if (parts[0] === 'workflows' && parts[1]) return await workflowPage(decodeURIComponent(parts[1]));

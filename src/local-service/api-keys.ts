@@ -1,0 +1,133 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/**
+ * API keys made in the dashboard (Settings → API Keys, docs/operations.md#api-keys): named, shown
+ * once, kept only as a hash, revocable. The keys of `API_KEYS` are the bootstrap: they are not
+ * stored here.
+ *
+ * A key is `ewk_` and 256 random bits (base64url). It is stored as its SHA-256, not a slow
+ * password hash: a slow hash guards secrets a person chose, which a thief of the hashes could
+ * guess; nobody guesses 256 random bits, fast hash or not. And every request is checked by
+ * hashing its key, so a slow hash would make each request cost tens of milliseconds of CPU and
+ * hand anyone who can reach the port a cheap way to stall the service.
+ *
+ * Layout under the store's prefix (`{api}:keys:`):
+ *
+ *   records    hash  key id → JSON `{ id, name, created_at, hash, name_key }`
+ *   hashes     hash  SHA-256 of the key (hex) → key id
+ *   names      hash  the name, lower-cased → key id (names are unique, whatever their case)
+ *   used       hash  a credential's tag → ISO time of its last use (bootstrap keys too)
+ */
+
+export interface ApiKeyRecord {
+  /** A uuid: what the API and the dashboard name the key by. */
+  id: string;
+  /** Chosen by whoever made it; unique; the identity its requests carry (`by`, the logs). */
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKeyStore {
+  /** Stores a new key's record under the key's hash; false when the name is taken. */
+  add(record: ApiKeyRecord, keyHash: string): Promise<boolean>;
+  /** The record a key hash belongs to, while the key is live. */
+  byHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
+  byId(id: string): Promise<ApiKeyRecord | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Deletes the key: its hash no longer finds it, at once. The record it had, or undefined. */
+  remove(id: string): Promise<ApiKeyRecord | undefined>;
+  /** Records a use of a credential (by its tag), and reads the last ones. */
+  markUsed(tag: string, at: string): Promise<void>;
+  lastUsed(tags: readonly string[]): Promise<(string | null)[]>;
+}
+
+/** The prefix every dashboard-made key starts with: easy to recognise in a leaked file. */
+export const KEY_PREFIX = 'ewk_';
+/** What a name may be: it shows in logs and in `by`, so plain characters, at most 64. */
+export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/;
+/** Names of the `API_KEYS` entries, by position: reserved. */
+export const BOOTSTRAP_NAME = /^bootstrap-\d+$/i;
+
+export const bootstrapName = (index: number): string => `bootstrap-${index + 1}`;
+
+export function newApiKey(): string {
+  return `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** A fresh record for `name` (checked by the caller against KEY_NAME and BOOTSTRAP_NAME). */
+export function newKeyRecord(name: string, nowMs = Date.now()): ApiKeyRecord {
+  return { id: randomUUID(), name, created_at: new Date(nowMs).toISOString() };
+}
+
+/**
+ * Adds a record only when its name is free, in one step: two requests making the same name at
+ * once cannot both succeed.
+ */
+const ADD_SCRIPT = `
+if redis.call('hsetnx', KEYS[3], ARGV[2], ARGV[1]) == 0 then return 0 end
+redis.call('hset', KEYS[1], ARGV[1], ARGV[4])
+redis.call('hset', KEYS[2], ARGV[3], ARGV[1])
+return 1
+`;
+
+/** Removes a record, its hash and its name in one step: `hashes` forgets the key at once. */
+const REMOVE_SCRIPT = `
+local raw = redis.call('hget', KEYS[1], ARGV[1])
+if not raw then return false end
+local stored = cjson.decode(raw)
+redis.call('hdel', KEYS[1], ARGV[1])
+redis.call('hdel', KEYS[2], stored.hash)
+redis.call('hdel', KEYS[3], stored.name_key)
+redis.call('hdel', KEYS[4], ARGV[2])
+return raw
+`;
+
+export function createRedisApiKeyStore(redis: Redis, prefix: string): ApiKeyStore {
+  const key = { records: `${prefix}records`, hashes: `${prefix}hashes`, names: `${prefix}names`, used: `${prefix}used` };
+  // The stored JSON holds the key's hash too (for removal); a record never shows it.
+  const parse = (raw: string | null): ApiKeyRecord | undefined => {
+    if (raw === null) return undefined;
+    const { id, name, created_at } = JSON.parse(raw) as ApiKeyRecord;
+    return { id, name, created_at };
+  };
+
+  return {
+    async add(record, keyHash) {
+      const added = await redis.eval(ADD_SCRIPT, 3, key.records, key.hashes, key.names, record.id, nameKey(record.name), keyHash, JSON.stringify({ ...record, hash: keyHash, name_key: nameKey(record.name) }));
+      return added === 1;
+    },
+    async byHash(keyHash) {
+      const id = await redis.hget(key.hashes, keyHash);
+      return id === null ? undefined : parse(await redis.hget(key.records, id));
+    },
+    async byId(id) {
+      return parse(await redis.hget(key.records, id));
+    },
+    async list() {
+      const all = Object.values(await redis.hgetall(key.records)).map((raw) => parse(raw)!);
+      return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.name.localeCompare(b.name));
+    },
+    async remove(id) {
+      const raw = (await redis.eval(REMOVE_SCRIPT, 4, key.records, key.hashes, key.names, key.used, id, storedKeyTag(id))) as string | null;
+      return parse(raw);
+    },
+    async markUsed(tag, at) {
+      await redis.hset(key.used, tag, at);
+    },
+    async lastUsed(tags) {
+      if (tags.length === 0) return [];
+      return redis.hmget(key.used, ...tags);
+    },
+  };
+}
+
+/** Names are unique whatever their case. */
+const nameKey = (name: string): string => name.toLowerCase();
+
+/** The tag a dashboard-made key's sessions and links carry: its id, never the key. */
+export const storedKeyTag = (id: string): string => `k:${id}`;

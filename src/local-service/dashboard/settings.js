@@ -1,0 +1,108 @@
+// Settings: signing this browser in with an API key, and Settings → API Keys (docs/operations.md#api-keys):
+// the keys listed with their names, creation and last use; a new named key, shown once; revoking
+// one. Making a key takes an existing key, typed here for that one request and never kept: a
+// session alone may list and revoke keys but not mint one that would outlive it.
+
+import { afterSignIn, api, errorBox, fmtDate, h, render } from './dom.js';
+
+export async function settingsPage() {
+  const who = await fetch('/api/session').then((r) => (r.ok ? r.json() : undefined), () => undefined);
+  render(
+    h('h1', {}, 'Settings'),
+    signInSection(who),
+    h('h2', { id: 'api-keys' }, 'API Keys'),
+    who ? await keysSection() : h('p', { class: 'muted' }, 'Sign in to see and manage the API keys.'),
+  );
+}
+
+function signInSection(who) {
+  const input = h('input', { name: 'key', type: 'password', autocomplete: 'off', required: true, 'data-testid': 'api-key' });
+  const error = h('div');
+  return h('section', {},
+    h('h2', {}, 'Sign in'),
+    who ? h('p', { 'data-testid': 'signed-in-as' }, 'Signed in as ', h('strong', {}, who.identity), '.') : null,
+    h('form', {
+      onsubmit: async (e) => {
+        e.preventDefault();
+        error.replaceChildren();
+        const res = await fetch('/api/session', { method: 'POST', headers: { 'X-Service-Key': input.value.trim() } });
+        if (res.ok) location.hash = afterSignIn();
+        else error.replaceChildren(errorBox(res.status === 401 ? 'That key is not one of the API keys.' : `Sign-in failed (${res.status}).`));
+      },
+    },
+      h('label', {}, 'X-Service-Key', h('span', {}, 'An API key: one of API_KEYS, or one made below. It signs this browser in for 12 hours; the page does not keep it.'), input),
+      error,
+      h('button', { type: 'submit' }, 'Sign in'),
+    ),
+  );
+}
+
+async function keysSection() {
+  const { keys } = await api('GET', '/api/keys');
+  const created = h('div', { 'data-testid': 'new-key-box' });
+  return h('section', {},
+    h('p', { class: 'muted' }, 'Keys sign requests to the API (header X-Service-Key) and this dashboard in. The keys of API_KEYS are listed as bootstrap keys; take one out of API_KEYS to revoke it.'),
+    h('table', { 'data-testid': 'api-keys' },
+      h('thead', {}, h('tr', {}, ['Name', 'Source', 'Created', 'Last used', ''].map((t) => h('th', {}, t)))),
+      h('tbody', {}, keys.map((k) =>
+        h('tr', { 'data-testid': 'api-key-row', 'data-name': k.name },
+          h('td', {}, k.name, k.current ? h('span', { class: 'muted' }, ' (this session)') : null),
+          h('td', {}, k.source),
+          h('td', { 'data-testid': 'key-created' }, fmtDate(k.created_at)),
+          h('td', { 'data-testid': 'key-last-used' }, k.last_used_at ? fmtDate(k.last_used_at) : 'never'),
+          h('td', {}, k.revocable
+            ? h('button', {
+                class: 'danger',
+                'data-testid': 'revoke-key',
+                onclick: async () => {
+                  if (!confirm(`Revoke the key “${k.name}”? Requests made with it, and the sessions it opened, are refused at once.`)) return;
+                  await api('DELETE', `/api/keys/${encodeURIComponent(k.id)}`);
+                  await settingsPage();
+                },
+              }, 'Revoke')
+            : null),
+        ))),
+    ),
+    h('h2', {}, 'New key'),
+    newKeyForm(created),
+    created,
+  );
+}
+
+function newKeyForm(created) {
+  const name = h('input', { name: 'name', required: true, maxlength: 64, 'data-testid': 'new-key-name' });
+  const confirmKey = h('input', { name: 'confirm', type: 'password', autocomplete: 'off', required: true, 'data-testid': 'confirm-key' });
+  const error = h('div');
+  return h('form', {
+    'data-testid': 'new-key-form',
+    onsubmit: async (e) => {
+      e.preventDefault();
+      error.replaceChildren();
+      created.replaceChildren();
+      const res = await fetch('/api/keys', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Service-Key': confirmKey.value.trim() },
+        body: JSON.stringify({ name: name.value.trim() }),
+      });
+      confirmKey.value = '';
+      const body = await res.json().catch(() => undefined);
+      if (!res.ok) {
+        const detail = Array.isArray(body?.detail) ? body.detail.map((d) => d.msg).join('; ') : `status ${res.status}`;
+        error.replaceChildren(errorBox(res.status === 401 ? 'The confirming key is not an API key.' : detail));
+        return;
+      }
+      await settingsPage();
+      // The page was redrawn: show the key in the new page's box, once.
+      const box = document.querySelector('[data-testid="new-key-box"]');
+      box?.replaceChildren(
+        h('p', {}, `The key “${body.name}”. Copy it now: it is not shown again.`),
+        h('pre', { class: 'secret', 'data-testid': 'new-key' }, body.key),
+      );
+    },
+  },
+    h('label', {}, 'Name', h('span', {}, 'Who or what will use it (letters, digits, spaces, ._@-). Requests made with it are recorded under this name.'), name),
+    h('label', {}, 'An existing API key', h('span', {}, 'Making a key takes a key, as signing in does; it is sent with this request only and not kept.'), confirmKey),
+    error,
+    h('button', { type: 'submit', 'data-testid': 'create-key' }, 'Create key'),
+  );
+}

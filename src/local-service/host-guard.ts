@@ -1,0 +1,95 @@
+import net from 'node:net';
+import type { FastifyRequest } from 'fastify';
+import { HttpError } from './http-errors.js';
+
+/**
+ * DNS rebinding (docs/security.md#dns-rebinding): a page on `evil.test` can make its own name
+ * resolve to 127.0.0.1, and the browser then sends it, with the page's scripts reading every
+ * answer, to this service; the only trace is the `Host` header, which names `evil.test`. So a
+ * request is answered only when its `Host` (and the authority of an absolute-form target) names
+ * the address the request arrived on, or a loopback name when it arrived on loopback, or a host
+ * listed in `PUBLIC_HOSTS`. Anything else answers 421 Misdirected Request: the request reached a
+ * server that does not serve that name, which no credential changes.
+ *
+ * An IP literal cannot be rebound (nothing is resolved), so the address itself is always safe to
+ * accept; a name is accepted only when the operator listed it.
+ */
+
+/** A name from PUBLIC_HOSTS, and the port it is for (undefined: any). */
+export interface PublicHost {
+  hostname: string;
+  port: number | undefined;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * An authority (`name`, `name:port`, `[v6]:port`) as WHATWG URL reads it: hostname lower-cased
+ * and IP literals in canonical form (`[0:0::1]` → `[::1]`), port as a number (80 when absent).
+ * Undefined when it is not a bare authority (user info, a path, spaces).
+ */
+export function parseAuthority(authority: string): { hostname: string; port: number } | undefined {
+  if (authority === '' || /[\s@/?#\\]/.test(authority)) return undefined;
+  try {
+    const url = new URL(`http://${authority}`);
+    return { hostname: url.hostname, port: url.port === '' ? 80 : Number(url.port) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** PUBLIC_HOSTS' entries (`name` or `name:port`, comma-separated); throws on one that is not a host. */
+export function parsePublicHosts(value: string | undefined): PublicHost[] {
+  const entries = (value ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+  return entries.map((entry) => {
+    const parsed = parseAuthority(entry);
+    if (!parsed) throw new Error(`PUBLIC_HOSTS: "${entry}" is not a host name or a host:port`);
+    const hasPort = /:\d+$/.test(entry);
+    return { hostname: parsed.hostname, port: hasPort ? parsed.port : undefined };
+  });
+}
+
+/** `::ffff:127.0.0.1` → `127.0.0.1`; an IPv6 address in brackets, as a Host writes it. */
+function addressAsHost(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped) return mapped;
+  return net.isIPv6(address) ? (new URL(`http://[${address}]`).hostname) : address;
+}
+
+function isLoopback(address: string): boolean {
+  return /^127\./.test(address) || address === '[::1]';
+}
+
+/**
+ * Whether `authority` names this service, for a request that arrived on `localAddress` at
+ * `port`.
+ */
+export function isServedHost(authority: string | undefined, localAddress: string | undefined, port: number, publicHosts: readonly PublicHost[]): boolean {
+  if (authority === undefined || localAddress === undefined) return false;
+  const parsed = parseAuthority(authority);
+  if (!parsed) return false;
+  const local = addressAsHost(localAddress);
+  if (parsed.port === port && (parsed.hostname === local || (isLoopback(local) && LOOPBACK_NAMES.has(parsed.hostname)))) return true;
+  return publicHosts.some((h) => h.hostname === parsed.hostname && (h.port === undefined || h.port === parsed.port));
+}
+
+/** The `onRequest` hook refusing a request for another host (421). `port` is the listening port. */
+export function hostGuard(port: () => number, publicHosts: readonly PublicHost[]) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const raw = request.raw;
+    const host = headerValue(raw.headers.host);
+    const target = raw.url ?? '';
+    // An absolute-form target (`GET http://name/path`) names its host too; both must be ours.
+    const absolute = /^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(target)?.[1] : undefined;
+    const local = raw.socket?.localAddress;
+    const ok = isServedHost(host, local, port(), publicHosts) && (absolute === undefined || isServedHost(absolute, local, port(), publicHosts));
+    if (!ok) {
+      const named = (absolute ?? host ?? '').slice(0, 200);
+      throw new HttpError(421, [{ loc: ['header', 'Host'], msg: `this service does not answer for "${named}": add the name to PUBLIC_HOSTS to serve it`, type: 'misdirected_request' }]);
+    }
+  };
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,181 @@
+import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+import { createLogLines } from '../support/log-lines.js';
+import { API_KEY, ISO, expectDetailShape, silentLogger, startHarness, type Harness } from './local-api-harness.js';
+
+/**
+ * API keys as the service describes them ("created by the user in the dashboard under Settings,
+ * then API Keys"): named, shown once, kept as a hash, listed with their creation and last use,
+ * revocable; the keys of API_KEYS listed as the bootstrap. Real HTTP, real Redis.
+ */
+
+let h: Harness;
+let redis: Redis;
+
+beforeAll(async () => {
+  h = await startHarness();
+  redis = new Redis(h.redis.url);
+});
+
+afterAll(async () => {
+  redis?.disconnect();
+  await h?.close();
+});
+
+const withKey = (key: string) => ({ 'X-Service-Key': key });
+type Listed = { id: string; name: string; source: string; created_at: string | null; last_used_at: string | null; revocable: boolean; current: boolean };
+const list = async (headers: Record<string, string> = withKey(API_KEY)): Promise<Listed[]> => {
+  const res = await h.call('GET', '/api/keys', undefined, headers);
+  expect(res.status).toBe(200);
+  return res.body.keys as Listed[];
+};
+
+/** Every string Redis holds: keys, hash fields and values, list and set members, string values. */
+async function everythingInRedis(): Promise<string> {
+  const parts: string[] = [];
+  for (const key of await redis.keys('*')) {
+    parts.push(key);
+    const type = await redis.type(key);
+    if (type === 'string') parts.push((await redis.get(key)) ?? '');
+    if (type === 'hash') parts.push(...Object.entries(await redis.hgetall(key)).flat());
+    if (type === 'set') parts.push(...(await redis.smembers(key)));
+    if (type === 'zset') parts.push(...(await redis.zrange(key, '0', '-1')));
+    if (type === 'list') parts.push(...(await redis.lrange(key, '0', '-1')));
+    if (type === 'stream') parts.push(JSON.stringify(await redis.xrange(key, '-', '+')));
+  }
+  return parts.join('\n');
+}
+
+describe('Settings → API Keys', () => {
+  it('lists the keys of API_KEYS as bootstrap keys, by position, not revocable, without the keys', async () => {
+    const keys = await list();
+    // The harness's API_KEYS are `other-key` (unused so far) then API_KEY (this very request).
+    expect(keys.filter((k) => k.source === 'bootstrap')).toEqual([
+      { id: 'bootstrap-1', name: 'bootstrap-1', source: 'bootstrap', created_at: null, last_used_at: null, revocable: false, current: false },
+      { id: 'bootstrap-2', name: 'bootstrap-2', source: 'bootstrap', created_at: null, last_used_at: expect.stringMatching(ISO), revocable: false, current: true },
+    ]);
+    expect(JSON.stringify(keys)).not.toContain(API_KEY);
+    expect((await h.call('DELETE', '/api/keys/bootstrap-1')).status).toBe(409);
+    expect((await h.call('GET', '/api/workflows', undefined, withKey('other-key'))).status).toBe(200);
+  });
+
+  it('makes a named key shown once, keeps only its SHA-256, and signs its requests in under its name', async () => {
+    const made = await h.call('POST', '/api/keys', { name: 'ci runner' });
+    expect(made.status).toBe(201);
+    expect(made.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'ci runner', source: 'dashboard', created_at: expect.stringMatching(ISO), last_used_at: null, revocable: true, current: false, key: expect.stringMatching(/^ewk_[A-Za-z0-9_-]{43}$/) });
+    const key = made.body.key as string;
+
+    const listed = (await list()).find((k) => k.id === made.body.id);
+    expect(listed).toEqual({ id: made.body.id, name: 'ci runner', source: 'dashboard', created_at: made.body.created_at, last_used_at: null, revocable: true, current: false });
+    expect(JSON.stringify(await list())).not.toContain(key);
+
+    // Nothing in Redis holds the key, or its random part; its hash is there.
+    const stored = await everythingInRedis();
+    expect(stored).not.toContain(key);
+    expect(stored).not.toContain(key.slice(4, 20));
+    expect(stored).toContain(createHash('sha256').update(key).digest('hex'));
+
+    expect((await h.call('GET', '/api/workflows', undefined, withKey(key))).status).toBe(200);
+    expect((await h.call('GET', '/api/session', undefined, withKey(key))).body).toEqual({ via: 'key', identity: 'ci runner' });
+    const cookie = await h.signIn(key);
+    expect((await h.call('GET', '/api/session', undefined, { Cookie: cookie })).body).toEqual({ via: 'session', identity: 'ci runner' });
+    const afterUse = (await list(withKey(key))).find((k) => k.id === made.body.id)!;
+    expect(afterUse.last_used_at).toMatch(ISO);
+    expect(afterUse.current).toBe(true);
+    // A key it makes works too.
+    const second = await h.makeKey('made by ci', key);
+    expect((await h.call('GET', '/api/executions', undefined, withKey(second.key))).status).toBe(200);
+  });
+
+  it('refuses a revoked key at once, with every session and login link it made, on every process sharing the Redis', async () => {
+    const { id, key } = await h.makeKey('to revoke');
+    const cookie = await h.signIn(key);
+    const link = (await h.call('POST', '/api/login-links', { route: '#/executions' }, withKey(key))).body.url as string;
+    const other: LocalServer = await startLocalServer({ port: 0, apiKeys: ['other-key', API_KEY], redisUrl: h.redis.url, queueName: h.queueName, queuePrefix: 'bull', keyPrefix: h.keyPrefix, logger: silentLogger });
+    try {
+      expect((await fetch(`${other.url}/api/workflows`, { headers: withKey(key) })).status).toBe(200);
+
+      expect((await h.call('DELETE', `/api/keys/${id}`)).status).toBe(204);
+      for (const url of [h.server.url, other.url]) {
+        const refused = await fetch(`${url}/api/workflows`, { headers: withKey(key) });
+        expect(refused.status).toBe(401);
+        expect(await refused.json()).toEqual({ detail: [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }] });
+      }
+      expect((await h.call('GET', '/api/workflows', undefined, { Cookie: cookie })).status).toBe(401);
+      // A revoked key with a live session of another key rides along: the key decides.
+      const live = await h.signIn();
+      expect((await h.call('GET', '/api/workflows', undefined, { Cookie: live, ...withKey(key) })).status).toBe(401);
+      const opened = await fetch(link, { redirect: 'manual' });
+      expect(opened.status).toBe(401);
+      expect(opened.headers.get('set-cookie')).toBeNull();
+      expect((await list()).some((k) => k.id === id)).toBe(false);
+      expect((await h.call('DELETE', `/api/keys/${id}`)).status).toBe(404);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('lets a session list and revoke keys, but only a key make one', async () => {
+    const cookie = await h.signIn();
+    const session = { Cookie: cookie, Origin: h.server.url };
+    expect((await list({ Cookie: cookie })).map((k) => k.name)).toContain('bootstrap-1');
+    const refused = await h.call('POST', '/api/keys', { name: 'from a session' }, session);
+    expect(refused.status).toBe(401);
+    expect(refused.body.detail[0].msg).toMatch(/API key/);
+    expect((await list()).some((k) => k.name === 'from a session')).toBe(false);
+    const { id } = await h.makeKey('revoked by a session');
+    expect((await h.call('DELETE', `/api/keys/${id}`, undefined, { Cookie: cookie })).status).toBe(403);
+    expect((await h.call('DELETE', `/api/keys/${id}`, undefined, session)).status).toBe(204);
+  });
+
+  it('keeps names unique whatever their case, reserves the bootstrap names and refuses odd ones', async () => {
+    await h.makeKey('Deploy Bot');
+    const again = await h.call('POST', '/api/keys', { name: 'deploy bot' });
+    expect(again.status).toBe(409);
+    expect(again.body.detail[0]).toMatchObject({ loc: ['body', 'name'], type: 'conflict' });
+    for (const body of [{ name: 'bootstrap-3' }, { name: 'Bootstrap-1' }, { name: '' }, { name: ' leading space' }, { name: 'x'.repeat(65) }, { name: 'new\nline' }, { name: 'ok', extra: 1 }, {}]) {
+      const res = await h.call('POST', '/api/keys', body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expectDetailShape(res.body);
+    }
+    // Two at once with one name: exactly one is made.
+    const both = await Promise.all([h.call('POST', '/api/keys', { name: 'racer' }), h.call('POST', '/api/keys', { name: 'RACER' })]);
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
+  });
+
+  it('documents the key routes in the OpenAPI document', async () => {
+    const doc = (await h.call('GET', '/openapi.json')).body;
+    expect(doc.paths['/api/keys'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiKeyCreate' });
+    expect(Object.keys(doc.paths['/api/keys'])).toEqual(expect.arrayContaining(['get', 'post']));
+    expect(Object.keys(doc.paths['/api/keys/{keyId}'])).toEqual(['delete']);
+    expect(doc.components.schemas.ApiKey.required).toEqual(expect.arrayContaining(['name', 'created_at', 'last_used_at']));
+  });
+});
+
+describe('identity in the log', () => {
+  it('records the name of the key each request comes from, and never a key', async () => {
+    const log = createLogLines();
+    const logger = createLogger({ level: 'debug', destination: log as unknown as NodeJS.WritableStream, secrets: ['other-key', API_KEY] });
+    const server = await startLocalServer({ port: 0, apiKeys: ['other-key', API_KEY], redisUrl: h.redis.url, queueName: h.queueName, queuePrefix: 'bull', keyPrefix: h.keyPrefix, logger });
+    try {
+      const made = await fetch(`${server.url}/api/keys`, { method: 'POST', headers: { ...withKey(API_KEY), 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'logged' }) });
+      const { key, id } = (await made.json()) as { key: string; id: string };
+      await fetch(`${server.url}/api/workflows`, { headers: withKey(key) });
+      await fetch(`${server.url}/api/keys/${id}`, { method: 'DELETE', headers: withKey('other-key') });
+      const requests = log.lines.filter((l) => l.msg === 'request');
+      expect(requests.map((l) => [l.method, l.path, l.by])).toEqual([
+        ['POST', '/api/keys', 'bootstrap-2'],
+        ['GET', '/api/workflows', 'logged'],
+        ['DELETE', `/api/keys/${id}`, 'bootstrap-1'],
+      ]);
+      expect(log.lines.find((l) => l.msg === 'API key made')).toMatchObject({ key: 'logged', by: 'bootstrap-2' });
+      expect(log.lines.find((l) => l.msg === 'API key revoked')).toMatchObject({ key: 'logged', by: 'bootstrap-1' });
+      expect(JSON.stringify(log.lines)).not.toContain(key);
+    } finally {
+      await server.close();
+    }
+  });
+});

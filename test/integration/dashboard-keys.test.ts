@@ -1,0 +1,93 @@
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
+import { CHROMIUM_ARGS } from '../support/screencast-session.js';
+
+/**
+ * Settings → API Keys in real Chromium against the local API on real Redis: the bootstrap keys
+ * listed, a named key made and shown once, its last use, and revoking it, which signs out at once
+ * a browser that signed in with it.
+ */
+
+let h: Harness;
+let browser: Browser;
+let operator: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  h = await startHarness();
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  operator = await browser.newContext();
+  page = await operator.newPage();
+  page.on('dialog', (dialog) => void dialog.accept());
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+const row = (p: Page, name: string) => p.locator(`[data-testid="api-key-row"][data-name="${name}"]`);
+
+async function signIn(p: Page, key: string): Promise<void> {
+  await p.goto(`${h.server.url}/#/settings`);
+  await p.getByTestId('api-key').fill(key);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+  await p.getByTestId('new-workflow').waitFor();
+}
+
+describe('Settings → API Keys', () => {
+  it('lists the bootstrap keys, makes a named key shown once, shows its use, and revokes it at once', async () => {
+    await signIn(page, API_KEY);
+    await page.goto(`${h.server.url}/#/settings/api-keys`);
+    await expect.poll(() => page.getByTestId('signed-in-as').textContent()).toBe('Signed in as bootstrap-2.');
+    await expect.poll(() => page.getByTestId('api-key-row').count()).toBe(2);
+    expect(await row(page, 'bootstrap-2').textContent()).toContain('(this session)');
+    expect(await row(page, 'bootstrap-1').getByTestId('revoke-key').count()).toBe(0);
+
+    // A wrong confirming key makes nothing.
+    await page.getByTestId('new-key-name').fill('laptop');
+    await page.getByTestId('confirm-key').fill('not-a-key');
+    await page.getByTestId('create-key').click();
+    await expect.poll(() => page.getByTestId('error').textContent()).toContain('not an API key');
+    expect((await h.call('GET', '/api/keys')).body.keys).toHaveLength(2);
+
+    await page.getByTestId('new-key-name').fill('laptop');
+    await page.getByTestId('confirm-key').fill(API_KEY);
+    await page.getByTestId('create-key').click();
+    await page.getByTestId('new-key').waitFor();
+    const key = (await page.getByTestId('new-key').textContent()) ?? '';
+    expect(key).toMatch(/^ewk_[A-Za-z0-9_-]{43}$/);
+    expect(await row(page, 'laptop').getByTestId('key-last-used').textContent()).toBe('never');
+    expect(await row(page, 'laptop').getByTestId('key-created').textContent()).not.toBe('—');
+    // The confirming key is not left in the form, and the page keeps no key.
+    expect(await page.getByTestId('confirm-key').inputValue()).toBe('');
+    expect(await page.evaluate(() => Object.keys(localStorage).length + Object.keys(sessionStorage).length)).toBe(0);
+
+    // The key works, and its use shows; once the page is drawn again the key is gone from it.
+    expect((await h.call('GET', '/api/workflows', undefined, { 'X-Service-Key': key })).status).toBe(200);
+    await page.reload();
+    await row(page, 'laptop').waitFor();
+    expect(await page.getByTestId('new-key').count()).toBe(0);
+    expect(await row(page, 'laptop').getByTestId('key-last-used').textContent()).not.toBe('never');
+
+    // Someone signed in with the new key in another browser.
+    const laptop = await browser.newContext();
+    try {
+      const other = await laptop.newPage();
+      await signIn(other, key);
+      await other.goto(`${h.server.url}/#/settings`);
+      await expect.poll(() => other.getByTestId('signed-in-as').textContent()).toBe('Signed in as laptop.');
+
+      await row(page, 'laptop').getByTestId('revoke-key').click();
+      await expect.poll(() => row(page, 'laptop').count()).toBe(0);
+      expect((await h.call('GET', '/api/workflows', undefined, { 'X-Service-Key': key })).status).toBe(401);
+      // The other browser's session ended with its key: its next page asks it to sign in.
+      await other.goto(`${h.server.url}/#/workflows`);
+      await other.waitForURL(`${h.server.url}/#/settings`);
+      await expect.poll(() => other.getByTestId('signed-in-as').count()).toBe(0);
+    } finally {
+      await laptop.close();
+    }
+  });
+});
