@@ -163,6 +163,6 @@ function inputOf(body: Record<string, unknown>): HumanInput | undefined {
  * session is its key's. No credential, no answer: a route reached without one refuses.
  */
 export function answererOf(credential: Credential | null | undefined): string {
-  if (credential?.kind === 'key' || credential?.kind === 'session') return `key:${credential.keyTag.slice(0, 12)}`;
+  if (credential?.kind === 'key' || credential?.kind === 'session') return credential.identity;
   throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'an answer needs a signed-in identity', type: 'unauthorized' }]);
 }
