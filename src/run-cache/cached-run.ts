@@ -11,15 +11,16 @@
  * (page-output.ts, through the page reader port) stay inside this folder.
  */
 import { runAgent, type AgentDeps, type AgentInput, type AgentOutcome, type RunStats } from '../agent/loop.js';
-import { replaySteps, type ReplayResult } from '../agent/replay.js';
 import { openStartPage } from '../agent/start-page.js';
-import { cacheFingerprint, type CacheReport, type RunCacheEntry } from '../domain/run-cache.js';
-import { inputLeaves } from '../domain/run-cache-values.js';
+import type { CacheReport } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { buildEntry, loadEntry, type EntryKey, type RunStep } from './entry.js';
+import { cacheFingerprint, type RunCacheEntry } from './format.js';
 import { pageTextFor, readOutput } from './page-output.js';
+import { replaySteps, type ReplayResult } from './replay.js';
 import type { RunCacheStore } from './types.js';
+import { inputLeaves } from './values.js';
 
 export interface CachedRunOptions {
   /** Absent when the cache is off (RUN_CACHE=off, `cache: false`, no version to key it by). */

@@ -7,12 +7,12 @@ import {
   RUN_CACHE_FORMAT,
   pageShape,
   parseCacheEntry,
-  type CacheReport,
   type CachedAction,
   type CachedElement,
   type RunCacheEntry,
-} from '../domain/run-cache.js';
-import { tieAction, type InputLeaf } from '../domain/run-cache-values.js';
+} from './format.js';
+import { tieAction, type InputLeaf } from './values.js';
+import type { CacheReport } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { outputSources } from './page-output.js';

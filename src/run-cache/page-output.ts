@@ -4,8 +4,8 @@
  * Every read goes through the page reader port.
  */
 import type { AgentInput } from '../agent/loop.js';
-import type { OutputSource, RunCacheEntry } from '../domain/run-cache.js';
-import { fillText, templateText, type InputLeaf } from '../domain/run-cache-values.js';
+import type { OutputSource, RunCacheEntry } from './format.js';
+import { fillText, templateText, type InputLeaf } from './values.js';
 import type { PageReader } from './types.js';
 
 /** Longest output value searched for on the final page, and how many places are considered. */

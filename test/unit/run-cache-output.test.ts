@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ElementIdentity } from '../../src/browser/types.js';
 import { compileSchema } from '../../src/domain/json-schema.js';
-import { inputLeaves } from '../../src/domain/run-cache-values.js';
+import { inputLeaves } from '../../src/run-cache/values.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { outputSources, readOutput } from '../../src/run-cache/page-output.js';
 import type { PageReader } from '../../src/run-cache/types.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { cacheFingerprint, pageShape, parseCacheEntry, samePage, RUN_CACHE_FORMAT } from '../../src/domain/run-cache.js';
-import { startingStep } from '../../src/agent/replay.js';
-import { fillValues, guardHolds, inputLeaves, relatedPaths, templateText, templateValue, tieAction, type TieContext } from '../../src/domain/run-cache-values.js';
+import { cacheFingerprint, pageShape, parseCacheEntry, samePage, RUN_CACHE_FORMAT } from '../../src/run-cache/format.js';
+import { startingStep } from '../../src/run-cache/replay.js';
+import { fillValues, guardHolds, inputLeaves, relatedPaths, templateText, templateValue, tieAction, type TieContext } from '../../src/run-cache/values.js';
 
 describe('run cache rules', () => {
   it('keeps a page by origin, path and the names of its query parameters', () => {

@@ -9,14 +9,14 @@
  */
 import type { BrowserSession, BrowserTab, ElementIdentity } from '../browser/types.js';
 import { ExecutionError } from '../domain/errors.js';
-import { numbersAside, pageShape, samePage, type CachedAction, type CachedElement } from '../domain/run-cache.js';
-import { fillValues, GUARD_REASONS, guardHolds } from '../domain/run-cache-values.js';
 import type { ToolUseBlock } from '../model/types.js';
 import type { EventSink } from '../telemetry/types.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
-import { browserCall } from './browser-call.js';
-import type { RunStats } from './loop.js';
+import { browserCall } from '../agent/browser-call.js';
+import type { RunStats } from '../agent/loop.js';
+import { numbersAside, pageShape, samePage, type CachedAction, type CachedElement } from './format.js';
 import { holdsValue } from './replay-check.js';
+import { fillValues, GUARD_REASONS, guardHolds } from './values.js';
 
 export interface ReplayInput {
   steps: CachedAction[][];
