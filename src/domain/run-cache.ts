@@ -10,9 +10,18 @@ export interface CacheReport {
   used: boolean;
   replayedSteps: number;
   modelSteps: number;
+  /** Cached steps the model redid one by one before the replay went on (none yet: a replay that stops hands the rest to the model). */
+  repairedSteps: number;
   /** The replayed step (1-based) at which the model took over; null when it did not. */
   fallbackAtStep: number | null;
   reason: string | null;
+  /** The check of the final page after a replay that ran every step: whether it ran, and its verdict. */
+  finalCheck: { ran: boolean; matches: boolean | null; reason: string | null };
+}
+
+/** The report of a run that did not use the cache (yet). */
+export function emptyCacheReport(): CacheReport {
+  return { used: false, replayedSteps: 0, modelSteps: 0, repairedSteps: 0, fallbackAtStep: null, reason: null, finalCheck: { ran: false, matches: null, reason: null } };
 }
 
 /** Where a version's cache is kept in the queue's Redis: shared by every worker, cleared through the local API. */

@@ -11,15 +11,18 @@
  */
 import { createHash } from 'node:crypto';
 import type { Specification } from '../domain/specification.js';
-import type { ActionGuard } from './values.js';
+import type { KeyPath } from '../domain/key-path.js';
+import type { ActionGuard, InputDigest } from './values.js';
 
-export const RUN_CACHE_FORMAT = 'execution-worker/run-cache@2';
+export const RUN_CACHE_FORMAT = 'execution-worker/run-cache@3';
 /**
- * Formats this worker reads but never replays: `@1` kept booleans, numbers and short text of the
- * input as literals (docs/run-cache.md#earlier-formats). Such an entry counts as none and is
- * replaced by the next completed run.
+ * Formats this worker reads but never replays, and why (docs/run-cache.md#earlier-formats): such
+ * an entry counts as none and is replaced by the next completed run.
  */
-export const EARLIER_RUN_CACHE_FORMATS: readonly string[] = ['execution-worker/run-cache@1'];
+export const EARLIER_RUN_CACHE_FORMATS: ReadonlyMap<string, string> = new Map([
+  ['execution-worker/run-cache@1', 'may hold input values as literals'],
+  ['execution-worker/run-cache@2', 'tied values to the input by equality'],
+]);
 
 /** An element as the cache identifies it (the browser port's ElementIdentity, restated for the domain). */
 export interface CachedElement {
@@ -35,7 +38,7 @@ export interface CachedElement {
 }
 
 export interface CachedAction {
-  /** The tool (or toolset member) and its input as the model gave it, input values as `{{path}}`. */
+  /** The tool (or toolset member) and its input as the model gave it: input values it entered by reference are their names, `{{path}}`. */
   tool: string;
   toolsetName?: string;
   input: Record<string, unknown>;
@@ -43,19 +46,10 @@ export interface CachedAction {
   page: string;
   target?: CachedElement;
   focus?: CachedElement;
+  /** Input paths the action entered by reference (secrets included): the new input must have a value at each. */
+  refs?: KeyPath[];
   /** Input paths the action may depend on without being tied to one: replayed only when the new input holds the same values there. */
   guard?: ActionGuard;
-}
-
-/** How a value of the output was found on the final page: an element, and the words around the value in its text. */
-export interface OutputSource {
-  /** JSON path in the output (`orderId`, `lines.0.total`). */
-  path: string;
-  kind: 'string' | 'number';
-  element: CachedElement;
-  /** The element's text before and after the value (input values as `{{path}}`). */
-  before: string;
-  after: string;
 }
 
 export interface RunCacheEntry {
@@ -68,8 +62,8 @@ export interface RunCacheEntry {
   createdAt: string;
   sourceExecutionId: string;
   steps: CachedAction[][];
-  /** Where each output value was read, when all of them could be found. */
-  output?: { sources: OutputSource[]; shape: unknown };
+  /** Each input value of the cached run as a salted digest (secrets left out): which ones a new input changed. */
+  input: InputDigest[];
 }
 
 /** The parts of a specification that shape a run, hashed with the action space. */
@@ -115,11 +109,27 @@ export function numbersAside(text: string): string {
   return text.replace(/\d+/g, '#');
 }
 
-/** Reads a stored entry; anything not of this format is no cache at all. */
+/** Reads a stored entry; anything not of this format, or not of its shape, is no cache at all. */
 export function parseCacheEntry(raw: unknown): RunCacheEntry | undefined {
   if (!raw || typeof raw !== 'object') return undefined;
   const e = raw as Partial<RunCacheEntry>;
   if (e.format !== RUN_CACHE_FORMAT || typeof e.versionId !== 'string' || typeof e.fingerprint !== 'string' || typeof e.toolType !== 'string' || !Array.isArray(e.steps)) return undefined;
-  if (!e.steps.every((step) => Array.isArray(step) && step.every((a) => a && typeof a === 'object' && typeof (a as CachedAction).tool === 'string' && typeof (a as CachedAction).page === 'string'))) return undefined;
-  return e as RunCacheEntry;
+  if (!Array.isArray(e.input) || !e.input.every((d: unknown) => isObject(d) && isKeyPath(d.path) && typeof d.digest === 'string')) return undefined;
+  return e.steps.every((step) => Array.isArray(step) && step.every(isCachedAction)) ? (e as RunCacheEntry) : undefined;
+}
+
+function isCachedAction(a: unknown): a is CachedAction {
+  if (!isObject(a) || typeof a.tool !== 'string' || typeof a.page !== 'string' || !isObject(a.input)) return false;
+  if (a.refs !== undefined && !(Array.isArray(a.refs) && a.refs.every(isKeyPath))) return false;
+  const guard = a.guard;
+  if (guard !== undefined && !(isObject(guard) && Array.isArray(guard.paths) && guard.paths.every(isKeyPath) && typeof guard.digest === 'string' && ['derived', 'toggle', 'named'].includes(String(guard.why)))) return false;
+  return [a.target, a.focus].every((el) => el === undefined || (isObject(el) && typeof el.role === 'string' && typeof el.name === 'string'));
+}
+
+function isKeyPath(path: unknown): path is KeyPath {
+  return Array.isArray(path) && path.every((key) => typeof key === 'string');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

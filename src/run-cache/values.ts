@@ -1,51 +1,52 @@
 /**
- * Which values of a cached action came from the input (docs/run-cache.md#values-from-the-input):
- * the rule that keeps a replay from ever entering a value of the previous input. Pure.
+ * Which input values a cached action depends on (docs/run-cache.md#values-from-the-input): the
+ * rule that keeps a replay from ever entering a value of the previous input. Pure.
  *
- * Every value an action enters (form_input's value, typed text, keys, a URL, file names) that
- * equals one value of the input — a string of any length, a number, a boolean, a choice, a date —
- * is stored as a tie to the input's path, never as the value, and the replay takes the new
- * input's value there. Where that is not certain, the action carries a guard: the input paths it
- * may depend on and a digest of their values in the cached run. The replay runs a guarded action
- * only when the new input holds the same values there (then the cached action is right as it is);
- * otherwise the model takes over at that step. A guard is set when
- *   - the value equals several input values (which one did the model mean?),
- *   - the value also appears in the specification's own text (the prompt's literal, or the input's?),
- *   - the value is a literal related to an input value (another case, a number or a date written
- *     otherwise, a value inside a longer text that cannot be templated),
- *   - the action toggles a checkbox or switch by a click while the input has yes/no values,
- *   - a choice (radio, option, tab) is picked by a name related to an input value it does not equal.
+ * A value is tied to an input path only when the model entered it by reference, writing the
+ * value's name `{{path}}` (domain/input-references.ts): the cached action keeps the name, and the
+ * replay enters the new input's value there. Nothing else ties a value to the input — equality
+ * can be a coincidence (a checkbox ticked `true` while an unrelated boolean of the input was
+ * `true`). A value the model wrote itself (a literal) that may come from the input — equal to an
+ * input value, a piece of one, or one written otherwise — gives its action a guard: the input
+ * paths it may come from, with a salted digest of their values in the cached run. A guarded
+ * action replays only when the new input holds the same values there; otherwise the model takes
+ * over at that action. The same for a click on an element named like an input value, and for a
+ * click that toggles a checkbox while the input has yes/no values.
+ *
+ * Paths are key paths (arrays of keys, domain/key-path.ts): any key, dotted or `__proto__`,
+ * round-trips, and no key reaches a prototype.
  */
 import { createHash } from 'node:crypto';
+import { placeholdersIn, secretPathsOf, type InputSource } from '../domain/input-references.js';
+import { leavesOf, pathId, valueAt, type KeyPath } from '../domain/key-path.js';
 
-/** One value of the input payload, as text, with its path (secrets are placeholders: never a leaf). */
+/** One value of the input as the model saw it (never a secret: those are entered by name only). */
 export interface InputLeaf {
-  path: string;
+  path: KeyPath;
+  /** The value as text (empty for null). */
   value: string;
-  kind: 'string' | 'number' | 'boolean';
+  kind: 'string' | 'number' | 'boolean' | 'null';
 }
 
-/** A value of a cached action tied to an input path: filled with the new input's value, of the cached value's type. */
-export interface InputTie {
-  $input: string;
-  as: 'string' | 'number' | 'boolean';
+/** A salted digest of one input value of the cached run: the values themselves are never kept. */
+export interface InputDigest {
+  path: KeyPath;
+  digest: string;
 }
 
 export interface ActionGuard {
   /** Input paths the action may depend on. */
-  paths: string[];
+  paths: KeyPath[];
   /** The cached run's values at those paths, hashed with the entry's fingerprint. */
   digest: string;
-  why: 'several' | 'prompt' | 'literal' | 'toggle' | 'choice';
+  why: 'derived' | 'toggle' | 'named';
 }
 
-export interface TieContext {
-  leaves: readonly InputLeaf[];
-  /** The specification's own text (prompt and steps): a value found there may be its literal. */
-  specText: string;
-  /** Salt of the digests: the entry's fingerprint. */
-  salt: string;
-}
+export const GUARD_REASONS: Record<ActionGuard['why'], string> = {
+  derived: 'it enters a value the model wrote itself that may come from the input',
+  toggle: 'it toggles a checkbox while the input has yes/no values',
+  named: 'it acts on an element named like an input value',
+};
 
 /** Keys of an action's input that carry what it enters. */
 const VALUE_KEYS = new Set(['value', 'text', 'url', 'paths']);
@@ -54,161 +55,164 @@ const TOGGLES = new Set(['checkbox', 'switch', 'menuitemcheckbox']);
 /** Roles whose click picks a choice by its name. */
 const CHOICES = new Set(['radio', 'option', 'menuitemradio', 'tab', 'checkbox', 'switch', 'menuitemcheckbox', 'treeitem', 'gridcell']);
 const YES_NO = /^(true|false|yes|no|y|n|on|off|checked|unchecked)$/i;
-const PLACEHOLDER = /^\{\{[^}]+\}\}$/;
 
-export const GUARD_REASONS: Record<ActionGuard['why'], string> = {
-  several: 'it enters a value that equalled several input values',
-  prompt: "it enters a value that equalled both an input value and the specification's text",
-  literal: 'it enters a value written from an input value',
-  toggle: 'it toggles a checkbox while the input has yes/no values',
-  choice: 'it picks a choice named after an input value',
-};
-
-/** Every value of the input with its path: strings of any length, numbers, booleans; never a secret's placeholder. */
-export function inputLeaves(maskedInput: unknown): InputLeaf[] {
-  const out: InputLeaf[] = [];
-  const walk = (value: unknown, path: string[]) => {
-    if (typeof value === 'string') {
-      if (value.trim() !== '' && !PLACEHOLDER.test(value)) out.push({ path: path.join('.'), value, kind: 'string' });
-    } else if (typeof value === 'number' && Number.isFinite(value)) out.push({ path: path.join('.'), value: String(value), kind: 'number' });
-    else if (typeof value === 'boolean') out.push({ path: path.join('.'), value: String(value), kind: 'boolean' });
-    else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, String(i)]));
-    else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
-  };
-  walk(maskedInput, []);
-  // Longest first: a value that contains another is templated whole.
-  return out.filter((v) => v.path !== '').sort((a, b) => b.value.length - a.value.length);
+/** Every value of the input the model was shown, with its path; secrets are left out. */
+export function inputLeaves(input: Pick<InputSource, 'maskedPayload' | 'paths'>): InputLeaf[] {
+  const secrets = new Set(secretPathsOf(input).map(pathId));
+  return leavesOf(input.maskedPayload)
+    .filter((leaf) => leaf.path.length > 0 && !secrets.has(pathId(leaf.path)) && !(typeof leaf.value === 'number' && !Number.isFinite(leaf.value)))
+    .map(({ path, value }) => ({ path, value: value === null ? '' : String(value), kind: value === null ? 'null' : (typeof value as InputLeaf['kind']) }));
 }
 
-/** Replaces input values in text with `{{path}}` (whole values of 2+ characters, or parts of 4+ characters held by one path). */
-export function templateText(text: string, leaves: readonly InputLeaf[]): string {
-  let out = text;
-  for (const { path, value } of leaves) {
-    if (value.length < 2) continue;
-    if (out === value) return `{{${path}}}`;
-    if (value.length >= 4 && out.includes(value) && leaves.filter((l) => l.value === value).length === 1) out = out.split(value).join(`{{${path}}}`);
+/** Each input value of a run as a salted digest: what a later run compares its input with. */
+export function inputDigests(leaves: readonly InputLeaf[], salt: string): InputDigest[] {
+  return leaves.map((leaf) => ({ path: leaf.path, digest: digestOf([leaf.path], leaves, salt) }));
+}
+
+/** Input paths whose value differs between a cached run (its digests) and the new input: changed, added or gone. */
+export function changedPaths(cached: readonly InputDigest[], now: readonly InputLeaf[], salt: string): KeyPath[] {
+  const before = new Map(cached.map((d) => [pathId(d.path), d]));
+  const out: KeyPath[] = [];
+  for (const leaf of now) {
+    const was = before.get(pathId(leaf.path));
+    if (!was || was.digest !== digestOf([leaf.path], now, salt)) out.push(leaf.path);
+    before.delete(pathId(leaf.path));
   }
-  return out;
+  return [...out, ...[...before.values()].map((d) => d.path)];
 }
 
-/** Every string in a JSON value templated. */
-export function templateValue<T>(value: T, leaves: readonly InputLeaf[]): T {
-  if (typeof value === 'string') return templateText(value, leaves) as T;
-  if (Array.isArray(value)) return value.map((v) => templateValue(v, leaves)) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, templateValue(v, leaves)])) as T;
-  return value;
+export interface TieContext {
+  /** The run's input as the model saw it (secrets as their names), and the secrets' names. */
+  input: Pick<InputSource, 'maskedPayload' | 'paths'>;
+  leaves: readonly InputLeaf[];
+  /** Salt of the digests: the entry's fingerprint. */
+  salt: string;
 }
 
 export interface TiedAction {
-  input: Record<string, unknown>;
-  target?: Record<string, unknown>;
-  focus?: Record<string, unknown>;
+  /** Input paths the action entered by reference (`{{path}}` naming a value of the input), secrets included. */
+  refs: KeyPath[];
   guard?: ActionGuard;
 }
 
-/** An action as the cache keeps it: its entered values tied to input paths, its element names templated, and its guard. */
-export function tieAction(action: { action: string; input: Record<string, unknown>; target?: Record<string, unknown>; focus?: Record<string, unknown> }, ctx: TieContext): TiedAction {
-  const guards: Array<{ paths: string[]; why: ActionGuard['why'] }> = [];
-  const input: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(action.input)) {
-    input[key] = VALUE_KEYS.has(key) ? tieDeep(value, ctx, guards) : value;
+/**
+ * What a cached action depends on: the input paths it entered by reference, and a guard for the
+ * literals it entered and the element names it acted on that may come from the input.
+ */
+export function tieAction(action: { action: string; input: Record<string, unknown>; target?: { role?: unknown; name?: unknown }; focus?: { role?: unknown; name?: unknown } }, ctx: TieContext): TiedAction {
+  const refs = new Map<string, KeyPath>();
+  const guards: Array<{ paths: KeyPath[]; why: ActionGuard['why'] }> = [];
+  const derived: KeyPath[] = [];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (typeof value === 'boolean') {
+      // Never tied by equality, whatever it equals: any yes/no value of the input may have decided it.
+      derived.push(...ctx.leaves.filter(isYesNo).map((l) => l.path));
+    } else if (typeof value === 'number') derived.push(...derivedPaths(String(value), ctx.leaves));
+    else if (typeof value === 'string') {
+      let literal = '';
+      let last = 0;
+      for (const ph of placeholdersIn(value)) {
+        const named = valueAt(ctx.input.maskedPayload, ph.path);
+        if (typeof named !== 'string' && typeof named !== 'number' && typeof named !== 'boolean') continue;
+        refs.set(pathId(ph.path), ph.path);
+        literal += `${value.slice(last, ph.start)} `;
+        last = ph.end;
+      }
+      derived.push(...derivedPaths(literal + value.slice(last), ctx.leaves));
+    }
+  };
+  for (const [key, value] of Object.entries(action.input)) if (VALUE_KEYS.has(key)) visit(value);
+  if (derived.length > 0) guards.push({ paths: derived, why: 'derived' });
+  for (const element of [action.target, action.focus]) {
+    const name = typeof element?.name === 'string' ? element.name : '';
+    if (name.trim() === '') continue;
+    const role = String(element?.role ?? '');
+    // A choice, or a short name such as a calendar's day "4", is clicked for what its name says.
+    // A name that is a piece of a value is not counted: "Create" is a word of many subjects.
+    const named = derivedPaths(name, ctx.leaves, { shortValues: CHOICES.has(role) || name.trim().length <= 3, pieces: false });
+    if (named.length > 0) guards.push({ paths: named, why: 'named' });
   }
-  const out: TiedAction = { input };
-  if (action.target) out.target = tieElement(action.target, ctx, guards);
-  if (action.focus) out.focus = tieElement(action.focus, ctx, guards);
   const role = typeof action.target?.role === 'string' ? action.target.role : '';
   if (TOGGLES.has(role) && !('value' in action.input)) {
-    const yesNo = ctx.leaves.filter((l) => l.kind === 'boolean' || YES_NO.test(l.value) || l.value === '0' || l.value === '1');
-    if (yesNo.length > 0) guards.push({ paths: yesNo.map((l) => l.path), why: 'toggle' });
+    const yesNo = ctx.leaves.filter(isYesNo).map((l) => l.path);
+    if (yesNo.length > 0) guards.push({ paths: yesNo, why: 'toggle' });
   }
+  const out: TiedAction = { refs: [...refs.values()] };
   if (guards.length > 0) {
-    const paths = [...new Set(guards.flatMap((g) => g.paths))].sort();
+    const unique = new Map(guards.flatMap((g) => g.paths).map((p) => [pathId(p), p]));
+    const paths = [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => p);
     out.guard = { paths, digest: digestOf(paths, ctx.leaves, ctx.salt), why: guards[0]!.why };
   }
   return out;
 }
 
-function tieDeep(value: unknown, ctx: TieContext, guards: Array<{ paths: string[]; why: ActionGuard['why'] }>): unknown {
-  if (Array.isArray(value)) return value.map((v) => tieDeep(v, ctx, guards));
-  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return value;
-  const text = String(value);
-  if (PLACEHOLDER.test(text)) return value;
-  const exact = ctx.leaves.filter((l) => l.value === text);
-  if (exact.length > 0) {
-    if (exact.length > 1) guards.push({ paths: exact.map((l) => l.path), why: 'several' });
-    else if (inSpec(text, ctx.specText)) guards.push({ paths: [exact[0]!.path], why: 'prompt' });
-    const tie: InputTie = { $input: exact[0]!.path, as: typeof value as InputTie['as'] };
-    return tie;
-  }
-  if (typeof value !== 'string') {
-    const related = relatedPaths(text, ctx.leaves);
-    if (related.length > 0) guards.push({ paths: related, why: 'literal' });
-    return value;
-  }
-  const templated = templateText(value, ctx.leaves);
-  const rest = templated.replace(/\{\{[^}]+\}\}/g, ' ');
-  const related = relatedPaths(rest, ctx.leaves);
-  if (related.length > 0) guards.push({ paths: related, why: 'literal' });
-  return templated;
+/** An input value that may decide a tick: a boolean, a yes/no word, or 0 and 1. */
+function isYesNo(leaf: InputLeaf): boolean {
+  const value = leaf.value.trim();
+  return leaf.kind === 'boolean' || YES_NO.test(value) || value === '0' || value === '1';
 }
 
-function tieElement(element: Record<string, unknown>, ctx: TieContext, guards: Array<{ paths: string[]; why: ActionGuard['why'] }>): Record<string, unknown> {
-  const out = templateValue(element, ctx.leaves);
-  const name = typeof element.name === 'string' ? element.name : '';
-  if (name === '') return out;
-  const exact = ctx.leaves.filter((l) => l.value.toLowerCase() === name.trim().toLowerCase());
-  if (exact.length > 0) {
-    out.name = `{{${exact[0]!.path}}}`;
-    if (exact.length > 1) guards.push({ paths: exact.map((l) => l.path), why: 'several' });
-    else if (inSpec(name, ctx.specText)) guards.push({ paths: [exact[0]!.path], why: 'prompt' });
-  } else if (CHOICES.has(String(element.role)) || name.trim().length <= 3 || /^\d+$/.test(name.trim())) {
-    // A choice, or a short name such as a calendar's day "4": clicked, it enters a value.
-    const rest = String(out.name).replace(/\{\{[^}]+\}\}/g, ' ');
-    const related = relatedPaths(rest, ctx.leaves);
-    if (related.length > 0) guards.push({ paths: related, why: 'choice' });
+/**
+ * Input paths a text may have been written from: it equals the value (in another case or
+ * spacing), is a piece of it (a word or more, or 4 characters or more: "Kofi" of "Kofi Mensah"),
+ * holds it (a value of 4 characters or more, or a shorter one as a whole word when `shortValues`),
+ * is the same number written otherwise (`7.00`, `1,234.50`), the same date in another format
+ * (`04/03/2026`, or a day a date picker is clicked by), or a yes/no word where the value is a boolean.
+ * `pieces: false` leaves out the pieces; `shortValues: false` the short values held as words.
+ */
+export function derivedPaths(text: string, leaves: readonly InputLeaf[], options: { shortValues?: boolean; pieces?: boolean } = {}): KeyPath[] {
+  const shortValues = options.shortValues ?? true;
+  const pieces = options.pieces ?? true;
+  const forms = new Set([squash(text).toLowerCase()]);
+  // A value in a URL is percent-encoded.
+  try {
+    forms.add(squash(decodeURIComponent(text.replace(/\+/g, ' '))).toLowerCase());
+  } catch {
+    // Not an encoded text: its plain form is enough.
   }
-  return out;
-}
-
-/** Input paths whose value the text may have been written from, though it does not equal it. */
-export function relatedPaths(text: string, leaves: readonly InputLeaf[]): string[] {
-  const norm = squash(text).toLowerCase();
-  if (norm === '') return [];
-  const tokens = new Set(norm.split(/[^\p{L}\p{N}]+/u).filter(Boolean));
-  const number = asNumber(text);
-  const groups = (text.match(/\d+/g) ?? []).map(Number);
-  const out: string[] = [];
+  const out: KeyPath[] = [];
   for (const leaf of leaves) {
-    const value = squash(leaf.value).toLowerCase();
-    const related =
-      value === norm ||
-      (leaf.kind === 'boolean' && YES_NO.test(norm)) ||
-      (number !== undefined && asNumber(leaf.value) === number) ||
-      isDateIn(leaf.value, groups, norm) ||
-      tokens.has(value) ||
-      (value.length >= 4 && norm.includes(value));
-    if (related) out.push(leaf.path);
+    if (leaf.kind === 'null' || leaf.value.trim() === '') continue;
+    if ([...forms].some((norm) => norm !== '' && relates(norm, text, leaf, shortValues, pieces))) out.push(leaf.path);
   }
   return out;
+}
+
+function relates(norm: string, raw: string, leaf: InputLeaf, shortValues: boolean, pieces: boolean): boolean {
+  const value = squash(leaf.value).toLowerCase();
+  if (value === norm) return true;
+  if (leaf.kind === 'boolean' && YES_NO.test(norm)) return true;
+  const number = asNumber(raw);
+  if (number !== undefined && asNumber(leaf.value) === number) return true;
+  if (isDateIn(leaf.value, (raw.match(/\d+/g) ?? []).map(Number), norm)) return true;
+  if (value.length >= 4 ? norm.includes(value) : shortValues && words(norm).includes(value)) return true;
+  return pieces && pieceOf(norm, value);
+}
+
+/** Whether a text is a piece of a value: 4 characters or more of it, or 3 or more beginning a word of it. */
+function pieceOf(norm: string, value: string): boolean {
+  if (norm.length < 3 || norm.length >= value.length) return false;
+  if (norm.length >= 4) return value.includes(norm);
+  for (let at = value.indexOf(norm); at >= 0; at = value.indexOf(norm, at + 1)) {
+    if (at === 0 || !/[\p{L}\p{N}]/u.test(value[at - 1]!)) return true;
+  }
+  return false;
+}
+
+function words(text: string): string[] {
+  return text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 }
 
 /** Whether the new input holds the same values at the guard's paths as the cached run did. */
-export function guardHolds(guard: ActionGuard, maskedInput: unknown, salt: string): boolean {
-  return digestOf(guard.paths, inputLeaves(maskedInput), salt) === guard.digest;
+export function guardHolds(guard: ActionGuard, leaves: readonly InputLeaf[], salt: string): boolean {
+  return digestOf(guard.paths, leaves, salt) === guard.digest;
 }
 
-function digestOf(paths: readonly string[], leaves: readonly InputLeaf[], salt: string): string {
-  const byPath = new Map(leaves.map((l) => [l.path, `${l.kind}:${l.value}`]));
-  const pairs = paths.map((p) => [p, byPath.get(p) ?? null]);
+function digestOf(paths: readonly KeyPath[], leaves: readonly InputLeaf[], salt: string): string {
+  const byPath = new Map(leaves.map((l) => [pathId(l.path), `${l.kind}:${l.value}`]));
+  const pairs = paths.map((p) => [p, byPath.get(pathId(p)) ?? null]);
   return createHash('sha256').update(salt).update('\0').update(JSON.stringify(pairs)).digest('hex').slice(0, 32);
-}
-
-/** Whether a value is written in the specification's own text, as a whole word. */
-function inSpec(value: string, specText: string): boolean {
-  const v = squash(value);
-  if (v === '') return false;
-  const escaped = v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'iu').test(specText);
 }
 
 function squash(s: string): string {
@@ -232,74 +236,4 @@ function isDateIn(value: string, groups: readonly number[], text: string): boole
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   if (groups.length >= 3) return (groups.includes(y) || groups.includes(y % 100)) && groups.includes(mo) && groups.includes(d);
   return /^[\d\s/.-]+$/.test(text) && groups.every((g) => g === y || g === mo || g === d);
-}
-
-export type Filled = { ok: true; value: unknown } | { ok: false; reason: string };
-
-/**
- * Fills a cached value with the new input: `{{path}}` in text, and input ties by their path, as
- * the cached value's type. Secret paths (and paths the input lacks, in text) keep their
- * placeholder: secrets are revealed where they are typed, as in any run. A tie the new input
- * cannot fill is a failure, never a guess.
- */
-export function fillValues(value: unknown, maskedInput: unknown, secretPaths: readonly string[]): Filled {
-  if (typeof value === 'string') return { ok: true, value: fillText(value, maskedInput, secretPaths) };
-  if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    for (const v of value) {
-      const filled = fillValues(v, maskedInput, secretPaths);
-      if (!filled.ok) return filled;
-      out.push(filled.value);
-    }
-    return { ok: true, value: out };
-  }
-  if (value && typeof value === 'object') {
-    if (isTie(value)) return fillTie(value, maskedInput);
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      const filled = fillValues(v, maskedInput, secretPaths);
-      if (!filled.ok) return filled;
-      out[k] = filled.value;
-    }
-    return { ok: true, value: out };
-  }
-  return { ok: true, value };
-}
-
-/** `{{path}}` in text filled with the new input's values; secret paths and paths the input lacks keep their placeholder. */
-export function fillText(text: string, maskedInput: unknown, secretPaths: readonly string[]): string {
-  return text.replace(/\{\{\s*([A-Za-z0-9_.\-[\]]+)\s*\}\}/g, (whole, path: string) => {
-    const normalised = path.replace(/\[(\d+)\]/g, '.$1');
-    if (secretPaths.includes(normalised)) return whole;
-    const found = lookup(maskedInput, normalised);
-    return typeof found === 'string' || typeof found === 'number' || typeof found === 'boolean' ? String(found) : whole;
-  });
-}
-
-function isTie(value: object): value is InputTie {
-  const v = value as Partial<InputTie>;
-  return typeof v.$input === 'string' && (v.as === 'string' || v.as === 'number' || v.as === 'boolean');
-}
-
-function fillTie(tie: InputTie, maskedInput: unknown): Filled {
-  const found = lookup(maskedInput, tie.$input);
-  if (typeof found !== 'string' && typeof found !== 'number' && typeof found !== 'boolean') return { ok: false, reason: `the new input has no value at ${tie.$input}` };
-  if (typeof found === 'string' && PLACEHOLDER.test(found)) return { ok: false, reason: `${tie.$input} is a secret now` };
-  if (tie.as === 'string') return { ok: true, value: String(found) };
-  if (tie.as === 'number') {
-    const n = typeof found === 'number' ? found : asNumber(String(found));
-    return n === undefined || typeof found === 'boolean' ? { ok: false, reason: `the new input's ${tie.$input} is not a number` } : { ok: true, value: n };
-  }
-  if (typeof found === 'boolean') return { ok: true, value: found };
-  if (found === 'true' || found === 'false') return { ok: true, value: found === 'true' };
-  return { ok: false, reason: `the new input's ${tie.$input} is not true or false` };
-}
-
-function lookup(value: unknown, path: string): unknown {
-  let current = value;
-  for (const key of path.split('.')) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
 }

@@ -87,12 +87,17 @@ const lineOf = (seen: string, role: string, name: string) => seen.split('\n').fi
 const valueOf = (seen: string, role: string, name: string) => /value="([^"]*)"/.exec(lineOf(seen, role, name))?.[1] ?? '';
 const checked = (seen: string, name: string) => / checked\b/.test(lineOf(seen, 'checkbox', name));
 
-/** The issue's page as the record shows it, read from the page text the model was given. */
+/** The issue's page as the record shows it, from a read of the page (`term "Tracker"` then `definition "Bug"`) or its text. */
 function issueShown(seen: string): { id: string; subject: string; tracker: string; billable: boolean; watchers: string } | undefined {
   const id = /Issue #(\d+) created/.exec(seen)?.[1];
   if (!id) return undefined;
-  const after = (label: string) => new RegExp(`${label}\\W+([^\\n"]+)`).exec(seen.slice(seen.indexOf(`Issue #${id}`)))?.[1]?.trim() ?? '';
-  return { id, subject: /heading "([^"]+)"/.exec(seen)?.[1] ?? '', tracker: after('Tracker'), billable: after('Billable') === 'yes', watchers: after('Watchers') };
+  const lines = seen.split('\n').map((l) => l.trim());
+  const after = (label: string) => {
+    const at = lines.findIndex((l) => l === label || l.startsWith(`term "${label}"`));
+    return at < 0 ? '' : (/^definition "([^"]*)"/.exec(lines[at + 1] ?? '')?.[1] ?? lines[at + 1] ?? '');
+  };
+  const subject = /heading "([^"]+)"/.exec(seen)?.[1] ?? lines[lines.findIndex((l) => l.startsWith(`Issue #${id}`)) - 1] ?? '';
+  return { id, subject, tracker: after('Tracker'), billable: after('Billable') === 'yes', watchers: after('Watchers') };
 }
 
 /**
@@ -117,7 +122,11 @@ function issueAgent(input: Issue, watcherBy: WatcherBy) {
     const shown = issueShown(seen);
     if (shown) return finish('completed', { issue: shown.id });
     if (seen.includes('button "Publish"')) return turn(memberBlock('left_click', { target: ref('button', 'Publish') }), memberBlock('get_page_text'));
-    if (!seen.includes('textbox "Subject"')) return finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`);
+    if (!seen.includes('textbox "Subject"')) {
+      // The page's text once, before giving up.
+      const read = JSON.stringify(request.body).includes('"name":"get_page_text"');
+      return read ? finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`) : turn(memberBlock('get_page_text'));
+    }
     const calls: ScriptedContentBlock[] = [];
     if (valueOf(seen, 'textbox', 'Subject') !== input.subject) calls.push(memberBlock('form_input', { target: ref('textbox', 'Subject'), value: byRef ? '{{subject}}' : input.subject }));
     if (valueOf(seen, 'combobox', 'Tracker') !== input.tracker) calls.push(memberBlock('form_input', { target: ref('combobox', 'Tracker'), value: byRef ? '{{tracker}}' : input.tracker }));
