@@ -239,3 +239,57 @@ describe('the final check of a replay', () => {
     expect(repeat.summary.document.cache.modelSteps).toBeGreaterThan(0);
   });
 });
+
+describe('keys from outside', () => {
+  /** Keys a caller, a page and a model choose: a dotted key, `__proto__`, an output key shaped like a path to a prototype. */
+  const input = (subject: string) => JSON.parse(`{"issue": {"U.S. subject": ${JSON.stringify(subject)}}, "__proto__": {"tracker": "Feature"}, "watcher": "Ama Owusu"}`) as Record<string, unknown>;
+  const hostileOutput = (issue: string) => JSON.parse(`{"issue": ${JSON.stringify(issue)}, "constructor.prototype.profile": "polluted", "__proto__": {"profile": "polluted"}, "constructor": {"prototype": {"profile": "polluted"}}}`) as Record<string, unknown>;
+
+  /** Enters the subject and the tracker by their names (`{{issue["U.S. subject"]}}`, `{{__proto__.tracker}}`) and reports an output with hostile keys. */
+  function keysAgent() {
+    return (request: RecordedRequest): ScriptedTurn => {
+      const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
+      const shown = issueShown(seen);
+      if (isFinalCheck(request)) return toolUse('verify_replay', shown ? { matches: true, reason: 'Filed.', output: hostileOutput(shown.id) } : { matches: false, reason: 'Nothing filed.' });
+      if (shown) return toolUse('finish', { status: 'completed', output: hostileOutput(shown.id) });
+      const ref = (role: string, name: string) => ({ type: 'ref', ref: refIn(seen, role, name) });
+      return turn(
+        memberBlock('form_input', { target: ref('textbox', 'Subject'), value: '{{issue["U.S. subject"]}}' }),
+        memberBlock('form_input', { target: ref('combobox', 'Tracker'), value: '{{__proto__.tracker}}' }),
+        memberBlock('form_input', { target: ref('checkbox', 'Ama Owusu'), value: true }),
+        memberBlock('left_click', { target: ref('button', 'Create') }),
+        memberBlock('get_page_text'),
+      );
+    };
+  }
+
+  it('a dotted key and a __proto__ key are entered and replayed by name, and an output key reaches no prototype', async () => {
+    const runKeys = async (subject: string) => {
+      const model = await startScriptedModelServer(keysAgent());
+      try {
+        const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
+        const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-keys', workflowVersionId: 'v-keys', inputPayload: input(subject), specification: WORKFLOW(app.origin) }, new AbortController().signal);
+        if (summary.status === 'skipped') throw new Error('unexpected skip');
+        return { summary, requests: model.requests };
+      } finally {
+        await model.stop();
+      }
+    };
+    const first = await runKeys('Dotted keys first');
+    expect(first.summary.document.status).toBe('completed');
+    expect((first.requests[0]!.body as { system: Array<{ text: string }> }).system[0]!.text).toContain('{{issue["U.S. subject"]}} = "Dotted keys first"\n{{__proto__.tracker}} = "Feature"');
+    expect(app.issues.at(-1)).toMatchObject({ subject: 'Dotted keys first', tracker: 'Feature' });
+    const stored = (await cache.get('v-keys', new AbortController().signal)) as { steps: Array<Array<{ refs?: unknown }>> };
+    expect(stored.steps.flat().map((a) => a.refs).filter(Boolean)).toEqual([[['issue', 'U.S. subject']], [['__proto__', 'tracker']]]);
+
+    const repeat = await runKeys('Dotted keys again');
+    expect(repeat.requests).toHaveLength(1);
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, modelSteps: 0, finalCheck: { ran: true, matches: true } } });
+    expect(app.issues.at(-1)).toMatchObject({ subject: 'Dotted keys again', tracker: 'Feature' });
+    const output = repeat.summary.document.output as Record<string, unknown>;
+    expect(Object.keys(output)).toEqual(['issue', 'constructor.prototype.profile', '__proto__', 'constructor']);
+    // Neither run's output reached a prototype of this process (the worker's).
+    expect(({} as Record<string, unknown>).profile).toBeUndefined();
+    expect(Object.getPrototypeOf(output)).toBe(Object.prototype);
+  });
+});
