@@ -6,8 +6,9 @@
  *
  * A cached run is its model steps, each the actions the model took in one turn, every action
  * with its precondition: the page (URL without query values) and the element it acted on (role
- * and accessible name first). Every value that came from the input payload is kept as the input's
- * path, never as the value (values.ts); secrets only ever appear as their placeholders.
+ * and accessible name first), the input paths it entered by name and the guard of what else in
+ * the input it may depend on (values.ts); secrets only ever appear as their placeholders. Paths
+ * are arrays of keys (domain/key-path.ts), checked as such when an entry is read.
  */
 import { createHash } from 'node:crypto';
 import type { Specification } from '../domain/specification.js';

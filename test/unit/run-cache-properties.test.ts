@@ -1,7 +1,7 @@
 /**
  * Property tests of every function that turns keys and values from outside (a caller's input, a
  * model's text, a stored entry) into paths, names or values (docs/run-cache.md#inputs-by-reference,
- * docs/security.md#keys-from-outside): any key round-trips, none reaches a prototype, a name is
+ * docs/run-cache.md#what-it-holds): any key round-trips, none reaches a prototype, a name is
  * replaced by its own value only, and nothing is read twice.
  */
 import fc from 'fast-check';
