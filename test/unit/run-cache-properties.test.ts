@@ -96,6 +96,25 @@ describe('names of input values', () => {
   });
 });
 
+describe('the input as the model is shown it', () => {
+  it('names every value by a name that reads back to its path, and shows the value', () => {
+    fc.assert(
+      fc.property(payload, (input) => {
+        const vault = createSecretVault(input, undefined);
+        const shown = describeInput(vault.maskedPayload, vault.paths) ?? '';
+        const lines = shown.split('\n');
+        for (const leaf of scalars(input)) {
+          const line = `${placeholderOf(leaf.path)} = ${JSON.stringify(leaf.value)}`;
+          expect(lines).toContain(line);
+          // What the model reads as the name is the path of that value.
+          expect(placeholdersIn(line)[0]?.path).toEqual(leaf.path);
+        }
+        untouched();
+      }),
+    );
+  });
+});
+
 describe('what a cached action depends on', () => {
   it('ties a value to its path exactly when the model entered it by name', () => {
     fc.assert(
@@ -106,6 +125,22 @@ describe('what a cached action depends on', () => {
           expect(tieAction({ action: 'form_input', input: { value: placeholderOf(leaf.path) } }, ctx)).toEqual({ refs: [leaf.path] });
         }
         untouched();
+      }),
+    );
+  });
+
+  it('guards a literal the model wrote by every input value it equals: equality never passes unguarded', () => {
+    fc.assert(
+      fc.property(payload, (input) => {
+        const vault = createSecretVault(input, undefined);
+        const leaves = inputLeaves(vault);
+        // A value that holds a name is the model writing a name: that is a reference, not a literal.
+        for (const leaf of leaves.filter((l) => l.kind !== 'null' && l.value.trim() !== '' && placeholdersIn(l.value).length === 0)) {
+          const literal = leaf.kind === 'number' ? Number(leaf.value) : leaf.kind === 'boolean' ? leaf.value === 'true' : leaf.value;
+          const tied = tieAction({ action: 'form_input', input: { value: literal } }, { input: vault, leaves, salt: 'fp' });
+          expect(tied.refs).toEqual([]);
+          expect(tied.guard?.paths.map(pathId)).toContain(pathId(leaf.path));
+        }
       }),
     );
   });
