@@ -32,6 +32,8 @@ export interface CachedRunOptions {
   versionId?: string;
   executionId: string;
   agentDeps: AgentDeps;
+  /** The model client for the final check, when it must differ from the agent's (no step pictures: the check is no step). */
+  checkModel?: AgentDeps['model'];
   agentInput: AgentInput;
   /** Whether a completed run may become the version's cache (not one that asked a person: they must decide again). */
   keep?: () => boolean;
@@ -123,7 +125,7 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
     const enter = unentered.length > 0 ? `\nThe earlier run never entered ${unentered.map(placeholderOf).join(', ')}, and this input's ${unentered.length === 1 ? 'value differs' : 'values differ'} from its: enter ${unentered.length === 1 ? 'it' : 'them'} by name before the task is done.` : '';
     return takeOver(summary(replay, `The replay stopped at step ${atStep}: ${reason}.${next ? ` The earlier run's next action there was: ${next}.` : ''}${enter}`));
   }
-  const check = await checkFinalPage(agentDeps, agentInput, summary(replay, ''), stats);
+  const check = await checkFinalPage({ ...agentDeps, model: run.options.checkModel ?? agentDeps.model }, agentInput, summary(replay, ''), stats);
   report.finalCheck = check.report;
   if (check.ok) {
     events.emit('finish', { status: 'completed', by: 'cache' });

@@ -125,6 +125,8 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
     ...(cacheOn ? { store: deps.runCache!, versionId: versionId! } : {}),
     executionId: job.executionId,
     keep: () => (human?.ask.exchanges.length ?? 0) === 0,
+    // The final check is no step: its picture is not a step's (steps/NNN.jpg keep the steps' numbers).
+    checkModel: model.client,
     agentDeps: {
       ...(human ? { human: human.ask } : {}),
       model: ctx.stepShots ? ctx.stepShots.wrap(model.client) : model.client,

@@ -237,6 +237,10 @@ describe('the final check of a replay', () => {
     // The model was told why it takes over.
     expect(JSON.stringify(repeat.requests[1]!.body)).toContain('The page shows no filed issue.');
     expect(repeat.summary.document.cache.modelSteps).toBeGreaterThan(0);
+    // The check is no step: its picture is no step's, and the take-over's opening picture is its first step's (2, after the replayed one).
+    const stepsOf = (type: string) => repeat.events.filter((e) => e.type === type).map((e) => e.step);
+    expect(stepsOf('model_turn')).toEqual([2, 3]);
+    expect(stepsOf('step_screenshot')).toEqual([2]);
   });
 });
 
