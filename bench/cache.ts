@@ -1,12 +1,14 @@
 /**
  * `npm run bench -- cache`: the run cache on a 15-step workflow (a wizard of 14 form pages and a
  * confirmation), through the real runner, Redis and Chromium, the scripted model answering after
- * a model-like pause (MODEL_LATENCY_MS per turn). Printed for the first run (the model does every
- * step), a repeat with a new input (replayed), and a repeat on a changed site (page 8's button
- * renamed: the replay stops there and the model finishes): model requests, estimated input
- * tokens (all requests, and the first one: the opening, or what a model taking over is given),
- * output tokens and wall time. Every page carries a back-office menu of 80 links. Targets: repeat ≤ 1 model request and ≥ 5× faster;
- * the changed page completes.
+ * a model-like pause (MODEL_LATENCY_MS per turn) and entering the input's values by name, as its
+ * prompt says. Printed for the first run (the model does every step), a repeat with a new input
+ * (replayed, then the final check), and a repeat on a changed site (page 8's button renamed: the
+ * replay stops there and the model finishes): model requests, estimated input tokens (all
+ * requests, and the first one: the opening, or what a model taking over or the final check is
+ * given), the input tokens of the scripted API's accounting (docs/run-cache.md#the-final-check),
+ * output tokens and wall time. Every page carries a back-office menu of 80 links. Targets: repeat
+ * ≤ 1 model request and ≥ 5× faster; the changed page completes.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -22,7 +24,7 @@ import { runExecution } from '../src/runner/run-execution.js';
 import { createLocalStore } from '../src/storage/local-store.js';
 import { createRedisRunCache } from '../src/storage/redis-run-cache.js';
 import { createSilentLogger } from '../src/telemetry/logger.js';
-import { delayed, finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedTurn } from '../test/support/scripted-model-server.js';
+import { delayed, finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type ScriptedTurn } from '../test/support/scripted-model-server.js';
 import { estimateInputTokens } from './toolset.js';
 
 const PAGES = 14;
@@ -55,11 +57,15 @@ async function startWizard(): Promise<{ origin: string; renamed: { value: boolea
   return { origin: `http://wizard.test:${port}`, renamed, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** A model that fills whatever step it is shown, presses its button and reads the next page. */
-function wizardAgent(values: Record<string, string>) {
+/** A model that fills whatever step it is shown (the input's value by name), presses its button and reads the next page; and checks a replay's final page. */
+function wizardAgent() {
   return (request: RecordedRequest): ScriptedTurn => {
     const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
     const filed = /Application (\S+) was filed/.exec(seen);
+    const tools = (request.body as { tools?: Array<{ name?: string }> }).tools ?? [];
+    if (tools.length === 1 && tools[0]!.name === 'verify_replay') {
+      return delayed(toolUse('verify_replay', filed ? { matches: true, reason: `Application ${filed[1]} was filed.`, output: { application: filed[1] } } : { matches: false, reason: 'Nothing was filed.' }), MODEL_LATENCY_MS);
+    }
     if (filed) return delayed(finish('completed', { application: filed[1] }), MODEL_LATENCY_MS);
     const step = /textbox "Field (\d+)"/.exec(seen)?.[1];
     if (!step) return delayed(turn(memberBlock('left_click', { target: { type: 'ref', ref: refIn(seen, 'link', 'Start the application') } }), memberBlock('read_page', { filter: 'interactive' })), MODEL_LATENCY_MS);
@@ -67,13 +73,19 @@ function wizardAgent(values: Record<string, string>) {
     const last = Number(step) === PAGES;
     return delayed(
       turn(
-        memberBlock('form_input', { target: { type: 'ref', ref: refIn(seen, 'textbox', `Field ${step}`) }, value: values[`f${step}`]! }),
+        memberBlock('form_input', { target: { type: 'ref', ref: refIn(seen, 'textbox', `Field ${step}`) }, value: `{{f${step}}}` }),
         memberBlock('left_click', { target: { type: 'ref', ref: refIn(seen, 'button', button) } }),
         memberBlock(last ? 'get_page_text' : 'read_page', last ? {} : { filter: 'interactive' }),
       ),
       MODEL_LATENCY_MS,
     );
   };
+}
+
+/** A request's input tokens, estimated; the final check carries no toolset, only its one tool. */
+function estimate(request: RecordedRequest): number {
+  const tools = (request.body as { tools?: Array<{ name?: string }> }).tools ?? [];
+  return tools.length === 1 && tools[0]!.name === 'verify_replay' ? estimateInputTokens(request, 'browser', 0) : estimateInputTokens(request, 'browser');
 }
 
 const inputFor = (tag: string) => Object.fromEntries(Array.from({ length: PAGES }, (_, i) => [`f${i + 1}`, `${tag}-value-${i + 1}`]));
@@ -94,7 +106,7 @@ export async function benchCache(): Promise<Record<string, number | string>> {
   };
   const runOnce = async (tag: string) => {
     const values = inputFor(tag);
-    const model = await startScriptedModelServer(wizardAgent(values));
+    const model = await startScriptedModelServer(wizardAgent());
     try {
       const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
       const started = performance.now();
@@ -105,9 +117,11 @@ export async function benchCache(): Promise<Record<string, number | string>> {
       return {
         status: summary.document.status,
         requests: model.requests.length,
-        inputTokens: model.requests.reduce((sum, r) => sum + estimateInputTokens(r, 'browser'), 0),
+        inputTokens: model.requests.reduce((sum, r) => sum + estimate(r), 0),
+        // What the scripted API counted: uncached, cache reads and cache writes together.
+        accountedTokens: model.accounting.reduce((sum, a) => sum + (a?.total ?? 0), 0),
         // The first request of a run: the opening, or the summary and page a model taking over a replay gets.
-        firstInputTokens: model.requests[0] ? estimateInputTokens(model.requests[0], 'browser') : 0,
+        firstInputTokens: model.requests[0] ? estimate(model.requests[0]) : 0,
         outputTokens: summary.document.usage.outputTokens,
         wallMs,
         steps: summary.document.counters.nSteps,
@@ -130,6 +144,7 @@ export async function benchCache(): Promise<Record<string, number | string>> {
       figures[`${name}: model requests`] = r.requests;
       figures[`${name}: input tokens (estimated)`] = r.inputTokens;
       figures[`${name}: first request's input tokens (estimated)`] = r.firstInputTokens;
+      figures[`${name}: input tokens (scripted API's accounting)`] = r.accountedTokens;
       figures[`${name}: output tokens`] = r.outputTokens;
       figures[`${name}: wall ms`] = r.wallMs;
       figures[`${name}: cache`] = `replayed ${r.cache.replayedSteps}, model ${r.cache.modelSteps}, fallback at ${r.cache.fallbackAtStep ?? '-'}`;

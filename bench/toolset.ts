@@ -192,7 +192,7 @@ interface Figures {
 }
 
 /** A request's input tokens, estimated as the header says (text, images, the tool's documented overhead). */
-export function estimateInputTokens(request: RecordedRequest, space: Space): number {
+export function estimateInputTokens(request: RecordedRequest, space: Space, toolsetTokens = TOOL_OVERHEAD[space]): number {
   const body = request.body as { system?: Array<{ text: string }>; tools?: unknown[]; messages?: unknown[] };
   let images = 0;
   const withoutImages = JSON.stringify({ system: body.system, tools: (body.tools ?? []).filter((t) => (t as { name?: string }).name !== undefined), messages: body.messages }, (key, value: unknown) => {
@@ -203,7 +203,7 @@ export function estimateInputTokens(request: RecordedRequest, space: Space): num
     return value;
   });
   const perImage = space === 'computer-1x' ? Math.round((1280 * 800) / 750) : Math.ceil(1280 / 28) * Math.ceil(800 / 28);
-  return Math.round(withoutImages.length / 4) + images * perImage + TOOL_OVERHEAD[space];
+  return Math.round(withoutImages.length / 4) + images * perImage + toolsetTokens;
 }
 
 async function runTask(config: Config, browser: BrowserSandbox, dir: string, task: Task, space: Space, at: Coordinates): Promise<Figures> {

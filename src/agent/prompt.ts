@@ -1,8 +1,10 @@
+import { placeholderOf, secretPathsOf } from '../domain/input-references.js';
+import { formatPath, pathId, type KeyPath } from '../domain/key-path.js';
 import type { Specification } from '../domain/specification.js';
 
 /**
- * The system prompt: the workflow's own words, its checklist, the input (secrets already
- * replaced by placeholders) and the rules of this sandbox. Nothing secret ever reaches it.
+ * The system prompt: the workflow's own words, its checklist, the input as named values (secrets
+ * shown by name only) and the rules of this sandbox. Nothing secret ever reaches it.
  */
 export function buildSystemPrompt(options: {
   spec: Specification;
@@ -37,19 +39,8 @@ export function buildSystemPrompt(options: {
   if (spec.steps && spec.steps.length > 0) {
     parts.push(`<steps>\n${spec.steps.map((s, i) => `${i + 1}. ${s.trim()}`).join('\n')}\n</steps>`);
   }
-  if (options.maskedInput !== undefined && options.maskedInput !== null) {
-    parts.push(`<input>\n${JSON.stringify(options.maskedInput, null, 2)}\n</input>`);
-  }
-  if (options.secretPaths.length > 0) {
-    parts.push(
-      [
-        'Some input values are secret and shown only as placeholders: ' + options.secretPaths.map((p) => `{{${p}}}`).join(', ') + '.',
-        'To enter one, type the placeholder itself (as the text of `type`, or the value of `form_input`), for example "{{' +
-          options.secretPaths[0] +
-          '}}"; the real value is entered for you. Never write placeholders into the output.',
-      ].join('\n'),
-    );
-  }
+  const input = describeInput(options.maskedInput, options.secretPaths);
+  if (input) parts.push(input);
   const codes = options.oneTimeCodePaths ?? [];
   if (codes.length > 0) {
     parts.push(
@@ -73,6 +64,45 @@ export function buildSystemPrompt(options: {
     parts.push(`The \`output\` of \`finish\` must validate against this JSON Schema:\n<output_schema>\n${JSON.stringify(options.outputSchema, null, 2)}\n</output_schema>`);
   }
   return parts.join('\n\n');
+}
+
+const BY_NAME = [
+  'Each input value has a name in double braces. To enter a value into the page, write its name — as the text of `type` or the `value` of `form_input`, alone or inside other text ("{{name}}", "Dear {{name}},") — and the value is entered for you. Enter input values only this way, never by copying them: the same steps are then right when this workflow runs again with another input.',
+  'Alone as a `form_input` value, the name of a true/false or number value gives that value (a checkbox takes the name of a true/false value). Secret values are never shown: enter them by name. The output of `finish` holds values, never names.',
+].join('\n');
+
+/** The input as the model is given it, with how to enter its values by name; undefined when there is no input. */
+export function describeInput(maskedInput: unknown, secretPaths: readonly string[]): string | undefined {
+  const lines = inputLines(maskedInput, secretPaths);
+  if (lines.length === 0) return undefined;
+  // A bare value (no keys to name it by) is shown as it is.
+  if (maskedInput === null || typeof maskedInput !== 'object') return `<input>\n${lines.join('\n')}\n</input>`;
+  return `<input>\n${BY_NAME}\n\n${lines.join('\n')}\n</input>`;
+}
+
+/**
+ * The input's values one per line (docs/run-cache.md#inputs-by-reference): `{{path}} = value`,
+ * secrets by name only, input files by their name (they are uploaded, not typed).
+ */
+export function inputLines(maskedInput: unknown, secretPaths: readonly string[]): string[] {
+  if (maskedInput === undefined || maskedInput === null) return [];
+  if (typeof maskedInput !== 'object') return [JSON.stringify(maskedInput)];
+  const secrets = new Set(secretPathsOf({ maskedPayload: maskedInput, paths: secretPaths }).map(pathId));
+  const lines: string[] = [];
+  const walk = (node: unknown, path: KeyPath): void => {
+    if (path.length > 0 && secrets.has(pathId(path))) lines.push(`${placeholderOf(path)} = (secret, never shown)`);
+    else if (isInputFile(node)) lines.push(`${formatPath(path)}: the input file ${JSON.stringify(node.$file)} (upload it by its name)`);
+    else if (Array.isArray(node) && node.length > 0) node.forEach((item, i) => walk(item, [...path, String(i)]));
+    else if (node !== null && typeof node === 'object' && !Array.isArray(node) && Object.keys(node).length > 0) for (const [key, item] of Object.entries(node)) walk(item, [...path, key]);
+    else if (path.length > 0) lines.push(`${placeholderOf(path)} = ${JSON.stringify(node)}`);
+  };
+  walk(maskedInput, []);
+  return lines;
+}
+
+/** An input file as the model sees it: `{"$file": "<name>"}` (docs/files-and-codes.md). */
+function isInputFile(node: unknown): node is { $file: string } {
+  return node !== null && typeof node === 'object' && !Array.isArray(node) && typeof (node as { $file?: unknown }).$file === 'string' && Object.keys(node).every((k) => k === '$file' || k === 'name');
 }
 
 /** When to call `ask_human` (docs/human-in-the-loop.md); approvals are binding. */

@@ -1,140 +1,30 @@
 /**
- * The run cache (docs/run-cache.md): what a completed execution leaves for the next execution of the
- * same workflow version, so that it can run again without the model while the pages still
- * match. Pure data and the rules on it; run-cache/ records and replays it (run-cache/cached-run.ts),
- * a store keeps it (Redis, shared by the fleet).
- *
- * A cached run is its model steps, each the actions the model took in one turn, every action
- * with its precondition: the page (URL without query values) and the element it acted on (role
- * and accessible name first). Every value that came from the input payload is kept as the input's
- * path, never as the value (run-cache-values.ts); secrets only ever appear as their placeholders.
+ * What of the run cache (docs/run-cache.md) both programs share: where a version's entry is kept
+ * in the queue's Redis (the worker writes it, the local service clears it), and the report of a
+ * run's use of it (`output.json`'s `cache`). The cache itself — its entry, its values, the
+ * replay and its checks — lives in run-cache/.
  */
-import { createHash } from 'node:crypto';
-import type { ActionGuard } from './run-cache-values.js';
-import type { Specification } from './specification.js';
 
-export const RUN_CACHE_FORMAT = 'execution-worker/run-cache@2';
-/**
- * Formats this worker reads but never replays: `@1` kept booleans, numbers and short text of the
- * input as literals (docs/run-cache.md#earlier-formats). Such an entry counts as none and is
- * replaced by the next completed run.
- */
-export const EARLIER_RUN_CACHE_FORMATS: readonly string[] = ['execution-worker/run-cache@1'];
-
-/** An element as the cache identifies it (the browser port's ElementIdentity, restated for the domain). */
-export interface CachedElement {
-  role: string;
-  name: string;
-  tag: string;
-  type?: string;
-  id?: string;
-  nameAttr?: string;
-  testId?: string;
-  href?: string;
-  path?: string;
-}
-
-export interface CachedAction {
-  /** The tool (or toolset member) and its input as the model gave it, input values as `{{path}}`. */
-  tool: string;
-  toolsetName?: string;
-  input: Record<string, unknown>;
-  /** `origin + path` of the page before the action, with the names of its query parameters. */
-  page: string;
-  target?: CachedElement;
-  focus?: CachedElement;
-  /** Input paths the action may depend on without being tied to one: replayed only when the new input holds the same values there. */
-  guard?: ActionGuard;
-}
-
-/** How a value of the output was found on the final page: an element, and the words around the value in its text. */
-export interface OutputSource {
-  /** JSON path in the output (`orderId`, `lines.0.total`). */
-  path: string;
-  kind: 'string' | 'number';
-  element: CachedElement;
-  /** The element's text before and after the value (input values as `{{path}}`). */
-  before: string;
-  after: string;
-}
-
-export interface RunCacheEntry {
-  format: typeof RUN_CACHE_FORMAT;
-  versionId: string;
-  /** What in the specification shapes the run: a cache made under another one is not replayed. */
-  fingerprint: string;
-  /** The action space's tool type: actions of another space cannot be replayed. */
-  toolType: string;
-  createdAt: string;
-  sourceExecutionId: string;
-  steps: CachedAction[][];
-  /** Where each output value was read, when all of them could be found. */
-  output?: { sources: OutputSource[]; shape: unknown };
-}
-
-/** What `output.json` says of the cache (docs/run-cache.md). */
+/** What `output.json` says of the cache (docs/run-cache.md#what-it-reports). */
 export interface CacheReport {
   used: boolean;
   replayedSteps: number;
   modelSteps: number;
+  /** Cached steps the model redid one by one before the replay went on (none yet: a replay that stops hands the rest to the model). */
+  repairedSteps: number;
   /** The replayed step (1-based) at which the model took over; null when it did not. */
   fallbackAtStep: number | null;
   reason: string | null;
+  /** The check of the final page after a replay that ran every step: whether it ran, and its verdict. */
+  finalCheck: { ran: boolean; matches: boolean | null; reason: string | null };
+}
+
+/** The report of a run that did not use the cache (yet). */
+export function emptyCacheReport(): CacheReport {
+  return { used: false, replayedSteps: 0, modelSteps: 0, repairedSteps: 0, fallbackAtStep: null, reason: null, finalCheck: { ran: false, matches: null, reason: null } };
 }
 
 /** Where a version's cache is kept in the queue's Redis: shared by every worker, cleared through the local API. */
 export function runCacheKey(queuePrefix: string, queueName: string, versionId: string): string {
   return `${queuePrefix}:${queueName}:run-cache:${versionId}`;
-}
-
-/** The parts of a specification that shape a run, hashed with the action space. */
-export function cacheFingerprint(spec: Specification, toolType: string): string {
-  const shape = {
-    prompt: spec.prompt,
-    steps: spec.steps ?? [],
-    allowedDomains: spec.allowedDomains,
-    startUrl: spec.startUrl ?? null,
-    outputSchema: spec.outputSchema ?? null,
-    toolType,
-  };
-  return createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 32);
-}
-
-/** A page as a precondition: origin and path, and the names (not values) of its query parameters. */
-export function pageShape(url: string): string {
-  try {
-    const u = new URL(url);
-    const keys = [...new Set([...u.searchParams.keys()])].sort();
-    return `${u.origin}${u.pathname}${keys.length ? `?${keys.join('&')}` : ''}`;
-  } catch {
-    return url;
-  }
-}
-
-/**
- * Whether the page is where a cached action was: the same shape, or the same once the numbers in
- * its path are set aside (`/invoice/1042` and `/invoice/1077`: a record's own page, by its id).
- */
-export function samePage(cached: string, now: string): boolean {
-  if (cached === now) return true;
-  try {
-    const [a, b] = [new URL(cached), new URL(now)];
-    return a.origin === b.origin && a.search === b.search && numbersAside(a.pathname) === numbersAside(b.pathname);
-  } catch {
-    return false;
-  }
-}
-
-/** Text with its runs of digits set aside: the shape of a name or path that embeds a record's id. */
-export function numbersAside(text: string): string {
-  return text.replace(/\d+/g, '#');
-}
-
-/** Reads a stored entry; anything not of this format is no cache at all. */
-export function parseCacheEntry(raw: unknown): RunCacheEntry | undefined {
-  if (!raw || typeof raw !== 'object') return undefined;
-  const e = raw as Partial<RunCacheEntry>;
-  if (e.format !== RUN_CACHE_FORMAT || typeof e.versionId !== 'string' || typeof e.fingerprint !== 'string' || typeof e.toolType !== 'string' || !Array.isArray(e.steps)) return undefined;
-  if (!e.steps.every((step) => Array.isArray(step) && step.every((a) => a && typeof a === 'object' && typeof (a as CachedAction).tool === 'string' && typeof (a as CachedAction).page === 'string'))) return undefined;
-  return e as RunCacheEntry;
 }

@@ -202,6 +202,8 @@ function toParams(request: ModelTurnRequest, caps: ModelCapabilities, settings: 
   if (request.tools.length > 0) params.tools = request.tools.map(toTool);
   if (context.context_management) params.context_management = context.context_management;
   if (context.thinking) params.thinking = context.thinking;
+  // Thinking and a forced tool choice do not go together (the API answers 400): thinking wins.
+  else if (request.toolChoice) params.tool_choice = { type: 'tool', name: request.toolChoice.name };
   const betas = [...new Set([...request.betas, ...context.betas])];
   if (betas.length > 0) params.betas = betas;
   return params;

@@ -95,6 +95,11 @@ export interface ModelTurnRequest {
   maxTokens: number;
   /** Beta flags for the request (e.g. `computer-use-2025-11-24`); the toolsets need none. */
   betas: string[];
+  /**
+   * The tool the answer must call. Sent only where the API allows it: never with thinking on
+   * (the API refuses a forced tool choice then), so the caller still checks what was called.
+   */
+  toolChoice?: { type: 'tool'; name: string };
 }
 
 export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn' | (string & {});

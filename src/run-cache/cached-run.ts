@@ -1,25 +1,30 @@
 /**
  * An execution with its workflow version's run cache (docs/run-cache.md): replay what the cache holds
- * while the pages match, let the model take over where they do not, read the output from the
- * page where the cached run read it, and leave the run that completed as the next cache.
+ * while the pages match and the input allows, let the model take over where they do not, check
+ * the final page of a replay that ran to its end, and leave the run that completed as the next cache.
  *
  *   no cache (or off)   → the model runs the task; a completed run becomes the cache
- *   replay, all steps   → the output re-read from the page: no model call; one if it cannot be
+ *   replay, all steps   → one model request checks the final page against the input and reads
+ *                         the output; a "no" hands the run to the model there
  *   replay, stopped     → the model continues from there with a summary of what was done
  *
- * The runner sees one function; the entry (entry.ts) and the page reads of the output
- * (page-output.ts, through the page reader port) stay inside this folder.
+ * The runner sees one function. This folder uses the agent's loop and ports; the agent knows
+ * nothing of the cache.
  */
 import { runAgent, type AgentDeps, type AgentInput, type AgentOutcome, type RunStats } from '../agent/loop.js';
-import { replaySteps, type ReplayResult } from '../agent/replay.js';
 import { openStartPage } from '../agent/start-page.js';
-import { cacheFingerprint, type CacheReport, type RunCacheEntry } from '../domain/run-cache.js';
-import { inputLeaves } from '../domain/run-cache-values.js';
+import { placeholderOf } from '../domain/input-references.js';
+import { pathId, type KeyPath } from '../domain/key-path.js';
+import { emptyCacheReport, type CacheReport } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
+import { afterLastEntry } from './actions.js';
 import { buildEntry, loadEntry, type EntryKey, type RunStep } from './entry.js';
-import { pageTextFor, readOutput } from './page-output.js';
+import { checkFinalPage } from './final-check.js';
+import { cacheFingerprint, type RunCacheEntry } from './format.js';
+import { replaySteps, type ReplayInput, type ReplayResult } from './replay.js';
 import type { RunCacheStore } from './types.js';
+import { changedPaths, inputLeaves } from './values.js';
 
 export interface CachedRunOptions {
   /** Absent when the cache is off (RUN_CACHE=off, `cache: false`, no version to key it by). */
@@ -27,6 +32,8 @@ export interface CachedRunOptions {
   versionId?: string;
   executionId: string;
   agentDeps: AgentDeps;
+  /** The model client for the final check, when it must differ from the agent's (no step pictures: the check is no step). */
+  checkModel?: AgentDeps['model'];
   agentInput: AgentInput;
   /** Whether a completed run may become the version's cache (not one that asked a person: they must decide again). */
   keep?: () => boolean;
@@ -59,7 +66,7 @@ export async function runWithCache(options: CachedRunOptions): Promise<CachedRun
   const outcome = entry ? await replayThenAgent(run, entry) : await runAgent(run.deps, options.agentInput, options.stats);
   run.report.modelSteps = options.stats.nSteps - run.report.replayedSteps;
   for (const [, traces] of [...run.modelSteps.entries()].sort((a, b) => a[0] - b[0])) run.steps.push(traces);
-  if (run.key && outcome.status === 'completed' && (run.report.modelSteps > 0 || !entry) && (options.keep?.() ?? true)) await save(run, run.key, outcome.output);
+  if (run.key && outcome.status === 'completed' && (run.report.modelSteps > 0 || !entry) && (options.keep?.() ?? true)) await save(run, run.key);
   options.agentDeps.events.emit('run_cache', { ...run.report });
   return { outcome, cache: run.report };
 }
@@ -79,55 +86,75 @@ function startRecording(options: CachedRunOptions): Recording {
         },
       }
     : agentDeps;
-  const report: CacheReport = { used: false, replayedSteps: 0, modelSteps: 0, fallbackAtStep: null, reason: null };
-  return { options, ...(key ? { key } : {}), report, deps, steps: [], modelSteps };
+  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), deps, steps: [], modelSteps };
 }
 
-/** The cached steps replayed from the start page; the model takes over where they stop, or to read the output. */
+/** The cached steps replayed from the start page; then the final check, or the model where the replay stops. */
 async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<AgentOutcome> {
   const { agentDeps, agentInput, stats } = run.options;
   const { session, space, events } = agentDeps;
   const { report } = run;
+  const { vault } = agentInput;
   report.used = true;
   await openStartPage(session, agentInput.startUrl, events, agentInput.signal);
+  const leaves = inputLeaves(vault);
+  const unentered = neverEntered(entry, changedPaths(entry.input, leaves, entry.fingerprint));
+  const replayInput: ReplayInput = {
+    steps: entry.steps,
+    input: vault,
+    leaves,
+    salt: entry.fingerprint,
+    maxSteps: agentInput.maxSteps,
+    ...(unentered.length > 0 ? { handOver: { ...afterLastEntry(entry.steps), reason: unenteredReason(unentered) } } : {}),
+    signal: agentInput.signal,
+  };
   const replay = await replaySteps(
     { space, session, events, ...(agentDeps.onAction ? { onAction: agentDeps.onAction } : {}), ...(agentDeps.now ? { now: agentDeps.now } : {}) },
-    { steps: entry.steps, maskedInput: agentInput.vault.maskedPayload, secretPaths: agentInput.vault.paths, salt: entry.fingerprint, maxSteps: agentInput.maxSteps, signal: agentInput.signal },
+    replayInput,
     stats,
   );
   report.replayedSteps = replay.replayed;
   // Steps the page was already past stay in the next cache as they were.
   run.steps.push(...replay.skipped.map((cached) => ({ cached })), ...replay.traces);
   if (replay.skipped.length > 0) report.reason = `the replay started at step ${replay.skipped.length + 1}: the page was already past the steps before it`;
-  const takeOver = (done: string) => runAgent(run.deps, { ...agentInput, resume: { done: agentInput.vault.redact(done), steps: replay.replayed } }, stats);
+  const takeOver = (done: string) => runAgent(run.deps, { ...agentInput, resume: { done: vault.redact(done), steps: replay.replayed } }, stats);
   if (replay.stopped) {
-    report.fallbackAtStep = replay.stopped.atStep;
-    report.reason = replay.stopped.reason;
-    return takeOver(summary(replay, `The replay stopped at step ${replay.stopped.atStep}: ${replay.stopped.reason}.`));
+    const { atStep, reason, next } = replay.stopped;
+    report.fallbackAtStep = atStep;
+    report.reason = reason;
+    const enter = unentered.length > 0 ? `\nThe earlier run never entered ${unentered.map(placeholderOf).join(', ')}, and this input's ${unentered.length === 1 ? 'value differs' : 'values differ'} from its: enter ${unentered.length === 1 ? 'it' : 'them'} by name before the task is done.` : '';
+    return takeOver(summary(replay, `The replay stopped at step ${atStep}: ${reason}.${next ? ` The earlier run's next action there was: ${next}.` : ''}${enter}`));
   }
-  const page = session.tab();
-  const read = entry.output ? await readOutput(page, entry.output, agentInput) : { ok: false as const, reason: 'the cached run left no way to read its output from the page' };
-  if (read.ok) {
+  const check = await checkFinalPage({ ...agentDeps, model: run.options.checkModel ?? agentDeps.model }, agentInput, summary(replay, ''), stats);
+  report.finalCheck = check.report;
+  if (check.ok) {
     events.emit('finish', { status: 'completed', by: 'cache' });
-    return { status: 'completed', output: read.output };
+    return { status: 'completed', output: check.output };
   }
-  report.reason = `${report.reason ? `${report.reason}; ` : ''}output: ${read.reason}`;
-  const pageText = await pageTextFor(page, agentInput.vault.redact, agentInput.signal);
-  // Labels come from the page: the text the model reads is redacted as a whole.
-  return takeOver(summary(replay, `Every step of the task was replayed. Read the output from the page and call finish.${pageText ? `\nThe page's text:\n${pageText}` : ''}`));
+  report.reason = check.why;
+  return takeOver(summary(replay, `Every step was replayed, but ${check.why}. Make the page show the task done with this input, then call finish.`));
+}
+
+/** Input paths whose value changed that no cached step entered by reference: the replay cannot enter them. */
+function neverEntered(entry: RunCacheEntry, changed: readonly KeyPath[]): KeyPath[] {
+  const entered = new Set(entry.steps.flat().flatMap((action) => action.refs ?? []).map(pathId));
+  return changed.filter((path) => !entered.has(pathId(path)));
+}
+
+function unenteredReason(paths: readonly KeyPath[]): string {
+  const names = paths.map(placeholderOf).join(', ');
+  return paths.length === 1 ? `the input's ${names} differs from the earlier run's, which never entered it` : `the input's ${names} differ from the earlier run's, which never entered them`;
 }
 
 /** The completed run as the version's new cache; a store that fails is logged, the run stands. */
-async function save(run: Recording, kept: NonNullable<Recording['key']>, output: unknown): Promise<void> {
+async function save(run: Recording, kept: NonNullable<Recording['key']>): Promise<void> {
   const { agentDeps, agentInput, executionId, logger, now } = run.options;
   const { store, ...key } = kept;
-  const specText = [agentInput.spec.prompt, ...(agentInput.spec.steps ?? [])].join('\n');
-  const values = inputLeaves(agentInput.vault.maskedPayload);
-  const next = await buildEntry({ ...key, executionId, steps: run.steps, values, specText, output, page: agentDeps.session.tab(), now, signal: agentInput.signal });
+  const next = buildEntry({ ...key, executionId, steps: run.steps, input: agentInput.vault, now });
   try {
     // What is stored passes the secrets' redaction once more: a page can show a secret anywhere.
     await store.put(key.versionId, agentInput.vault.redactValue(next));
-    agentDeps.events.emit('run_cache_saved', { versionId: key.versionId, steps: next.steps.length, actions: next.steps.flat().length, outputSources: next.output?.sources.length ?? 0 });
+    agentDeps.events.emit('run_cache_saved', { versionId: key.versionId, steps: next.steps.length, actions: next.steps.flat().length });
   } catch (error) {
     logger.warn({ err: error instanceof Error ? error.message : String(error), versionId: key.versionId }, 'the run cache could not be saved');
   }
@@ -137,15 +164,17 @@ async function save(run: Recording, kept: NonNullable<Recording['key']>, output:
 const SUMMARY_STEPS = 6;
 
 /**
- * What the model is told when it takes over: how many steps were replayed and the last few of
- * them, each on one line, then why the replay stopped. Short: the page itself follows.
+ * What the model is told when it takes over (or the final check, of what was done): how many
+ * steps were replayed and the last few of them, each on one line, then why the replay stopped.
+ * Short: the page itself follows.
  */
 function summary(replay: ReplayResult, why: string): string {
-  if (replay.done.length === 0) return `Nothing could be replayed from the earlier run of this workflow.\n${why}`;
+  const tail = why ? `\n${why}` : '';
+  if (replay.done.length === 0) return `Nothing could be replayed from the earlier run of this workflow.${tail}`;
   const count = replay.done.reduce((sum, labels) => sum + labels.length, 0);
   const shown = replay.done.slice(-SUMMARY_STEPS);
   const first = replay.done.length - shown.length;
   const lines = shown.map((labels, i) => `${first + i + 1}. ${labels.join('; ') || '(reads only)'}`);
   const earlier = first > 0 ? `(steps 1–${first} not listed)\n` : '';
-  return `${count} actions were replayed from an earlier run of this workflow, on this input, step by step:\n${earlier}${lines.join('\n')}\n${why}`;
+  return `${count} actions were replayed from an earlier run of this workflow, on this input, step by step:\n${earlier}${lines.join('\n')}${tail}`;
 }

@@ -2,21 +2,13 @@
  * A version's cache entry (docs/run-cache.md#what-it-holds): read and checked before a run, and
  * built from a completed run's steps after it.
  */
-import {
-  EARLIER_RUN_CACHE_FORMATS,
-  RUN_CACHE_FORMAT,
-  pageShape,
-  parseCacheEntry,
-  type CacheReport,
-  type CachedAction,
-  type CachedElement,
-  type RunCacheEntry,
-} from '../domain/run-cache.js';
-import { tieAction, type InputLeaf } from '../domain/run-cache-values.js';
+import type { InputSource } from '../domain/input-references.js';
+import type { CacheReport } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
-import { outputSources } from './page-output.js';
-import type { PageReader, RunCacheStore } from './types.js';
+import { EARLIER_RUN_CACHE_FORMATS, RUN_CACHE_FORMAT, pageShape, parseCacheEntry, type CachedAction, type CachedElement, type RunCacheEntry } from './format.js';
+import type { RunCacheStore } from './types.js';
+import { inputDigests, inputLeaves, tieAction } from './values.js';
 
 /** A step of the run as it goes: the actions it ran, or a cached step the replay did not need to run. */
 export type RunStep = ActionTrace[] | { cached: CachedAction[] };
@@ -45,7 +37,8 @@ export async function loadEntry(store: RunCacheStore, key: EntryKey, report: Cac
   }
   const entry = parseCacheEntry(raw);
   const format = (raw as { format?: unknown } | null)?.format;
-  if (typeof format === 'string' && EARLIER_RUN_CACHE_FORMATS.includes(format)) report.reason = `the cached run is of an earlier format (${format}) that may hold input values as literals: it is not replayed`;
+  const earlier = typeof format === 'string' ? EARLIER_RUN_CACHE_FORMATS.get(format) : undefined;
+  if (earlier) report.reason = `the cached run is of an earlier format (${String(format)}) that ${earlier}: it is not replayed`;
   else if (!entry || entry.versionId !== versionId) report.reason = 'the cached run is not readable';
   else if (entry.fingerprint !== fingerprint) report.reason = 'the cached run was made for another specification';
   else if (entry.toolType !== toolType) report.reason = `the cached run used ${entry.toolType}, this run ${toolType}`;
@@ -57,42 +50,36 @@ export async function loadEntry(store: RunCacheStore, key: EntryKey, report: Cac
 export interface BuildOptions extends EntryKey {
   executionId: string;
   steps: RunStep[];
-  values: InputLeaf[];
-  specText: string;
-  output: unknown;
-  /** The final page, where the output's values are looked for. */
-  page: PageReader | undefined;
+  /** The run's input as the model saw it (secrets as their names), and the secrets' names. */
+  input: Pick<InputSource, 'maskedPayload' | 'paths'>;
   now: () => number;
-  signal: AbortSignal;
 }
 
-/** The completed run as the version's cache: its steps, their values tied to the input, and where its output was read. */
-export async function buildEntry(options: BuildOptions): Promise<RunCacheEntry> {
-  const { values } = options;
-  const ctx = { leaves: values, specText: options.specText, salt: options.fingerprint };
+/** The completed run as the version's cache: its steps with what each depends on in the input, and the input's digests. */
+export function buildEntry(options: BuildOptions): RunCacheEntry {
+  const leaves = inputLeaves(options.input);
+  const ctx = { input: options.input, leaves, salt: options.fingerprint };
   const steps = options.steps
     .map((step) =>
       'cached' in step
         ? step.cached
         : step.map((trace): CachedAction => {
             const action = trace.toolsetName ? trace.tool : String(trace.input.action ?? trace.tool);
-            const tied = tieAction(
-              { action, input: withoutRefs(trace.input), ...(trace.target ? { target: { ...trace.target } } : {}), ...(trace.focus ? { focus: { ...trace.focus } } : {}) },
-              ctx,
-            );
+            const input = withoutRefs(trace.input);
+            const tied = tieAction({ action, input, ...(trace.target ? { target: trace.target } : {}), ...(trace.focus ? { focus: trace.focus } : {}) }, ctx);
             return {
               tool: trace.tool,
               ...(trace.toolsetName ? { toolsetName: trace.toolsetName } : {}),
-              input: tied.input,
+              input,
               page: pageShape(trace.url),
-              ...(tied.target ? { target: tied.target as unknown as CachedElement } : {}),
-              ...(tied.focus ? { focus: tied.focus as unknown as CachedElement } : {}),
+              ...(trace.target ? { target: { ...trace.target } as CachedElement } : {}),
+              ...(trace.focus ? { focus: { ...trace.focus } as CachedElement } : {}),
+              ...(tied.refs.length > 0 ? { refs: tied.refs } : {}),
               ...(tied.guard ? { guard: tied.guard } : {}),
             };
           }),
     )
     .filter((step) => step.length > 0);
-  const output = await outputSources(options.page, options.output, values, options.signal);
   return {
     format: RUN_CACHE_FORMAT,
     versionId: options.versionId,
@@ -101,7 +88,7 @@ export async function buildEntry(options: BuildOptions): Promise<RunCacheEntry> 
     createdAt: new Date(options.now()).toISOString(),
     sourceExecutionId: options.executionId,
     steps,
-    ...(output ? { output } : {}),
+    input: inputDigests(leaves, options.fingerprint),
   };
 }
 

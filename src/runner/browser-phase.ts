@@ -3,12 +3,13 @@ import { createRunStats, type AgentOutcome } from '../agent/loop.js';
 import { createAskHuman, type AskHuman } from '../agent/ask-human.js';
 import type { BrowserSession, DownloadEvent } from '../browser/types.js';
 import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../domain/errors.js';
+import { emptyCacheReport } from '../domain/run-cache.js';
 import type { ActiveRecording } from '../recorder/types.js';
 import type { ActionSpace } from '../toolset/types.js';
 import { ARTIFACT_FILES } from './artifacts.js';
 import { runWithCache } from '../run-cache/cached-run.js';
 import { createExecutionSignal, type ExecutionSignal } from './deadline.js';
-import { emptyCacheReport, failure, type ExecutionContext, type KeptDownload, type RunEnd } from './execution.js';
+import { failure, type ExecutionContext, type KeptDownload, type RunEnd } from './execution.js';
 import { createHumanGate, type RunnerHumanGate } from './human-gate.js';
 import { attachLiveView } from './live-view.js';
 import type { Prepared } from './prepare.js';
@@ -124,6 +125,8 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
     ...(cacheOn ? { store: deps.runCache!, versionId: versionId! } : {}),
     executionId: job.executionId,
     keep: () => (human?.ask.exchanges.length ?? 0) === 0,
+    // The final check is no step: its picture is not a step's (steps/NNN.jpg keep the steps' numbers).
+    checkModel: model.client,
     agentDeps: {
       ...(human ? { human: human.ask } : {}),
       model: ctx.stepShots ? ctx.stepShots.wrap(model.client) : model.client,

@@ -6,7 +6,7 @@ import type { HumanExchange } from '../agent/ask-human.js';
 import type { DownloadEvent } from '../browser/types.js';
 import type { ExecutionError } from '../domain/errors.js';
 import type { JobData } from '../domain/job.js';
-import type { CacheReport } from '../domain/run-cache.js';
+import { emptyCacheReport, type CacheReport } from '../domain/run-cache.js';
 import { createSecretVault, type SecretVault } from '../domain/secrets.js';
 import type { LiveChannel } from '../live/types.js';
 import type { RecordingFile } from '../model/types.js';
@@ -63,10 +63,6 @@ export interface RunEnd {
   human: readonly HumanExchange[];
   profile?: ProfileReport;
   recording?: () => RecordingFile;
-}
-
-export function emptyCacheReport(): CacheReport {
-  return { used: false, replayedSteps: 0, modelSteps: 0, fallbackAtStep: null, reason: null };
 }
 
 /** A run that failed before the browser: no steps, no video. */

@@ -54,10 +54,11 @@ export type ExecutionEvents = {
   output_invalid: { errors: string };
   finish: { status: 'completed' | 'failed'; code?: ErrorCode; reason?: string; by?: 'cache' };
   replayed_step: { step: number; by: 'cache'; actions: number };
-  replay_stopped: { step: number; reason: string };
+  replay_stopped: { step: number; reason: string; next?: string };
   replay_started_later: { step: number; skipped: number; reason: string };
   run_cache: Pick<CacheReport, keyof CacheReport>;
-  run_cache_saved: { versionId: string; steps: number; actions: number; outputSources: number };
+  run_cache_saved: { versionId: string; steps: number; actions: number };
+  final_check: { matches: boolean | null; reason: string | null; latencyMs: number; usage: TokenUsage };
   profile_loaded: { id: string; loaded: boolean; cookies: number; origins: number; savedAt?: string };
   profile_unreadable: { id: string; reason: string };
   profile_stale: { id: string };

@@ -45,6 +45,7 @@ import type {
   BetaBrowserZoomInput,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { COMPUTER_TOOLSET } from '../domain/action-spaces.js';
+import { enterValue } from '../domain/input-references.js';
 import type { BrowserChange, BrowserTab, ElementIdentity, Point } from '../browser/types.js';
 import { TAB_SWITCHING_MEMBERS } from './browser-members.js';
 import { browserToolsetPolicies, normaliseUrl } from './browser-policies.js';
@@ -367,23 +368,24 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       input,
       target: identity.value,
     });
-    const revealed = typeof value === 'string' ? this.options.secrets.reveal(value) : value;
+    // `{{path}}` names of input values become the values (docs/run-cache.md#inputs-by-reference).
+    const entered = enterValue(this.options.secrets, value);
     // A widget drawn by a script is filled by hand (widget-input.ts), then read back.
     const widget = await tab.widget(ref, this.signal);
     if (widget.ok && widget.value.kind !== 'none') {
-      if (revealed !== value) throw new Error(`${ref} is a ${widget.value.kind === 'choice' ? 'list of options' : widget.value.kind === 'date' ? 'calendar' : 'switch'}: a secret goes only into a text field`);
+      if (entered.secret) throw new Error(`${ref} is a ${widget.value.kind === 'choice' ? 'list of options' : widget.value.kind === 'date' ? 'calendar' : 'switch'}: a secret goes only into a text field`);
       const { session, geometry, secrets } = this.options;
       const hands = createWidgetHands(tab, { session, geometry, vault: secrets, signal: this.signal, settle: () => this.settle() });
-      const filled = await fillWidget(hands, ref, widget.value, value);
+      const filled = await fillWidget(hands, ref, widget.value, entered.value);
       if (!filled.ok) throw new Error(filled.error);
       return this.options.secrets.redact(filled.note);
     }
-    if (revealed !== value) await tab.hideText(ref, this.signal);
-    const set = await tab.setValue(ref, revealed, this.signal);
+    if (entered.secret) await tab.hideText(ref, this.signal);
+    const set = await tab.setValue(ref, entered.value, this.signal);
     if (!set.ok) throw new Error(set.error);
     await this.settle();
     // A select answers with the option it chose, so the model knows which one a text matched.
-    return set.value.shown && typeof value === 'string' && set.value.shown !== value ? `Selected "${this.options.secrets.redact(set.value.shown)}".` : undefined;
+    return set.value.shown && typeof entered.value === 'string' && set.value.shown !== entered.value ? `Selected "${this.options.secrets.redact(set.value.shown)}".` : undefined;
   }
 
   protected override async read_page(_ctx: BetaToolsetCallContext, input: BetaBrowserReadPageInput) {

@@ -7,6 +7,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { COMPUTER_TOOLSET, ZOOM_COMPUTER_TOOL_TYPES } from '../domain/action-spaces.js';
 import type { BrowserSession, MouseButton, Screenshot } from '../browser/types.js';
+import { enterText } from '../domain/input-references.js';
 import type { ActionContext, ActionOutcome, ComputerToolVersion, ExecuteComputerAction } from './computer-types.js';
 import {
   type Check,
@@ -93,13 +94,13 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
     wantsScreenshot: true,
     plan: (input, { session, vault, signal }) =>
       map(readText(input, 'text', 'type'), (text) => ({
-        // The label keeps the `{{placeholder}}`; only the keystrokes carry the secret.
+        // The label keeps the `{{path}}` names; only the keystrokes carry the values.
         label: `type ${quote(text)}`,
         run: async () => {
-          const revealed = vault.reveal(text);
+          const entered = enterText(vault, text);
           // A secret goes into a field drawn as discs, so no picture of the page shows it.
-          if (revealed !== text) await session.tab()?.hideText(null, signal);
-          await session.typeText(revealed, signal);
+          if (entered.secret) await session.tab()?.hideText(null, signal);
+          await session.typeText(entered.text, signal);
         },
       })),
   },

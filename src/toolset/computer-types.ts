@@ -1,5 +1,5 @@
 import type { BrowserSession, Screenshot, Size } from '../browser/types.js';
-import type { SecretVault } from '../domain/secrets.js';
+import type { InputSource } from '../domain/input-references.js';
 import type { ComputerToolType } from '../domain/action-spaces.js';
 
 /** Versions of Anthropic's computer-use tool the worker speaks (docs/action-spaces.md). */
@@ -25,8 +25,8 @@ export interface ActionContext {
   session: BrowserSession;
   geometry: DisplayGeometry;
   toolVersion: ComputerToolVersion;
-  /** Puts secret values back into `{{path}}` placeholders of text to type. */
-  vault: Pick<SecretVault, 'reveal'>;
+  /** The input's values by name: each `{{path}}` of text to type becomes the value (a secret revealed) as it is typed. */
+  vault: InputSource;
   signal: AbortSignal;
   /**
    * Called once a valid action is about to touch the browser, with what it will do: the video

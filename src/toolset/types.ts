@@ -7,6 +7,8 @@
  */
 import type { BrowserSession, ElementIdentity, Point, Size } from '../browser/types.js';
 import type { ActionSpaceKind, ComputerTool } from '../domain/action-spaces.js';
+import type { InputSource } from '../domain/input-references.js';
+import type { SecretVault } from '../domain/secrets.js';
 import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 
 export type { ActionSpaceKind } from '../domain/action-spaces.js';
@@ -97,8 +99,12 @@ export interface ActionSpace {
 /** What every action space is built from. */
 export interface ActionSpaceOptions {
   session: BrowserSession;
-  /** Placeholders ↔ secret values (docs/secrets.md). */
-  secrets: { reveal(text: string): string; redact(text: string): string };
+  /**
+   * The input's values by name and the secrets among them (docs/run-cache.md#inputs-by-reference,
+   * docs/secrets.md): `{{path}}` in what the model types or sets becomes the value; secrets are
+   * redacted from every result.
+   */
+  secrets: InputSource & Pick<SecretVault, 'redact'>;
   /** Whether the browser toolset's javascript_exec is offered (specification `allowJavascript`). */
   allowJavascript: boolean;
   /** The execution's input files (docs/files-and-codes.md), by name: the only files an upload may choose. */

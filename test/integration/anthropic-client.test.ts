@@ -199,6 +199,24 @@ describe('createAnthropicModel against a scripted Messages API', () => {
       expect(logger.lines.filter((l) => l.includes('"level":"error"'))).toEqual([expect.stringContaining('sent again with drop_block')]);
     });
 
+    it('forces a tool choice only where thinking is off, as the API requires', async () => {
+      server = await startScriptedModelServer([turn(toolUseBlock('verify', {})), turn(toolUseBlock('verify', {}))], { expectRefusals: true });
+      const client = model(server.url, 0);
+      const verify = { name: 'verify', description: 'Say it.', input_schema: { type: 'object', properties: {} } };
+      const forced = (base: ModelTurnRequest): ModelTurnRequest => ({ ...base, tools: [verify], messages: [{ role: 'user', content: [{ type: 'text', text: 'Check.' }] }], betas: [], toolChoice: { type: 'tool', name: 'verify' } });
+      await client.createTurn(forced(request), new AbortController().signal);
+      await client.createTurn(forced(fable), new AbortController().signal);
+      expect(server.refusals).toEqual([]);
+      // No thinking: the choice is forced. Adaptive thinking: it is not (the caller checks what was called).
+      expect((server.requests[0]!.body as Record<string, unknown>).tool_choice).toEqual({ type: 'tool', name: 'verify' });
+      expect((server.requests[1]!.body as Record<string, unknown>).thinking).toBeDefined();
+      expect((server.requests[1]!.body as Record<string, unknown>).tool_choice).toBeUndefined();
+      // The scripted API applies the rule: a forced choice with thinking is refused.
+      const refused = await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'claude-fable-5-2', max_tokens: 100, thinking: { type: 'adaptive' }, tool_choice: { type: 'tool', name: 'verify' }, tools: [verify], messages: [{ role: 'user', content: 'Check.' }] }) });
+      expect(refused.status).toBe(400);
+      expect(server.refusals).toEqual([{ index: 2, message: 'Thinking may not be enabled when tool_choice forces tool use.' }]);
+    });
+
     it('fails with model_error when the model refuses the tool version', async () => {
       server = await startScriptedModelServer([turn(text('Looking.'))], { expectRefusals: true });
       const old = { ...fable, tools: [{ type: 'computer_20251124' as const, name: 'computer' as const, display_width_px: 1280, display_height_px: 800 }] };

@@ -24,7 +24,7 @@ import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 import { TOTP_SEED, TOTP_USER } from '../support/files-site.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
 import { SIGN_IN_PASSWORD, startSignInSite, type SignInSite } from '../support/sign-in-site.js';
 
 const logger = createSilentLogger();
@@ -66,18 +66,23 @@ afterAll(async () => {
 
 const ref = (seen: string, role: string, name: string) => ({ type: 'ref', ref: refIn(seen, role, name) });
 
-/** A model that does what the page it is shown asks: signs in, opens the notes, saves the note, reports it. */
-function notesAgent(note: string) {
+/**
+ * A model that does what the page it is shown asks, entering the input's values by name: signs in,
+ * opens the notes, saves the note, reports it; and answers the replay's final check.
+ */
+function notesAgent() {
   return (request: RecordedRequest): ScriptedTurn => {
     const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
-    const saved = /Note saved: (\S+)/.exec(seen);
+    const saved = /Note saved: ([^\s"]+)/.exec(seen);
+    const tools = (request.body as { tools?: Array<{ name?: string }> }).tools ?? [];
+    if (tools.length === 1 && tools[0]!.name === 'verify_replay') return toolUse('verify_replay', saved ? { matches: true, reason: 'The note is saved.', output: { saved: saved[1] } } : { matches: false, reason: 'No note was saved.' });
     if (saved) return finish('completed', { saved: saved[1] });
     if (seen.includes('"Note" [')) {
-      return turn(memberBlock('form_input', { target: ref(seen, 'textbox', 'Note'), value: note }), memberBlock('left_click', { target: ref(seen, 'button', 'Save note') }), memberBlock('get_page_text'));
+      return turn(memberBlock('form_input', { target: ref(seen, 'textbox', 'Note'), value: '{{note}}' }), memberBlock('left_click', { target: ref(seen, 'button', 'Save note') }), memberBlock('get_page_text'));
     }
     if (seen.includes('"user" [')) {
       return turn(
-        memberBlock('form_input', { target: ref(seen, 'textbox', 'user'), value: TOTP_USER }),
+        memberBlock('form_input', { target: ref(seen, 'textbox', 'user'), value: '{{user}}' }),
         memberBlock('form_input', { target: ref(seen, 'textbox', 'password'), value: '{{password}}' }),
         memberBlock('form_input', { target: ref(seen, 'textbox', 'code'), value: '{{mfa}}' }),
         memberBlock('left_click', { target: ref(seen, 'button', 'Sign in') }),
@@ -96,7 +101,7 @@ interface Run {
 }
 
 async function run(versionId: string, note: string): Promise<Run> {
-  const model = await startScriptedModelServer(notesAgent(note));
+  const model = await startScriptedModelServer(notesAgent());
   try {
     const deps = createRunnerDeps({
       config: { ...config, ANTHROPIC_BASE_URL: model.url, PROFILE_KEYS: ring },
@@ -117,7 +122,7 @@ async function run(versionId: string, note: string): Promise<Run> {
 }
 
 describe('a cached run recorded with a sign-in, replayed with a profile', () => {
-  it('starts the replay at the first step past the sign-in: no model request, no sign-in request, the new input saved', async () => {
+  it('starts the replay at the first step past the sign-in: no sign-in request, the new input saved, one model request (the final check)', async () => {
     const first = await run('v-notes', 'call-back-Monday');
     expect(first.summary.document).toMatchObject({ status: 'completed', output: { saved: 'call-back-Monday' }, cache: { used: false } });
     expect(first.summary.document.profile).toMatchObject({ id: 'tenant-a.notes', loaded: false, saved: true });
@@ -129,7 +134,7 @@ describe('a cached run recorded with a sign-in, replayed with a profile', () => 
     const hits = site.app.hits.length;
     const logins = site.logins.length;
     const second = await run('v-notes', 'ship-on-Friday');
-    expect(second.requests).toHaveLength(0);
+    expect(second.requests).toHaveLength(1);
     expect(site.logins.length).toBe(logins);
     expect(site.app.hits.slice(hits).filter((h) => h.url.startsWith('/login'))).toEqual([]);
     expect(site.notes.at(-1)).toBe('ship-on-Friday');
@@ -137,7 +142,7 @@ describe('a cached run recorded with a sign-in, replayed with a profile', () => 
     expect(second.summary.document).toMatchObject({
       status: 'completed',
       output: { saved: 'ship-on-Friday' },
-      cache: { used: true, replayedSteps: 2, modelSteps: 0, fallbackAtStep: null, reason: expect.stringContaining('the replay started at step 2') },
+      cache: { used: true, replayedSteps: 2, modelSteps: 0, fallbackAtStep: null, reason: expect.stringContaining('the replay started at step 2'), finalCheck: { ran: true, matches: true } },
     });
     expect(second.events.find((e) => e.type === 'replay_started_later')).toMatchObject({ step: 2, skipped: 1 });
     // The sign-in's actions were passed over, not replayed (reads are not kept in a cache): no secret was entered.

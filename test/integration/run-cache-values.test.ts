@@ -1,8 +1,9 @@
 /**
  * A replay never enters a value of the previous input (docs/run-cache.md#values-from-the-input),
  * on real parts: Redis, Chromium on a back-office app with every kind of field, the SDK against a
- * scripted model that fills what it is shown from the input it is given. Each scenario runs a
- * version once with the model, then again with a changed input, and checks what the app saved.
+ * scripted model that fills what it is shown from the input it is given, by name as its prompt
+ * says. Each scenario runs a version once with the model, then again with a changed input, and
+ * checks what the app saved.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
@@ -21,7 +22,7 @@ import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startRecordsApp, type RecordsApp } from '../support/records-app.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
 
 const logger = createSilentLogger();
 const PREFIX = 'bull';
@@ -86,15 +87,25 @@ function refNamed(seen: string, name: string): { type: 'ref'; ref: string } {
   return { type: 'ref', ref: found[1]! };
 }
 
-/** A model that fills whatever it is shown from its input: the sign-in form, the invoice list, the invoice form, the saved page. */
-function invoiceAgent(input: Invoice) {
+/** Whether a request is the replay's final check: its one tool is `verify_replay`. */
+function isFinalCheck(request: RecordedRequest): boolean {
+  const tools = (request.body as { tools?: Array<{ name?: string }> }).tools ?? [];
+  return tools.length === 1 && tools[0]!.name === 'verify_replay';
+}
+
+/**
+ * A model that fills whatever it is shown from its input, each value by its name: the sign-in
+ * form, the invoice list, the invoice form, the saved page; and the replay's final check.
+ */
+function invoiceAgent() {
   return (request: RecordedRequest): ScriptedTurn => {
     const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
     const saved = /Invoice #(\d+) saved/.exec(seen);
+    if (isFinalCheck(request)) return toolUse('verify_replay', saved ? { matches: true, reason: `Invoice #${saved[1]} is saved.`, output: { invoice: saved[1] } } : { matches: false, reason: 'Nothing was saved.' });
     if (saved) return finish('completed', { invoice: saved[1] });
     if (seen.includes('"User" [')) {
       return turn(
-        memberBlock('form_input', { target: refNamed(seen, 'User'), value: input.user }),
+        memberBlock('form_input', { target: refNamed(seen, 'User'), value: '{{user}}' }),
         memberBlock('form_input', { target: refNamed(seen, 'Password'), value: '{{password}}' }),
         memberBlock('left_click', { target: refNamed(seen, 'Sign in') }),
         memberBlock('read_page', { filter: 'interactive' }),
@@ -103,15 +114,16 @@ function invoiceAgent(input: Invoice) {
     if (seen.includes('"Amount" [')) {
       const set = (name: string, value: string | number | boolean) => memberBlock('form_input', { target: refNamed(seen, name), value });
       return turn(
-        set('Paid', input.paid),
-        set('Amount', input.amount),
-        set('Code', input.code),
-        set('Currency', input.currency),
-        set('Due date', input.due),
-        set('Quantity', input.quantity),
-        set('Copies', input.copies),
+        set('Paid', '{{paid}}'),
+        set('Amount', '{{amount}}'),
+        set('Code', '{{code}}'),
+        set('Currency', '{{currency}}'),
+        set('Due date', '{{due}}'),
+        set('Quantity', '{{quantity}}'),
+        set('Copies', '{{copies}}'),
+        // The prompt's own value, written by the model: a literal.
         set('Priority', '1'),
-        set('Tier', input.tier),
+        set('Tier', '{{tier}}'),
         memberBlock('left_click', { target: refNamed(seen, 'Save') }),
         memberBlock('get_page_text'),
       );
@@ -130,7 +142,7 @@ interface Run {
 }
 
 async function run(versionId: string, input: Invoice): Promise<Run> {
-  const model = await startScriptedModelServer(invoiceAgent(input));
+  const model = await startScriptedModelServer(invoiceAgent());
   try {
     const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
     const before = app.saved.length;
@@ -157,43 +169,42 @@ async function stored(versionId: string): Promise<string> {
 }
 
 describe('a replay with a changed input', () => {
-  it('enters the new booleans, numbers, one-character values, choices and dates, with no model request, on the record of the day', async () => {
+  it('enters the new booleans, numbers, one-character values, choices and dates by name, with one model request (the final check), on the record of the day', async () => {
     const first = await run('v-values', FIRST);
     expect(first.summary.document).toMatchObject({ status: 'completed', cache: { used: false } });
     expect(first.saved).toMatchObject(expected(FIRST));
-    // Every value entered is a tie to its input path: none is stored as the value.
-    const entry = JSON.parse(await stored('v-values')) as { steps: Array<Array<{ tool: string; input: { value?: unknown } }>> };
+    // Every value entered from the input is its name: none is stored as the value.
+    const entry = JSON.parse(await stored('v-values')) as { steps: Array<Array<{ tool: string; input: { value?: unknown }; refs?: unknown }>> };
     const values = entry.steps.flat().filter((a) => a.tool === 'form_input').map((a) => a.input.value);
-    expect(values).toHaveLength(11);
-    expect(values.filter((v) => typeof v !== 'object')).toEqual(['{{password}}']);
+    expect(values).toEqual(['{{user}}', '{{password}}', '{{paid}}', '{{amount}}', '{{code}}', '{{currency}}', '{{due}}', '{{quantity}}', '{{copies}}', '1', '{{tier}}']);
+    expect(entry.steps.flat().filter((a) => a.tool === 'form_input').map((a) => a.refs)).toContainEqual([['paid']]);
     expect(await stored('v-values')).not.toContain('pw-Secret-1');
 
     const second: Invoice = { user: 'bob', password: 'pw-Secret-2', paid: false, amount: 9, code: 'B', currency: 'USD', due: '2026-05-06', quantity: '2', copies: '2', tier: '1' };
     const repeat = await run('v-values', second);
-    expect(repeat.requests).toHaveLength(0);
+    expect(repeat.requests).toHaveLength(1);
+    expect(isFinalCheck(repeat.requests[0]!)).toBe(true);
     // The invoice of the day is another number: its link and page match by shape.
     expect(repeat.summary.document).toMatchObject({ status: 'completed', output: { invoice: '1043' }, cache: { used: true, replayedSteps: 3, modelSteps: 0, fallbackAtStep: null } });
     expect(repeat.saved).toEqual({ id: '1043', ...expected(second) });
   });
 
-  it('lets the model enter values that two input paths shared, when the new input parts them', async () => {
+  it('replays values that two input paths shared, each by its name, when the new input parts them', async () => {
     await run('v-repeated', FIRST);
     const parted: Invoice = { ...FIRST, user: 'cy', quantity: '3', copies: '5' };
     const repeat = await run('v-repeated', parted);
-    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 2, fallbackAtStep: 3 } });
-    expect(repeat.summary.document.cache.reason).toContain('several input values (copies, quantity)');
-    expect(repeat.requests.length).toBeGreaterThan(0);
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 3, modelSteps: 0, fallbackAtStep: null } });
+    expect(repeat.requests).toHaveLength(1);
     expect(repeat.saved).toMatchObject(expected(parted));
-    const stop = repeat.events.find((e) => e.type === 'replay_stopped');
-    expect(stop).toMatchObject({ step: 3 });
   });
 
-  it("lets the model enter a value that was both the input's and the prompt's, when the new input changes it", async () => {
+  it("lets the model enter a literal it wrote that equals an input value, when the new input changes that value", async () => {
     await run('v-prompt', FIRST);
     const changed: Invoice = { ...FIRST, tier: '3' };
     const repeat = await run('v-prompt', changed);
     expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, fallbackAtStep: 3 } });
-    expect(repeat.summary.document.cache.reason).toContain("the specification's text (tier)");
+    // The priority "1" was the model's own; it equalled the tier: replayed only while the tier is "1".
+    expect(repeat.summary.document.cache.reason).toContain('it enters a value the model wrote itself that may come from the input (tier)');
     // The prompt's priority stays 1; the tier is the new input's.
     expect(repeat.saved).toMatchObject({ ...expected(changed), priority: '1', tier: '3' });
   });
@@ -224,32 +235,25 @@ describe('a replay with a changed input', () => {
     app.options.open = true;
     const second: Invoice = { ...FIRST, user: 'dee', paid: false, amount: 4, code: 'Z', currency: 'GBP', due: '2027-01-31' };
     const repeat = await run('v-later', second);
-    expect(repeat.requests).toHaveLength(0);
+    expect(repeat.requests).toHaveLength(1);
     expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 2, modelSteps: 0, fallbackAtStep: null } });
     expect(repeat.summary.document.cache.reason).toContain('the replay started at step 2');
     expect(repeat.saved).toMatchObject(expected(second));
   });
 
-  it('never replays an entry of the earlier format, which kept short values and booleans as literals', async () => {
+  it('never replays an entry of an earlier format, which tied values to the input by equality or kept them as literals', async () => {
     await run('v-old', FIRST);
-    // The entry as the earlier format wrote it: booleans, numbers and 1-character text as the first input's values.
     const entry = JSON.parse(await stored('v-old')) as Record<string, unknown>;
-    const old = JSON.parse(
-      JSON.stringify({ ...entry, format: 'execution-worker/run-cache@1' }, (_key, value: unknown) => {
-        if (value && typeof value === 'object' && '$input' in value) {
-          const path = (value as { $input: keyof Invoice }).$input;
-          const literal = FIRST[path];
-          return typeof literal === 'string' && literal.length >= 2 ? `{{${path}}}` : literal;
-        }
-        return value;
-      }),
-    ) as Record<string, unknown>;
-    await cache.put('v-old', old);
-    const second: Invoice = { ...FIRST, user: 'eve', paid: false, amount: 8, code: 'Q' };
-    const repeat = await run('v-old', second);
-    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: false } });
-    expect(repeat.summary.document.cache.reason).toContain('earlier format');
-    expect(repeat.saved).toMatchObject(expected(second));
-    expect(JSON.parse(await stored('v-old'))).toMatchObject({ format: 'execution-worker/run-cache@2' });
+    for (const [format, why] of [
+      ['execution-worker/run-cache@2', 'tied values to the input by equality'],
+      ['execution-worker/run-cache@1', 'may hold input values as literals'],
+    ]) {
+      await cache.put('v-old', { ...entry, format });
+      const second: Invoice = { ...FIRST, user: 'eve', paid: false, amount: 8, code: 'Q' };
+      const repeat = await run('v-old', second);
+      expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: false, reason: `the cached run is of an earlier format (${format}) that ${why}: it is not replayed` } });
+      expect(repeat.saved).toMatchObject(expected(second));
+      expect(JSON.parse(await stored('v-old'))).toMatchObject({ format: 'execution-worker/run-cache@3' });
+    }
   });
 });

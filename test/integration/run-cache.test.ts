@@ -1,9 +1,9 @@
 /**
  * The run cache (docs/run-cache.md) on real parts: Redis (the fleet's store), Chromium on the demo
  * shop, the SDK against a scripted model. A run with the model leaves the version's cache; the
- * next run of the version replays it with a new input and no model request; a changed page makes
- * the replay stop there and the model finish; a cache of another version or specification is
- * never replayed; secrets are never stored.
+ * next run of the version replays it with a new input, and its one model request is the check of
+ * the final page; a changed page makes the replay stop there and the model finish; a cache of
+ * another version or specification is never replayed; secrets are never stored.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
@@ -22,7 +22,7 @@ import { createRedisRunCache, runCacheKey, type RedisRunCache } from '../../src/
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { calls, finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { calls, finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
 
 const logger = createSilentLogger();
 const PREFIX = 'bull';
@@ -51,12 +51,23 @@ afterAll(async () => {
 
 const input = (user: string, password: string, reference: string) => ({ user, password, reference });
 
+/** The replay's final check (its one tool is `verify_replay`), answered from the confirmation it is shown. */
+function finalCheck(request: RecordedRequest): ScriptedTurn | undefined {
+  const tools = (request.body as { tools?: Array<{ name?: string }> }).tools ?? [];
+  if (tools.length !== 1 || tools[0]!.name !== 'verify_replay') return undefined;
+  const confirmed = /Order (\S+) confirmed/.exec(lastObservation(request.body))?.[1];
+  return toolUse('verify_replay', confirmed ? { matches: true, reason: `Order ${confirmed} is confirmed.`, output: { orderId: confirmed } } : { matches: false, reason: 'No order is confirmed.' });
+}
+
 /**
  * A model that acts on what it is shown, wherever the run is: the sign-in form, the order form
- * (whatever its button is called), the confirmation. It answers a resumed run as well as a fresh one.
+ * (whatever its button is called), the confirmation. It answers a resumed run as well as a fresh
+ * one, and enters the input's values by name, as its prompt says.
  */
 function shopAgent(values: { user: string; reference: string }) {
   return (request: RecordedRequest): ScriptedTurn => {
+    const check = finalCheck(request);
+    if (check) return check;
     // A resumed run first says what was replayed: the page is what follows.
     const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
     const ref = (role: string, name: string) => ({ type: 'ref', ref: refIn(seen, role, name) });
@@ -64,7 +75,7 @@ function shopAgent(values: { user: string; reference: string }) {
     if (confirmed) return finish('completed', { orderId: confirmed[1] });
     if (seen.includes('textbox "User"')) {
       return turn(
-        memberBlock('form_input', { target: ref('textbox', 'User'), value: values.user }),
+        memberBlock('form_input', { target: ref('textbox', 'User'), value: byName(request, 'user', values.user) }),
         memberBlock('form_input', { target: ref('textbox', 'Password'), value: '{{password}}' }),
         memberBlock('left_click', { target: ref('button', 'Sign in') }),
         memberBlock('read_page', { filter: 'interactive' }),
@@ -73,13 +84,19 @@ function shopAgent(values: { user: string; reference: string }) {
     if (seen.includes('textbox "Reference"')) {
       const button = seen.includes('button "Submit order"') ? 'Submit order' : 'Place order';
       return turn(
-        memberBlock('form_input', { target: ref('textbox', 'Reference'), value: values.reference }),
+        memberBlock('form_input', { target: ref('textbox', 'Reference'), value: byName(request, 'reference', values.reference) }),
         memberBlock('left_click', { target: ref('button', button) }),
         memberBlock('get_page_text'),
       );
     }
     return finish('failed', undefined, `lost on the page: ${seen.slice(0, 200)}`);
   };
+}
+
+/** An input value as the model enters it: by its name when the worker's prompt lists names. */
+function byName(request: RecordedRequest, name: string, value: string): string {
+  const system = JSON.stringify((request.body as { system?: unknown }).system ?? '');
+  return system.includes(`{{${name}}} =`) ? `{{${name}}}` : value;
 }
 
 interface CachedRun {
@@ -115,14 +132,15 @@ async function withClient<T>(use: (client: Redis) => Promise<T>): Promise<T> {
 const storedCache = (versionId: string): Promise<string | null> => withClient((client) => client.get(runCacheKey(PREFIX, QUEUE, versionId)));
 
 describe('run cache', () => {
-  it('replays a completed run with a new input and no model request; the shop gets the new values and the output is read anew', async () => {
+  it('replays a completed run with a new input; the shop gets the new values, and the final check is the one model request and reads the output', async () => {
     const first = await run({ site: shop, versionId: 'v-replay', payload: input('ann', 'first-Secret-1', 'PO-778') });
     expect(first.summary.document).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, cache: { used: false, modelSteps: 3, replayedSteps: 0 } });
     const stored = await storedCache('v-replay');
     expect(stored).not.toBeNull();
-    // Input values as their paths, secrets never: not as values, not at all.
-    expect(stored).toContain('{"$input":"reference","as":"string"}');
-    expect(stored).toContain('{"$input":"user","as":"string"}');
+    // Input values as their names, secrets never: not as values, not at all.
+    expect(stored).toContain('"value":"{{reference}}"');
+    expect(stored).toContain('"refs":[["reference"]]');
+    expect(stored).toContain('"refs":[["user"]]');
     expect(stored).not.toContain('PO-778');
     expect(stored).not.toContain('first-Secret-1');
 
@@ -130,18 +148,22 @@ describe('run cache', () => {
     // Far from expiring now; a use brings it back to RUN_CACHE_TTL_MS (60 s here) from now.
     await withClient((client) => client.pexpire(runCacheKey(PREFIX, QUEUE, 'v-replay'), 10 * 86_400_000));
     const second = await run({ site: shop, versionId: 'v-replay', payload: input('bob', 'second-Secret-2', 'PO-999') });
-    expect(second.requests).toHaveLength(0);
+    expect(second.requests).toHaveLength(1);
+    expect(finalCheck(second.requests[0]!)).toBeDefined();
+    // The check sees the input by name, never a secret.
+    expect(second.requests[0]!.rawBody).toContain('{{reference}} = \\"PO-999\\"');
+    expect(second.requests[0]!.rawBody).not.toContain('second-Secret-2');
     const ttl = await withClient((client) => client.pttl(runCacheKey(PREFIX, QUEUE, 'v-replay')));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
     expect(second.summary.document).toMatchObject({
       status: 'completed',
       output: { orderId: 'A-1002' },
-      cache: { used: true, replayedSteps: 2, modelSteps: 0, fallbackAtStep: null },
-      // A replayed step is a step, a replayed action an action; no screenshot went to a model.
-      counters: { nSteps: 2, nAgentActions: 5, nScreenshots: 0 },
-      usage: { inputTokens: 0, outputTokens: 0 },
+      cache: { used: true, replayedSteps: 2, modelSteps: 0, fallbackAtStep: null, finalCheck: { ran: true, matches: true } },
+      // A replayed step is a step, a replayed action an action; the final check is no step, its screenshot went to the model.
+      counters: { nSteps: 2, nAgentActions: 5, nScreenshots: 1 },
     });
+    expect(second.summary.document.usage.inputTokens).toBeGreaterThan(0);
     expect(shop.forms.slice(formsBefore)).toEqual([
       { path: '/login', fields: { user: 'bob', password: 'second-Secret-2' } },
       { path: '/order', fields: { reference: 'PO-999', quantity: '1' } },
@@ -165,6 +187,8 @@ describe('run cache', () => {
     const resumed = JSON.stringify(changed.requests[0]!.body);
     expect(resumed).toContain('4 actions were replayed from an earlier run');
     expect(resumed).toContain('The replay stopped at step 2');
+    // The element the earlier run acted on, as it saw it.
+    expect(resumed).toContain(`The earlier run's next action there was: left_click on button \\"Place order\\"`);
     expect(resumed).not.toContain('pw-Secret-4');
     expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-200', quantity: '1' } });
     const steps = changed.events.filter((e) => e.type === 'action').map((e) => e.by);
@@ -175,8 +199,8 @@ describe('run cache', () => {
     expect(await storedCache('v-changed')).toContain('Submit order');
     const again = await run({ site: shop, versionId: 'v-changed', payload: input('dee', 'pw-Secret-5', 'PO-300') });
     shop.options.renamedButton = false;
-    expect(again.requests).toHaveLength(0);
-    expect(again.summary.document.cache).toMatchObject({ used: true, fallbackAtStep: null, modelSteps: 0 });
+    expect(again.requests).toHaveLength(1);
+    expect(again.summary.document.cache).toMatchObject({ used: true, fallbackAtStep: null, modelSteps: 0, finalCheck: { ran: true, matches: true } });
     expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-300', quantity: '1' } });
   });
 
@@ -236,12 +260,14 @@ describe('run cache', () => {
 
 async function computerReplay(shop: ShopServer): Promise<void> {
   {
-    const script = DEMO_COMPUTER_CALLS.map((call) => calls([asComputerMember(call)]));
+    // The demo's calls, with the input's values entered by name as the prompt asks.
+    const names: Record<string, string> = { ann: '{{user}}', 'PO-778': '{{reference}}' };
+    const script = DEMO_COMPUTER_CALLS.map((call) => calls([asComputerMember(typeof call.input.text === 'string' && names[call.input.text] ? { ...call, input: { ...call.input, text: names[call.input.text] } } : call)]));
     const first = await run({ site: shop, versionId: 'v-computer', payload: input('ann', 'pw-Secret-9', 'PO-778'), spec: { model: 'claude-sonnet-5-5', toolset: 'computer' }, script });
     expect(first.summary.document).toMatchObject({ status: 'completed', cache: { used: false, modelSteps: 9 } });
     const formsBefore = shop.forms.length;
-    const second = await run({ site: shop, versionId: 'v-computer', payload: input('bob', 'pw-Secret-10', 'PO-4242'), spec: { model: 'claude-sonnet-5-5', toolset: 'computer' }, script: [] });
-    expect(second.requests).toHaveLength(0);
+    const second = await run({ site: shop, versionId: 'v-computer', payload: input('bob', 'pw-Secret-10', 'PO-4242'), spec: { model: 'claude-sonnet-5-5', toolset: 'computer' }, script: (request) => finalCheck(request) ?? finish('failed', undefined, 'not the final check') });
+    expect(second.requests).toHaveLength(1);
     expect(second.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 8, modelSteps: 0 } });
     expect((second.summary.document.output as { orderId: string }).orderId).toMatch(/^A-\d{4}$/);
     expect((second.summary.document.output as { orderId: string }).orderId).not.toBe((first.summary.document.output as { orderId: string }).orderId);

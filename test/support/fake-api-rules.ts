@@ -129,6 +129,12 @@ export function checkRequestShape(body: Json): ApiRefusal | undefined {
   if (body.context_management && NO_CONTEXT_MANAGEMENT.test(model)) {
     return { status: 400, message: `context_management: not supported by '${model}'` };
   }
+  // Extended thinking allows tool_choice "auto" and "none" only.
+  const choice = (body.tool_choice as Json | undefined)?.type;
+  const thinking = (body.thinking as Json | undefined)?.type;
+  if ((choice === 'any' || choice === 'tool') && (thinking === 'enabled' || thinking === 'adaptive')) {
+    return { status: 400, message: 'Thinking may not be enabled when tool_choice forces tool use.' };
+  }
   return undefined;
 }
 

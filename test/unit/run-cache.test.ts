@@ -1,28 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { cacheFingerprint, pageShape, parseCacheEntry, samePage, RUN_CACHE_FORMAT } from '../../src/domain/run-cache.js';
-import { startingStep } from '../../src/agent/replay.js';
-import { fillValues, guardHolds, inputLeaves, relatedPaths, templateText, templateValue, tieAction, type TieContext } from '../../src/domain/run-cache-values.js';
+import { createSecretVault } from '../../src/domain/secrets.js';
+import { afterLastEntry } from '../../src/run-cache/actions.js';
+import { buildEntry } from '../../src/run-cache/entry.js';
+import { cacheFingerprint, pageShape, parseCacheEntry, samePage, RUN_CACHE_FORMAT, type CachedAction } from '../../src/run-cache/format.js';
+import { startingStep } from '../../src/run-cache/replay.js';
+import { changedPaths, derivedPaths, guardHolds, inputDigests, inputLeaves, tieAction, type TieContext } from '../../src/run-cache/values.js';
 
 describe('run cache rules', () => {
   it('keeps a page by origin, path and the names of its query parameters', () => {
     expect(pageShape('https://shop.test/orders?id=17&sort=asc')).toBe('https://shop.test/orders?id&sort');
     expect(pageShape('https://shop.test/orders?sort=desc&id=18#top')).toBe('https://shop.test/orders?id&sort');
     expect(pageShape('https://shop.test/orders')).not.toBe(pageShape('https://shop.test/order'));
-  });
-
-  it('turns input values into their paths, longest first, secrets left as their placeholders', () => {
-    const values = inputLeaves({ user: 'ann', password: '{{password}}', customer: { name: 'ACME Ltd', city: 'Lyon' }, n: 42, flag: true, x: 'a' });
-    expect(values.map((v) => v.path)).toEqual(['customer.name', 'customer.city', 'flag', 'user', 'n', 'x']);
-    expect(templateText('ann', values)).toBe('{{user}}');
-    expect(templateText('Order for ACME Ltd in Lyon', values)).toBe('Order for {{customer.name}} in {{customer.city}}');
-    // A short value is only taken whole: "ann" inside "Annual" stays.
-    expect(templateText('Annual report of ann', values)).toBe('Annual report of ann');
-    expect(templateValue({ value: 'ACME Ltd', nested: ['Lyon', 42] }, values)).toEqual({ value: '{{customer.name}}', nested: ['{{customer.city}}', 42] });
-  });
-
-  it('fills paths with the new input, and leaves secrets and unknown paths as placeholders', () => {
-    const input = { user: 'bob', password: '{{password}}', customer: { name: 'Globex' } };
-    expect(fillValues({ a: '{{user}}', b: 'for {{customer.name}}', c: '{{password}}', d: '{{nowhere}}' }, input, ['password'])).toEqual({ ok: true, value: { a: 'bob', b: 'for Globex', c: '{{password}}', d: '{{nowhere}}' } });
   });
 
   it('fingerprints what shapes a run: the prompt, the allow-list, the action space', () => {
@@ -36,11 +24,15 @@ describe('run cache rules', () => {
     expect(cacheFingerprint({ ...spec, maxSteps: 5, timeoutMs: 1000 }, 'browser_toolset_20260801')).toBe(base);
   });
 
-  it('reads only entries of its own format', () => {
-    const entry = { format: RUN_CACHE_FORMAT, versionId: 'v', fingerprint: 'f', toolType: 't', createdAt: '', sourceExecutionId: 'e', steps: [[{ tool: 'x', input: {}, page: 'p' }]] };
+  it('reads only entries of its own format and shape', () => {
+    const entry = { format: RUN_CACHE_FORMAT, versionId: 'v', fingerprint: 'f', toolType: 't', createdAt: '', sourceExecutionId: 'e', steps: [[{ tool: 'x', input: {}, page: 'p', refs: [['a', 'b.c']] }]], input: [{ path: ['a', 'b.c'], digest: 'd' }] };
     expect(parseCacheEntry(entry)).toEqual(entry);
-    expect(parseCacheEntry({ ...entry, format: 'other' })).toBeUndefined();
+    expect(parseCacheEntry({ ...entry, format: 'execution-worker/run-cache@2' })).toBeUndefined();
     expect(parseCacheEntry({ ...entry, steps: [[{ input: {} }]] })).toBeUndefined();
+    // Paths are arrays of keys: a dotted string is not one.
+    expect(parseCacheEntry({ ...entry, steps: [[{ tool: 'x', input: {}, page: 'p', refs: ['a.b'] }]] })).toBeUndefined();
+    expect(parseCacheEntry({ ...entry, input: [{ path: 'a.b', digest: 'd' }] })).toBeUndefined();
+    expect(parseCacheEntry({ ...entry, steps: [[{ tool: 'x', input: {}, page: 'p', guard: { paths: [['a']], digest: 'd', why: 'tie' } }]] })).toBeUndefined();
     expect(parseCacheEntry('nonsense')).toBeUndefined();
   });
 
@@ -52,68 +44,109 @@ describe('run cache rules', () => {
 });
 
 describe('values from the input', () => {
-  const old = { paid: true, amount: 7, code: 'A', currency: 'EUR', due: '2026-03-04', quantity: '2', copies: '2', tier: '1', note: 'Deliver to the back door', secret: '{{secret}}' };
-  const ctx: TieContext = { leaves: inputLeaves(old), specText: 'Save the invoice with Priority 1.', salt: 'fp' };
-  const form = (value: unknown, role = 'textbox') => tieAction({ action: 'form_input', input: { target: { type: 'ref' }, value }, target: { role, name: 'Field', tag: 'input' } }, ctx);
+  const schema = { type: 'object', properties: { secret: { type: 'string', writeOnly: true } } };
+  const old = { paid: true, amount: 7, code: 'A', currency: 'EUR', due: '2026-03-04', quantity: '2', copies: '2', watcher: 'Kofi Mensah', note: 'Deliver to the back door', secret: 's3cret-value' };
+  const vault = createSecretVault(old, schema);
+  const ctx: TieContext = { input: vault, leaves: inputLeaves(vault), salt: 'fp' };
+  const form = (value: unknown, role = 'textbox', name = 'Field') => tieAction({ action: 'form_input', input: { target: { type: 'ref' }, value }, target: { role, name } }, ctx);
 
-  it('ties every value that equals one input value to its path, whatever its type or length', () => {
-    expect(form(true, 'checkbox')).toEqual({ input: { target: { type: 'ref' }, value: { $input: 'paid', as: 'boolean' } }, target: { role: 'checkbox', name: 'Field', tag: 'input' } });
-    expect(form(7).input.value).toEqual({ $input: 'amount', as: 'number' });
-    expect(form('7').input.value).toEqual({ $input: 'amount', as: 'string' });
-    expect(form('A').input.value).toEqual({ $input: 'code', as: 'string' });
-    expect(form('EUR', 'combobox').input.value).toEqual({ $input: 'currency', as: 'string' });
-    expect(form('2026-03-04').input.value).toEqual({ $input: 'due', as: 'string' });
-    for (const value of [true, 7, '7', 'A', 'EUR', '2026-03-04']) expect(form(value).guard).toBeUndefined();
-    const fresh = { ...old, paid: false, amount: 9, code: 'B', currency: 'USD', due: '2026-05-06' };
-    expect(fillValues(form(true).input, fresh, [])).toEqual({ ok: true, value: { target: { type: 'ref' }, value: false } });
-    expect(fillValues(form(7).input.value, fresh, [])).toEqual({ ok: true, value: 9 });
-    expect(fillValues(form('A').input.value, fresh, [])).toEqual({ ok: true, value: 'B' });
-    expect(fillValues(form('A').input.value, { ...fresh, code: undefined }, [])).toEqual({ ok: false, reason: 'the new input has no value at code' });
+  it('ties a value to an input path only when the model entered it by name', () => {
+    expect(form('{{paid}}', 'checkbox')).toEqual({ refs: [['paid']] });
+    expect(form('{{amount}}')).toEqual({ refs: [['amount']] });
+    expect(form('Dear {{watcher}}, see {{note}}')).toEqual({ refs: [['watcher'], ['note']] });
+    // A secret is entered by name too; a name of nothing is a literal.
+    expect(form('{{secret}}')).toEqual({ refs: [['secret']] });
+    expect(form('{{nowhere}}').refs).toEqual([]);
   });
 
-  it('guards what cannot be tied to one path: repeated values, literals of the specification, values written otherwise', () => {
-    const several = form('2');
-    expect(several.guard).toMatchObject({ paths: ['copies', 'quantity'], why: 'several' });
-    expect(form('1').guard).toMatchObject({ paths: ['tier'], why: 'prompt' });
-    expect(form('04/03/2026').guard).toMatchObject({ paths: ['due'], why: 'literal' });
-    expect(form('7.00').guard).toMatchObject({ paths: ['amount'], why: 'literal' });
-    expect(form('yes', 'checkbox').guard).toMatchObject({ paths: ['paid'], why: 'literal' });
-    expect(form('Code A please').guard).toMatchObject({ paths: ['code'], why: 'literal' });
-    // A long value inside a text is templated; the rest of the text is free of input values.
-    expect(form('Note: Deliver to the back door').input.value).toBe('Note: {{note}}');
-    expect(form('Note: Deliver to the back door').guard).toBeUndefined();
-    // A click that toggles a checkbox depends on the input's yes/no values ("1" is one).
-    expect(tieAction({ action: 'left_click', input: { coordinate: [1, 2] }, target: { role: 'checkbox', name: 'Paid', tag: 'input' } }, ctx).guard).toMatchObject({ paths: ['paid', 'tier'], why: 'toggle' });
-    // A guard holds only when the new input has the same values there.
-    expect(guardHolds(several.guard!, old, 'fp')).toBe(true);
-    expect(guardHolds(several.guard!, { ...old, quantity: '3', copies: '3' }, 'fp')).toBe(false);
-    expect(guardHolds(several.guard!, { ...old, note: 'other' }, 'fp')).toBe(true);
-    expect(guardHolds(several.guard!, old, 'another fingerprint')).toBe(false);
+  it('never ties a literal, whatever it equals: it guards the paths it may come from', () => {
+    // A tick is never the input's boolean by equality: every yes/no value of the input may have decided it.
+    expect(form(true, 'checkbox')).toMatchObject({ refs: [], guard: { paths: [['paid']], why: 'derived' } });
+    expect(form(7).guard).toMatchObject({ paths: [['amount']], why: 'derived' });
+    expect(form('EUR', 'combobox').guard).toMatchObject({ paths: [['currency']] });
+    expect(form('2').guard).toMatchObject({ paths: [['copies'], ['quantity']] });
+    expect(form('04/03/2026').guard).toMatchObject({ paths: [['due']] });
+    expect(form('7.00').guard).toMatchObject({ paths: [['amount']] });
+    expect(form('yes', 'checkbox').guard).toMatchObject({ paths: [['paid']] });
+    // A piece of an input value: a first name typed into a search.
+    expect(form('Kofi').guard).toMatchObject({ paths: [['watcher']] });
+    expect(form('Mens').guard).toMatchObject({ paths: [['watcher']] });
+    // Text free of input values has no guard.
+    expect(form('Deliver by hand').guard).toBeUndefined();
+    // A click on an element named like an input value is guarded, never tied; a toggle depends on yes/no values.
+    expect(tieAction({ action: 'left_click', input: {}, target: { role: 'option', name: 'Kofi Mensah' } }, ctx).guard).toMatchObject({ paths: [['watcher']], why: 'named' });
+    expect(tieAction({ action: 'left_click', input: {}, target: { role: 'button', name: 'Create' } }, ctx).guard).toBeUndefined();
+    expect(tieAction({ action: 'left_click', input: { coordinate: [1, 2] }, target: { role: 'checkbox', name: 'Urgent' } }, ctx).guard).toMatchObject({ paths: [['paid']], why: 'toggle' });
+  });
+
+  it('holds a guard only while the new input has the same values there, under the same salt', () => {
+    const guard = form('2').guard!;
+    const leaves = (input: Record<string, unknown>) => inputLeaves(createSecretVault(input, schema));
+    expect(guardHolds(guard, leaves(old), 'fp')).toBe(true);
+    expect(guardHolds(guard, leaves({ ...old, quantity: '3', copies: '3' }), 'fp')).toBe(false);
+    expect(guardHolds(guard, leaves({ ...old, note: 'other' }), 'fp')).toBe(true);
+    expect(guardHolds(guard, leaves(old), 'another fingerprint')).toBe(false);
   });
 
   it('finds the input values a literal may have been written from', () => {
-    const leaves = inputLeaves({ due: '2026-03-04', total: 1234.5, code: 'x' });
-    expect(relatedPaths('March 4, 2026', leaves)).toEqual([]);
-    expect(relatedPaths('4.3.26', leaves)).toEqual(['due']);
-    expect(relatedPaths('1,234.50', leaves)).toEqual(['total']);
-    // A date picker's day or year, clicked by its name.
-    expect(relatedPaths('4', leaves)).toEqual(['due']);
-    expect(relatedPaths('2026', leaves)).toEqual(['due']);
-    expect(relatedPaths('5', leaves)).toEqual([]);
-    expect(relatedPaths('Box X', leaves)).toEqual(['code']);
-    expect(relatedPaths('Boxes', leaves)).toEqual([]);
+    const leaves = inputLeaves({ maskedPayload: { due: '2026-03-04', total: 1234.5, code: 'x', name: 'Ama Owusu' }, paths: [] });
+    expect(derivedPaths('March 4, 2026', leaves)).toEqual([]);
+    expect(derivedPaths('4.3.26', leaves)).toEqual([['due']]);
+    expect(derivedPaths('1,234.50', leaves)).toEqual([['total']]);
+    expect(derivedPaths('4', leaves)).toEqual([['due']]);
+    expect(derivedPaths('5', leaves)).toEqual([]);
+    expect(derivedPaths('Box X', leaves)).toEqual([['code']]);
+    expect(derivedPaths('Boxes', leaves)).toEqual([]);
+    expect(derivedPaths('Ama', leaves)).toEqual([['name']]);
+    expect(derivedPaths('Am', leaves)).toEqual([]);
+    expect(derivedPaths('https://app.test/people?q=Ama%20Owusu', leaves)).toEqual([['name']]);
+    expect(derivedPaths('Ama', leaves, { pieces: false })).toEqual([]);
+  });
+
+  it('knows which input values changed since the cached run, secrets left out', () => {
+    const digests = inputDigests(inputLeaves(vault), 'fp');
+    expect(digests.map((d) => d.path)).not.toContainEqual(['secret']);
+    expect(JSON.stringify(digests)).not.toContain('Kofi');
+    const now = (input: Record<string, unknown>) => inputLeaves(createSecretVault(input, schema));
+    expect(changedPaths(digests, now({ ...old, secret: 'other secret' }), 'fp')).toEqual([]);
+    const { note: _gone, ...withoutNote } = old;
+    expect(changedPaths(digests, now({ ...withoutNote, code: 'B', extra: 1 }), 'fp')).toEqual([['code'], ['extra'], ['note']]);
+  });
+
+  it('builds an entry whose values are names, and the digests of its input', () => {
+    const trace = (value: unknown, name: string) => ({ tool: 'form_input', toolsetName: 'browser', input: { target: { type: 'ref', ref: 'ref_4' }, value }, url: 'https://app.test/form?x=1', target: { role: 'textbox', name, tag: 'input' } });
+    const entry = buildEntry({ versionId: 'v', fingerprint: 'fp', toolType: 't', executionId: 'e', now: () => 0, input: vault, steps: [[trace('{{watcher}}', 'Watcher'), trace('{{secret}}', 'Password')]] });
+    expect(entry.steps[0]).toEqual([
+      { tool: 'form_input', toolsetName: 'browser', input: { target: { type: 'ref' }, value: '{{watcher}}' }, page: 'https://app.test/form?x', target: { role: 'textbox', name: 'Watcher', tag: 'input' }, refs: [['watcher']] },
+      { tool: 'form_input', toolsetName: 'browser', input: { target: { type: 'ref' }, value: '{{secret}}' }, page: 'https://app.test/form?x', target: { role: 'textbox', name: 'Password', tag: 'input' }, refs: [['secret']] },
+    ]);
+    expect(parseCacheEntry(JSON.parse(JSON.stringify(entry)))).toEqual(entry);
+    expect(JSON.stringify(entry)).not.toMatch(/Kofi|s3cret/);
   });
 
   it('starts a replay past pages already passed only when they set no value but a sign-in', () => {
-    const at = (page: string, tool: string, input: Record<string, unknown> = {}) => ({ tool, toolsetName: 'browser', input, page: `https://app.test${page}` });
-    const signIn = [at('/', 'form_input', { value: { $input: 'user', as: 'string' } }), at('/', 'form_input', { value: '{{password}}' }), at('/', 'left_click')];
+    const input = createSecretVault({ user: 'ann', password: 'pw', amount: 7 }, { type: 'object', properties: { password: { type: 'string', writeOnly: true } } });
+    const at = (page: string, tool: string, extra: Partial<CachedAction> = {}): CachedAction => ({ tool, toolsetName: 'browser', input: {}, page: `https://app.test${page}`, ...extra });
+    const signIn = [at('/', 'form_input', { refs: [['user']] }), at('/', 'form_input', { refs: [['password']] }), at('/', 'left_click')];
     const list = [at('/invoices', 'left_click')];
-    const form = [at('/invoice/1042', 'form_input', { value: { $input: 'amount', as: 'number' } })];
-    expect(startingStep([signIn, list, form], 'https://app.test/', ['password'])).toBe(0);
-    expect(startingStep([signIn, list, form], 'https://app.test/invoices', ['password'])).toBe(1);
-    expect(startingStep([signIn, list, form], 'https://app.test/invoice/1077', ['password'])).toBe(2);
+    const form = [at('/invoice/1042', 'form_input', { refs: [['amount']] })];
+    expect(startingStep([signIn, list, form], 'https://app.test/', input)).toBe(0);
+    expect(startingStep([signIn, list, form], 'https://app.test/invoices', input)).toBe(1);
+    expect(startingStep([signIn, list, form], 'https://app.test/invoice/1077', input)).toBe(2);
     // Without a secret the first page is no sign-in: its values are the record's, never passed over.
-    expect(startingStep([signIn, list, form], 'https://app.test/invoices', [])).toBe(0);
-    expect(startingStep([list, form, signIn], 'https://app.test/elsewhere', ['password'])).toBe(0);
+    const noSecret = createSecretVault({ user: 'ann', password: 'pw', amount: 7 }, undefined);
+    expect(startingStep([signIn, list, form], 'https://app.test/invoices', noSecret)).toBe(0);
+    expect(startingStep([list, form, signIn], 'https://app.test/elsewhere', input)).toBe(0);
+  });
+
+  it('hands values the cached run never entered to the model right after its last value entered', () => {
+    const at = (tool: string, extra: Partial<CachedAction> = {}): CachedAction => ({ tool, toolsetName: 'browser', input: {}, page: 'https://app.test/', ...extra });
+    const fill = at('form_input', { input: { value: '{{a}}' } });
+    const save = at('left_click', { target: { role: 'button', name: 'Save', tag: 'button' } });
+    const tick = at('left_click', { target: { role: 'checkbox', name: 'Urgent', tag: 'input' } });
+    expect(afterLastEntry([[at('navigate')], [fill, fill, save], [at('get_page_text')]])).toEqual({ step: 1, action: 2 });
+    expect(afterLastEntry([[fill, tick], [save]])).toEqual({ step: 1, action: 0 });
+    expect(afterLastEntry([[save], [fill]])).toEqual({ step: 1, action: 0 });
+    expect(afterLastEntry([[save], [save]])).toEqual({ step: 0, action: 0 });
   });
 });

@@ -1,31 +1,39 @@
 /**
- * Replays a workflow version's cached run (docs/run-cache.md) with no model: step by step, each
- * action only once its precondition holds on the page as it is now: the same page (URL without
- * query values), the element it acted on found again by role and accessible name, visible and
- * enabled, the keyboard focus where typing went before. The action then runs through the action
- * space like the model's would (the allow-list, the secrets, settling, the video), with the new
- * input's values. At the first precondition that fails, or action that fails, the replay stops
- * and says where and why: the model takes over from there.
+ * Replays a workflow version's cached run (docs/run-cache.md#replay) with no model: step by step,
+ * each action only once its precondition holds on the page as it is now: the same page (URL
+ * without query values), the element it acted on found again by role and accessible name,
+ * visible and enabled, the keyboard focus where typing went before, and the input values it
+ * depends on as the entry allows (values.ts). The action then runs through the action space like
+ * the model's would (the allow-list, the input's values put in by name, settling, the video).
+ * At the first precondition that fails, action that fails, or value not held, the replay stops
+ * and says where and why, naming the element the cached run acted on: the model takes over from
+ * there (a repair of that one action would slot in at the same place).
  */
 import type { BrowserSession, BrowserTab, ElementIdentity } from '../browser/types.js';
 import { ExecutionError } from '../domain/errors.js';
-import { numbersAside, pageShape, samePage, type CachedAction, type CachedElement } from '../domain/run-cache.js';
-import { fillValues, GUARD_REASONS, guardHolds } from '../domain/run-cache-values.js';
+import { enterText, enterValue, type InputSource } from '../domain/input-references.js';
+import { formatPath, valueAt } from '../domain/key-path.js';
 import type { ToolUseBlock } from '../model/types.js';
 import type { EventSink } from '../telemetry/types.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
-import { browserCall } from './browser-call.js';
-import type { RunStats } from './loop.js';
+import { browserCall } from '../agent/browser-call.js';
+import type { RunStats } from '../agent/loop.js';
+import { actionOf, SETS_VALUE, SKIPPED, sameElement, describeElement, type ActionAt } from './actions.js';
+import { numbersAside, pageShape, samePage, type CachedAction } from './format.js';
 import { holdsValue } from './replay-check.js';
+import { GUARD_REASONS, guardHolds, type InputLeaf } from './values.js';
 
 export interface ReplayInput {
   steps: CachedAction[][];
-  /** The new input, secrets as placeholders, and the secrets' paths (they stay placeholders until typed). */
-  maskedInput: unknown;
-  secretPaths: readonly string[];
+  /** The new input: its values by name, entered by the action space as the model's would be. */
+  input: InputSource;
+  /** The new input's values the model would see (no secrets), for the guards. */
+  leaves: readonly InputLeaf[];
   /** The entry's fingerprint: the salt of its guards' digests. */
   salt: string;
   maxSteps: number;
+  /** Where the replay hands over at the latest, and why: before this action (docs/run-cache.md#values-the-earlier-run-never-entered). */
+  handOver?: ActionAt & { reason: string };
   signal: AbortSignal;
 }
 
@@ -37,12 +45,20 @@ export interface ReplayDeps {
   now?: () => number;
 }
 
+export interface ReplayStop {
+  /** The cached step (1-based) the replay stopped in. */
+  atStep: number;
+  reason: string;
+  /** The cached action it did not run, as the earlier run did it (its element as that run saw it). */
+  next?: string;
+}
+
 export interface ReplayResult {
   /** Cached steps replayed whole. */
   replayed: number;
-  /** Where the replay stopped: the step (1-based) and why; absent when every step was replayed. */
-  stopped?: { atStep: number; reason: string };
-  /** The replayed actions' labels by step, for the model if it takes over (placeholders, no secrets). */
+  /** Where the replay stopped; absent when every step was replayed. */
+  stopped?: ReplayStop;
+  /** The replayed actions' labels by step, for the model if it takes over (names, no secrets). */
   done: string[][];
   /** The cached steps before the one the replay began at (the page was already past them): kept for the next cache. */
   skipped: CachedAction[][];
@@ -50,43 +66,45 @@ export interface ReplayResult {
   traces: ActionTrace[][];
 }
 
-/** Actions that are not worth replaying: the page's timing, not the task. */
-const SKIPPED = new Set(['wait', 'screenshot', 'zoom', 'cursor_position']);
-/** Actions that enter a value in the page. */
-const SETS_VALUE = new Set(['form_input', 'type', 'file_upload']);
 /** Tab ids and scripts are not checked against the page: those steps go back to the model. */
 const NOT_REPLAYED = new Set(['new_tab', 'switch_tab', 'close_tab', 'javascript_exec']);
 
 export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: RunStats): Promise<ReplayResult> {
   const { space, session, events } = deps;
   const now = deps.now ?? Date.now;
-  const from = startingStep(input.steps, pageShape(session.currentUrl()), input.secretPaths);
+  const from = startingStep(input.steps, pageShape(session.currentUrl()), input.input);
   const result: ReplayResult = { replayed: 0, done: [], traces: [], skipped: input.steps.slice(0, from) };
   if (from > 0) events.emit('replay_started_later', { step: from + 1, skipped: from, reason: `the page is already past step${from > 1 ? `s 1–${from}` : ' 1'}` });
+  // A hand-over in the steps passed over happens where the replay begins.
+  const handOver = input.handOver && input.handOver.step < from ? { ...input.handOver, step: from, action: 0 } : input.handOver;
   let n = 0;
   for (const [index, step] of input.steps.entries()) {
     if (index < from) continue;
     const atStep = index + 1;
     const labels: string[] = [];
-    const stop = (reason: string): ReplayResult => {
-      events.emit('replay_stopped', { step: atStep, reason });
-      // What this step did before it stopped is done: the next cache keeps it.
-      return { ...result, done: labels.length ? [...result.done, labels] : result.done, traces: traces.length > 0 ? [...result.traces, traces] : result.traces, stopped: { atStep, reason } };
-    };
     const traces: ActionTrace[] = [];
-    if (stats.nSteps >= input.maxSteps) return stop(`the step cap of ${input.maxSteps} was reached`);
-    for (const cached of step) {
+    const stop = (reason: string, cached?: CachedAction): ReplayResult => {
+      const next = cached ? describeAction(cached) : undefined;
+      events.emit('replay_stopped', { step: atStep, reason, ...(next ? { next } : {}) });
+      // What this step did before it stopped is done: the next cache keeps it.
+      return { ...result, done: labels.length ? [...result.done, labels] : result.done, traces: traces.length > 0 ? [...result.traces, traces] : result.traces, stopped: { atStep, reason, ...(next ? { next } : {}) } };
+    };
+    if (stats.nSteps >= input.maxSteps) return stop(`the step cap of ${input.maxSteps} was reached`, step[0]);
+    for (const [at, cached] of step.entries()) {
       input.signal.throwIfAborted();
+      if (handOver && handOver.step === index && handOver.action === at) return stop(handOver.reason, cached);
       const action = actionOf(cached);
       if (SKIPPED.has(action)) continue;
-      if (NOT_REPLAYED.has(action)) return stop(`${action} steps are not replayed`);
+      if (NOT_REPLAYED.has(action)) return stop(`${action} steps are not replayed`, cached);
       const shape = pageShape(session.currentUrl());
-      if (!samePage(cached.page, shape)) return stop(`the page is ${shape}, where the earlier run was on ${cached.page}`);
-      if (cached.guard && !guardHolds(cached.guard, input.maskedInput, input.salt)) {
-        return stop(`${GUARD_REASONS[cached.guard.why]} (${cached.guard.paths.join(', ')}), and the new input differs there`);
+      if (!samePage(cached.page, shape)) return stop(`the page is ${shape}, where the earlier run was on ${cached.page}`, cached);
+      const missing = (cached.refs ?? []).find((path) => !isEnterable(valueAt(input.input.maskedPayload, path)));
+      if (missing) return stop(`the new input has no value at ${formatPath(missing)}, which the earlier run entered there`, cached);
+      if (cached.guard && !guardHolds(cached.guard, input.leaves, input.salt)) {
+        return stop(`${GUARD_REASONS[cached.guard.why]} (${cached.guard.paths.map(formatPath).join(', ')}), and the new input differs there`, cached);
       }
-      const call = await browserCall((signal) => prepare(cached, session, space, input, ++n, signal), input.signal);
-      if (!call.ok) return stop(call.reason);
+      const call = await browserCall((signal) => prepare(cached, session, space, input.input, ++n, signal), input.signal);
+      if (!call.ok) return stop(call.reason, cached);
       const startedAt = now();
       let touchedAt: number | undefined;
       const report = await browserCall(
@@ -117,14 +135,14 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
         },
         touchedAt ?? startedAt,
       );
-      if (!report.ok) return stop(`the action failed: ${report.error ?? 'unknown error'}`);
+      if (!report.ok) return stop(`the action failed: ${report.error ?? 'unknown error'}`, cached);
       labels.push(report.label);
       if (report.trace) traces.push(report.trace);
       if (call.value.check) {
         const { ref, value, how, element } = call.value.check;
         const tab = session.tab();
         const held = tab ? await browserCall((signal) => holdsValue(tab, ref, value, how, element, signal), input.signal) : { ok: false as const, reason: 'the browser has no open tab' };
-        if (!held.ok) return stop(held.reason);
+        if (!held.ok) return stop(held.reason, cached);
       }
     }
     stats.nSteps++;
@@ -136,8 +154,8 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
   return result;
 }
 
-function actionOf(cached: CachedAction): string {
-  return cached.toolsetName ? cached.tool : String(cached.input.action ?? cached.tool);
+function isEnterable(value: unknown): boolean {
+  return typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 }
 
 /**
@@ -146,7 +164,7 @@ function actionOf(cached: CachedAction): string {
  * are passed over only when they set no value but on a page where a secret went (a sign-in):
  * a record's own values are never left out.
  */
-export function startingStep(steps: readonly CachedAction[][], shape: string, secretPaths: readonly string[]): number {
+export function startingStep(steps: readonly CachedAction[][], shape: string, input: Pick<InputSource, 'maskedPayload' | 'paths'>): number {
   const pageOf = (step: CachedAction[]) => step.find((a) => !SKIPPED.has(actionOf(a)))?.page;
   const first = pageOf(steps[0] ?? []);
   if (first === undefined || samePage(first, shape)) return 0;
@@ -156,7 +174,11 @@ export function startingStep(steps: readonly CachedAction[][], shape: string, se
   });
   if (later <= 0) return 0;
   const passed = steps.slice(0, later).flat();
-  const hasSecret = (a: CachedAction) => [...JSON.stringify(a.input).matchAll(/\{\{\s*([^}\s]+)\s*\}\}/g)].some((m) => secretPaths.includes(m[1]!));
+  const secret = new Set(input.paths.map((p) => `{{${p}}}`));
+  const hasSecret = (a: CachedAction) => (a.refs ?? []).some((path) => {
+    const value = valueAt(input.maskedPayload, path);
+    return typeof value === 'string' && secret.has(value);
+  });
   const signIn = new Set(passed.filter(hasSecret).map((a) => a.page));
   return passed.every((a) => !SETS_VALUE.has(actionOf(a)) || signIn.has(a.page)) ? later : 0;
 }
@@ -171,35 +193,35 @@ interface HoldCheckPlan {
 
 type Prepared = { ok: true; value: { call: ToolUseBlock; check?: HoldCheckPlan } } | { ok: false; reason: string };
 
-/** The call to make now: the cached one with the new input, its target found again on this page. */
-async function prepare(cached: CachedAction, session: BrowserSession, space: ActionSpace, input: ReplayInput, n: number, signal: AbortSignal): Promise<Prepared> {
+/**
+ * The call to make now: the cached one as the model made it (input values by name: the action
+ * space enters the new input's values), its target found again on this page.
+ */
+async function prepare(cached: CachedAction, session: BrowserSession, space: ActionSpace, input: InputSource, n: number, signal: AbortSignal): Promise<Prepared> {
   const tab = session.tab();
   if (!tab) throw new ExecutionError('browser_error', 'the browser has no open tab');
-  const filled = fillValues(structuredClone(cached.input), input.maskedInput, input.secretPaths);
-  if (!filled.ok) return filled;
-  const args = filled.value as Record<string, unknown>;
+  const args = structuredClone(cached.input);
   const action = actionOf(cached);
+  // What the field must hold afterwards: the new input's values, secrets left as their names (a read never shows them).
+  const shown: InputSource = { ...input, reveal: (text) => text };
   let check: HoldCheckPlan | undefined;
   if (cached.focus) {
     const focused = await tab.focused(signal);
-    const wanted = fillValues(cached.focus, input.maskedInput, input.secretPaths);
-    const focus = (wanted.ok ? wanted.value : cached.focus) as ElementIdentity;
-    if (!focused || !sameElement(focused.identity, focus)) {
-      return { ok: false, reason: `the keyboard focus is on ${describe(focused?.identity)}, where the earlier run typed into ${describe(focus)}` };
+    if (!focused || !sameElement(focused.identity, cached.focus)) {
+      return { ok: false, reason: `the keyboard focus is on ${describeElement(focused?.identity)}, where the earlier run typed into ${describeElement(cached.focus)}` };
     }
     if (action === 'type' && typeof args.text === 'string') {
       const found = await tab.locate(focused.identity, signal);
-      if (found.ok) check = { ref: found.value.ref, value: args.text, how: 'typed', element: focused.identity };
+      if (found.ok) check = { ref: found.value.ref, value: enterText(shown, args.text).text, how: 'typed', element: focused.identity };
     }
   }
   if (cached.target) {
-    const wanted = fillValues(cached.target, input.maskedInput, input.secretPaths);
-    if (!wanted.ok) return wanted;
-    const identity = wanted.value as ElementIdentity;
+    const identity = cached.target as ElementIdentity;
     const found = await locateByShape(tab, identity, signal);
-    if (!found.ok) return { ok: false, reason: `${found.error} (the earlier run acted on ${describe(identity)})` };
-    if (!found.value.enabled) return { ok: false, reason: `${describe(identity)} is disabled` };
-    if (action === 'form_input' && 'value' in args) check = { ref: found.value.ref, value: args.value, how: 'set', element: identity };
+    if (!found.ok) return { ok: false, reason: found.error };
+    if (!found.value.enabled) return { ok: false, reason: `${describeElement(identity)} is disabled` };
+    const value = args.value;
+    if (action === 'form_input' && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) check = { ref: found.value.ref, value: enterValue(shown, value).value, how: 'set', element: identity };
     if (cached.toolsetName === 'browser') {
       // Members that target by reference or coordinate: the element found now, by its reference.
       if (args.target && typeof args.target === 'object') args.target = { type: 'ref', ref: found.value.ref };
@@ -237,12 +259,10 @@ async function locateByShape(tab: BrowserTab, identity: ElementIdentity, signal:
   return tab.locate(other.value, signal);
 }
 
-function sameElement(a: ElementIdentity | CachedElement, b: ElementIdentity | CachedElement): boolean {
-  const norm = (s: string | undefined) => (s ?? '').replace(/\s+/g, ' ').trim().toLowerCase();
-  return a.role === b.role && norm(a.name) === norm(b.name);
-}
-
-function describe(identity: ElementIdentity | CachedElement | undefined): string {
-  if (!identity) return 'nothing';
-  return `${identity.role}${identity.name ? ` "${identity.name}"` : ''}`;
+/** A cached action as the earlier run did it, for a reason and the hand-over: `left_click on button "Place order"`. */
+export function describeAction(cached: CachedAction): string {
+  const action = actionOf(cached);
+  if (cached.target) return `${action} on ${describeElement(cached.target)}`;
+  if (cached.focus) return `${action} into ${describeElement(cached.focus)}`;
+  return action;
 }
