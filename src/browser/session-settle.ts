@@ -40,6 +40,12 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promi
   const logCapped = (pending: string[]) => {
     if (pending.length > 0) logger.debug({ pending: pending.slice(0, 5).map((url) => url.slice(0, 200)), count: pending.length }, 'settle stopped waiting for requests at its cap');
   };
+  /** So does a page that keeps changing or keeps timers going: say what it was still doing. */
+  const stillOrCapped = async (page: Page | ReturnType<Page['mainFrame']>, since: number, deadline: number, signal: AbortSignal) => {
+    const still = await pageStill(page, since, deadline, signal);
+    if (still.heldBy) logger.debug({ heldBy: still.heldBy, url: page.url().slice(0, 200) }, 'settle stopped waiting for the page at its cap');
+    return still.end;
+  };
   /** Playwright's load wait takes no signal: it ends at its timeout (the deadline) if the run stops first. */
   const loaded = (page: Page | ReturnType<Page['mainFrame']>, deadline: number, signal: AbortSignal) => {
     const left = deadline - Date.now();
@@ -55,7 +61,7 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promi
       if (frame.isDetached() || deadline <= Date.now() || signal.aborted || !/^https?:/i.test(frame.url())) continue;
       await loaded(frame, deadline, signal);
       // The frame's document is new: every timer and change of it came after the action.
-      await pageStill(frame, since, deadline, signal);
+      await stillOrCapped(frame, since, deadline, signal);
     }
   };
 
@@ -64,7 +70,7 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promi
     const page = tabs.requireActive().page;
     const navigationsBefore = tabs.navigations();
     const since = parts.lastInputAt();
-    const dom = await pageStill(page, since, deadline, signal);
+    const dom = await stillOrCapped(page, since, deadline, signal);
     // A file chooser the page opened is announced a moment later: the agent is told of it.
     if (dom === 'chooser') await files.whenPending(page, deadline - Date.now(), signal);
     // So is a new tab, once it shows its first document (or is refused); it then loads
@@ -87,7 +93,7 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promi
     if (!current.isClosed()) await loaded(current, deadline, signal);
     const loadedAt = Date.now();
     if (signal.aborted) return;
-    await pageStill(current, loadedAt, deadline, signal);
+    await stillOrCapped(current, loadedAt, deadline, signal);
     logCapped(await network.quiet(loadedAt, deadline, signal));
   };
 

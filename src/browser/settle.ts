@@ -1,7 +1,7 @@
 import type { Frame, Page } from 'playwright-core';
 import { settledOrAborted } from './cancellable.js';
 import { SETTLE_PROBE_SOURCE, STILL_WAIT_SOURCE } from './page-scripts.generated.js';
-import type { StillWaitArgs, StillWaitEnd } from './page/still-wait.js';
+import type { Busy, StillWaitArgs, StillWaitEnd } from './page/still-wait.js';
 
 /**
  * When is a page still enough to capture? Waiting a fixed time after each action (as
@@ -39,20 +39,27 @@ const STOP_WAITS = `(${STILL_WAIT_SOURCE}).stopWaits()`;
 /** Errors that mean the document went away under the evaluation (a navigation, a closed tab). */
 const DOCUMENT_GONE = /context was destroyed|Cannot find context|navigat|has been closed|Target closed|frame was detached/i;
 
+/** How a page's wait ended, and at the cap what the page was still doing (page/still-wait.ts). */
+export interface Stillness {
+  end: StillWaitEnd['end'] | 'destroyed' | 'failed';
+  heldBy?: Busy;
+}
+
 /**
  * Resolves when the page (or one frame of it) is still after an input made at `sinceMs` (epoch ms), or at the
  * deadline ('chooser' when the page opened a file chooser meanwhile, 'popup' when it asked for
- * a new tab or window): at least one animation frame (a pending paint lands), no timer set since the input
- * due within the horizon, no navigation under way, no script request made since the input still
- * unanswered (or just answered), and no DOM change for DOM_QUIET_MS.
+ * a new tab or window): at least one animation frame (a pending paint lands), no timer the input
+ * is waited for due within the horizon (page/settle-timers.ts: timeouts it set, the next ticks
+ * of polls, never a clock's), no navigation under way, no script request made since the input still
+ * unanswered (or just answered), and no DOM change for DOM_QUIET_MS (a clock's ticks aside).
  * 'destroyed' when a navigation replaced the document meanwhile; 'failed' when the page could
  * not run the wait at all (the caller then falls back on the network and load state alone).
  * 'quiet' at once when the signal fires; the wait in the page is ended too (or, in a page too
  * busy to be asked, at its own timer: the cap).
  */
-export async function pageStill(page: Page | Frame, sinceMs: number, deadline: number, signal: AbortSignal): Promise<'quiet' | 'chooser' | 'popup' | 'destroyed' | 'failed'> {
+export async function pageStill(page: Page | Frame, sinceMs: number, deadline: number, signal: AbortSignal): Promise<Stillness> {
   const capMs = deadline - Date.now();
-  if (capMs <= 0 || signal.aborted || ('isClosed' in page ? page.isClosed() : page.isDetached())) return 'quiet';
+  if (capMs <= 0 || signal.aborted || ('isClosed' in page ? page.isClosed() : page.isDetached())) return { end: 'quiet' };
   const args: StillWaitArgs = { sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS };
   const late = new Error('the page did not answer within the settle cap');
   const stopWaits = () => void page.evaluate(STOP_WAITS).catch(() => undefined);
@@ -61,12 +68,12 @@ export async function pageStill(page: Page | Frame, sinceMs: number, deadline: n
     // run it, so the wait is bounded out here too (the evaluation is dropped with its document).
     signal.addEventListener('abort', stopWaits, { once: true });
     const state = await settledOrAborted(signal, withinMs(capMs + 250, page.evaluate<StillWaitEnd>(stillWait(args)), () => late));
-    return state === 'chooser' || state === 'popup' ? state : 'quiet';
+    return state ?? { end: 'quiet' };
   } catch (error) {
     // No answer by the cap (a renderer starved on a loaded machine, or a document on its way
     // out): the wait is over either way, as it would be at the cap.
-    if (error === late) return 'quiet';
-    return DOCUMENT_GONE.test(String(error)) ? 'destroyed' : 'failed';
+    if (error === late) return { end: 'quiet' };
+    return { end: DOCUMENT_GONE.test(String(error)) ? 'destroyed' : 'failed' };
   } finally {
     signal.removeEventListener('abort', stopWaits);
   }

@@ -5,10 +5,11 @@
  * `leavingSince(t)` (a cross-document navigation the page started since t, not cancelled or
  * intercepted by a router), `requestsBusy(t, quiet)` (fetch and XHR requests, and reads of a
  * fetch answer's body, made since t and unanswered or answered less than `quiet` ago),
- * `timersDue(t, horizon)`, and `chooserSince(t)` / `popupSince(t)` (a file chooser or a new tab
+ * `timersDue(t, horizon)` (settle-timers.ts: timeouts and intervals an input at t waits for), and `chooserSince(t)` / `popupSince(t)` (a file chooser or a new tab
  * or window the page asked for since t).
  */
 import { PROBE_KEY } from './keys.js';
+import { watchTimers } from './settle-timers.js';
 
 /** What the probe answers (still-wait.ts asks it). */
 export interface SettleProbe {
@@ -21,27 +22,22 @@ export interface SettleProbe {
 }
 
 function install(): SettleProbe {
-  const pending = new Map<number, { created: number; due: number }>();
-  const nativeSet = window.setTimeout.bind(window);
-  const nativeClear = window.clearTimeout.bind(window);
   let lastChange = 0;
-  window.setTimeout = function (handler: TimerHandler, delay?: number, ...args: unknown[]) {
-    const due = Date.now() + (Number(delay) || 0);
-    let id = 0;
-    const run: TimerHandler = typeof handler === 'function'
-      ? function (this: unknown, ...a: unknown[]) {
-        pending.delete(id);
-        return (handler as (...args: unknown[]) => unknown).apply(this, a);
-      }
-      : handler;
-    id = nativeSet(run, delay, ...args);
-    if (typeof handler === 'function') pending.set(id, { created: Date.now(), due });
-    return id;
-  } as typeof window.setTimeout;
-  window.clearTimeout = function (id?: number) {
-    if (id !== undefined) pending.delete(id);
-    return nativeClear(id);
-  } as typeof window.clearTimeout;
+  // Created first: the timers' ticks take its records to tell what each tick changed.
+  const changes = new MutationObserver(() => {
+    lastChange = Date.now();
+  });
+  changes.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  let work = 0;
+  const timers = watchTimers({
+    takeChanges(mine) {
+      const taken = changes.takeRecords().length > 0;
+      if (taken && !mine) lastChange = Date.now();
+      return taken;
+    },
+    work: () => work,
+    started: () => void work++,
+  });
   // A navigation this document started (a form submitted, a link followed) replaces it later,
   // sometimes well after the page looked still: remember the last one and whether it goes on.
   let leaving: { at: number; event: Event; intercepted: () => boolean } | undefined;
@@ -94,6 +90,7 @@ function install(): SettleProbe {
   // made: the browser's network events reach the worker a little later.
   const requests = new Set<{ created: number; ended: number }>();
   const track = () => {
+    work++;
     const request = { created: Date.now(), ended: 0 };
     requests.add(request);
     return () => {
@@ -158,9 +155,6 @@ function install(): SettleProbe {
       };
     }
   }
-  new MutationObserver(() => {
-    lastChange = Date.now();
-  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   return {
     lastChange: () => lastChange,
     chooserSince: (since) => chooserAt >= since,
@@ -175,11 +169,7 @@ function install(): SettleProbe {
       }
       return n;
     },
-    timersDue: (since, horizon) => {
-      let n = 0;
-      for (const t of pending.values()) if (t.created >= since && t.due <= since + horizon) n++;
-      return n;
-    },
+    timersDue: (since, horizon) => timers.due(since, horizon),
   };
 }
 

@@ -13,7 +13,17 @@ export interface StillWaitArgs {
   horizonMs: number;
 }
 
-export type StillWaitEnd = 'quiet' | 'chooser' | 'popup';
+/**
+ * How the wait ended: the page still (or a file chooser or a popup it asked for), and, when it
+ * ended at the cap, what the page was still doing then (for the worker's log).
+ */
+export interface StillWaitEnd {
+  end: 'quiet' | 'chooser' | 'popup';
+  heldBy?: Busy;
+}
+
+/** What keeps a page from being still. */
+export type Busy = 'leaving' | 'timers' | 'requests' | 'changing';
 
 /** The waits under way in this document, each ended early by stopWaits() when the run stops. */
 function waits(): Set<() => void> {
@@ -34,37 +44,37 @@ export function stillWait({ sinceMs, capMs, quietMs, horizonMs }: StillWaitArgs)
       fallbackLast = Date.now();
     });
     if (observer) observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-    const finish = () => {
+    /** What the page is still doing, or null when it is still. */
+    const busy = (): Busy | null => {
+      const now = Date.now();
+      if (!probe) return now - fallbackLast >= quietMs ? null : 'changing';
+      // A new document is coming: the wait ends when this one is gone (or at the cap).
+      if (probe.leavingSince(sinceMs)) return 'leaving';
+      if (probe.timersDue(sinceMs, horizonMs) > 0) return 'timers';
+      // A request made since the input, and a moment after its answer for the page to show it.
+      if (probe.requestsBusy(sinceMs, quietMs) > 0) return 'requests';
+      const last = probe.lastChange();
+      return last < sinceMs || now - last >= quietMs ? null : 'changing';
+    };
+    const finish = (heldBy: Busy | null) => {
       if (done) return;
       done = true;
-      under.delete(finish);
+      under.delete(stop);
       if (observer) observer.disconnect();
-      if (probe && probe.chooserSince && probe.chooserSince(sinceMs)) resolve('chooser');
-      else if (probe && probe.popupSince && probe.popupSince(sinceMs)) resolve('popup');
-      else resolve('quiet');
+      const end = probe && probe.chooserSince(sinceMs) ? 'chooser' : probe && probe.popupSince(sinceMs) ? 'popup' : 'quiet';
+      resolve(heldBy ? { end, heldBy } : { end });
     };
-    const still = () => {
-      const now = Date.now();
-      if (now - start >= capMs) return true;
-      if (!probe) return now - fallbackLast >= quietMs;
-      // A new document is coming: the wait ends when this one is gone (or at the cap).
-      if (probe.leavingSince(sinceMs)) return false;
-      if (probe.timersDue(sinceMs, horizonMs) > 0) return false;
-      // A request made since the input, and a moment after its answer for the page to show it.
-      if (probe.requestsBusy(sinceMs, quietMs) > 0) return false;
-      const last = probe.lastChange();
-      return last < sinceMs || now - last >= quietMs;
-    };
-    under.add(finish);
+    const stop = () => finish(null);
+    under.add(stop);
     const tick = () => {
-      if (!done) {
-        if (still()) finish();
-        else requestAnimationFrame(tick);
-      }
+      if (done) return;
+      const held = busy();
+      if (held && Date.now() - start < capMs) requestAnimationFrame(tick);
+      else finish(held);
     };
     requestAnimationFrame(tick);
     // Animation frames stop in hidden pages: the cap ends the wait regardless.
-    setTimeout(finish, capMs);
+    setTimeout(() => finish(busy()), capMs);
   });
 }
 
