@@ -39,6 +39,8 @@ export interface PageStructure {
   /** The element of the current document matching `identity`, with a reference to it. */
   locate(identity: ElementIdentity): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
   focused(): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
+  /** Gives the referenced element the keyboard focus: its identity, or why not. */
+  focus(ref: string): Promise<StructureResult<ElementIdentity>>;
   /**
    * Shows the text of a field (the referenced one, or with null the focused one) as discs, so a
    * secret put into it stays out of every picture of the page. False when there is no such field.
@@ -243,7 +245,7 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
     const from = book.next;
     const { value, loaderId } = await call(
       'readPage',
-      [{ next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars }],
+      [{ next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars, optionsMax: options.optionsMax }],
       NAMED,
     );
     if (!value.ok) return { ok: false, error: staleRefError(options.ref ?? '', 'removed') };
@@ -351,6 +353,12 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
       const { value } = await call('focused', [], NAMED);
       return value ? { identity: compact(value.identity), editable: value.editable } : null;
     },
+
+    focus: (ref) =>
+      withRef(ref, async () => {
+        const { value } = await call('focus', [ref], NAMED);
+        return value ? { ok: true, value: compact(value) } : { ok: false, error: `${ref} cannot take the keyboard focus` };
+      }),
 
     async hideText(ref) {
       return (await call('hideText', [ref])).value === true;

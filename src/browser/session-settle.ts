@@ -34,7 +34,12 @@ export interface SettleParts {
   logger: Logger;
 }
 
-export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promise<void> {
+/**
+ * The session's settle(): waits for what came since the agent's last input event, or since
+ * `sinceMs` when the action changed the page another way (a value set by script, a script run)
+ * and says when it started.
+ */
+export function createSettle(parts: SettleParts): (signal: AbortSignal, sinceMs?: number) => Promise<void> {
   const { tabs, network, files, frameNavigations, logger } = parts;
   /** A page that keeps requests open after an action costs every step the whole cap: say which. */
   const logCapped = (pending: string[]) => {
@@ -65,11 +70,11 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promi
     }
   };
 
-  const settle = async (signal: AbortSignal): Promise<void> => {
+  const settle = async (signal: AbortSignal, sinceMs: number | undefined): Promise<void> => {
     let deadline = Date.now() + SETTLE_CAP_MS;
     const page = tabs.requireActive().page;
     const navigationsBefore = tabs.navigations();
-    const since = parts.lastInputAt();
+    const since = Math.max(parts.lastInputAt(), sinceMs ?? 0);
     const dom = await stillOrCapped(page, since, deadline, signal);
     // A file chooser the page opened is announced a moment later: the agent is told of it.
     if (dom === 'chooser') await files.whenPending(page, deadline - Date.now(), signal);
@@ -97,9 +102,9 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promi
     logCapped(await network.quiet(loadedAt, deadline, signal));
   };
 
-  return async (signal) => {
+  return async (signal, sinceMs) => {
     try {
-      await settle(signal);
+      await settle(signal, sinceMs);
     } catch (error) {
       logger.debug({ err: firstLine(error) }, 'settle ended early');
     }

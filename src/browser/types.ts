@@ -204,6 +204,8 @@ export interface PageReadOptions {
   ref?: string;
   /** The text stops growing at this many characters; what did not fit is counted. */
   maxChars: number;
+  /** A select's options listed below it, at most (40 when not said). */
+  optionsMax?: number;
 }
 
 export interface PageRead {
@@ -286,6 +288,8 @@ export interface ElementLocator {
   identifyAt(point: Point, signal: AbortSignal): Promise<ElementIdentity | null>;
   locate(identity: ElementIdentity, signal: AbortSignal): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
   focused(signal: AbortSignal): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
+  /** Gives the referenced element the keyboard focus; its identity, or why it cannot take it. */
+  focus(ref: string, signal: AbortSignal): Promise<StructureResult<ElementIdentity>>;
   /**
    * Draws the text of a field (the referenced one, or with null the focused one) as discs before
    * a secret goes into it: screenshots, the video and the live view never show the value.
@@ -364,9 +368,11 @@ export interface BrowserCapture {
   /**
    * Resolves when the page is still enough to capture: navigation settled, network quiet,
    * no repaint for a short window; bounded by a cap. Never rejects for a busy page, and
-   * returns at once when the signal fires.
+   * returns at once when the signal fires. It waits for what the page does since the last input
+   * event, or since `sinceMs` (epoch ms) when the action changed the page otherwise (a value set
+   * by script).
    */
-  settle(signal: AbortSignal): Promise<void>;
+  settle(signal: AbortSignal, sinceMs?: number): Promise<void>;
   /**
    * Streams frames of the page the agent is acting on, following new tabs. It takes no signal:
    * it resolves once the stream runs, and `stop()` is how the stream is ended.

@@ -1,9 +1,10 @@
 /** One element as the agent reads it: `role "name" [ref_N]` and what it needs of its state. */
 import { axDescription } from './ax-store.js';
-import { inputType, isInput, isTextArea } from './dom.js';
+import { editable, inputType, isInput, isTextArea } from './dom.js';
 import { refOf, type RefState } from './refs.js';
-import { isDisabled, valueOf } from './semantics.js';
-import { cut, NAME_MAX, quote, squash, VALUE_MAX } from './text.js';
+import { isDialog, isModal } from './dialogs.js';
+import { byIds, isDisabled, valueOf } from './semantics.js';
+import { cut, multiline, NAME_MAX, quote, squash, VALUE_MAX } from './text.js';
 
 /** Input types whose value is not shown as `value=` (it is their state, their label or a file name). */
 const NO_VALUE_SHOWN = ['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image'];
@@ -25,6 +26,7 @@ export function line(el: Element, r: string, state: RefState, nameText: string):
     if (t === 'file') parts.push('(file input' + (el.accept ? ', accepts ' + el.accept : '') + (el.multiple ? ', multiple' : '') + ')');
     else if (t !== 'text' && t !== 'checkbox' && t !== 'radio' && t !== 'submit' && t !== 'button') parts.push('type=' + t);
   }
+  if (isDialog(r)) parts.push(isModal(el) ? '(open, modal)' : '(open)');
   if (isTextArea(el)) parts.push('multiline');
   if (r === 'checkbox' || r === 'radio' || r === 'switch' || el.hasAttribute('aria-checked')) {
     const checked = el.getAttribute('aria-checked') != null ? el.getAttribute('aria-checked') === 'true' : !!field.checked;
@@ -34,12 +36,16 @@ export function line(el: Element, r: string, state: RefState, nameText: string):
   if (el.getAttribute('aria-selected') === 'true' && r !== 'option') parts.push('selected');
   if (VALUED.has(r) || isInput(el)) {
     const v = valueOf(el, r);
-    if (v != null && v !== '' && !(isInput(el) && NO_VALUE_SHOWN.includes(inputType(el)))) parts.push('value=' + quote(cut(squash(v), VALUE_MAX)));
+    // A textarea's or an editor's value keeps its line breaks; any other is one line.
+    const lines = isTextArea(el) || (r === 'textbox' && editable(el));
+    if (v != null && v !== '' && !(isInput(el) && NO_VALUE_SHOWN.includes(inputType(el)))) parts.push('value=' + quote(cut(lines ? multiline(v) : squash(v), VALUE_MAX)));
     const ph = squash(el.getAttribute('placeholder'));
     if (ph && ph !== nameText && (v == null || v === '')) parts.push('placeholder=' + quote(cut(ph, NAME_MAX)));
   }
   const description = squash(axDescription(el));
-  if (description && description !== nameText && description !== squash(el.getAttribute('placeholder'))) parts.push('description=' + quote(cut(description, NAME_MAX)));
+  // A dialog described by its own content (jQuery UI's) would only repeat what is read below it.
+  const ownContent = isDialog(r) && byIds(el, 'aria-describedby').every((d) => el.contains(d));
+  if (description && !ownContent && description !== nameText && description !== squash(el.getAttribute('placeholder'))) parts.push('description=' + quote(cut(description, NAME_MAX)));
   if (r === 'link') {
     const href = el.getAttribute('href');
     if (href && !/^javascript:/i.test(href)) parts.push('href=' + quote(cut(href, 120)));

@@ -71,6 +71,16 @@ export function setValue(el: Element, value: string | number | boolean): SetValu
   return { ok: false, error: 'not-a-field', role: role(el) || el.localName };
 }
 
+/**
+ * Gives an element the keyboard focus (a key the agent presses after form_input, which leaves
+ * its field as a person does, goes back to that field). Its identity when it took the focus;
+ * null when it cannot take it (not focusable, disabled).
+ */
+export function focus(el: Element): ElementIdentity | null {
+  (el as HTMLElement).focus({ preventScroll: true });
+  return deepActive() === el ? identity(el) : null;
+}
+
 /** The focused element's identity, and whether it takes typed text; null when nothing has the focus. */
 export function focused(): { identity: ElementIdentity; editable: boolean } | null {
   // A frame of another site (this script runs in it too) holds the focus only when its document has it.

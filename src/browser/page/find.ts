@@ -9,7 +9,7 @@ import { children, deepActive, inputType, inViewport, isContainer, isElement, is
 import { line } from './element-line.js';
 import type { RefState } from './refs.js';
 import type { FoundElement } from './shapes.js';
-import { INTERACTIVE, LANDMARKS, name, role, textOf, TEXTUAL, visibility } from './semantics.js';
+import { INTERACTIVE, LANDMARKS, name, role, shownText, textOf, TEXTUAL, visibility } from './semantics.js';
 import { cut, NAME_MAX, quote, squash } from './text.js';
 
 /** Roles of the regions an element sits in, named in find's results. */
@@ -85,7 +85,15 @@ function headersOf(el: Element): { column?: string; row?: string } {
   };
 }
 
-/** A field with no label of its own: the text just before it (in it parent, or its parents' up to three levels). */
+/**
+ * What is never a field's label, however close to it: controls (a toolbar's tab links and buttons
+ * above an editor, Redmine's "Edit" and "Preview") and the bars that hold them. An element only
+ * styled as clickable still may be (a label with a pointer cursor).
+ */
+const NOT_LABELS = new Set([...INTERACTIVE].filter((r) => r !== 'clickable').concat(['tablist', 'toolbar', 'menu', 'menubar']));
+const mayLabel = (el: Element) => !NOT_LABELS.has(role(el) ?? '');
+
+/** A field with no label of its own: the text just before it (in it parent, or its parents' up to three levels), controls' text left out. */
 function nearbyLabel(el: Element, r: string): string {
   if (!LABELLED_BY_TEXT.includes(r)) return '';
   const labels = (el as Partial<HTMLInputElement>).labels;
@@ -96,8 +104,8 @@ function nearbyLabel(el: Element, r: string): string {
   let node: Element | null = el;
   for (let up = 0; node && up < 4; up++) {
     for (let prev = node.previousElementSibling; prev; prev = prev.previousElementSibling) {
-      if (visibility(prev) === 'gone') continue;
-      const t = textOf(prev);
+      if (visibility(prev) === 'gone' || !mayLabel(prev)) continue;
+      const t = textOf(prev, undefined, mayLabel);
       if (t) return cut(t, 60);
     }
     node = parentOf(node);
@@ -154,7 +162,7 @@ export function linesFor(indices: number[], next: number): { lines: string[]; ne
     if (!c || !c.el.isConnected) continue;
     const el = c.el;
     const r = role(el) || el.localName;
-    lines.push(line(el, r, state, TEXTUAL.has(r) ? cut(textOf(el), NAME_MAX * 2) : name(el, r)) + whereLine(whereOf(c)));
+    lines.push(line(el, r, state, TEXTUAL.has(r) ? cut(shownText(el), NAME_MAX * 2) : name(el, r)) + whereLine(whereOf(c)));
   }
   lastFound = [];
   return { lines, next: state.next };

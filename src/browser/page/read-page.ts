@@ -4,10 +4,11 @@
  * of another site are marked where their lines go (the worker reads them in their own document).
  */
 import { children, deepActive, frameDoc, inViewport, isContainer, isElement, isFrame, isSelect, isText, rectOf } from './dom.js';
+import { isModal, openDialogs } from './dialogs.js';
 import { line } from './element-line.js';
 import { lookup, refOf, type RefState } from './refs.js';
 import type { Point, ReadOptions, Refusal, TreeRead } from './shapes.js';
-import { CONTROLS, INTERACTIVE, LANDMARKS, NAME_FROM_CONTENT, name, role, STRUCTURED, textOf, TEXTUAL, visibility } from './semantics.js';
+import { CONTROLS, INTERACTIVE, LANDMARKS, NAME_FROM_CONTENT, name, role, shownText, STRUCTURED, TEXTUAL, visibility } from './semantics.js';
 import { cut, NAME_MAX, OPTIONS_MAX, quote, squash, TEXT_MAX } from './text.js';
 
 /**
@@ -38,7 +39,11 @@ export function readPage(opts: ReadOptions): TreeRead | { ok: false; error: 'sta
   };
   const inView = (el: Element) => filter === 'all' || opts.wholePage || inViewport(el);
 
-  const pad = (depth: number) => '  '.repeat(filter === 'interactive' ? 0 : depth);
+  // The interactive list is flat; what an open dialog holds is indented under it.
+  let flat = 0;
+  const pad = (depth: number) => '  '.repeat(filter === 'interactive' ? flat : depth);
+  /** Open dialogs already read (first): not read again where they sit. */
+  const readFirst = new Set<Element>();
   const visit = (node: Node, depth: number, parentTextual: boolean): void => {
     if (isText(node)) {
       if (filter === 'interactive' || parentTextual) return;
@@ -50,7 +55,7 @@ export function readPage(opts: ReadOptions): TreeRead | { ok: false; error: 'sta
     if (!isContainer(node)) return;
     if (isElement(node)) {
       const tag = node.localName;
-      if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'noscript' || tag === 'head') return;
+      if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'noscript' || tag === 'head' || readFirst.has(node)) return;
       const vis = visibility(node);
       if (vis === 'gone') return;
       // A label whose control is on the page names that control: its text would only repeat.
@@ -73,7 +78,7 @@ export function readPage(opts: ReadOptions): TreeRead | { ok: false; error: 'sta
         let textual: boolean;
         if (TEXTUAL.has(r)) {
           const plain = !node.querySelector(CONTROLS);
-          n = plain ? cut(textOf(node), TEXT_MAX) : '';
+          n = plain ? cut(shownText(node), TEXT_MAX) : '';
           textual = plain;
         } else {
           n = name(node, r);
@@ -82,11 +87,12 @@ export function readPage(opts: ReadOptions): TreeRead | { ok: false; error: 'sta
         push(pad(depth) + line(node, r, state, n));
         if (isSelect(node)) {
           const options = Array.from(node.options);
-          options.slice(0, OPTIONS_MAX).forEach((o) => {
+          const optionPad = filter === 'interactive' ? pad(0) + '  ' : pad(depth + 1);
+          options.slice(0, optionsMax).forEach((o) => {
             const label = squash(o.label || o.textContent);
-            push((filter === 'interactive' ? '  ' : pad(depth + 1)) + 'option ' + quote(cut(label, NAME_MAX)) + (o.value !== label ? ' value=' + quote(cut(o.value, NAME_MAX)) : '') + (o.selected ? ' selected' : '') + (o.disabled ? ' disabled' : ''));
+            push(optionPad + 'option ' + quote(cut(label, NAME_MAX)) + (o.value !== label ? ' value=' + quote(cut(o.value, NAME_MAX)) : '') + (o.selected ? ' selected' : '') + (o.disabled ? ' disabled' : ''));
           });
-          if (options.length > OPTIONS_MAX) push((filter === 'interactive' ? '  ' : pad(depth + 1)) + '(' + (options.length - OPTIONS_MAX) + ' more options)');
+          if (options.length > optionsMax) push(optionPad + '(' + (options.length - optionsMax) + ' more options' + (optionsMax < OPTIONS_MAX ? ': read_page with ' + refOf(node, state) + ' lists them' : '') + ')');
           return;
         }
         spot(node, depth + 1);
@@ -96,7 +102,7 @@ export function readPage(opts: ReadOptions): TreeRead | { ok: false; error: 'sta
       // Inline text with nothing reportable inside (a div of words and <b>s): one text line, not a word per line.
       if (vis === 'shown' && filter !== 'interactive' && !parentTextual && inView(node) && !node.shadowRoot
           && Array.from(node.childNodes).some((c) => isText(c) && c.data.trim()) && !node.querySelector(STRUCTURED)) {
-        const t = textOf(node);
+        const t = shownText(node);
         if (t) push(pad(depth) + 'text ' + quote(cut(t, TEXT_MAX)));
         return;
       }
@@ -105,7 +111,24 @@ export function readPage(opts: ReadOptions): TreeRead | { ok: false; error: 'sta
     for (const c of children(node)) visit(c, depth, parentTextual);
   };
 
+  const optionsMax = Math.min(OPTIONS_MAX, opts.optionsMax ?? OPTIONS_MAX);
   const root = document.body || document.documentElement;
+  if (!opts.ref) {
+    // Open dialogs first, each saying it is open (and modal when it covers the page).
+    const dialogs = openDialogs().filter(inView);
+    for (const dialog of dialogs) {
+      const r = role(dialog) ?? 'dialog';
+      if (filter === 'interactive') {
+        push(line(dialog, r, state, name(dialog, r)));
+        flat = 1;
+        for (const c of children(dialog)) visit(c, 1, false);
+        flat = 0;
+      } else visit(dialog, 0, false);
+    }
+    // Then the rest of the page, without them.
+    for (const dialog of dialogs) readFirst.add(dialog);
+    if (dialogs.some(isModal)) push('(the page behind the modal dialog: close the dialog to act on it)');
+  }
   if (opts.ref) {
     const el = lookup(opts.ref);
     if (!el) return { ok: false, error: 'stale' };

@@ -6,7 +6,7 @@
  */
 import { axOf } from './ax-store.js';
 import { children, editable, inputType, isElement, isField, isInput, isSelect, isText } from './dom.js';
-import { cut, NAME_MAX, squash } from './text.js';
+import { cut, multiline, NAME_MAX, squash } from './text.js';
 
 export const INTERACTIVE = new Set(['link', 'button', 'textbox', 'searchbox', 'combobox', 'listbox', 'option', 'checkbox', 'radio',
   'switch', 'slider', 'spinbutton', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'treeitem', 'clickable']);
@@ -122,28 +122,50 @@ export function role(el: Element): string | null {
   return null;
 }
 
-/** Visible text of a subtree, images by their alt text; the control's own value left out. */
-export function textOf(node: Node, skip?: Node): string {
+/**
+ * Visible text of a subtree, images by their alt text; the control's own value left out. Joined
+ * as Chromium joins a name from content: the text of inline elements runs on (`<a>Search</a>:`
+ * is "Search:"), a box of its own (a block, an inline-block, a flex item, a table cell, a line
+ * break, an image) stands apart by a space. `skip`: an element whose text is not wanted (a
+ * field inside its own label); `keep`: a filter on elements (find's label text leaves controls out).
+ */
+export function textOf(node: Node, skip?: Node, keep?: (el: Element) => boolean): string {
   let out = '';
   const visit = (n: Node) => {
     if (n === skip) return;
     if (isText(n)) {
-      out += ' ' + n.data;
+      out += n.data;
       return;
     }
     if (!isElement(n)) return;
     if (visibility(n) === 'gone') return;
     const tag = n.localName;
     if (tag === 'img') {
-      out += ' ' + (n.getAttribute('alt') || '');
+      out += ' ' + (n.getAttribute('alt') || '') + ' ';
+      return;
+    }
+    if (tag === 'br') {
+      out += ' ';
       return;
     }
     if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'noscript') return;
-    if (isField(n)) return;
+    if (isField(n) || (keep && n !== node && !keep(n))) return;
+    const display = getComputedStyle(n).display;
+    const apart = display !== 'inline' && display !== 'contents';
+    if (apart) out += ' ';
     for (const c of children(n)) visit(c);
+    if (apart) out += ' ';
   };
   visit(node);
   return squash(out);
+}
+
+/** Whether an element shows its text's line breaks (`pre`, `white-space: pre-wrap`, …). */
+const keepsLines = (el: Element): boolean => /^(pre|pre-wrap|pre-line|break-spaces)$/.test(getComputedStyle(el).whiteSpace);
+
+/** The text an element shows, with its line breaks when it shows them (pre-formatted text), else as textOf. */
+export function shownText(el: Element): string {
+  return keepsLines(el) && typeof (el as HTMLElement).innerText === 'string' ? multiline((el as HTMLElement).innerText) : textOf(el);
 }
 
 /** The elements an id-list attribute names (`aria-labelledby`, `aria-controls`), in its own tree. */
@@ -203,7 +225,7 @@ export function valueOf(el: Element, r: string | null): string | null {
   }
   if (isInput(el) && inputType(el) === 'password') return el.value ? '\u2022\u2022\u2022\u2022' : '';
   if (isInput(el) || el.localName === 'textarea') return (el as HTMLInputElement | HTMLTextAreaElement).value;
-  if (r === 'textbox' && editable(el)) return textOf(el);
+  if (r === 'textbox' && editable(el)) return multiline((el as HTMLElement).innerText);
   const now = el.getAttribute('aria-valuenow');
   return now == null ? null : now;
 }
@@ -211,7 +233,7 @@ export function valueOf(el: Element, r: string | null): string | null {
 /**
  * Elements whose name or description the browser may give otherwise than name() does: named or
  * described by other elements, titled, holding visually-hidden text, custom elements (whose
- * role may come from their internals). The first max of them, in document order.
+ * role may come from their internals), file inputs. The first max of them, in document order.
  */
 export function axWanted(max: number): Element[] {
   const out: Element[] = [];
@@ -228,7 +250,9 @@ export function axWanted(max: number): Element[] {
     if (isElement(node)) {
       if (visibility(node) === 'gone') return;
       const custom = node.localName.includes('-') && !node.hasAttribute('role');
-      if (custom || node.hasAttribute('aria-labelledby') || node.hasAttribute('aria-describedby') || node.hasAttribute('title')
+      // A file input is named by its button's text (Chromium's "Choose File(s)", in its own language) when no label names it.
+      const file = isInput(node) && inputType(node) === 'file';
+      if (custom || file || node.hasAttribute('aria-labelledby') || node.hasAttribute('aria-describedby') || node.hasAttribute('title')
         || (NAME_FROM_CONTENT.has(role(node) ?? '') && hiddenText(node))) out.push(node);
     }
     for (const c of children(node)) if (!(isElement(c) && c.ownerDocument !== document)) visit(c);

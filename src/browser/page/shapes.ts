@@ -108,4 +108,6 @@ export interface ReadOptions {
   depth?: number | undefined;
   ref?: string | undefined;
   maxChars: number;
+  /** A select's options listed below it, at most (40 when not said). */
+  optionsMax?: number | undefined;
 }

@@ -10,7 +10,7 @@
  */
 import { annotate, axDirty, watchForNames } from './ax-store.js';
 import { deepActive, inputType, isInput } from './dom.js';
-import { setValue, focused, hideText } from './fields.js';
+import { focus, focused, hideText, setValue } from './fields.js';
 import { findCandidates, linesFor } from './find.js';
 import { findText, pageText, readText } from './page-text.js';
 import { frameBox, frameHosts, readPage } from './read-page.js';
@@ -71,6 +71,10 @@ const api = {
     return { ok: true };
   },
   focused,
+  focus: (ref: string) => {
+    const el = lookup(ref);
+    return el ? focus(el) : null;
+  },
   hideText: (ref: string | null) => hideText(ref === null ? deepActive() : lookup(ref)),
   /** A short-lived attribute that lets the page's own world find the element (file uploads). */
   mark: (ref: string, attribute: string, value: string | null) => {
