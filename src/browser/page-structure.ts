@@ -32,7 +32,7 @@ export interface PageStructure {
   pageText(maxChars: number): Promise<{ text: string; total: number; cut: boolean }>;
   /** A point inside the element, scrolled into view and not covered by another element. */
   pointOf(ref: string): Promise<StructureResult<Point>>;
-  setValue(ref: string, value: string | number | boolean): Promise<StructureResult<{ shown?: string }>>;
+  setValue(ref: string, value: string | number | boolean): Promise<StructureResult<{ shown?: string; at?: number }>>;
   scrollTo(ref: string): Promise<StructureResult<null>>;
   identify(ref: string): Promise<StructureResult<ElementIdentity>>;
   identifyAt(point: Point): Promise<ElementIdentity | null>;
@@ -318,7 +318,7 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
     setValue: (ref, input) =>
       withRef(ref, async () => {
         const { value } = await call('setValue', [ref, input]);
-        return value.ok ? { ok: true, value: value.shown === undefined ? {} : { shown: value.shown } } : { ok: false, error: pageError(ref, value) };
+        return value.ok ? { ok: true, value: { ...(value.shown === undefined ? {} : { shown: value.shown }), at: value.at } } : { ok: false, error: pageError(ref, value) };
       }),
 
     scrollTo: (ref) =>

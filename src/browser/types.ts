@@ -282,7 +282,8 @@ export interface PageReader {
 /** The elements of a tab's page by reference (`ref_N`) and by identity: where they are, what they are, their values. */
 export interface ElementLocator {
   pointOf(ref: string, signal: AbortSignal): Promise<StructureResult<Point>>;
-  setValue(ref: string, value: string | number | boolean, signal: AbortSignal): Promise<StructureResult<{ shown?: string }>>;
+  /** `at`: when the page took the value (epoch ms): settling waits for what the page does from then. */
+  setValue(ref: string, value: string | number | boolean, signal: AbortSignal): Promise<StructureResult<{ shown?: string; at?: number }>>;
   scrollTo(ref: string, signal: AbortSignal): Promise<StructureResult<null>>;
   identify(ref: string, signal: AbortSignal): Promise<StructureResult<ElementIdentity>>;
   identifyAt(point: Point, signal: AbortSignal): Promise<ElementIdentity | null>;

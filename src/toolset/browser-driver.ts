@@ -127,7 +127,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   }
 
   /** Notes an action about to touch the page (the video marks it now) and what the run cache keeps of it. */
-  private async begin(member: string, tab: BrowserTab, what: { label: string; point?: Point; input: unknown; target?: ElementIdentity | null; focus?: boolean }): Promise<void> {
+  /** `focus`: record the focused element (read now, or, when given, already read) as where the keys went. */
+  private async begin(member: string, tab: BrowserTab, what: { label: string; point?: Point; input: unknown; target?: ElementIdentity | null; focus?: boolean | ElementIdentity }): Promise<void> {
     const state = this.state;
     if (!KEYBOARD.has(member)) this.lastTarget = undefined;
     state.member = member;
@@ -136,8 +137,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const trace: ActionTrace = { tool: member, toolsetName: TOOLSET_NAME, input: { ...(what.input as Record<string, unknown>) }, url: tab.url() };
     if (what.target) trace.target = what.target;
     if (what.focus && state.context.trace !== false) {
-      const focused = await tab.focused(this.signal).catch(() => null);
-      if (focused) trace.focus = focused.identity;
+      const focused = what.focus === true ? (await tab.focused(this.signal).catch(() => null))?.identity : what.focus;
+      if (focused) trace.focus = focused;
     }
     state.trace = trace;
     state.context.beforeRun?.({ label: what.label, ...(what.point ? { point: what.point } : {}) });
@@ -181,8 +182,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   }
 
   /** Runs one action of the computer table (mouse and keyboard are the same as computer use's), then settles. */
-  private async act(tab: BrowserTab, member: string, computerInput: Record<string, unknown>, note: { label: string; point?: Point; target?: ElementIdentity | null; focus?: boolean; modelInput: unknown }): Promise<string | undefined> {
-    await this.begin(member, tab, { label: note.label, ...(note.point ? { point: note.point } : {}), input: note.modelInput, ...(note.target !== undefined ? { target: note.target } : {}), ...(note.focus ? { focus: true } : {}) });
+  private async act(tab: BrowserTab, member: string, computerInput: Record<string, unknown>, note: { label: string; point?: Point; target?: ElementIdentity | null; focus?: boolean | ElementIdentity; modelInput: unknown }): Promise<string | undefined> {
+    await this.begin(member, tab, { label: note.label, ...(note.point ? { point: note.point } : {}), input: note.modelInput, ...(note.target !== undefined ? { target: note.target } : {}), ...(note.focus ? { focus: note.focus } : {}) });
     const { session, geometry, secrets } = this.options;
     const outcome = await executeComputerAction(computerInput, { session, geometry, toolVersion: COMPUTER_TOOLSET, vault: secrets, signal: this.signal });
     if (!outcome.ok) throw new Error(outcome.error);
@@ -404,12 +405,12 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       return this.options.secrets.redact(filled.note);
     }
     if (revealed !== value) await tab.hideText(ref, this.signal);
-    // Set by script, not by input events: settling waits for what the page does from now (a poll that sees the value).
-    const setAt = Date.now();
     const set = await tab.setValue(ref, revealed, this.signal);
     if (!set.ok) throw new Error(set.error);
     this.lastTarget = { tabId: tab.id, ref };
-    await this.settle(setAt);
+    // Set by script, not by input events: settling waits for what the page does from the moment
+    // it took the value (a poll's next look at the field), by the page's own clock.
+    await this.settle(set.value.at ?? Date.now());
     // A select answers with the option it chose, so the model knows which one a text matched.
     return set.value.shown && typeof value === 'string' && set.value.shown !== value ? `Selected "${this.options.secrets.redact(set.value.shown)}".` : undefined;
   }

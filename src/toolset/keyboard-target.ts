@@ -11,13 +11,15 @@ import type { BrowserTab, ElementIdentity } from '../browser/types.js';
 export interface KeyboardTarget {
   /** The sentence the result adds after the acknowledgment (`Pressed Return.`). */
   note: string;
+  /** The element that had the focus, when one had it. */
+  focused?: ElementIdentity;
   /** The element given the focus back, when it was. */
   refocused?: ElementIdentity;
 }
 
 export async function keyboardTarget(tab: BrowserTab, lastRef: string | undefined, signal: AbortSignal): Promise<KeyboardTarget> {
   const focused = await tab.focused(signal).catch(() => null);
-  if (focused) return { note: `It went to ${describeElement(focused.identity)}.` };
+  if (focused) return { note: `It went to ${describeElement(focused.identity)}.`, focused: focused.identity };
   if (lastRef) {
     const given = await tab.focus(lastRef, signal).catch(() => undefined);
     if (given?.ok) {
@@ -35,8 +37,8 @@ export async function keyboardTarget(tab: BrowserTab, lastRef: string | undefine
  * focus had to be given back, the element it went to as its target (a replay finds that element,
  * and the key gives it the focus the same way).
  */
-export function keyedTo(into: KeyboardTarget): { focus: true } | { target: ElementIdentity } {
-  return into.refocused ? { target: into.refocused } : { focus: true };
+export function keyedTo(into: KeyboardTarget): { focus: ElementIdentity | true } | { target: ElementIdentity } {
+  return into.refocused ? { target: into.refocused } : { focus: into.focused ?? true };
 }
 
 /** An element as the model reads it: `textbox "Subject"`. */

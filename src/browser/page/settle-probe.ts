@@ -29,7 +29,16 @@ function install(): SettleProbe {
   });
   changes.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   let work = 0;
+  // When the browser last delivered an input event here (the worker's keys and clicks reach the
+  // page a moment after it sends them).
+  let inputAt = 0;
+  for (const type of ['keydown', 'keyup', 'beforeinput', 'input', 'pointerdown', 'pointerup', 'mousedown', 'mouseup', 'click', 'wheel', 'paste', 'drop']) {
+    addEventListener(type, (event) => {
+      if (event.isTrusted) inputAt = Date.now();
+    }, true);
+  }
   const timers = watchTimers({
+    inputAt: () => inputAt,
     takeChanges(mine) {
       const taken = changes.takeRecords().length > 0;
       if (taken && !mine) lastChange = Date.now();

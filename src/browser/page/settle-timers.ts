@@ -46,6 +46,8 @@ export interface Activity {
   work(): number;
   /** Counts one piece of work started. */
   started(): void;
+  /** When the page last received an input event from the browser (a key, a click): epoch ms. */
+  inputAt(): number;
 }
 
 export interface TimerWatch {
@@ -62,10 +64,14 @@ function isClock(ticks: Tick[]): boolean {
   return last.length === 2 && last.every((t) => t.busy);
 }
 
-/** Whether an input at `since` waits for this repeater's tick due at `nextDue`. */
-function awaited(r: Repeater, nextDue: number, since: number, horizon: number): boolean {
+/**
+ * Whether an input at `since` waits for this repeater's tick due at `nextDue`. `seen`: from when
+ * a tick sees what the input did (its events reach the page a moment after `since`: a tick in
+ * between saw nothing yet, and does not count as having looked).
+ */
+function awaited(r: Repeater, nextDue: number, since: number, seen: number, horizon: number): boolean {
   if (nextDue > since + horizon) return false;
-  const later = after(r, since);
+  const later = after(r, seen);
   if (later.length >= MAX_TICKS) return false;
   if (r.created >= since) return true;
   const earlier = before(r, since);
@@ -161,11 +167,12 @@ export function watchTimers(activity: Activity): TimerWatch {
 
   return {
     due(since, horizon) {
+      const seen = Math.max(since, activity.inputAt());
       let n = 0;
-      for (const t of timeouts.values()) if (awaited(t.chain, t.due, since, horizon)) n++;
+      for (const t of timeouts.values()) if (awaited(t.chain, t.due, since, seen, horizon)) n++;
       for (const r of intervals.values()) {
         const last = r.ticks[r.ticks.length - 1];
-        if (awaited(r, (last ? last.at : r.created) + r.delay, since, horizon)) n++;
+        if (awaited(r, (last ? last.at : r.created) + r.delay, since, seen, horizon)) n++;
       }
       return n;
     },

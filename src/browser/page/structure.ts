@@ -60,9 +60,12 @@ const api = {
     return el ? identity(el) : null;
   },
   locate,
+  /** Sets a field's value; `at` is when, by the page's clock, in the same task (a timer that runs later sees the value). */
   setValue: (ref: string, value: string | number | boolean) => {
     const el = lookup(ref);
-    return el ? setValue(el, value) : STALE;
+    if (!el) return STALE;
+    const set = setValue(el, value);
+    return set.ok ? { ...set, at: Date.now() } : set;
   },
   scrollTo: (ref: string): { ok: true } | Refusal => {
     const el = lookup(ref);
