@@ -20,13 +20,13 @@
  */
 
 /** One tick of a repeating timer: when it ran, and whether it did anything. */
-interface Tick {
+export interface Tick {
   at: number;
   busy: boolean;
 }
 
 /** An interval, or a chain of timeouts (each set by the previous one's callback), or a single timeout. */
-interface Repeater {
+export interface Repeater {
   kind: 'interval' | 'timeout';
   created: number;
   delay: number;
@@ -36,7 +36,7 @@ interface Repeater {
 /** Ticks kept per repeating timer: enough to tell a clock and count the ticks since an input. */
 const KEPT_TICKS = 6;
 /** A poll is waited for up to this many ticks after an input. */
-const MAX_TICKS = 3;
+export const MAX_TICKS = 3;
 
 /** What the probe tells the timers about the page: the DOM changes since last asked, and a count of the work started. */
 export interface Activity {
@@ -69,7 +69,7 @@ function isClock(ticks: Tick[]): boolean {
  * a tick sees what the input did (its events reach the page a moment after `since`: a tick in
  * between saw nothing yet, and does not count as having looked).
  */
-function awaited(r: Repeater, nextDue: number, since: number, seen: number, horizon: number): boolean {
+export function awaited(r: Repeater, nextDue: number, since: number, seen: number, horizon: number): boolean {
   if (nextDue > since + horizon) return false;
   const later = after(r, seen);
   if (later.length >= MAX_TICKS) return false;
