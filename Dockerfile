@@ -31,6 +31,7 @@ RUN --mount=type=secret,id=npm-ca \
  && npm ci --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build-page-scripts.ts ./scripts/
 COPY src ./src
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund

@@ -41,7 +41,7 @@ const adapterRule = (self) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.test-output/**', 'artifacts/**', 'src/local-service/dashboard/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.test-output/**', 'artifacts/**', 'src/local-service/dashboard/**', 'src/browser/page-scripts.generated.ts'] },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -69,6 +69,14 @@ export default tseslint.config(
     },
   },
   ...ADAPTER_DIRS.map(adapterRule),
+  {
+    // The page scripts run in the browser, bundled on their own (scripts/build-page-scripts.ts):
+    // they import one another and nothing else (no package, no Node module, no worker code).
+    files: ['src/browser/page/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!\\./)', message: 'page scripts import only each other (./x.js): they run in the page, not in Node.' }] }],
+    },
+  },
   {
     files: ['src/local-service/**/*.ts'],
     rules: {

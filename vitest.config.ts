@@ -13,7 +13,7 @@ export default defineConfig({
     testTimeout: 90_000,
     hookTimeout: 90_000,
     pool: 'forks',
-    globalSetup: ['test/support/global-setup.ts'],
+    globalSetup: ['test/support/page-scripts-setup.ts', 'test/support/global-setup.ts'],
     reporters: process.env.CI ? ['default', ['json', { outputFile: '.test-output/results.json' }]] : ['default'],
     projects: [
       { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 2, sequence: { groupOrder: 0 } } },

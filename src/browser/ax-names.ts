@@ -1,6 +1,6 @@
 /**
  * Names, descriptions and roles from Chromium's own accessibility tree, handed to the page
- * structure script (structure-script.ts) so that read_page, find and the run cache speak the
+ * structure script (page/ax-store.ts keeps them) so that read_page, find and the run cache speak the
  * browser's names: visually-hidden text, `aria-labelledby`, `aria-describedby` as description,
  * names from CSS-generated content. The script keeps what the tree does not give (visibility,
  * where to click, values) and its own name for elements the tree leaves unnamed.
@@ -13,6 +13,7 @@
  * See docs/action-spaces.md#names.
  */
 import type { CDPSession } from 'playwright-core';
+import type { AxInfo } from './page/shapes.js';
 
 interface AxValue {
   value?: unknown;
@@ -23,13 +24,6 @@ interface AxNode {
   role?: AxValue;
   name?: AxValue;
   description?: AxValue;
-}
-
-/** One element's names as the script takes them. */
-export interface AxInfo {
-  role: string;
-  name: string;
-  description: string;
 }
 
 /** Roles of text runs and the document itself: nothing the script reports as an element. */

@@ -219,6 +219,7 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     identifyAt: (point) => top.identifyAt(point),
     locate: (identity) => top.locate(identity),
     focused: async () => (await focusedIn()).focus,
+    focus: (ref) => routed(ref, (owner) => owner.focus(ref), goneResult(ref)),
     hideText: async (ref) => (ref === null ? (await focusedIn()).doc.hideText(null) : routed(ref, (owner) => owner.hideText(ref), false)),
     findText: (value, limit) => top.findText(value, limit),
     readText: (identity) => top.readText(identity),

@@ -2,7 +2,8 @@
  * The structure of one document of a tab (its page's, or a frame's of another site:
  * frame-structure.ts joins them), as the agent reads and targets it: read_page, find,
  * get_page_text, and the element behind a reference. The work happens in the page, in an
- * isolated world of the worker's own (structure-script.ts), created once per document: the
+ * isolated world of the worker's own (the page code of page/structure.ts, built into
+ * STRUCTURE_SOURCE by scripts/build-page-scripts.ts), created once per document: the
  * page's scripts share the DOM with it but not its variables, so they cannot redirect a
  * reference to another element.
  *
@@ -13,7 +14,10 @@
  */
 import type { CDPSession } from 'playwright-core';
 import { annotateFromAxTree } from './ax-names.js';
-import { STRUCTURE_KEY, STRUCTURE_SCRIPT } from './structure-script.js';
+import { STRUCTURE_KEY } from './page/keys.js';
+import type { Refusal } from './page/shapes.js';
+import type { StructureApi } from './page/structure.js';
+import { STRUCTURE_SOURCE } from './page-scripts.generated.js';
 import type { CalendarView, ElementIdentity, FoundElement, PageRead, PageReadOptions, Point, PopupOption, StructureResult, WidgetState } from './types.js';
 
 /** Name of the isolated world; the page cannot address it. */
@@ -28,13 +32,15 @@ export interface PageStructure {
   pageText(maxChars: number): Promise<{ text: string; total: number; cut: boolean }>;
   /** A point inside the element, scrolled into view and not covered by another element. */
   pointOf(ref: string): Promise<StructureResult<Point>>;
-  setValue(ref: string, value: string | number | boolean): Promise<StructureResult<{ shown?: string }>>;
+  setValue(ref: string, value: string | number | boolean): Promise<StructureResult<{ shown?: string; at?: number }>>;
   scrollTo(ref: string): Promise<StructureResult<null>>;
   identify(ref: string): Promise<StructureResult<ElementIdentity>>;
   identifyAt(point: Point): Promise<ElementIdentity | null>;
   /** The element of the current document matching `identity`, with a reference to it. */
   locate(identity: ElementIdentity): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
   focused(): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
+  /** Gives the referenced element the keyboard focus: its identity, or why not. */
+  focus(ref: string): Promise<StructureResult<ElementIdentity>>;
   /**
    * Shows the text of a field (the referenced one, or with null the focused one) as discs, so a
    * secret put into it stays out of every picture of the page. False when there is no such field.
@@ -111,6 +117,9 @@ interface World {
   contextId: number;
 }
 
+/** What a call of the page structure answers (its arguments and answers are JSON). */
+type Answer<K extends keyof StructureApi> = Awaited<ReturnType<StructureApi[K]>>;
+
 /** The error the agent reads for a reference it cannot use (the documented wording, and why). */
 export function staleRefError(ref: string, why: 'navigated' | 'removed' | 'unknown'): string {
   const reason =
@@ -135,14 +144,17 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
     const { executionContextId } = (await session.send('Page.createIsolatedWorld', { frameId: frame.id, worldName: WORLD_NAME, grantUniveralAccess: false })) as {
       executionContextId: number;
     };
-    const installed = (await session.send('Runtime.evaluate', { expression: STRUCTURE_SCRIPT, contextId: executionContextId })) as { exceptionDetails?: unknown };
+    const installed = (await session.send('Runtime.evaluate', { expression: STRUCTURE_SOURCE, contextId: executionContextId })) as { exceptionDetails?: unknown };
     if (installed.exceptionDetails) throw new Error(`the structure script failed in the page: ${describeException(installed.exceptionDetails)}`);
     world = { loaderId, contextId: executionContextId };
     return world;
   };
 
-  /** Calls `fn(...args)` of the script in the current document; retried once if the document changed under it. */
-  const call = async <T>(fn: string, args: unknown[], options: { byValue?: boolean; names?: boolean } = {}): Promise<{ value: T; loaderId: string }> => {
+  /**
+   * Calls `fn(...args)` of the script in the current document; retried once if the document
+   * changed under it. `byValue: false` answers the remote object's id instead of its value.
+   */
+  const evaluate = async <T>(fn: keyof StructureApi, args: unknown[], options: { byValue?: boolean; names?: boolean } = {}): Promise<{ value: T; loaderId: string }> => {
     const session = await client();
     for (let attempt = 1; ; attempt++) {
       const current = await ensureWorld(session);
@@ -165,6 +177,8 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
       return { value, loaderId: current.loaderId };
     }
   };
+  /** A call of the page structure, typed by its declaration in the page code. */
+  const call = <K extends keyof StructureApi>(fn: K, args: Parameters<StructureApi[K]>, options: { names?: boolean } = {}) => evaluate<Answer<K>>(fn, args, options);
 
   /** Why a reference cannot be used before the page is even asked, or undefined when it may be. */
   const precheck = async (ref: string): Promise<string | undefined> => {
@@ -190,14 +204,14 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
     return run();
   };
 
-  const pageError = (ref: string, reply: { error?: string; by?: string; options?: string[]; type?: string; role?: string }): string => {
+  const pageError = (ref: string, reply: Refusal): string => {
     switch (reply.error) {
       case 'stale':
         return staleRefError(ref, 'removed');
       case 'hidden':
         return `${ref} is not visible on the page (hidden or of zero size)`;
       case 'covered':
-        return `${ref} is covered by another element (${reply.by ?? 'unknown'}); close or scroll away what covers it, or act on that element`;
+        return `${ref} is covered by another element (${reply.by}); close or scroll away what covers it, or act on that element`;
       case 'offscreen':
         return `${ref} could not be scrolled into the viewport`;
       case 'disabled':
@@ -205,7 +219,7 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
       case 'readonly':
         return `${ref} is read-only: it takes no typed value (if a control beside it sets it, use that)`;
       case 'no-option':
-        return `${ref} has no option with that value or text; its options include: ${(reply.options ?? []).map((o) => JSON.stringify(o)).join(', ')}`;
+        return `${ref} has no option with that value or text; its options include: ${reply.options.map((o) => JSON.stringify(o)).join(', ')}`;
       case 'option-disabled':
         return `that option of ${ref} is disabled`;
       case 'not-boolean':
@@ -217,11 +231,9 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
       case 'file':
         return `${ref} is a file input: use file_upload`;
       case 'format':
-        return `the page refused that value for ${ref} (an input of type ${reply.type ?? 'text'}${reply.type === 'date' ? ': use YYYY-MM-DD' : reply.type === 'time' ? ': use HH:MM' : ''})`;
+        return `the page refused that value for ${ref} (an input of type ${reply.type}${reply.type === 'date' ? ': use YYYY-MM-DD' : reply.type === 'time' ? ': use HH:MM' : ''})`;
       case 'not-a-field':
-        return `${ref} is a ${reply.role ?? 'element'}, not a form field: click it, or find the field it belongs to (form_input takes text fields, selects, checkboxes, radio buttons, switches, comboboxes, date fields, grid cells and rich-text editors)`;
-      default:
-        return `${ref}: ${reply.error ?? 'the page refused the action'}`;
+        return `${ref} is a ${reply.role}, not a form field: click it, or find the field it belongs to (form_input takes text fields, selects, checkboxes, radio buttons, switches, comboboxes, date fields, grid cells and rich-text editors)`;
     }
   };
 
@@ -231,9 +243,9 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
       if (refused) return { ok: false, error: refused };
     }
     const from = book.next;
-    const { value, loaderId } = await call<{ ok: boolean; error?: string; lines: string[]; omitted: number; deeper: number; frames: FrameSpot[]; next: number }>(
+    const { value, loaderId } = await call(
       'readPage',
-      [{ next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars }],
+      [{ next: from, filter: options.filter, wholePage: options.wholePage, depth: options.depth, ref: options.ref, maxChars: options.maxChars, optionsMax: options.optionsMax }],
       NAMED,
     );
     if (!value.ok) return { ok: false, error: staleRefError(options.ref ?? '', 'removed') };
@@ -241,10 +253,10 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
     return { ok: true, value: { lines: value.lines, omitted: value.omitted, deeper: value.deeper, frames: value.frames } };
   };
 
-  const candidates = async () => (await call<FoundElement[]>('findCandidates', [FIND_POOL], NAMED)).value;
+  const candidates = async (): Promise<FoundElement[]> => (await call('findCandidates', [FIND_POOL], NAMED)).value;
   const lines = async (chosen: number[]) => {
     const from = book.next;
-    const { value, loaderId } = await call<{ lines: string[]; next: number }>('linesFor', [chosen, from]);
+    const { value, loaderId } = await call('linesFor', [chosen, from]);
     issued(from, value.next, loaderId);
     return value.lines;
   };
@@ -265,14 +277,14 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
 
     async frameHosts() {
       const from = book.next;
-      const { value, loaderId } = await call<{ refs: string[]; next: number }>('frameHosts', [from]);
+      const { value, loaderId } = await call('frameHosts', [from]);
       issued(from, value.next, loaderId);
       return value.refs;
     },
 
     async frameIdOf(ref) {
       if (await precheck(ref)) return null;
-      const { value: objectId } = await call<string | undefined>('lookup', [ref], { byValue: false });
+      const { value: objectId } = await evaluate<string | undefined>('lookup', [ref], { byValue: false });
       if (!objectId) return null;
       const session = await client();
       try {
@@ -285,91 +297,97 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
 
     frameBox: (ref) =>
       withRef(ref, async () => {
-        const { value } = await call<{ ok: boolean; x: number; y: number; error?: string }>('frameBox', [ref]);
+        const { value } = await call('frameBox', [ref]);
         return value.ok ? { ok: true, value: { x: value.x, y: value.y } } : { ok: false, error: pageError(ref, value) };
       }),
 
     async frameHit(ref, point) {
-      return (await call<boolean>('frameHit', [ref, point.x, point.y])).value === true;
+      return (await call('frameHit', [ref, point.x, point.y])).value === true;
     },
 
     async pageText(maxChars) {
-      return (await call<{ text: string; total: number; cut: boolean }>('pageText', [maxChars])).value;
+      return (await call('pageText', [maxChars])).value;
     },
 
     pointOf: (ref) =>
       withRef(ref, async () => {
-        const { value } = await call<{ ok: boolean; x: number; y: number; error?: string; by?: string }>('point', [ref]);
+        const { value } = await call('point', [ref]);
         return value.ok ? { ok: true, value: { x: value.x, y: value.y } } : { ok: false, error: pageError(ref, value) };
       }),
 
     setValue: (ref, input) =>
       withRef(ref, async () => {
-        const { value } = await call<{ ok: boolean; shown?: string; error?: string }>('setValue', [ref, input]);
-        return value.ok ? { ok: true, value: value.shown === undefined ? {} : { shown: value.shown } } : { ok: false, error: pageError(ref, value) };
+        const { value } = await call('setValue', [ref, input]);
+        return value.ok ? { ok: true, value: { ...(value.shown === undefined ? {} : { shown: value.shown }), at: value.at } } : { ok: false, error: pageError(ref, value) };
       }),
 
     scrollTo: (ref) =>
       withRef(ref, async () => {
-        const { value } = await call<{ ok: boolean; error?: string }>('scrollTo', [ref]);
+        const { value } = await call('scrollTo', [ref]);
         return value.ok ? { ok: true, value: null } : { ok: false, error: pageError(ref, value) };
       }),
 
     identify: (ref) =>
       withRef(ref, async () => {
-        const { value } = await call<ElementIdentity | null>('identify', [ref], NAMED);
+        const { value } = await call('identify', [ref], NAMED);
         return value ? { ok: true, value: compact(value) } : { ok: false, error: staleRefError(ref, 'removed') };
       }),
 
     async identifyAt(point) {
-      const { value } = await call<ElementIdentity | null>('identifyAt', [point.x, point.y], NAMED);
+      const { value } = await call('identifyAt', [point.x, point.y], NAMED);
       return value ? compact(value) : null;
     },
 
     async locate(identity) {
       const from = book.next;
-      const { value, loaderId } = await call<{ ok: boolean; ref?: string; next?: number; enabled?: boolean; inView?: boolean; error?: string; count?: number }>('locate', [identity, from], NAMED);
+      const { value, loaderId } = await call('locate', [identity, from], NAMED);
       if (!value.ok) {
         const what = `${identity.role}${identity.name ? ` "${identity.name}"` : ''}`;
         return { ok: false, error: value.error === 'ambiguous' ? `${value.count} elements match ${what}` : `no ${what} on the page` };
       }
-      issued(from, value.next!, loaderId);
-      return { ok: true, value: { ref: value.ref!, enabled: value.enabled!, inView: value.inView! } };
+      issued(from, value.next, loaderId);
+      return { ok: true, value: { ref: value.ref, enabled: value.enabled, inView: value.inView } };
     },
 
     async focused() {
-      const { value } = await call<{ identity: ElementIdentity; editable: boolean } | null>('focused', [book.next], NAMED);
+      const { value } = await call('focused', [], NAMED);
       return value ? { identity: compact(value.identity), editable: value.editable } : null;
     },
 
+    focus: (ref) =>
+      withRef(ref, async () => {
+        const { value } = await call('focus', [ref], NAMED);
+        return value ? { ok: true, value: compact(value) } : { ok: false, error: `${ref} cannot take the keyboard focus` };
+      }),
+
     async hideText(ref) {
-      return (await call<boolean>('hideText', [ref])).value === true;
+      return (await call('hideText', [ref])).value === true;
     },
 
     async findText(value, limit) {
-      const { value: found } = await call<Array<{ identity: ElementIdentity; text: string }>>('findText', [value, limit], NAMED);
+      const { value: found } = await call('findText', [value, limit], NAMED);
       return found.map((f) => ({ identity: compact(f.identity), text: f.text }));
     },
 
     async readText(identity) {
-      return (await call<string | null>('readText', [identity])).value;
+      return (await call('readText', [identity])).value;
     },
 
     async mark(ref, name, value) {
       if (await precheck(ref)) return false;
-      return (await call<boolean>('mark', [ref, name, value])).value;
+      return (await call('mark', [ref, name, value])).value;
     },
 
     widget: (ref) =>
       withRef(ref, async () => {
-        const { value } = await call<WidgetState | null>('widget', [ref]);
+        const { value } = await call('widget', [ref]);
         return value ? { ok: true, value } : { ok: false, error: staleRefError(ref, 'removed') };
       }),
 
     popupOptions: (ref) =>
       withRef(ref, async () => {
         const from = book.next;
-        const { value, loaderId } = await call<{ options: PopupOption[]; next: number } | null>('popupOptions', [ref, from], NAMED);
+        const { value, loaderId } = await call('popupOptions', [ref, from], NAMED);
         if (!value) return { ok: false, error: staleRefError(ref, 'removed') };
         issued(from, value.next, loaderId);
         return { ok: true, value: value.options };
@@ -377,14 +395,14 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
 
     async calendar() {
       const from = book.next;
-      const { value, loaderId } = await call<{ view: CalendarView; next: number }>('calendar', [from], NAMED);
+      const { value, loaderId } = await call('calendar', [from], NAMED);
       issued(from, value.next, loaderId);
       return value.view;
     },
 
     async describe(ref) {
       if (await precheck(ref)) return null;
-      return (await call<{ role: string; name: string; tag: string; type?: string } | null>('describe', [ref], NAMED)).value;
+      return (await call('describe', [ref], NAMED)).value;
     },
   };
   return self;

@@ -139,6 +139,7 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     identifyAt: (point, signal) => read(signal, () => structure.identifyAt(point)),
     locate: (identity, signal) => read(signal, () => structure.locate(identity)),
     focused: (signal) => read(signal, () => structure.focused()),
+    focus: (ref, signal) => read(signal, () => structure.focus(ref)),
     hideText: (ref, signal) => read(signal, () => structure.hideText(ref)),
     describe: (ref, signal) => read(signal, () => structure.describe(ref)),
     findText: (value, limit, signal) => read(signal, () => structure.findText(value, limit)),

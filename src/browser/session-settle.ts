@@ -34,11 +34,22 @@ export interface SettleParts {
   logger: Logger;
 }
 
-export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promise<void> {
+/**
+ * The session's settle(): waits for what came since the agent's last input event, or since
+ * `sinceMs` when the action changed the page another way (a value set by script, a script run)
+ * and says when it started.
+ */
+export function createSettle(parts: SettleParts): (signal: AbortSignal, sinceMs?: number) => Promise<void> {
   const { tabs, network, files, frameNavigations, logger } = parts;
   /** A page that keeps requests open after an action costs every step the whole cap: say which. */
   const logCapped = (pending: string[]) => {
     if (pending.length > 0) logger.debug({ pending: pending.slice(0, 5).map((url) => url.slice(0, 200)), count: pending.length }, 'settle stopped waiting for requests at its cap');
+  };
+  /** So does a page that keeps changing or keeps timers going: say what it was still doing. */
+  const stillOrCapped = async (page: Page | ReturnType<Page['mainFrame']>, since: number, deadline: number, signal: AbortSignal) => {
+    const still = await pageStill(page, since, deadline, signal);
+    if (still.heldBy) logger.debug({ heldBy: still.heldBy, url: page.url().slice(0, 200) }, 'settle stopped waiting for the page at its cap');
+    return still.end;
   };
   /** Playwright's load wait takes no signal: it ends at its timeout (the deadline) if the run stops first. */
   const loaded = (page: Page | ReturnType<Page['mainFrame']>, deadline: number, signal: AbortSignal) => {
@@ -55,16 +66,16 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promi
       if (frame.isDetached() || deadline <= Date.now() || signal.aborted || !/^https?:/i.test(frame.url())) continue;
       await loaded(frame, deadline, signal);
       // The frame's document is new: every timer and change of it came after the action.
-      await pageStill(frame, since, deadline, signal);
+      await stillOrCapped(frame, since, deadline, signal);
     }
   };
 
-  const settle = async (signal: AbortSignal): Promise<void> => {
+  const settle = async (signal: AbortSignal, sinceMs: number | undefined): Promise<void> => {
     let deadline = Date.now() + SETTLE_CAP_MS;
     const page = tabs.requireActive().page;
     const navigationsBefore = tabs.navigations();
-    const since = parts.lastInputAt();
-    const dom = await pageStill(page, since, deadline, signal);
+    const since = Math.max(parts.lastInputAt(), sinceMs ?? 0);
+    const dom = await stillOrCapped(page, since, deadline, signal);
     // A file chooser the page opened is announced a moment later: the agent is told of it.
     if (dom === 'chooser') await files.whenPending(page, deadline - Date.now(), signal);
     // So is a new tab, once it shows its first document (or is refused); it then loads
@@ -87,13 +98,13 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal) => Promi
     if (!current.isClosed()) await loaded(current, deadline, signal);
     const loadedAt = Date.now();
     if (signal.aborted) return;
-    await pageStill(current, loadedAt, deadline, signal);
+    await stillOrCapped(current, loadedAt, deadline, signal);
     logCapped(await network.quiet(loadedAt, deadline, signal));
   };
 
-  return async (signal) => {
+  return async (signal, sinceMs) => {
     try {
-      await settle(signal);
+      await settle(signal, sinceMs);
     } catch (error) {
       logger.debug({ err: firstLine(error) }, 'settle ended early');
     }

@@ -4,6 +4,11 @@
  * names (`Control`, `Shift`, `Enter`, `a`, `F5`), never xdotool names.
  */
 
+import type { CalendarView, ElementIdentity, FoundElement, Point, PopupOption, WidgetState } from './page/shapes.js';
+
+/** The shapes the page scripts answer with are declared once, beside the page code. */
+export type { CalendarView, ElementIdentity, FoundElement, Point, PopupOption, WidgetState };
+
 export interface Size {
   width: number;
   height: number;
@@ -185,32 +190,8 @@ export interface NavigationResult {
   error?: string;
 }
 
-export interface Point {
-  x: number;
-  y: number;
-}
-
 /** An answer the agent can act on: a value, or the reason it could not be had. */
 export type StructureResult<T> = { ok: true; value: T } | { ok: false; error: string };
-
-/**
- * What identifies an element across page loads (the run cache's precondition): its role and
- * accessible name first; attributes and its position in the document break ties.
- */
-export interface ElementIdentity {
-  role: string;
-  name: string;
-  tag: string;
-  /** `type` of an input. */
-  type?: string;
-  id?: string;
-  /** The `name` attribute. */
-  nameAttr?: string;
-  testId?: string;
-  href?: string;
-  /** A structural path from the body (`form>div:nth-of-type(2)>button`). */
-  path?: string;
-}
 
 export interface PageReadOptions {
   /** Absent: visible elements in the viewport; `interactive`: only those one acts on; `all`: off-viewport ones too. */
@@ -223,6 +204,8 @@ export interface PageReadOptions {
   ref?: string;
   /** The text stops growing at this many characters; what did not fit is counted. */
   maxChars: number;
+  /** A select's options listed below it, at most (40 when not said). */
+  optionsMax?: number;
 }
 
 export interface PageRead {
@@ -232,28 +215,6 @@ export interface PageRead {
   omitted: number;
   /** Elements left out because they were nested deeper than `depth`. */
   deeper: number;
-}
-
-/** One element as find() ranks it. */
-export interface FoundElement {
-  i: number;
-  role: string;
-  name: string;
-  /** Words around it: placeholder, title, name and id attributes, its form or section heading. */
-  context: string;
-  inView: boolean;
-  /** The browser's description of it (`aria-describedby`, a title beside its name). */
-  description?: string;
-  /** The text just before a field that has no label of its own. */
-  label?: string;
-  /** The heading it comes under, and the region it sits in (role and name, e.g. `form "Order"`). */
-  heading?: string;
-  region?: string;
-  regionRole?: string;
-  /** The column and row headers of the table cell it is in. */
-  column?: string;
-  row?: string;
-  href?: string;
 }
 
 export interface TabInfo {
@@ -286,27 +247,6 @@ export interface NetworkEntry {
   /** Why the request failed (refused by the allow-list, connection error). */
   failure?: string;
   atMs: number;
-}
-
-/** What form_input may do with an element the plain setter refuses. */
-export type WidgetState =
-  | { kind: 'choice'; multiple: boolean; chosen: string[]; expanded: boolean }
-  | { kind: 'toggle'; checked: boolean }
-  | { kind: 'date'; value: string }
-  | { kind: 'cell'; text: string }
-  | { kind: 'none'; role?: string };
-
-export interface PopupOption {
-  ref: string;
-  text: string;
-  selected: boolean;
-}
-
-export interface CalendarView {
-  /** Dates as YYYY-MM-DD. */
-  days: Array<{ ref: string; date: string }>;
-  prev: string | null;
-  next: string | null;
 }
 
 /**
@@ -342,12 +282,15 @@ export interface PageReader {
 /** The elements of a tab's page by reference (`ref_N`) and by identity: where they are, what they are, their values. */
 export interface ElementLocator {
   pointOf(ref: string, signal: AbortSignal): Promise<StructureResult<Point>>;
-  setValue(ref: string, value: string | number | boolean, signal: AbortSignal): Promise<StructureResult<{ shown?: string }>>;
+  /** `at`: when the page took the value (epoch ms): settling waits for what the page does from then. */
+  setValue(ref: string, value: string | number | boolean, signal: AbortSignal): Promise<StructureResult<{ shown?: string; at?: number }>>;
   scrollTo(ref: string, signal: AbortSignal): Promise<StructureResult<null>>;
   identify(ref: string, signal: AbortSignal): Promise<StructureResult<ElementIdentity>>;
   identifyAt(point: Point, signal: AbortSignal): Promise<ElementIdentity | null>;
   locate(identity: ElementIdentity, signal: AbortSignal): Promise<StructureResult<{ ref: string; enabled: boolean; inView: boolean }>>;
   focused(signal: AbortSignal): Promise<{ identity: ElementIdentity; editable: boolean } | null>;
+  /** Gives the referenced element the keyboard focus; its identity, or why it cannot take it. */
+  focus(ref: string, signal: AbortSignal): Promise<StructureResult<ElementIdentity>>;
   /**
    * Draws the text of a field (the referenced one, or with null the focused one) as discs before
    * a secret goes into it: screenshots, the video and the live view never show the value.
@@ -426,9 +369,11 @@ export interface BrowserCapture {
   /**
    * Resolves when the page is still enough to capture: navigation settled, network quiet,
    * no repaint for a short window; bounded by a cap. Never rejects for a busy page, and
-   * returns at once when the signal fires.
+   * returns at once when the signal fires. It waits for what the page does since the last input
+   * event, or since `sinceMs` (epoch ms) when the action changed the page otherwise (a value set
+   * by script).
    */
-  settle(signal: AbortSignal): Promise<void>;
+  settle(signal: AbortSignal, sinceMs?: number): Promise<void>;
   /**
    * Streams frames of the page the agent is acting on, following new tabs. It takes no signal:
    * it resolves once the stream runs, and `stop()` is how the stream is ended.

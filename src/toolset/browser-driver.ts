@@ -52,6 +52,7 @@ import { browserToolsetPolicies, normaliseUrl } from './browser-policies.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
 import { rankElements } from './find-rank.js';
+import { keyboardTarget, keyedTo } from './keyboard-target.js';
 import { formatConsole, formatNetwork } from './page-logs.js';
 import { screenshotForModel } from './results.js';
 import { createWidgetHands, fillWidget } from './widget-input.js';
@@ -89,8 +90,17 @@ export interface CallState {
   images: number;
 }
 
+/** Members that send keys to the focused element. */
+const KEYBOARD = new Set(['key', 'type', 'hold_key']);
+
 export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   current: CallState | undefined;
+  /**
+   * The element the model last acted on by reference, and in which tab: a key or text sent when
+   * no element has the focus goes back to it (form_input leaves its field without the focus, as
+   * a person leaves it). Any other action since forgets it.
+   */
+  private lastTarget: { tabId: string; ref: string } | undefined;
 
   constructor(private readonly options: BrowserToolsetOptions) {
     super({ ...browserToolsetPolicies(options), browserState: () => this.report() });
@@ -118,23 +128,26 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   }
 
   /** Notes an action about to touch the page (the video marks it now) and what the run cache keeps of it. */
-  private async begin(member: string, tab: BrowserTab, what: { label: string; point?: Point; input: unknown; target?: ElementIdentity | null; focus?: boolean }): Promise<void> {
+  /** `focus`: record the focused element (read now, or, when given, already read) as where the keys went. */
+  private async begin(member: string, tab: BrowserTab, what: { label: string; point?: Point; input: unknown; target?: ElementIdentity | null; focus?: boolean | ElementIdentity }): Promise<void> {
     const state = this.state;
+    if (!KEYBOARD.has(member)) this.lastTarget = undefined;
     state.member = member;
     state.label = what.label;
     if (what.point) state.point = what.point;
     const trace: ActionTrace = { tool: member, toolsetName: TOOLSET_NAME, input: { ...(what.input as Record<string, unknown>) }, url: tab.url() };
     if (what.target) trace.target = what.target;
     if (what.focus && state.context.trace !== false) {
-      const focused = await tab.focused(this.signal).catch(() => null);
-      if (focused) trace.focus = focused.identity;
+      const focused = what.focus === true ? (await tab.focused(this.signal).catch(() => null))?.identity : what.focus;
+      if (focused) trace.focus = focused;
     }
     state.trace = trace;
     state.context.beforeRun?.({ label: what.label, ...(what.point ? { point: what.point } : {}) });
   }
 
-  private settle(): Promise<void> {
-    return this.options.session.settle(this.signal);
+  /** Waits for the page to settle after the last input event, or after `since` (an action that changed the page by script). */
+  private settle(since?: number): Promise<void> {
+    return this.options.session.settle(this.signal, since);
   }
 
   /** A target as a viewport point: a coordinate in the screenshot's frame, or the element of a reference. */
@@ -170,8 +183,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   }
 
   /** Runs one action of the computer table (mouse and keyboard are the same as computer use's), then settles. */
-  private async act(tab: BrowserTab, member: string, computerInput: Record<string, unknown>, note: { label: string; point?: Point; target?: ElementIdentity | null; focus?: boolean; modelInput: unknown }): Promise<string | undefined> {
-    await this.begin(member, tab, { label: note.label, ...(note.point ? { point: note.point } : {}), input: note.modelInput, ...(note.target !== undefined ? { target: note.target } : {}), ...(note.focus ? { focus: true } : {}) });
+  private async act(tab: BrowserTab, member: string, computerInput: Record<string, unknown>, note: { label: string; point?: Point; target?: ElementIdentity | null; focus?: boolean | ElementIdentity; modelInput: unknown }): Promise<string | undefined> {
+    await this.begin(member, tab, { label: note.label, ...(note.point ? { point: note.point } : {}), input: note.modelInput, ...(note.target !== undefined ? { target: note.target } : {}), ...(note.focus ? { focus: note.focus } : {}) });
     const { session, geometry, secrets } = this.options;
     const outcome = await executeComputerAction(computerInput, { session, geometry, toolVersion: COMPUTER_TOOLSET, vault: secrets, signal: this.signal });
     if (!outcome.ok) throw new Error(outcome.error);
@@ -179,6 +192,11 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     // No dialog opens for a file chooser: the model learns of it here.
     if ((this.options.inputFiles ?? []).length > 0 && session.pendingFileChooser()) return 'The page opened a file chooser: answer it with file_upload (the reference of the control that opened it will do) and the names of input files.';
     return undefined;
+  }
+
+  /** Where the keys of `key` or `type` will go (keyboard-target.ts); the result says which. */
+  private keyboardTarget(tab: BrowserTab) {
+    return keyboardTarget(tab, this.lastTarget?.tabId === tab.id ? this.lastTarget.ref : undefined, this.signal);
   }
 
   // ---- the tab report attached to every successful result ----
@@ -235,12 +253,14 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const at = await this.pointOf(tab, input.target);
     const modifiers = input.modifiers ? String(input.modifiers) : undefined;
     const verb = member.replace('_', ' ');
-    return this.act(tab, member, { action, coordinate: [at.shown.x, at.shown.y], ...(modifiers ? { text: modifiers } : {}) }, {
+    const note = await this.act(tab, member, { action, coordinate: [at.shown.x, at.shown.y], ...(modifiers ? { text: modifiers } : {}) }, {
       label: `${modifiers ? `${modifiers}+` : ''}${verb} ${at.ref ?? `(${at.shown.x}, ${at.shown.y})`}${describeTarget(at.identity)}`,
       point: at.point,
       target: at.identity ?? null,
       modelInput: input,
     });
+    if (at.ref) this.lastTarget = { tabId: tab.id, ref: at.ref };
+    return note;
   }
 
   protected override left_click(_ctx: BetaToolsetCallContext, input: BetaBrowserLeftClickInput) {
@@ -320,25 +340,30 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const identity = await tab.identify(ref, this.signal);
     if (!identity.ok) throw new Error(identity.error);
     await this.begin('scroll_to', tab, { label: `scroll_to ${ref}${describeTarget(identity.value)}`, input, target: identity.value });
+    const scrolledAt = Date.now();
     const done = await tab.scrollTo(ref, this.signal);
     if (!done.ok) throw new Error(done.error);
-    await this.settle();
+    await this.settle(scrolledAt);
   }
 
   protected override async type_(_ctx: BetaToolsetCallContext, input: BetaBrowserTypeInput) {
     const tab = await this.tabFor('type', input);
     if (typeof input.text !== 'string' || input.text === '') throw new Error('text must be a non-empty string');
+    const into = await this.keyboardTarget(tab);
     // The label keeps the {{placeholder}}; only the keystrokes carry the secret.
-    await this.act(tab, 'type', { action: 'type', text: input.text }, { label: `type ${quote(input.text)}`, focus: true, modelInput: input });
+    const note = await this.act(tab, 'type', { action: 'type', text: input.text }, { label: `type ${quote(input.text)}`, ...keyedTo(into), modelInput: input });
+    return this.options.secrets.redact(note ? `${into.note} ${note}` : into.note);
   }
 
   protected override async key(_ctx: BetaToolsetCallContext, input: BetaBrowserKeyInput) {
     const tab = await this.tabFor('key', input);
-    await this.act(tab, 'key', { action: 'key', text: input.text, ...(input.repeat != null ? { repeat: input.repeat } : {}) }, {
+    const into = await this.keyboardTarget(tab);
+    const note = await this.act(tab, 'key', { action: 'key', text: input.text, ...(input.repeat != null ? { repeat: input.repeat } : {}) }, {
       label: `key ${String(input.text).trim()}${input.repeat && input.repeat > 1 ? ` ×${input.repeat}` : ''}`,
-      focus: true,
+      ...keyedTo(into),
       modelInput: input,
     });
+    return this.options.secrets.redact(note ? `${into.note} ${note}` : into.note);
   }
 
   protected override async hold_key(_ctx: BetaToolsetCallContext, input: BetaBrowserHoldKeyInput) {
@@ -378,12 +403,16 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       const hands = createWidgetHands(tab, { session, geometry, vault: secrets, signal: this.signal, settle: () => this.settle() });
       const filled = await fillWidget(hands, ref, widget.value, entered.value);
       if (!filled.ok) throw new Error(filled.error);
+      this.lastTarget = { tabId: tab.id, ref };
       return this.options.secrets.redact(filled.note);
     }
     if (entered.secret) await tab.hideText(ref, this.signal);
     const set = await tab.setValue(ref, entered.value, this.signal);
     if (!set.ok) throw new Error(set.error);
-    await this.settle();
+    this.lastTarget = { tabId: tab.id, ref };
+    // Set by script, not by input events: settling waits for what the page does from the moment
+    // it took the value (a poll's next look at the field), by the page's own clock.
+    await this.settle(set.value.at ?? Date.now());
     // A select answers with the option it chose, so the model knows which one a text matched.
     return set.value.shown && typeof entered.value === 'string' && set.value.shown !== entered.value ? `Selected "${this.options.secrets.redact(set.value.shown)}".` : undefined;
   }
@@ -447,9 +476,10 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const tab = await this.tabFor('javascript_exec', input);
     if (typeof input.text !== 'string' || input.text.trim() === '') throw new Error('text must be a JavaScript expression');
     await this.begin('javascript_exec', tab, { label: `javascript_exec ${quote(input.text)}`, input });
+    const ranAt = Date.now();
     const result = await tab.evaluate(input.text, SCRIPT_TIMEOUT_MS, this.signal);
     if (!result.ok) throw new Error(`the script threw: ${result.error}`);
-    await this.settle();
+    await this.settle(ranAt);
     const text = result.value.length > SCRIPT_RESULT_MAX_CHARS ? `${result.value.slice(0, SCRIPT_RESULT_MAX_CHARS)}\n[value cut at ${SCRIPT_RESULT_MAX_CHARS.toLocaleString('en-US')} characters]` : result.value;
     return this.options.secrets.redact(text);
   }

@@ -27,6 +27,8 @@ const NOT_EXECUTED = 'Not executed: an earlier action in this turn failed.';
 const OPENING_MAX_CHARS = 12_000;
 /** The brief opening's (a model taking over a replay): what is in view, as a read would show it. */
 const BRIEF_MAX_CHARS = 4_000;
+/** Options listed per select in the brief: a long select must not crowd out the rest (an open dialog is read first anyway). */
+const BRIEF_OPTIONS_MAX = 10;
 
 
 export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpace {
@@ -86,7 +88,7 @@ export function createBrowserToolset(options: BrowserToolsetOptions): ActionSpac
       // the fold more often than not, and a click by reference scrolls to them.
       // Brief (a model taking over a replay): those in view, as read_page shows them.
       const brief = options?.brief === true;
-      const read = tab ? await tab.readPage({ filter: 'interactive', wholePage: !brief, maxChars: brief ? BRIEF_MAX_CHARS : OPENING_MAX_CHARS }, signal) : undefined;
+      const read = tab ? await tab.readPage({ filter: 'interactive', wholePage: !brief, maxChars: brief ? BRIEF_MAX_CHARS : OPENING_MAX_CHARS, ...(brief ? { optionsMax: BRIEF_OPTIONS_MAX } : {}) }, signal) : undefined;
       const title = tab ? await tab.title(signal) : '';
       const elements = read?.ok && read.value.lines.length ? read.value.lines.join('\n') : '(no interactive elements)';
       const more = read?.ok && read.value.omitted > 0 ? `\n[${read.value.omitted} more elements not shown: use find or read_page]` : '';

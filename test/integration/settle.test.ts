@@ -14,6 +14,8 @@ import { neverAborted } from '../support/env.js';
  */
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/sites/settle');
+const USERS = ['Ada Lovelace', 'Kofi Mensah', 'Kofi Osei', 'Grace Hopper'];
+const CITIES = ['Accra', 'Kumasi', 'Kampala', 'Lagos'];
 let server: StaticServer;
 /** What the browser layer logged (settle says when it gave up waiting for requests). */
 const logs: Array<{ msg: string; fields: Record<string, unknown> }> = [];
@@ -22,6 +24,7 @@ const capture = (into: typeof logs): Logger => {
   return { debug: at, info: at, warn: at, error: at, child: () => capture(into) };
 };
 const capped = () => logs.filter((l) => l.msg === 'settle stopped waiting for requests at its cap');
+const pageCapped = () => logs.filter((l) => l.msg === 'settle stopped waiting for the page at its cap');
 let sandbox: BrowserSandbox;
 let session: BrowserSession;
 
@@ -44,6 +47,19 @@ beforeAll(async () => {
         res.flushHeaders();
         await new Promise((resolve) => setTimeout(resolve, 300));
         res.end('rgb(255, 0, 255)');
+        return true;
+      }
+      if (req.url?.startsWith('/users?')) {
+        // Redmine's watcher search answers with the matching users, a moment later.
+        const q = new URL(req.url, 'http://x').searchParams.get('q') ?? '';
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        res.writeHead(200, { 'content-type': 'text/plain' }).end(USERS.filter((u) => u.toLowerCase().includes(q.toLowerCase())).join(', '));
+        return true;
+      }
+      if (req.url?.startsWith('/cities?')) {
+        const q = new URL(req.url, 'http://x').searchParams.get('q') ?? '';
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(CITIES.filter((c) => c.toLowerCase().startsWith(q.toLowerCase()))));
         return true;
       }
       if (req.url === '/colour') {
@@ -123,5 +139,61 @@ describe('settle after an action', () => {
     await clickAndSettle(80, 270);
     expect(await panel()).toEqual([0, 128, 255]);
     expect(capped()).toEqual([]);
+  });
+});
+
+describe('settle after an input, on timers of either kind', () => {
+  /** The fixture; with `clocks`, two clocks tick on it too. */
+  const open = async (clocks = false) => {
+    const opened = await session.navigate(`http://settle.test:${server.port}/timers.html${clocks ? '?clocks' : ''}`, neverAborted);
+    expect(opened.ok).toBe(true);
+    await session.settle(neverAborted);
+  };
+  const text = async (expression: string) => {
+    const out = await session.tab()!.evaluate(expression, 5_000, neverAborted);
+    if (!out.ok) throw new Error(out.error);
+    return out.value;
+  };
+  /** Clicks a field of the fixture (each is 200 × 30 at x 20), types into it, then waits as the worker does. */
+  const typeInto = async (top: number, value: string) => {
+    await session.click(120, top + 15, { button: 'left', clickCount: 1 }, neverAborted);
+    await session.settle(neverAborted);
+    await session.typeText(value, neverAborted);
+    await session.settle(neverAborted);
+  };
+
+  it("waits for an interval poll's next tick: the list it filters by the typed value is filtered when settle returns", async () => {
+    await open();
+    await typeInto(20, 'kof');
+    expect(await text("[...document.querySelectorAll('#names li')].filter((li) => !li.hidden).map((li) => li.textContent).join()")).toBe('Kofi');
+  });
+
+  it("waits for the request a poll's tick makes (Redmine's watcher search: a 300 ms poll, then an XMLHttpRequest)", async () => {
+    await open();
+    await typeInto(70, 'kofi');
+    expect(await text("document.getElementById('users').textContent")).toBe('Kofi Mensah, Kofi Osei');
+  });
+
+  it('waits for a debounced search: the timer after the last keystroke, then its fetch', async () => {
+    await open();
+    await typeInto(120, 'k');
+    expect(await text("[...document.querySelectorAll('#cities li')].map((li) => li.textContent).join()")).toBe('Kumasi,Kampala');
+  });
+
+  it('is not held to its cap by clocks that never stop (an interval and a self-renewing timeout, each faster than the quiet window)', async () => {
+    await open(true);
+    logs.length = 0;
+    await clickAndSettle(120, 185);
+    await typeInto(20, 'gr');
+    expect(pageCapped()).toEqual([]);
+    // The poll beside the clocks was still waited for.
+    expect(await text("[...document.querySelectorAll('#names li')].filter((li) => !li.hidden).map((li) => li.textContent).join()")).toBe('Grace');
+  });
+
+  it('adds nothing to the page\'s global names: the probe is one non-enumerable property', async () => {
+    await open();
+    const names = JSON.parse(await text("JSON.stringify(Object.keys(window).filter((k) => /executionWorker|pageExports/i.test(k)))")) as string[];
+    expect(names).toEqual([]);
+    expect(await text("typeof window.__executionWorkerSettle")).toBe('object');
   });
 });

@@ -1,12 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { handleRedmine } from './widget-redmine.js';
 import { startStaticServer, type StaticServer } from './static-server.js';
 
 /**
  * The widget conformance pages (test/fixtures/widgets/): each hosts one real component library
  * loaded from its published dist files, served from node_modules under `/lib/<package>/…` (the
- * packages are dev dependencies; nothing is bundled or copied).
+ * packages are dev dependencies; nothing is bundled or copied). The Redmine-like page's
+ * requests are answered by widget-redmine.ts.
  */
 const PAGES = fileURLToPath(new URL('../fixtures/widgets/', import.meta.url));
 const MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url));
@@ -17,7 +19,7 @@ export function startWidgetSite(): Promise<StaticServer> {
     root: PAGES,
     handle: async (req, res) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      if (!path.startsWith('/lib/')) return false;
+      if (!path.startsWith('/lib/')) return handleRedmine(req, res);
       const relative = normalize(decodeURIComponent(path.slice('/lib/'.length)));
       if (relative.split(sep).includes('..')) {
         res.writeHead(403).end();

@@ -1,0 +1,169 @@
+/**
+ * find's side in the page: every element the worker may rank, with what it ranks by (role,
+ * name, and where the element is: its description, the text before an unlabelled field, its
+ * table headers, the heading it comes under, the region it sits in), and the result lines of the
+ * chosen ones. The ranking itself is the worker's (toolset/find-rank.ts).
+ */
+import { axDescription } from './ax-store.js';
+import { children, deepActive, inputType, inViewport, isContainer, isElement, isInput, parentOf } from './dom.js';
+import { line } from './element-line.js';
+import type { RefState } from './refs.js';
+import type { FoundElement } from './shapes.js';
+import { INTERACTIVE, LANDMARKS, name, role, shownText, textOf, TEXTUAL, visibility } from './semantics.js';
+import { cut, NAME_MAX, quote, squash } from './text.js';
+
+/** Roles of the regions an element sits in, named in find's results. */
+const REGIONS = new Set(['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'region', 'form', 'search', 'dialog', 'alertdialog', 'toolbar', 'tabpanel', 'group', 'menu']);
+/** Roles of fields that a text just before them may name. */
+const LABELLED_BY_TEXT = ['textbox', 'searchbox', 'combobox', 'listbox', 'spinbutton', 'checkbox', 'radio', 'switch', 'slider'];
+
+export interface Candidate {
+  el: Element;
+  role: string;
+  name: string;
+  heading: string;
+  region: { role: string; name: string } | null;
+}
+
+/**
+ * Everything find() and locate() compare: role, name, and where each element is (the heading
+ * it comes under and the region it sits in, both tracked in the one walk of the document).
+ */
+export function candidates(): Candidate[] {
+  const out: Candidate[] = [];
+  let heading = '';
+  const walk = (node: Node, region: Candidate['region']) => {
+    if (!isContainer(node)) return;
+    let inside = region;
+    if (isElement(node)) {
+      const tag = node.localName;
+      if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'head') return;
+      const vis = visibility(node);
+      if (vis === 'gone') return;
+      const r = vis === 'shown' ? role(node) : null;
+      if (r && (INTERACTIVE.has(r) || LANDMARKS.has(r) || TEXTUAL.has(r))) {
+        const n = name(node, r);
+        out.push({ el: node, role: r, name: n, heading, region });
+        if (r === 'heading') heading = n;
+      }
+      if (r && REGIONS.has(r)) inside = { role: r, name: name(node, r) };
+    }
+    for (const c of children(node)) walk(c, inside);
+  };
+  walk(document.documentElement, null);
+  return out;
+}
+
+/** Words that describe an element beyond its name: placeholder, value, attributes, the heading or legend it sits under. */
+function context(el: Element): string {
+  const words = [el.getAttribute('placeholder'), el.getAttribute('title'), el.getAttribute('name'), el.id,
+    el.getAttribute('data-testid'), isInput(el) ? inputType(el) : el.localName, el.localName === 'button' ? (el as HTMLButtonElement).type : ''];
+  const group = el.closest('fieldset, form, section, [role=dialog], dialog, nav, header, footer');
+  if (group) {
+    const legend = group.querySelector('legend, h1, h2, h3, h4, [role=heading]');
+    if (legend) words.push(textOf(legend));
+    words.push(group.getAttribute('aria-label'));
+  }
+  return squash(words.filter(Boolean).join(' '));
+}
+
+/** The headers of the table cell an element is in: its column's and its row's (when not the element's own cell). */
+function headersOf(el: Element): { column?: string; row?: string } {
+  const cell = el.closest('td, th, [role=cell], [role=gridcell]');
+  if (!cell) return {};
+  const row = cell.parentElement;
+  const table = cell.closest('table, [role=table], [role=grid], [role=treegrid]');
+  if (!row || !table) return {};
+  const cells = Array.from(row.children);
+  const index = cells.indexOf(cell);
+  const headRow = table.querySelector('thead tr, tr:has(> th), [role=row]:has(> [role=columnheader])');
+  const head = headRow && headRow !== row ? headRow.children[index] : null;
+  const first = cells.find((c) => c.localName === 'th' || c.getAttribute('role') === 'rowheader') || cells[0];
+  return {
+    column: head ? cut(textOf(head), NAME_MAX) : '',
+    row: first && first !== cell ? cut(textOf(first), NAME_MAX) : '',
+  };
+}
+
+/**
+ * What is never a field's label, however close to it: controls (a toolbar's tab links and buttons
+ * above an editor, Redmine's "Edit" and "Preview") and the bars that hold them. An element only
+ * styled as clickable still may be (a label with a pointer cursor).
+ */
+const NOT_LABELS = new Set([...INTERACTIVE].filter((r) => r !== 'clickable').concat(['tablist', 'toolbar', 'menu', 'menubar']));
+const mayLabel = (el: Element) => !NOT_LABELS.has(role(el) ?? '');
+
+/** A field with no label of its own: the text just before it (in it parent, or its parents' up to three levels), controls' text left out. */
+function nearbyLabel(el: Element, r: string): string {
+  if (!LABELLED_BY_TEXT.includes(r)) return '';
+  const labels = (el as Partial<HTMLInputElement>).labels;
+  if (labels && labels.length) return '';
+  // A part of a combobox (select2's rendered choice) is named by the combobox, not by the label beside it.
+  const box = el.parentElement && el.parentElement.closest('[role=combobox]');
+  if (box) return '';
+  let node: Element | null = el;
+  for (let up = 0; node && up < 4; up++) {
+    for (let prev = node.previousElementSibling; prev; prev = prev.previousElementSibling) {
+      if (visibility(prev) === 'gone' || !mayLabel(prev)) continue;
+      const t = textOf(prev, undefined, mayLabel);
+      if (t) return cut(t, 60);
+    }
+    node = parentOf(node);
+  }
+  return '';
+}
+
+/** Where an element is: every optional part of a found element, '' when it has none. */
+type Where = Required<Omit<FoundElement, 'i' | 'role' | 'name' | 'context' | 'inView'>>;
+
+/** find()'s view of where an element is, for ranking and for its result line. */
+function whereOf(c: Candidate): Where {
+  const h = headersOf(c.el);
+  const href = c.role === 'link' ? c.el.getAttribute('href') || '' : '';
+  return {
+    description: squash(axDescription(c.el)),
+    label: nearbyLabel(c.el, c.role),
+    heading: c.heading !== c.name ? c.heading : '',
+    region: c.region ? squash(c.region.role + ' ' + c.region.name) : '',
+    regionRole: c.region ? c.region.role : '',
+    regionName: c.region ? c.region.name : '',
+    column: h.column || '',
+    row: h.row || '',
+    href: /^javascript:/i.test(href) ? '' : href,
+  };
+}
+
+/** The words a result line adds so that elements of the same name tell apart. */
+function whereLine(w: Where): string {
+  const parts: string[] = [];
+  if (w.label) parts.push('label ' + quote(w.label));
+  if (w.row) parts.push('row ' + quote(w.row));
+  if (w.column) parts.push('column ' + quote(w.column));
+  if (w.heading) parts.push('under ' + quote(cut(w.heading, 60)));
+  if (w.regionRole) parts.push('in ' + w.regionRole + (w.regionName ? ' ' + quote(cut(w.regionName, 60)) : ''));
+  return parts.length ? ' (' + parts.join('; ') + ')' : '';
+}
+
+let lastFound: Candidate[] = [];
+
+/** find(): every candidate with what the worker ranks it by; the elements stay here for linesFor(). */
+export function findCandidates(limit: number): FoundElement[] {
+  const list = candidates().slice(0, limit);
+  lastFound = list;
+  return list.map((c, i) => Object.assign({ i, role: c.role, name: c.name, context: context(c.el), inView: inViewport(c.el) }, whereOf(c)));
+}
+
+/** The result lines of the candidates find() chose (indices of its last list), with fresh references. */
+export function linesFor(indices: number[], next: number): { lines: string[]; next: number } {
+  const state: RefState = { next, focused: deepActive() };
+  const lines: string[] = [];
+  for (const i of indices) {
+    const c = lastFound[i];
+    if (!c || !c.el.isConnected) continue;
+    const el = c.el;
+    const r = role(el) || el.localName;
+    lines.push(line(el, r, state, TEXTUAL.has(r) ? cut(shownText(el), NAME_MAX * 2) : name(el, r)) + whereLine(whereOf(c)));
+  }
+  lastFound = [];
+  return { lines, next: state.next };
+}

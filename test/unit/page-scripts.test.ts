@@ -1,0 +1,50 @@
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { STRUCTURE_KEY } from '../../src/browser/page/keys.js';
+import { SETTLE_PROBE_SOURCE, STILL_WAIT_SOURCE, STRUCTURE_SOURCE } from '../../src/browser/page-scripts.generated.js';
+
+/**
+ * The page scripts as the browser receives them (built from src/browser/page/ by
+ * scripts/build-page-scripts.ts, in this suite's global setup): self-contained expressions that
+ * put in the page's global scope only what an entry installs on purpose. The integration tests
+ * run them in Chromium; here their shape is checked where nothing else is defined.
+ */
+const SOURCES = { STRUCTURE_SOURCE, SETTLE_PROBE_SOURCE, STILL_WAIT_SOURCE };
+
+describe('the built page scripts', () => {
+  it('need nothing from outside the page: no module system, no loader helpers', () => {
+    for (const [name, source] of Object.entries(SOURCES)) {
+      expect(source, name).not.toMatch(/\brequire\(|\bimport\s*[({'"]|\bexport\s|__name\(/);
+      // One expression: the build's wrapper, called.
+      expect(source.startsWith('(() => {'), name).toBe(true);
+      expect(source.endsWith('})()'), name).toBe(true);
+    }
+  });
+
+  it("the still-wait is an expression whose value is its exports, leaving the page's scope as it was", () => {
+    const context = vm.createContext({});
+    const exports = vm.runInContext(STILL_WAIT_SOURCE, context) as Record<string, unknown>;
+    expect(Object.keys(exports).sort()).toEqual(['stillWait', 'stopWaits']);
+    expect(Object.getOwnPropertyNames(context)).toEqual([]);
+  });
+
+  it('the structure installs one non-enumerable global, once', () => {
+    const observed: unknown[] = [];
+    class MutationObserver {
+      observe(target: unknown) {
+        observed.push(target);
+      }
+    }
+    const document = {};
+    const context = vm.createContext({ MutationObserver, document });
+    vm.runInContext(STRUCTURE_SOURCE, context);
+    vm.runInContext(STRUCTURE_SOURCE, context);
+    const installed = Object.getOwnPropertyNames(context).filter((n) => n !== 'MutationObserver' && n !== 'document');
+    expect(installed).toEqual([STRUCTURE_KEY]);
+    expect(Object.keys(context)).not.toContain(STRUCTURE_KEY);
+    const api = (context as Record<string, Record<string, unknown>>)[STRUCTURE_KEY]!;
+    expect(typeof api.readPage).toBe('function');
+    // Installed once: a second evaluation in the same world changes nothing.
+    expect(observed).toEqual([document]);
+  });
+});
