@@ -1,6 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { valueAt } from './key-path.js';
 import type { JsonSchema } from './specification.js';
 import { safeRegExp } from './safe-regexp.js';
 import { parseTotpSeed } from './totp.js';
@@ -52,18 +53,13 @@ export function compileSchema(schema: JsonSchema): SchemaValidator {
 /** Ajv's message, or for a bad TOTP seed why it is bad (never the seed itself). */
 function describeError(error: ErrorObject, root: unknown): string {
   if (error.keyword === 'format' && (error.params as { format?: unknown }).format === 'totp') {
-    const parsed = parseTotpSeed(valueAt(root, error.instancePath));
+    const parsed = parseTotpSeed(valueAtPointer(root, error.instancePath));
     if (!parsed.ok) return `is not a usable TOTP seed: ${parsed.reason}`;
   }
   return error.message ?? 'is invalid';
 }
 
-function valueAt(root: unknown, pointer: string): unknown {
-  if (pointer === '') return root;
-  let node = root;
-  for (const part of pointer.slice(1).split('/')) {
-    const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
-    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined;
-  }
-  return node;
+/** The value an error's instance path (a JSON pointer) names, own properties only. */
+function valueAtPointer(root: unknown, pointer: string): unknown {
+  return valueAt(root, pointer === '' ? [] : pointer.slice(1).split('/').map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')));
 }
