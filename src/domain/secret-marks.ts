@@ -144,9 +144,10 @@ interface SchemaIndex {
 
 function indexSchema(schema: JsonSchema): SchemaIndex {
   const baseOf = new Map<object, string>();
-  /** Resources by URI without fragment; anchors by full URI; dynamic anchors by name. */
+  /** Resources by URI without fragment; anchors by name (any resource's: see `locate`); dynamic anchors by name. */
   const resources = new Map<string, unknown>();
-  const anchors = new Map<string, object>();
+  const anchors = new Map<string, object[]>();
+  const addAnchor = (name: string, node: object) => anchors.set(name, [...(anchors.get(name) ?? []), node]);
   const dynamicAnchors = new Map<string, object[]>();
   const recursiveAnchors: object[] = [];
   const seen = new Set<object>();
@@ -159,7 +160,7 @@ function indexSchema(schema: JsonSchema): SchemaIndex {
       const resolved = resolveUri(node.$id, base);
       if (resolved) {
         // Draft 07 also names a plain anchor with `$id: "#name"`.
-        if (node.$id.startsWith('#')) anchors.set(resolved, node);
+        if (node.$id.startsWith('#')) addAnchor(node.$id.slice(1), node);
         else {
           here = withoutFragment(resolved);
           resources.set(here, node);
@@ -167,13 +168,9 @@ function indexSchema(schema: JsonSchema): SchemaIndex {
       }
     }
     baseOf.set(node, here);
-    if (typeof node.$anchor === 'string') {
-      const uri = resolveUri(`#${node.$anchor}`, here);
-      if (uri) anchors.set(uri, node);
-    }
+    if (typeof node.$anchor === 'string') addAnchor(node.$anchor, node);
     if (typeof node.$dynamicAnchor === 'string') {
-      const uri = resolveUri(`#${node.$dynamicAnchor}`, here);
-      if (uri) anchors.set(uri, node);
+      addAnchor(node.$dynamicAnchor, node);
       dynamicAnchors.set(node.$dynamicAnchor, [...(dynamicAnchors.get(node.$dynamicAnchor) ?? []), node]);
     }
     if (node.$recursiveAnchor === true) recursiveAnchors.push(node);
@@ -198,23 +195,29 @@ function indexSchema(schema: JsonSchema): SchemaIndex {
     },
     resolve(ref, base) {
       const uri = resolveUri(ref, base);
-      const found = uri === undefined ? undefined : locate(uri);
-      if (!found) throw new ExecutionError('invalid_specification', `payloadSchema: the reference ${JSON.stringify(ref)} names no schema of the document`);
-      return [found];
+      const found = uri === undefined ? [] : locate(uri);
+      if (found.length === 0) throw new ExecutionError('invalid_specification', `payloadSchema: the reference ${JSON.stringify(ref)} names no schema of the document`);
+      return found;
     },
     resolveDynamic(ref, base) {
       const uri = resolveUri(ref, base);
-      const found = uri === undefined ? undefined : locate(uri);
+      const found = uri === undefined ? [] : locate(uri);
       const named = dynamicAnchors.get(ref.slice(ref.indexOf('#') + 1)) ?? [];
-      if (!found && named.length === 0) throw new ExecutionError('invalid_specification', `payloadSchema: the reference ${JSON.stringify(ref)} names no schema of the document`);
-      return [...(found ? [found] : []), ...named];
+      if (found.length === 0 && named.length === 0) throw new ExecutionError('invalid_specification', `payloadSchema: the reference ${JSON.stringify(ref)} names no schema of the document`);
+      return [...found, ...named];
     },
     resolveRecursive(ref, base) {
       return [...this.resolve(ref, base), ...recursiveAnchors];
     },
   };
 
-  function locate(uri: string): object | undefined {
+  /**
+   * The schemas a URI names: the one its JSON pointer leads to, or for a plain-name fragment
+   * every schema of the document with that anchor. Validators disagree on which of two anchors
+   * of the same name in different resources a reference means; taking all of them is never
+   * short of a mark.
+   */
+  function locate(uri: string): object[] {
     const hash = uri.indexOf('#');
     const resource = resources.get(hash < 0 ? uri : uri.slice(0, hash));
     const fragment = hash < 0 ? '' : uri.slice(hash + 1);
@@ -222,13 +225,13 @@ function indexSchema(schema: JsonSchema): SchemaIndex {
       let node: unknown = resource;
       for (const raw of fragment === '' ? [] : fragment.slice(1).split('/')) {
         const key = decodePointerToken(raw);
-        if (key === undefined || !isObject(node)) return undefined;
+        if (key === undefined || !isObject(node)) return [];
         if (Array.isArray(node)) node = /^(0|[1-9]\d*)$/.test(key) ? node[Number(key)] : undefined;
         else node = Object.hasOwn(node, key) ? node[key] : undefined;
       }
-      return isObject(node) ? node : undefined;
+      return isObject(node) ? [node] : [];
     }
-    return anchors.get(uri);
+    return anchors.get(decodePointerToken(fragment) ?? fragment) ?? [];
   }
 }
 

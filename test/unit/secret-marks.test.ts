@@ -51,7 +51,10 @@ function pointerPath(pointer: string): KeyPath {
   return pointer === '' ? [] : pointer.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-const keys = fc.constantFrom('a', 'b', 'c', 'a.b', '__proto__', 'constructor');
+// `__proto__` is left to the key tests (secret-keys.test.ts): Ajv, the oracle here, reads it
+// through the prototype in places (`additionalProperties` counts it as additional whatever
+// `properties` says).
+const keys = fc.constantFrom('a', 'b', 'c', 'a.b', 'constructor', 'toString');
 const mark = fc.constantFrom({ writeOnly: true }, { type: 'string', writeOnly: true }, {});
 
 /** Schemas built from the keywords that apply subschemas, in both drafts' spellings. */
