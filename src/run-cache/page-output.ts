@@ -75,7 +75,7 @@ export async function readOutput(page: PageReader | undefined, recipe: OutputRec
     setPath(output, source.path, input.vault.redact(String(value)) === String(value) ? value : undefined);
   }
   if (input.validateOutput) {
-    const check = input.validateOutput(output);
+    const check = await input.validateOutput(output);
     if (!check.ok) return { ok: false, reason: `the output read from the page does not match the output schema: ${check.errors}` };
   }
   return { ok: true, output };
