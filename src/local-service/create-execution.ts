@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { KeyPath } from '../domain/key-path.js';
+import { isPrefix, type KeyPath } from '../domain/key-path.js';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { withShownFileUrls } from '../domain/input-files.js';
 import { createSecretVault } from '../domain/secrets.js';
@@ -40,9 +40,6 @@ export interface CreateExecutionInput {
 export async function createExecution(deps: CreateExecutionDeps, input: CreateExecutionInput): Promise<ExecutionRow> {
   const { store, queue, logger } = deps;
   const { workflow, version, inputPayload } = input;
-  // The run is told of a default input's secrets too: the job's specification marks them.
-  const specification = markSecrets(version.specification, input.secretPaths ?? []);
-  const schema = specification.payloadSchema as JsonSchema | undefined;
   if (version.status !== 'published') {
     throw unprocessable([
       {
@@ -52,7 +49,13 @@ export async function createExecution(deps: CreateExecutionDeps, input: CreateEx
       },
     ]);
   }
-  const marks = await validateInputPayload(schema, inputPayload);
+  const schemaMarks = await validateInputPayload(version.specification.payloadSchema, inputPayload);
+  // A default input's secrets that the schema no longer marks stay secret: the job's
+  // specification marks them too (an annotation: it accepts what it accepted), so the run keeps them.
+  const unmarked = (input.secretPaths ?? []).filter((path) => !schemaMarks.some((mark) => isPrefix(mark.path, path)));
+  const specification = markSecrets(version.specification, unmarked);
+  const schema = specification.payloadSchema as JsonSchema | undefined;
+  const marks = [...schemaMarks, ...unmarked.map((path) => ({ path, totp: false }))];
 
   const now = new Date().toISOString();
   const execution: ExecutionRow = {

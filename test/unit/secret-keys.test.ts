@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatPath, valueAt, withValueAt, type KeyPath } from '../../src/domain/key-path.js';
+import { formatPath, leavesOf, pathId, valueAt, withValueAt, type KeyPath } from '../../src/domain/key-path.js';
 import { findInputFiles } from '../../src/domain/input-files.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { JsonSchema } from '../../src/domain/specification.js';
@@ -102,14 +102,16 @@ describe('the vault, for any payload and any marks', () => {
         const before = Object.getOwnPropertyNames(Object.prototype).length;
         const vault = createSecretVault(payload, JSON.parse(JSON.stringify(schema)) as JsonSchema);
         expect(Object.getOwnPropertyNames(Object.prototype).length).toBe(before);
-        const masked = JSON.stringify(vault.maskedPayload);
+        // Every other value is as it was.
+        for (const leaf of leavesOf(vault.maskedPayload)) {
+          if (!secrets.some((path) => pathId(path) === pathId(leaf.path))) expect(leaf.value).toBe(valueAt(payload, leaf.path));
+        }
         for (const path of secrets) {
           const value = valueAt(payload, path) as string;
           const placeholder = `{{${formatPath(path)}}}`;
           expect(valueAt(vault.maskedPayload, path)).toBe(placeholder);
           expect(vault.paths).toContain(formatPath(path));
           expect(vault.reveal(placeholder)).toBe(value);
-          expect(masked).not.toContain(JSON.stringify(value).slice(1, -1));
           expect(vault.redact(`[${value}]`)).not.toContain(value);
         }
         expect(vault.paths).toHaveLength(secrets.length);
