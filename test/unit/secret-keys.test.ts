@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatPath, leavesOf, pathId, valueAt, withValueAt, type KeyPath } from '../../src/domain/key-path.js';
+import { formatPath, leavesOf, parsePath, pathId, valueAt, withValueAt, type KeyPath } from '../../src/domain/key-path.js';
 import { findInputFiles } from '../../src/domain/input-files.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { JsonSchema } from '../../src/domain/specification.js';
@@ -117,6 +117,29 @@ describe('the vault, for any payload and any marks', () => {
         expect(vault.paths).toHaveLength(secrets.length);
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('input files, for any keys', () => {
+  it('names each file by the path of keys it sits at, and shows it renamed there', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.array(key, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 5, selector: (p) => JSON.stringify(p) }), (paths) => {
+        // Only paths that are no prefix of another: a file is a leaf.
+        const leaves = paths.filter((p) => !paths.some((q) => q !== p && q.length > p.length && p.every((k, i) => q[i] === k)));
+        // A key named `$file` makes its object a file itself.
+        fc.pre(leaves.every((p) => !p.includes('$file')));
+        let payload: unknown = {};
+        leaves.forEach((p, i) => (payload = withValueAt(payload, p, { $file: `https://files.test/f/${i}.pdf` })));
+        const found = findInputFiles(payload, undefined);
+        expect(({} as Record<string, unknown>).$file).toBeUndefined();
+        expect(found.files).toHaveLength(leaves.length);
+        for (const file of found.files) {
+          const path = parsePath(file.payloadPath)!;
+          expect(valueAt(payload, path)).toEqual({ $file: file.url });
+          expect(valueAt(found.payload, path)).toEqual({ $file: file.name });
+        }
+      }),
     );
   });
 });
