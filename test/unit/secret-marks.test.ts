@@ -109,7 +109,7 @@ describe('secret marks', () => {
         }
         expect(({} as Record<string, unknown>).writeOnly).toBeUndefined();
       }),
-      { numRuns: 150 },
+      { numRuns: 100 },
     );
   });
 
