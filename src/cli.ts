@@ -146,6 +146,7 @@ async function serveCommand(args: string[]): Promise<number> {
       queuePrefix: config.QUEUE_PREFIX,
       artifactsDir: config.ARTIFACTS_DIR,
       profiles,
+      ...(config.PROFILE_KEYS ? { inputKeys: config.PROFILE_KEYS } : {}),
       logger,
       // Test-only (docs/configuration.md#the-local-api): schedules may fire every second.
       allowEverySecond: /^(1|true)$/i.test(process.env.TEST_ONLY_SCHEDULE_EVERY_SECOND ?? ''),

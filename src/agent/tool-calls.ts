@@ -55,12 +55,12 @@ async function runCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): 
   return actionCall(run, call, batch);
 }
 
-function finishCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): void {
+async function finishCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): Promise<void> {
   if (batch.halted.size > 0) {
     batch.results.push(errorResult(call, FINISH_AFTER_FAILURE));
     return;
   }
-  const verdict = handleFinish(call, run.input, run.deps.events);
+  const verdict = await handleFinish(call, run.input, run.deps.events);
   if (verdict.kind === 'end') batch.finished = verdict.outcome;
   else if (verdict.kind === 'retry' && run.outputRetries < OUTPUT_RETRIES) {
     run.outputRetries++;
@@ -140,7 +140,7 @@ async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
 
 type FinishVerdict = { kind: 'end'; outcome: AgentOutcome } | { kind: 'retry'; error: string } | { kind: 'bad'; error: string };
 
-function handleFinish(call: ToolUseBlock, input: AgentInput, events: EventSink): FinishVerdict {
+async function handleFinish(call: ToolUseBlock, input: AgentInput, events: EventSink): Promise<FinishVerdict> {
   const args = call.input;
   if (args === null || typeof args !== 'object' || Array.isArray(args)) return { kind: 'bad', error: 'finish expects an object with "status"' };
   const { status, output, reason } = args as Record<string, unknown>;
@@ -150,7 +150,7 @@ function handleFinish(call: ToolUseBlock, input: AgentInput, events: EventSink):
     return { kind: 'end', outcome: { status: 'failed', code: 'agent_failed', message: reason?.trim() || 'the agent reported that it could not finish the task' } };
   }
   if (input.validateOutput) {
-    const check = input.validateOutput(output);
+    const check = await input.validateOutput(output);
     if (!check.ok) {
       events.emit('output_invalid', { errors: check.errors });
       return { kind: 'retry', error: `the output does not match the output schema: ${check.errors}. Call finish again with a valid output.` };

@@ -78,7 +78,7 @@ const capabilityOverrides = z
 export const DEFAULT_MODEL = 'claude-sonnet-5';
 
 export const configSchema = z.object({
-  /** Redis holding the queue: `redis://`, `rediss://` or `redis+sentinel://hosts/primary-name` (docs/configuration.md#redis). */
+  /** Redis holding the queue: `redis://`, `rediss://`, or `redis+sentinel://hosts/primary-name` (`rediss+sentinel://` over TLS) (docs/configuration.md#redis). */
   REDIS_URL: z
     .string()
     .trim()

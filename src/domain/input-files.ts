@@ -1,5 +1,6 @@
 import { ExecutionError } from './errors.js';
 import { checkFileName, uniqueName } from './file-names.js';
+import { formatPath, pathId, type KeyPath } from './key-path.js';
 import type { JsonSchema } from './specification.js';
 
 /**
@@ -12,7 +13,7 @@ import type { JsonSchema } from './specification.js';
 
 /** A file named by the input, before it is fetched. */
 export interface InputFileRef {
-  /** Where it sits in the input payload: `invoice`, `documents.0` (the secrets' notation). */
+  /** Where it sits in the input payload, as text: `invoice`, `documents.0`, `["a.b"]` (key-path.ts). */
   payloadPath: string;
   url: string;
   scheme: 's3' | 'http';
@@ -46,25 +47,31 @@ const FILE_KEYS = new Set(['$file', 'name']);
  * with the payload as the model may see it. Throws `invalid_input` naming the first bad file.
  */
 export function findInputFiles(payload: unknown, schema: JsonSchema | undefined): { files: InputFileRef[]; payload: unknown } {
-  const found: Array<{ path: string; url: string; name?: string }> = [];
+  const found: Found[] = [];
   const shown = visit(payload, schema, [], found);
   if (found.length > MAX_INPUT_FILES) {
     throw new ExecutionError('invalid_input', `the input names ${found.length} files; at most ${MAX_INPUT_FILES} are accepted`);
   }
   const taken = new Set<string>();
   const files = found.map((f) => toRef(f, taken));
-  const names = new Map(files.map((f) => [f.payloadPath, f.name]));
+  const names = new Map(found.map((f, i) => [pathId(f.path), files[i]!.name]));
   return { files, payload: rename(shown, [], names) };
+}
+
+interface Found {
+  path: KeyPath;
+  url: string;
+  name?: string;
 }
 
 /** A file as the payload names it: a string under an `x-file` property, or a `{"$file": …}` object. */
 type FileValue = { kind: 'x-file'; url: string } | { kind: 'object'; value: Record<string, unknown> };
 
 /** Walks value and schema together; each file found is replaced by what `onFile` returns. */
-function mapFiles(value: unknown, schema: JsonSchema | undefined, path: string[], onFile: (where: string, file: FileValue) => unknown): unknown {
+function mapFiles(value: unknown, schema: JsonSchema | undefined, path: KeyPath, onFile: (where: KeyPath, file: FileValue) => unknown): unknown {
   const node = typeof schema === 'object' ? schema : undefined;
-  if (node?.['x-file'] === true && typeof value === 'string') return onFile(path.join('.'), { kind: 'x-file', url: value });
-  if (isPlainObject(value) && '$file' in value) return onFile(path.join('.'), { kind: 'object', value });
+  if (node?.['x-file'] === true && typeof value === 'string') return onFile(path, { kind: 'x-file', url: value });
+  if (isPlainObject(value) && Object.hasOwn(value, '$file')) return onFile(path, { kind: 'object', value });
   const branches = node ? (['allOf', 'anyOf', 'oneOf'] as const).flatMap((k) => (Array.isArray(node[k]) ? (node[k] as JsonSchema[]) : [])) : [];
   if (Array.isArray(value)) {
     const items = node?.items;
@@ -72,13 +79,13 @@ function mapFiles(value: unknown, schema: JsonSchema | undefined, path: string[]
   }
   if (isPlainObject(value)) {
     const props = (node?.properties ?? {}) as Record<string, JsonSchema>;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapFiles(v, props[k] ?? branchSchema(branches, 'properties', k), [...path, k], onFile)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapFiles(v, ownSchema(props, k) ?? branchSchema(branches, 'properties', k), [...path, k], onFile)]));
   }
   return value;
 }
 
 /** Each file found becomes a placeholder to rename later; a malformed file value throws. */
-function visit(value: unknown, schema: JsonSchema | undefined, path: string[], out: Array<{ path: string; url: string; name?: string }>): unknown {
+function visit(value: unknown, schema: JsonSchema | undefined, path: KeyPath, out: Found[]): unknown {
   return mapFiles(value, schema, path, (where, file) => {
     if (file.kind === 'x-file') {
       out.push({ path: where, url: file.url });
@@ -86,9 +93,9 @@ function visit(value: unknown, schema: JsonSchema | undefined, path: string[], o
     }
     const { value: ref } = file;
     const extra = Object.keys(ref).filter((k) => !FILE_KEYS.has(k));
-    if (extra.length > 0) throw bad(where, `a {"$file": …} value may have only "$file" and "name", not ${extra.map((k) => JSON.stringify(k)).join(', ')}`);
-    if (typeof ref.$file !== 'string' || ref.$file.trim() === '') throw bad(where, '"$file" must be a non-empty URL string');
-    if (ref.name !== undefined && typeof ref.name !== 'string') throw bad(where, '"name" must be a string');
+    if (extra.length > 0) throw bad(formatPath(where), `a {"$file": …} value may have only "$file" and "name", not ${extra.map((k) => JSON.stringify(k)).join(', ')}`);
+    if (typeof ref.$file !== 'string' || ref.$file.trim() === '') throw bad(formatPath(where), '"$file" must be a non-empty URL string');
+    if (ref.name !== undefined && typeof ref.name !== 'string') throw bad(formatPath(where), '"name" must be a string');
     out.push({ path: where, url: ref.$file.trim(), ...(typeof ref.name === 'string' ? { name: ref.name } : {}) });
     return FILE_MARK;
   });
@@ -113,23 +120,29 @@ export function withShownFileUrls(payload: unknown, schema: JsonSchema | undefin
 function branchSchema(branches: JsonSchema[], kind: 'items' | 'properties', key?: string): JsonSchema | undefined {
   for (const branch of branches) {
     if (typeof branch !== 'object') continue;
-    const sub = kind === 'items' ? branch.items : (branch.properties as Record<string, JsonSchema> | undefined)?.[key!];
+    const sub = kind === 'items' ? branch.items : ownSchema(branch.properties as Record<string, JsonSchema> | undefined, key!);
     if (sub !== undefined && typeof sub === 'object' && !Array.isArray(sub)) return sub as JsonSchema;
   }
   return undefined;
 }
 
+/** A property's schema, read as an own property (a key named `constructor` is a key like any other). */
+function ownSchema(properties: Record<string, JsonSchema> | undefined, key: string): JsonSchema | undefined {
+  return properties && typeof properties === 'object' && Object.hasOwn(properties, key) ? properties[key] : undefined;
+}
+
 const FILE_MARK = Symbol('input file');
 
-function rename(value: unknown, path: string[], names: Map<string, string>): unknown {
-  if (value === FILE_MARK) return { $file: names.get(path.join('.')) };
+function rename(value: unknown, path: KeyPath, names: Map<string, string>): unknown {
+  if (value === FILE_MARK) return { $file: names.get(pathId(path)) };
   if (Array.isArray(value)) return value.map((item, i) => rename(item, [...path, String(i)], names));
   if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rename(v, [...path, k], names)]));
   return value;
 }
 
-function toRef(found: { path: string; url: string; name?: string }, taken: Set<string>): InputFileRef {
-  const { path, url: raw } = found;
+function toRef(found: Found, taken: Set<string>): InputFileRef {
+  const { url: raw } = found;
+  const path = formatPath(found.path);
   let url: URL;
   try {
     url = new URL(raw);

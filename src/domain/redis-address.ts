@@ -9,6 +9,9 @@ import type { RedisOptions } from 'ioredis';
  * - `redis+sentinel://[user:password@]host[:port][,host[:port]…]/primary-name[/db]`
  *   `[?sentinelPassword=…&sentinelUsername=…]`: Redis Sentinel; the credentials are the
  *   primary's, the sentinels' go in the query. Sentinels default to port 26379.
+ * - `rediss+sentinel://…`: the same over TLS, to the sentinels and to the primary (and its
+ *   replicas after a fail-over). Certificates are checked against Node's CAs, to which
+ *   `NODE_EXTRA_CA_CERTS` adds a private one.
  * - `redis+cluster://…`: refused. Redis Cluster is not supported (docs/operations.md#redis).
  *
  * Written by hand: WHATWG URLs cannot hold a comma-separated host list, and ioredis reads no
@@ -17,11 +20,22 @@ import type { RedisOptions } from 'ioredis';
 
 export type RedisAddress =
   | { kind: 'single'; url: string }
-  | { kind: 'sentinel'; sentinels: Array<{ host: string; port: number }>; name: string; db: number; username?: string; password?: string; sentinelUsername?: string; sentinelPassword?: string };
+  | {
+      kind: 'sentinel';
+      /** `rediss+sentinel://`: TLS to the sentinels and to the primary. */
+      tls: boolean;
+      sentinels: Array<{ host: string; port: number }>;
+      name: string;
+      db: number;
+      username?: string;
+      password?: string;
+      sentinelUsername?: string;
+      sentinelPassword?: string;
+    };
 
 const SENTINEL_PORT = 26_379;
 export const CLUSTER_REFUSAL =
-  'Redis Cluster is not supported: the queue keys of one execution span several hash slots. Use one Redis, or Redis Sentinel for fail-over (redis+sentinel://host:26379,host2:26379/primary-name); see docs/operations.md#redis';
+  'Redis Cluster is not supported: the queue keys of one execution span several hash slots. Use one Redis, or Redis Sentinel for fail-over (redis+sentinel://host:26379,host2:26379/primary-name, or rediss+sentinel:// over TLS); see docs/operations.md#redis';
 
 /** Parses `REDIS_URL`; throws an Error whose message says what is wrong. */
 export function parseRedisAddress(raw: string): RedisAddress {
@@ -36,11 +50,12 @@ export function parseRedisAddress(raw: string): RedisAddress {
     return { kind: 'single', url: value };
   }
   if (scheme === 'redis+cluster' || scheme === 'rediss+cluster') throw new Error(CLUSTER_REFUSAL);
-  if (scheme !== 'redis+sentinel') {
-    throw new Error('must be a URL starting with redis://, rediss:// or redis+sentinel:// (docs/configuration.md#redis)');
+  if (scheme !== 'redis+sentinel' && scheme !== 'rediss+sentinel') {
+    throw new Error('must be a URL starting with redis://, rediss://, redis+sentinel:// or rediss+sentinel:// (docs/configuration.md#redis)');
   }
 
-  const rest = value.slice('redis+sentinel://'.length);
+  const tls = scheme === 'rediss+sentinel';
+  const rest = value.slice(`${scheme}://`.length);
   const [beforeQuery = '', query = ''] = splitOnce(rest, '?');
   const slash = beforeQuery.indexOf('/');
   if (slash < 0) throw new Error('a redis+sentinel:// URL names its primary after the hosts: redis+sentinel://host:26379/primary-name');
@@ -64,6 +79,7 @@ export function parseRedisAddress(raw: string): RedisAddress {
   }
   return {
     kind: 'sentinel',
+    tls,
     sentinels: sentinels as Array<{ host: string; port: number }>,
     name,
     db,
@@ -90,6 +106,9 @@ export function redisOptions(raw: string, own: RedisOptions = {}): RedisOptions 
     // Sentinel announces a fail-over on +switch-master: reconnect to the new primary at once
     // instead of waiting for the old one's connection to break.
     failoverDetector: true,
+    // ioredis speaks TLS to the sentinels with `sentinelTLS` (the fail-over watch included), and
+    // to the primary they name with `tls` only when `enableTLSForSentinelMode` says so.
+    ...(address.tls ? { sentinelTLS: {}, tls: {}, enableTLSForSentinelMode: true } : {}),
     ...own,
   };
 }
@@ -104,7 +123,7 @@ export function describeRedisAddress(raw: string): string {
       return u.toString();
     }
     const hosts = address.sentinels.map((s) => `${s.host}:${s.port}`).join(',');
-    return `redis+sentinel://${address.password ? `${address.username ?? ''}:***@` : ''}${hosts}/${address.name}/${address.db}`;
+    return `${address.tls ? 'rediss' : 'redis'}+sentinel://${address.password ? `${address.username ?? ''}:***@` : ''}${hosts}/${address.name}/${address.db}`;
   } catch {
     return '(unparseable url)';
   }

@@ -1,7 +1,8 @@
 import { ExecutionError } from './errors.js';
+import { formatPath, isPrefix, parsePath, pathId, valueAt, withValueAt, type KeyPath } from './key-path.js';
 import type { JsonSchema } from './specification.js';
 import { secretForms, type SecretForms } from './secret-forms.js';
-import { findSecretMarks, pointerParts } from './secret-marks.js';
+import { findSecretMarks, type SecretMark } from './secret-marks.js';
 import { parseTotpSeed, totp, type TotpSeed } from './totp.js';
 
 /**
@@ -16,8 +17,13 @@ import { parseTotpSeed, totp, type TotpSeed } from './totp.js';
 export interface SecretVault {
   /** The input payload with every secret replaced by its `{{path}}` placeholder. */
   readonly maskedPayload: unknown;
-  /** Placeholder paths, e.g. `password`, `login.password`, `cards.0.pin`. */
+  /**
+   * Placeholder paths in their text form (key-path.ts `formatPath`): `password`,
+   * `login.password`, `cards.0.pin`, `totals["U.S. total"]`.
+   */
   readonly paths: readonly string[];
+  /** The same paths as arrays of keys, in the same order. */
+  readonly keyPaths: readonly KeyPath[];
   /** The paths among `paths` whose placeholder types a one-time code (`format: "totp"`). */
   readonly oneTimeCodePaths: readonly string[];
   /**
@@ -35,7 +41,9 @@ export interface SecretVault {
 }
 
 interface SecretEntry {
-  path: string;
+  path: KeyPath;
+  /** `formatPath(path)`: what the placeholder says. */
+  name: string;
   value: string;
   /** Set for a `format: "totp"` seed: reveal computes a code from it. */
   seed?: TotpSeed;
@@ -44,6 +52,11 @@ interface SecretEntry {
 export interface SecretVaultOptions {
   /** Clock of one-time codes (tests); Date.now by default. */
   now?: () => number;
+  /**
+   * The schema's marks on this payload, when they were found already (off the event loop, by
+   * the bounded schema check: docs/secrets.md#bounds); else they are found here.
+   */
+  marks?: readonly SecretMark[];
 }
 
 /**
@@ -58,8 +71,8 @@ export function createSecretVault(
 ): SecretVault {
   const now = options.now ?? Date.now;
   const entries: SecretEntry[] = [];
-  const maskedPayload = schema === undefined ? payload : mask(payload, schema, entries);
-  const byPath = new Map(entries.map((e) => [e.path, e]));
+  const maskedPayload = schema === undefined ? payload : mask(payload, options.marks ?? findSecretMarks(payload, schema), entries);
+  const byPath = new Map(entries.map((e) => [pathId(e.path), e]));
   const redactions: Array<{ value: string; placeholder: string; forms: SecretForms }> = [];
   const addRedaction = (value: string, placeholder: string): void => {
     if (value.trim().length === 0 || redactions.some((r) => r.value === value)) return;
@@ -68,9 +81,9 @@ export function createSecretVault(
     redactions.sort((a, b) => b.value.length - a.value.length);
   };
   for (const e of entries) {
-    addRedaction(e.value, `{{${e.path}}}`);
+    addRedaction(e.value, placeholder(e.path));
     // The seed also appears as its bare secret (in an otpauth URI, or spaced out in groups).
-    if (e.seed) addRedaction(e.seed.base32, `{{${e.path}}}`);
+    if (e.seed) addRedaction(e.seed.base32, placeholder(e.path));
   }
   for (const value of extraSecrets) if (value.length >= 4) addRedaction(value, '[REDACTED]');
 
@@ -78,7 +91,7 @@ export function createSecretVault(
     if (!entry.seed) return entry.value;
     const code = totp(entry.seed, now());
     // A page that echoes the code ("code 123456 accepted") must not carry it into logs.
-    addRedaction(code, `{{${entry.path}}}`);
+    addRedaction(code, placeholder(entry.path));
     return code;
   };
 
@@ -91,11 +104,13 @@ export function createSecretVault(
 
   return {
     maskedPayload,
-    paths: entries.map((e) => e.path),
-    oneTimeCodePaths: entries.filter((e) => e.seed).map((e) => e.path),
+    paths: entries.map((e) => e.name),
+    keyPaths: entries.map((e) => e.path),
+    oneTimeCodePaths: entries.filter((e) => e.seed).map((e) => e.name),
     reveal: (text) =>
-      text.replace(/\{\{\s*([A-Za-z0-9_.\-[\]]+)\s*\}\}/g, (whole, path: string) => {
-        const entry = byPath.get(normalisePath(path));
+      text.replace(PLACEHOLDER, (whole, inner: string) => {
+        const path = parsePath(inner);
+        const entry = path && byPath.get(pathId(path));
         return entry ? revealOne(entry) : whole;
       }),
     redact,
@@ -103,53 +118,41 @@ export function createSecretVault(
   };
 }
 
-function normalisePath(path: string): string {
-  return path.replace(/\[(\d+)\]/g, '.$1');
+/** The placeholder of a secret: `{{` + its path's text form + `}}`. */
+export function placeholder(path: KeyPath): string {
+  return `{{${formatPath(path)}}}`;
 }
 
-/** Each value the schema marks secret, replaced by its placeholder in a copy of the payload. */
-function mask(payload: unknown, schema: JsonSchema, out: SecretEntry[]): unknown {
+/**
+ * A placeholder as the model may write it: `{{login.password}}`, `{{ cards[0].pin }}`,
+ * `{{totals["U.S. total"]}}` (a quoted key may hold any character, `}}` included). Each
+ * alternative starts on a different character, so a scan never backtracks into itself.
+ */
+const PLACEHOLDER = /\{\{(\s*(?:[A-Za-z0-9_.-]|\[(?:\d+|"(?:[^"\\]|\\.)*")\])+\s*)\}\}/g;
+
+/** Each value the marks name, replaced by its placeholder in a copy of the payload. */
+function mask(payload: unknown, marks: readonly SecretMark[], out: SecretEntry[]): unknown {
   // Outermost marks first: a marked object is one secret, its marked members are inside it.
-  const marks = findSecretMarks(payload, schema).sort((a, b) => pointerParts(a.pointer).length - pointerParts(b.pointer).length);
+  const ordered = [...marks].sort((a, b) => a.path.length - b.path.length);
   let masked = payload;
-  const taken: string[][] = [];
-  for (const mark of marks) {
-    const parts = pointerParts(mark.pointer);
-    if (taken.some((outer) => outer.every((part, i) => parts[i] === part))) continue;
-    const value = valueAt(payload, parts);
+  const taken: KeyPath[] = [];
+  for (const mark of ordered) {
+    const { path } = mark;
+    if (taken.some((outer) => isPrefix(outer, path))) continue;
+    const value = valueAt(payload, path);
     if (value === undefined || value === null) continue;
-    taken.push(parts);
-    const key = parts.join('.');
-    const entry: SecretEntry = { path: key, value: typeof value === 'string' ? value : JSON.stringify(value) };
+    taken.push(path);
+    const name = formatPath(path);
+    const entry: SecretEntry = { path, name, value: typeof value === 'string' ? value : JSON.stringify(value) };
     if (mark.totp) {
       const parsed = parseTotpSeed(value);
-      if (!parsed.ok) throw new ExecutionError('invalid_input', `input ${key || '(root)'} is not a usable TOTP seed: ${parsed.reason}`);
+      if (!parsed.ok) throw new ExecutionError('invalid_input', `input ${name || '(root)'} is not a usable TOTP seed: ${parsed.reason}`);
       entry.seed = parsed.seed;
     }
     out.push(entry);
-    masked = withValueAt(masked, parts, `{{${key}}}`);
+    masked = withValueAt(masked, path, placeholder(path));
   }
   return masked;
-}
-
-function valueAt(root: unknown, parts: readonly string[]): unknown {
-  let node = root;
-  for (const part of parts) node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
-  return node;
-}
-
-/** A copy of `root` with the value at `parts` replaced (containers along the path copied). */
-function withValueAt(root: unknown, parts: readonly string[], value: unknown): unknown {
-  if (parts.length === 0) return value;
-  const [head, ...rest] = parts as [string, ...string[]];
-  if (Array.isArray(root)) {
-    const copy = [...root];
-    copy[Number(head)] = withValueAt(copy[Number(head)], rest, value);
-    return copy;
-  }
-  const copy: Record<string, unknown> = { ...(root as Record<string, unknown>) };
-  Object.defineProperty(copy, head, { value: withValueAt(copy[head], rest, value), enumerable: true, writable: true, configurable: true });
-  return copy;
 }
 
 /** A copy of a JSON value with `fn` applied to every string, keys included. */

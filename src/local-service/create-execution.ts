@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { isPrefix, type KeyPath } from '../domain/key-path.js';
+import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { withShownFileUrls } from '../domain/input-files.js';
 import { createSecretVault } from '../domain/secrets.js';
 import type { JsonSchema } from '../domain/specification.js';
 import type { Logger } from '../telemetry/types.js';
+import { markSecrets } from './default-input.js';
 import { HttpError, unprocessable } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
 import type { ExecutionRow, Store, VersionRow, WorkflowRow } from './store.js';
@@ -19,6 +22,8 @@ export interface CreateExecutionDeps {
   store: Store;
   queue: JobQueue;
   logger: Logger;
+  /** PROFILE_KEYS: open the sealed secrets of versions' default inputs (default-input.ts). */
+  inputKeys?: ProfileKeyring;
 }
 
 export interface CreateExecutionInput {
@@ -28,6 +33,8 @@ export interface CreateExecutionInput {
   trigger: ExecutionRow['trigger'];
   /** Given by a schedule's tick, so that a tick processed twice makes one execution. */
   executionId?: string;
+  /** Where the input has secrets besides what the schema marks: a default input's (default-input.ts). */
+  secretPaths?: readonly KeyPath[];
 }
 
 export async function createExecution(deps: CreateExecutionDeps, input: CreateExecutionInput): Promise<ExecutionRow> {
@@ -42,7 +49,13 @@ export async function createExecution(deps: CreateExecutionDeps, input: CreateEx
       },
     ]);
   }
-  validateInputPayload(version.specification.payloadSchema, inputPayload);
+  const schemaMarks = await validateInputPayload(version.specification.payloadSchema, inputPayload);
+  // A default input's secrets that the schema no longer marks stay secret: the job's
+  // specification marks them too (an annotation: it accepts what it accepted), so the run keeps them.
+  const unmarked = (input.secretPaths ?? []).filter((path) => !schemaMarks.some((mark) => isPrefix(mark.path, path)));
+  const specification = markSecrets(version.specification, unmarked);
+  const schema = specification.payloadSchema as JsonSchema | undefined;
+  const marks = [...schemaMarks, ...unmarked.map((path) => ({ path, totp: false }))];
 
   const now = new Date().toISOString();
   const execution: ExecutionRow = {
@@ -56,14 +69,9 @@ export async function createExecution(deps: CreateExecutionDeps, input: CreateEx
     status: 'queued',
     trigger: input.trigger,
     // Secret fields (writeOnly / x-secret) are never stored or shown: only the queued job
-    // carries their values, for the worker to type.
-    // Secret fields (writeOnly / x-secret) are never stored or shown: only the queued job
     // carries their values, for the worker to type. Input files' URLs are stored without
     // their query (pre-signed signatures) and credentials.
-    input_payload: withShownFileUrls(
-      createSecretVault(inputPayload, version.specification.payloadSchema as JsonSchema | undefined).maskedPayload,
-      version.specification.payloadSchema as JsonSchema | undefined,
-    ),
+    input_payload: withShownFileUrls(createSecretVault(inputPayload, schema, [], { marks }).maskedPayload, schema),
     duration_ms: null,
     n_steps: 0,
     n_agent_actions: 0,
@@ -83,7 +91,7 @@ export async function createExecution(deps: CreateExecutionDeps, input: CreateEx
       workflowId: workflow.workflow_uuid,
       workflowVersionId: version.workflow_version_uuid,
       inputPayload,
-      specification: version.specification,
+      specification,
     });
   } catch (error) {
     const message = `could not enqueue the execution: ${error instanceof Error ? error.message : String(error)}`;

@@ -3,7 +3,7 @@ import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { createExecution, type CreateExecutionDeps } from './create-execution.js';
 import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionView } from './store.js';
-import { defaultInput } from './version-triggers.js';
+import { defaultRunInput } from './default-input.js';
 import { redisOptions } from '../domain/redis-address.js';
 
 /**
@@ -102,7 +102,8 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
     // One id per tick: a tick processed again (its process died half-way) finds its execution.
     const executionId = tickExecutionId(opts.queuePrefix, name, job.id ?? `${workflowId}:${job.timestamp}`);
     if (await store.getExecution(executionId)) return { executionId };
-    const execution = await createExecution(opts, { workflow, version, inputPayload: defaultInput(version), trigger: 'schedule', executionId });
+    const input = defaultRunInput(version, opts.inputKeys);
+    const execution = await createExecution(opts, { workflow, version, inputPayload: input.payload, secretPaths: input.secretPaths, trigger: 'schedule', executionId });
     return { executionId: execution.execution_uuid };
   }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import { Redis } from 'ioredis';
+import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { describeRedisAddress, redisOptions } from '../domain/redis-address.js';
 import type { Logger } from '../telemetry/types.js';
 import { accessCheck, KEY_OR_SESSION, PUBLIC } from './access.js';
@@ -66,6 +67,11 @@ export interface LocalServerOptions {
   profiles?: ProfileDirectory;
   /** Test-only: schedules may fire every second, not at most once a minute (docs/api.md#triggers). */
   allowEverySecond?: boolean;
+  /**
+   * PROFILE_KEYS: the secrets of versions' default inputs are stored sealed with them
+   * (docs/secrets.md#at-rest); without, a default input with secrets is refused.
+   */
+  inputKeys?: ProfileKeyring;
 }
 
 export interface LocalServer {
@@ -104,7 +110,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   let baseUrl = '';
 
   const { app, routes } = createApp(log);
-  const schedules = createSchedules({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, store, queue, logger: log });
+  const schedules = createSchedules({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, store, queue, logger: log, ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -170,7 +176,7 @@ async function addRoutes(app: FastifyInstance, { auth, apiKeys, store, queue, li
   // The OpenAPI document is made from the routes' schemas (openapi.ts); it must see them added.
   for (const schema of [...namedRequestSchemas(), ...Object.entries(responseSchemas).map(([name, schema]) => ({ $id: name, ...schema }))]) app.addSchema(schema);
   await app.register(fastifySwagger, swaggerOptions);
-  addWorkflowRoutes(app, { store, queue, logger: log, schedules, allowEverySecond: opts.allowEverySecond ?? false });
+  addWorkflowRoutes(app, { store, queue, logger: log, schedules, allowEverySecond: opts.allowEverySecond ?? false, ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
   addPublishRoutes(app, { store, schedules, logger: log });
   addExecutionRoutes(app, { store, logger: log });
   addHumanRoutes(app, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix, logger: log });

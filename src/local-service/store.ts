@@ -39,8 +39,16 @@ export interface VersionTrigger {
   trigger_type: 'manual' | 'schedule';
   /** The cron expression of a `schedule` version; null for `manual`. */
   schedule_expression: string | null;
-  /** Free-form; `inputPayload` in it is the version's default input. */
+  /**
+   * Free-form; `inputPayload` in it is the version's default input, stored with each secret as
+   * its placeholder (default-input.ts).
+   */
   configuration: Record<string, unknown>;
+  /**
+   * The default input's secret values, sealed with PROFILE_KEYS (default-input.ts); null when it
+   * has none. Absent on versions stored before secrets were kept apart. Never answered.
+   */
+  input_secrets?: string | null;
 }
 
 export interface VersionRow extends VersionTrigger {

@@ -1,7 +1,9 @@
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { checkAllowEntry } from '../domain/allow-list.js';
-import { compileRawSchema, createSchemaAjv } from '../domain/json-schema.js';
+import { createSchemaAjv } from '../domain/json-schema.js';
+import { depthProblem, sharedSchemaChecker } from '../domain/schema-check.js';
+import type { SecretMark } from '../domain/secret-marks.js';
 import { camelCaseFields, specificationJsonSchema, type JsonSchema, type Specification } from '../domain/specification.js';
 import { KEY_NAME } from './api-keys.js';
 import { isObject, issuesFromAjv, unprocessable } from './http-errors.js';
@@ -193,33 +195,36 @@ export function normaliseWorkflowBody(body: unknown): unknown {
   return isObject(body) ? camelCaseTriggerFields(camelCaseFields(body)) : body;
 }
 
-/** Throws 422 when a schema given in a workflow cannot be compiled. */
-export function checkSchemaCompiles(schema: unknown, loc: (string | number)[]): void {
+/** Throws 422 when a schema given in a workflow cannot be compiled (compiled off the event loop: docs/secrets.md#bounds). */
+export async function checkSchemaCompiles(schema: unknown, loc: (string | number)[]): Promise<void> {
   if (schema === undefined || schema === null) return;
-  try {
-    compilePayloadSchema(schema);
-  } catch (error) {
-    throw unprocessable([{ loc, msg: `not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, type: 'schema_invalid' }]);
+  const compiled = await sharedSchemaChecker().compile(schema as JsonSchema);
+  if (!compiled.ok) throw unprocessable([{ loc, msg: `not a valid JSON Schema: ${compiled.reason}`, type: 'schema_invalid' }]);
+}
+
+/**
+ * Validates `inputPayload` against a version's payload schema, off the event loop and within a
+ * time budget (docs/secrets.md#bounds); throws 422 on failure. Answers the schema's secret marks
+ * on the payload, found by the same check (none without a schema).
+ */
+export async function validateInputPayload(schema: unknown, payload: unknown, loc: (string | number)[] = ['body', 'inputPayload']): Promise<readonly SecretMark[]> {
+  if (schema === undefined || schema === null) {
+    const deep = depthProblem(payload);
+    if (deep) throw unprocessable([{ loc, msg: `the input is refused: ${deep}`, type: 'input_too_deep' }]);
+    return [];
+  }
+  const checked = await sharedSchemaChecker().check(schema as JsonSchema, payload, { marks: true });
+  switch (checked.kind) {
+    case 'checked':
+      if (!checked.valid) throw unprocessable(issuesFromAjv(checked.errors, loc));
+      return checked.marks ?? [];
+    case 'too_deep':
+      throw unprocessable([{ loc, msg: `the input is refused: ${checked.reason}`, type: 'input_too_deep' }]);
+    case 'too_slow':
+      throw unprocessable([{ loc, msg: `the input is refused: ${checked.reason} against the payload schema`, type: 'validation_too_slow' }]);
+    case 'invalid_schema':
+      throw unprocessable([{ loc, msg: `the payload schema is not a valid JSON Schema: ${checked.reason}`, type: 'schema_invalid' }]);
+    case 'failed':
+      throw unprocessable([{ loc, msg: `the input could not be checked: ${checked.reason}`, type: 'validation_failed' }]);
   }
 }
-
-const payloadValidators = new Map<string, ValidateFunction>();
-
-function compilePayloadSchema(schema: unknown): ValidateFunction {
-  const cacheKey = JSON.stringify(schema);
-  const cached = payloadValidators.get(cacheKey);
-  if (cached) return cached;
-  const validate = compileRawSchema(schema as JsonSchema);
-  // A small cache: a local API sees few distinct schemas, and each compile builds code.
-  if (payloadValidators.size > 100) payloadValidators.clear();
-  payloadValidators.set(cacheKey, validate);
-  return validate;
-}
-
-/** Validates `inputPayload` against a version's payload schema; throws 422 on failure. */
-export function validateInputPayload(schema: unknown, payload: unknown, loc: (string | number)[] = ['body', 'inputPayload']): void {
-  if (schema === undefined || schema === null) return;
-  const validate = compilePayloadSchema(schema);
-  if (!validate(payload)) throw unprocessable(issuesFromAjv(validate.errors ?? [], loc));
-}
-

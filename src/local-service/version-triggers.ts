@@ -1,5 +1,9 @@
+import type { ProfileKeyring } from '../domain/profile-crypto.js';
+import type { KeyPath } from '../domain/key-path.js';
+import { findSecretMarks, type SecretMark } from '../domain/secret-marks.js';
 import { createSecretVault } from '../domain/secrets.js';
 import { camelCaseFields, type JsonSchema } from '../domain/specification.js';
+import { keepShownSecrets, revealDefaultInput, sealDefaultInput, secretPathsOf, storedDefaultInput } from './default-input.js';
 import { isObject, unprocessable, type ValidationIssue } from './http-errors.js';
 import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionTrigger, VersionView } from './store.js';
@@ -56,24 +60,21 @@ export const camelCaseTriggerFields = (body: Record<string, unknown>): Record<st
 
 export const TRIGGER_FIELDS = Object.keys(triggerProperties);
 
-/** The version's default input: `configuration.inputPayload`, else null. */
-export function defaultInput(version: Pick<VersionTrigger, 'configuration'>): unknown {
-  return isObject(version.configuration) && 'inputPayload' in version.configuration ? version.configuration.inputPayload : null;
-}
-
 /**
  * The trigger of a new version: what the (validated) body gives, else what `base` (the current
  * version, on an edit) had, else a published manual version. A new version is published unless
  * the body asks for a draft. Throws 422 naming each faulty field.
  *
- * `checkInput(payload, loc)` validates a default input against the new version's payload schema.
+ * `checkInput(payload, loc)` validates a default input against the new version's payload schema
+ * and answers the schema's secret marks on it. The default input is stored masked, its secrets
+ * sealed (default-input.ts): those the schema marks, and those of the base's default input.
  */
-export function resolveTrigger(
+export async function resolveTrigger(
   body: Record<string, unknown>,
-  base: VersionTrigger | undefined,
-  checkInput: (payload: unknown, loc: (string | number)[]) => void,
-  opts: { allowEverySecond: boolean },
-): VersionTrigger {
+  base: (VersionTrigger & { specification?: Record<string, unknown> }) | undefined,
+  checkInput: (payload: unknown, loc: (string | number)[]) => Promise<readonly SecretMark[]>,
+  opts: { allowEverySecond: boolean; inputKeys?: ProfileKeyring },
+): Promise<VersionTrigger> {
   const triggerType = (body.triggerType as VersionTrigger['trigger_type'] | undefined) ?? base?.trigger_type ?? 'manual';
   const issues: ValidationIssue[] = [];
   let expression: string | null;
@@ -90,19 +91,47 @@ export function resolveTrigger(
       if (!parsed.ok) issues.push({ loc: ['body', 'scheduleExpression'], msg: parsed.msg, type: parsed.type });
     }
   }
-  const configuration = 'configuration' in body ? ((body.configuration as Record<string, unknown> | null) ?? {}) : (base?.configuration ?? {});
+  const given = 'configuration' in body;
+  let configuration = given ? ((body.configuration as Record<string, unknown> | null) ?? {}) : (base?.configuration ?? {});
   if (issues.length > 0) throw unprocessable(issues);
 
+  const hasInput = storedDefaultInput({ configuration }).has;
+  // The clear default input: the body's (a placeholder the base showed standing for its secret),
+  // or the base's own, its secrets opened.
+  const payload = !hasInput ? null : given ? keepShownSecrets(configuration.inputPayload, base, opts.inputKeys) : revealDefaultInput(base!, opts.inputKeys);
   // A default input, or the input a scheduled run would get (null), must pass the payload
   // schema now: a schedule whose every run would be refused is refused when it is saved.
-  if ('inputPayload' in configuration || triggerType === 'schedule') checkInput(defaultInput({ configuration }), ['body', 'configuration', 'inputPayload']);
-  return { status: (body.status as VersionTrigger['status'] | undefined) ?? 'published', trigger_type: triggerType, schedule_expression: expression, configuration };
+  let inputSecrets: string | null = null;
+  if (hasInput || triggerType === 'schedule') {
+    const marks = await checkInput(payload, ['body', 'configuration', 'inputPayload']);
+    if (hasInput) {
+      const carried = base ? carriedSecretPaths(base) : [];
+      const stored = sealDefaultInput(payload, [...marks.map((m) => m.path), ...carried], opts.inputKeys);
+      configuration = { ...configuration, inputPayload: stored.masked };
+      inputSecrets = stored.sealed;
+    }
+  }
+  return { status: (body.status as VersionTrigger['status'] | undefined) ?? 'published', trigger_type: triggerType, schedule_expression: expression, configuration, input_secrets: inputSecrets };
 }
 
-/** A version as answered: secret fields of its default input masked, and when it runs next. */
-export function presentVersion<V extends VersionView>(version: V, nextRunAt: string | null): V & { next_run_at: string | null } {
+/** Where the base's default input has secrets: its placeholders; for a version stored before secrets were kept apart, its schema's marks. */
+function carriedSecretPaths(base: VersionTrigger & { specification?: Record<string, unknown> }): KeyPath[] {
+  const stored = storedDefaultInput(base);
+  if (!stored.has) return [];
+  if ('input_secrets' in base) return secretPathsOf(stored.masked);
+  const schema = base.specification?.payloadSchema as JsonSchema | undefined;
+  return schema === undefined ? [] : findSecretMarks(stored.masked, schema).map((m) => m.path);
+}
+
+/**
+ * A version as answered: its default input as stored (secrets as placeholders), without the
+ * sealed secrets, and when it runs next. A version stored before secrets were kept apart holds
+ * its default input in clear: it is masked here under the version's payload schema.
+ */
+export function presentVersion<V extends VersionView>(version: V, nextRunAt: string | null): Omit<V, 'input_secrets'> & { next_run_at: string | null } {
+  const { input_secrets: _sealed, ...shown } = version;
   const { configuration } = version;
-  if (!isObject(configuration) || !('inputPayload' in configuration)) return { ...version, next_run_at: nextRunAt };
+  if ('input_secrets' in version || !isObject(configuration) || !('inputPayload' in configuration)) return { ...shown, next_run_at: nextRunAt };
   let inputPayload: unknown;
   try {
     inputPayload = createSecretVault(configuration.inputPayload, version.specification.payloadSchema as JsonSchema | undefined).maskedPayload;
@@ -110,5 +139,5 @@ export function presentVersion<V extends VersionView>(version: V, nextRunAt: str
     // A secret that cannot be read (a malformed one-time-code seed) is not shown at all.
     inputPayload = '[REDACTED]';
   }
-  return { ...version, configuration: { ...configuration, inputPayload }, next_run_at: nextRunAt };
+  return { ...shown, configuration: { ...configuration, inputPayload }, next_run_at: nextRunAt };
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { optionalBody } from './app.js';
 import type { Logger } from '../telemetry/types.js';
 import { createExecution } from './create-execution.js';
@@ -8,7 +9,8 @@ import { answer, commonErrors, notFoundAnswer, pathParams, ref, unavailableAnswe
 import type { Schedules } from './schedules.js';
 import type { Store, VersionView, WorkflowRow } from './store.js';
 import { SPECIFICATION_FIELDS, checkSchemaCompiles, normaliseWorkflowBody, pageQuery, validateInputPayload } from './validation.js';
-import { TRIGGER_FIELDS, defaultInput, presentVersion, resolveTrigger } from './version-triggers.js';
+import { TRIGGER_FIELDS, presentVersion, resolveTrigger } from './version-triggers.js';
+import { defaultRunInput } from './default-input.js';
 import { KEY_OR_SESSION } from './access.js';
 
 /**
@@ -24,6 +26,8 @@ export interface RouteDeps {
   schedules: Schedules;
   /** Test-only: schedules may fire every second (docs/api.md#triggers). */
   allowEverySecond: boolean;
+  /** PROFILE_KEYS: seal the secrets of versions' default inputs (default-input.ts); none refuses a default input with secrets. */
+  inputKeys?: ProfileKeyring;
 }
 
 /** A workflow as the API answers it: its fields and its current version. */
@@ -52,7 +56,7 @@ const normalise = async (request: FastifyRequest): Promise<void> => {
 
 export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { store, queue, logger, schedules } = deps;
-  const triggerOpts = { allowEverySecond: deps.allowEverySecond };
+  const triggerOpts = { allowEverySecond: deps.allowEverySecond, ...(deps.inputKeys ? { inputKeys: deps.inputKeys } : {}) };
   const view = (row: WorkflowRow) => workflowView(deps, row);
 
   app.get('/api/workflows', {
@@ -70,10 +74,10 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
     schema: { summary: 'Create a workflow and publish version 1', body: ref('WorkflowCreate'), response: { 201: answer('The workflow with its current version (1).', ref('Workflow')), ...commonErrors } },
   }, async (request, reply) => {
     const body = request.body as Record<string, unknown>;
-    checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
-    checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
+    await checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
+    await checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
     const specification = pickSpecification(body);
-    const trigger = resolveTrigger(body, undefined, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), triggerOpts);
+    const trigger = await resolveTrigger(body, undefined, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), triggerOpts);
     const name = typeof body.name === 'string' ? body.name : defaultName(String(body.prompt));
     const row = await store.createWorkflow({ name, description: typeof body.description === 'string' ? body.description : '', specification, trigger });
     await schedules.sync(row.workflow_uuid);
@@ -105,8 +109,8 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const body = request.body as Record<string, unknown>;
     const edited = Object.keys(body).filter((k) => k === 'name' || k === 'description' || (SPECIFICATION_FIELDS as readonly string[]).includes(k) || TRIGGER_FIELDS.includes(k));
     if (edited.length === 0) throw unprocessable([{ loc: ['body'], msg: 'no editable field given', type: 'missing' }]);
-    checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
-    checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
+    await checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
+    await checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
     const current = await store.currentVersion(id);
     if (!current) throw notFound(['path', 'id'], 'workflow');
     const specification: Record<string, unknown> = { ...current.specification };
@@ -115,7 +119,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
       if (body[field] === null) delete specification[field];
       else specification[field] = body[field];
     }
-    const trigger = resolveTrigger(body, current, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), triggerOpts);
+    const trigger = await resolveTrigger(body, current, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), triggerOpts);
     const changes: Parameters<Store['updateWorkflow']>[1] = { specification, trigger };
     if (typeof body.name === 'string') changes.name = body.name;
     if (typeof body.description === 'string') changes.description = body.description;
@@ -199,9 +203,9 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const workflow = await store.getWorkflow(id);
     const version = workflow ? await store.currentVersion(id) : undefined;
     if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
-    // Without inputPayload the version's default input is used (null when it has none).
-    const inputPayload = 'inputPayload' in body ? body.inputPayload : defaultInput(version);
-    const execution = await createExecution(deps, { workflow, version, inputPayload, trigger: 'manual' });
+    // Without inputPayload the version's default input is used (null when it has none), its secrets too.
+    const input = 'inputPayload' in body ? { payload: body.inputPayload, secretPaths: [] } : defaultRunInput(version, deps.inputKeys);
+    const execution = await createExecution(deps, { workflow, version, inputPayload: input.payload, secretPaths: input.secretPaths, trigger: 'manual' });
     return reply.code(201).send(execution);
   });
 }

@@ -95,7 +95,7 @@ export async function checkFinalPage(deps: FinalCheckDeps, input: AgentInput, re
   // The reason goes inside a sentence of the hand-over: its own full stop is dropped.
   if (!verdict.matches) return { ok: false, why: `the final check found that the page does not show the task done with this input: ${(report.reason ?? '').replace(/[\s.]+$/, '')}`, report };
   const output = verdict.output ?? null;
-  const valid = input.validateOutput?.(output);
+  const valid = await input.validateOutput?.(output);
   if (valid && !valid.ok) return { ok: false, why: `the output read in the final check does not match the output schema: ${valid.errors}`, report };
   return { ok: true, output, report };
 }

@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { ExecutionError, errorFromSignal, toExecutionError } from '../domain/errors.js';
 import { findInputFiles, type InputFile } from '../domain/input-files.js';
-import { compileSchema, type SchemaValidator } from '../domain/json-schema.js';
+import type { SchemaValidator } from '../domain/json-schema.js';
+import { depthProblem, sharedSchemaChecker, type CheckOutcome } from '../domain/schema-check.js';
+import type { SecretMark } from '../domain/secret-marks.js';
 import { createSecretVault } from '../domain/secrets.js';
 import { parseSpecification, type Specification } from '../domain/specification.js';
 import type { ActionSpaceChoice } from '../toolset/types.js';
@@ -46,16 +48,23 @@ export async function prepare(ctx: ExecutionContext): Promise<PrepareResult> {
     const modelId = spec.model ?? deps.settings.defaultModel;
     const chosen = deps.chooseActionSpace(modelId, spec.toolset);
     if (!chosen.ok) throw new ExecutionError('invalid_specification', `toolset: ${chosen.reason}`);
-    const validateOutput = spec.outputSchema === undefined ? undefined : compileOrReject(spec.outputSchema, 'outputSchema');
+    const validateOutput = spec.outputSchema === undefined ? undefined : await outputValidator(spec.outputSchema);
+    // Checked off the event loop, within a time budget (docs/secrets.md#bounds); the schema's
+    // secret marks on the input come from the same check.
+    const deep = depthProblem(resolved.inputPayload ?? null);
+    if (deep) throw new ExecutionError('invalid_input', `the input payload is refused: ${deep}`);
+    let marks: readonly SecretMark[] | undefined;
     if (spec.payloadSchema !== undefined) {
-      const check = compileOrReject(spec.payloadSchema, 'payloadSchema')(resolved.inputPayload ?? null);
-      if (!check.ok) throw new ExecutionError('invalid_input', `the input payload does not match the payload schema: ${check.errors}`);
+      const checked = await sharedSchemaChecker().check(spec.payloadSchema, resolved.inputPayload ?? null, { marks: true });
+      if (checked.kind !== 'checked') throw checkFailure(checked, 'payloadSchema', 'the input payload');
+      if (!checked.valid) throw new ExecutionError('invalid_input', `the input payload does not match the payload schema: ${checked.text}`);
+      marks = checked.marks;
     }
     // Input files are shown to the model by name; their URLs and local paths never are.
     const files = findInputFiles(resolved.inputPayload, spec.payloadSchema);
     if (spec.profile !== undefined) profile = await RunProfile.load(deps.profiles, spec.profile, events, ctx.log, signal);
     // A value of a saved profile that a page shows is redacted like any secret.
-    ctx.secrets.vault = createSecretVault(files.payload, spec.payloadSchema, [...deps.settings.secrets, ...(profile?.secrets() ?? [])]);
+    ctx.secrets.vault = createSecretVault(files.payload, spec.payloadSchema, [...deps.settings.secrets, ...(profile?.secrets() ?? [])], marks ? { marks } : {});
     const inputFiles = await stageInputFiles({ refs: files.files, deps, allowedDomains: spec.allowedDomains, dir: path.join(ctx.workDir, 'inputs'), events, signal });
     const versionId = resolved.workflowVersionId ?? job.workflowVersionId;
     return {
@@ -71,10 +80,22 @@ export async function prepare(ctx: ExecutionContext): Promise<PrepareResult> {
   }
 }
 
-function compileOrReject(schema: Specification['payloadSchema'], field: string): SchemaValidator {
-  try {
-    return compileSchema(schema!);
-  } catch (error) {
-    throw new ExecutionError('invalid_specification', `${field} is not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`);
-  }
+/** The output schema's check, off the event loop like the input's; a schema that does not compile is refused now. */
+async function outputValidator(schema: NonNullable<Specification['outputSchema']>): Promise<SchemaValidator> {
+  const checker = sharedSchemaChecker();
+  const compiled = await checker.compile(schema);
+  if (!compiled.ok) throw new ExecutionError('invalid_specification', `outputSchema is not a valid JSON Schema: ${compiled.reason}`);
+  return async (value) => {
+    const checked = await checker.check(schema, value);
+    if (checked.kind === 'checked') return checked.valid ? { ok: true } : { ok: false, errors: checked.text };
+    return { ok: false, errors: `the output is refused: ${checked.reason}` };
+  };
+}
+
+/** A check that did not come to a verdict, as the execution's error. */
+function checkFailure(outcome: Exclude<CheckOutcome, { kind: 'checked' }>, field: string, what: string): ExecutionError {
+  if (outcome.kind === 'invalid_schema') return new ExecutionError('invalid_specification', `${field} is not a valid JSON Schema: ${outcome.reason}`);
+  if (outcome.kind === 'failed' && outcome.code === 'invalid_specification') return new ExecutionError('invalid_specification', `${field}: ${outcome.reason}`);
+  if (outcome.kind === 'failed') return new ExecutionError('internal', `${what} could not be checked: ${outcome.reason}`);
+  return new ExecutionError('invalid_input', `${what} is refused: ${outcome.reason}`);
 }

@@ -1,6 +1,7 @@
 import type { BrowserSession, StorageState } from '../browser/types.js';
 import { ExecutionError } from '../domain/errors.js';
 import { openProfile, readProfileHeader, sealProfile, type ProfileKeyring } from '../domain/profile-crypto.js';
+import { profileSecrets } from '../domain/profile-secrets.js';
 import type { ProfileStore } from '../storage/types.js';
 import type { EventSink, Logger } from '../telemetry/types.js';
 
@@ -33,9 +34,6 @@ export interface ProfileReport {
   stale: boolean;
 }
 
-/** Values shorter than this are not redacted as profile secrets: `1`, `true`, `en-GB` would blank out ordinary text. */
-const MIN_REDACTED_VALUE = 8;
-
 export class RunProfile {
   readonly report: ProfileReport;
 
@@ -50,11 +48,9 @@ export class RunProfile {
     this.report = { id, loaded: state !== undefined, saved: false, cookies: state?.cookies.length ?? 0, origins: state?.origins.length ?? 0, stale: false };
   }
 
-  /** The state's values long enough to be told apart from ordinary text: redacted wherever they would show. */
+  /** The state's values long enough to be told apart from ordinary text, and the tokens inside them: redacted wherever they would show. */
   secrets(): string[] {
-    if (!this.state) return [];
-    const values = [...this.state.cookies.map((c) => c.value), ...this.state.origins.flatMap((o) => o.localStorage.map((e) => e.value))];
-    return values.filter((v) => v.length >= MIN_REDACTED_VALUE);
+    return this.state ? profileSecrets(this.state) : [];
   }
 
   /** The session options that put the state in and watch the sign-in. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
+import type { ProfileKeyring } from '../../src/domain/profile-crypto.js';
 import type { PublicHost } from '../../src/local-service/host-guard.js';
 import type { ProfileDirectory } from '../../src/local-service/profile-routes.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
@@ -36,11 +37,11 @@ export const silentLogger: Logger = {
   child: () => silentLogger,
 };
 
-export async function startHarness(opts: { artifactsDir?: string; redis?: TestRedis; profiles?: ProfileDirectory; publicHosts?: PublicHost[] } = {}): Promise<Harness> {
+export async function startHarness(opts: { artifactsDir?: string; redis?: TestRedis; profiles?: ProfileDirectory; publicHosts?: PublicHost[]; inputKeys?: ProfileKeyring } = {}): Promise<Harness> {
   const redis = opts.redis ?? (await startRedis());
   const queueName = `executions-${randomUUID().slice(0, 8)}`;
   const keyPrefix = `{api-${randomUUID().slice(0, 8)}}:`;
-  const serverOptions = { port: 0, apiKeys: ['other-key', API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', keyPrefix, artifactsDir: opts.artifactsDir, logger: silentLogger, ...(opts.profiles ? { profiles: opts.profiles } : {}), ...(opts.publicHosts ? { publicHosts: opts.publicHosts } : {}) };
+  const serverOptions = { port: 0, apiKeys: ['other-key', API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', keyPrefix, artifactsDir: opts.artifactsDir, logger: silentLogger, ...(opts.profiles ? { profiles: opts.profiles } : {}), ...(opts.publicHosts ? { publicHosts: opts.publicHosts } : {}), ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) };
   let server: LocalServer | undefined;
   let queue: Queue | undefined;
   try {

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../../src/local-service/app.js';
 import { compileSchema } from '../../src/domain/json-schema.js';
-import { startHarness, type Harness } from './local-api-harness.js';
+import { hostileBodies } from '../support/hostile-schemas.js';
+import { API_KEY, startHarness, type Harness } from './local-api-harness.js';
 
 /**
  * A payload schema's pattern cannot stall the process (ReDoS): patterns run on a linear-time
@@ -67,5 +69,39 @@ describe('hostile schema patterns', () => {
     const validate = compileSchema({ type: 'object', properties: { a: { type: 'string', pattern: '\\S' }, b: { type: 'string', pattern: '^[^/]+$' } } });
     expect(validate({ a: 'x', b: 'x/y' }).ok).toBe(false);
     expect(validate({ a: 'x', b: 'xy' }).ok).toBe(true);
+  });
+});
+
+describe('hostile schemas and bodies (docs/secrets.md#bounds)', () => {
+  it('keeps /healthz answering within 1 s while the worst bodies the size limit allows are checked, and answers each', async () => {
+    const cases = hostileBodies(MAX_BODY_BYTES);
+    const ids: string[] = [];
+    for (const c of cases) {
+      const created = await h.call('POST', '/api/workflows', { name: c.name, prompt: 'Nothing', allowedDomains: ['shop.test'], payloadSchema: c.schema });
+      expect(created.status, c.name).toBe(201);
+      ids.push(created.body.workflow_uuid as string);
+    }
+    // Bodies made before the clock starts: building them is the test's work, not the server's.
+    const bodies = cases.map((c) => `{"inputPayload": ${c.payloadText}}`);
+    for (const body of bodies) expect(body.length).toBeLessThanOrEqual(MAX_BODY_BYTES);
+
+    let answered = 0;
+    const checks = cases.map(async (c, i) => {
+      const res = await fetch(`${h.server.url}/api/workflows/${ids[i]}/execute`, { method: 'POST', headers: { 'X-Service-Key': API_KEY, 'Content-Type': 'application/json' }, body: bodies[i] });
+      answered += 1;
+      return { name: c.name, status: res.status, body: await res.text(), expected: c.expected };
+    });
+    const slowest: number[] = [];
+    while (answered < cases.length) {
+      const sentAt = performance.now();
+      const health = await fetch(`${h.server.url}/healthz`);
+      expect(health.status).toBe(200);
+      slowest.push(performance.now() - sentAt);
+    }
+    expect(Math.max(...slowest), `each /healthz took ${slowest.map(Math.round).join(', ')} ms`).toBeLessThan(1000);
+    for (const outcome of await Promise.all(checks)) {
+      expect(outcome.status, `${outcome.name}: ${outcome.body.slice(0, 300)}`).toBe(422);
+      expect(outcome.body, outcome.name).toMatch(outcome.expected);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
+import type { RedisOptions } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -49,8 +50,12 @@ export interface FaultRig {
   close(): Promise<void>;
 }
 
-/** `redis`: starts the Redis the rig uses (default: a private redis-server), with a scratch folder removed by `close`; its url may be any REDIS_URL form. */
-export async function startRig(label: string, cases: Record<string, CaseScript>, options: { redis?: (dir: string) => Promise<TestRedis> } = {}): Promise<FaultRig> {
+/**
+ * `redis`: starts the Redis the rig uses (default: a private redis-server), with a scratch folder
+ * removed by `close`; its url may be any REDIS_URL form. `clientOptions`: what the rig's own
+ * queue client needs besides the url's options (a test CA).
+ */
+export async function startRig(label: string, cases: Record<string, CaseScript>, options: { redis?: (dir: string) => Promise<TestRedis>; clientOptions?: RedisOptions } = {}): Promise<FaultRig> {
   const tmp = await tempDir(`faults-${label}`);
   const requestWaiters = new Set<() => void>();
   const model = await startScriptedModelServer((request) => {
@@ -64,7 +69,7 @@ export async function startRig(label: string, cases: Record<string, CaseScript>,
   });
   const [redis, api, shop] = await Promise.all([options.redis ? mkdir(`${tmp}/redis`).then(() => options.redis!(`${tmp}/redis`)) : startRedis(), startRecordingApi(), startShopServer()]);
   const queueName = `faults-${label}-${randomUUID().slice(0, 8)}`;
-  const queue = new Queue(queueName, { connection: redisOptions(redis.url, { maxRetriesPerRequest: null }) as ConnectionOptions });
+  const queue = new Queue(queueName, { connection: redisOptions(redis.url, { maxRetriesPerRequest: null, ...options.clientOptions }) as ConnectionOptions });
   queue.on('error', () => undefined); // Redis restarts are on purpose in some tests.
   const artifactsDir = `${tmp}/artifacts`;
 

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Job, Queue } from 'bullmq';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseProfileKeys } from '../../src/domain/profile-crypto.js';
 import { schedulesQueueName } from '../../src/local-service/schedules.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import { API_KEY, silentLogger } from '../contract/local-api-harness.js';
@@ -25,7 +26,9 @@ let page: Page;
 beforeAll(async () => {
   redis = await startRedis();
   const queueName = `executions-${randomUUID().slice(0, 8)}`;
-  server = await startLocalServer({ port: 0, apiKeys: [API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', logger: silentLogger, allowEverySecond: true });
+  // A default input below has a secret: kept sealed with these keys (docs/secrets.md#at-rest).
+  const inputKeys = parseProfileKeys(`k1:${randomBytes(32).toString('base64')}`);
+  server = await startLocalServer({ port: 0, apiKeys: [API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', logger: silentLogger, allowEverySecond: true, inputKeys });
   ticks = new Queue(schedulesQueueName(queueName), { connection: { url: redis.url }, prefix: 'bull' });
   executions = new Queue(queueName, { connection: { url: redis.url }, prefix: 'bull' });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Job, Queue, type QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schedulesQueueName } from '../../src/local-service/schedules.js';
+import { parseProfileKeys } from '../../src/domain/profile-crypto.js';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/local-service/server.js';
 import { API_KEY, expectDetailShape, silentLogger } from '../contract/local-api-harness.js';
 import { openQueueEvents } from '../support/queue-events.js';
@@ -40,6 +41,8 @@ beforeAll(async () => {
     keyPrefix: `{api-${randomUUID().slice(0, 8)}}:`,
     logger: silentLogger,
     allowEverySecond: true,
+    // The default inputs below have secrets: kept sealed with these (docs/secrets.md#at-rest).
+    inputKeys: parseProfileKeys(`k1:${randomBytes(32).toString('base64')}`),
   };
   a = await startLocalServer(options);
   b = await startLocalServer(options);

@@ -10,7 +10,8 @@ import { startStaticServer, type StaticServer } from '../support/static-server.j
 /**
  * A secret typed into a real page in Chromium, which then shows it in the forms pages give a
  * value (escaped in an attribute, JSON in the console, percent- and form-encoded in requests and
- * the next page's URL, upper- and lower-cased by CSS, whitespace collapsed, base64, cut short),
+ * the next page's URL, upper- and lower-cased by CSS, whitespace collapsed, base64, cut short,
+ * collapsed then cut short, escaped then cut short),
  * and beacons it to a host outside the allow-list. No exit may carry it in any form: the model's
  * requests, logs.jsonl, steps.vtt, output.json, recording.json, and the process log (docs/secrets.md#exits).
  */
@@ -107,6 +108,8 @@ function leaks(text: string): string[] {
   if (lower.includes(MARK)) found.push('as typed or case-changed');
   if (lower.includes(encodeURIComponent(`"w\\e`).toLowerCase())) found.push('percent-encoded start');
   if (text.includes(Buffer.from(MARK.repeat(3)).toString('base64').slice(4, 16))) found.push('base64');
+  // Its start cut short, collapsed or escaped, in any JSON escaping of the exit itself.
+  if (/zs(?:\\*"|&quot;|%22|\\+u0022)w\\*e/i.test(text)) found.push('its start, cut short');
   return found;
 }
 

@@ -11,6 +11,7 @@ describe('REDIS_URL forms', () => {
   it('reads Sentinel: several sentinels, the primary name, a database, credentials for each side', () => {
     expect(parseRedisAddress('redis+sentinel://u:secret@s1:26380,s2,[::1]:26381/mymaster/3?sentinelPassword=sp')).toEqual({
       kind: 'sentinel',
+      tls: false,
       sentinels: [
         { host: 's1', port: 26380 },
         { host: 's2', port: 26379 },
@@ -23,6 +24,28 @@ describe('REDIS_URL forms', () => {
       sentinelPassword: 'sp',
     });
     expect(redisOptions('redis+sentinel://s1/mymaster', { maxRetriesPerRequest: null })).toMatchObject({ sentinels: [{ host: 's1', port: 26379 }], name: 'mymaster', db: 0, failoverDetector: true, maxRetriesPerRequest: null });
+  });
+
+  it('reads Sentinel over TLS: TLS to the sentinels and to the primary they name', () => {
+    expect(parseRedisAddress('rediss+sentinel://s1:26380,s2/mymaster')).toMatchObject({ kind: 'sentinel', tls: true, name: 'mymaster', sentinels: [{ host: 's1', port: 26380 }, { host: 's2', port: 26379 }] });
+    expect(redisOptions('rediss+sentinel://u:pw@s1/mymaster/2', { lazyConnect: true })).toEqual({
+      sentinels: [{ host: 's1', port: 26379 }],
+      name: 'mymaster',
+      db: 2,
+      username: 'u',
+      password: 'pw',
+      sentinelUsername: undefined,
+      sentinelPassword: undefined,
+      failoverDetector: true,
+      sentinelTLS: {},
+      tls: {},
+      enableTLSForSentinelMode: true,
+      lazyConnect: true,
+    });
+    expect(redisOptions('redis+sentinel://s1/mymaster')).not.toHaveProperty('tls');
+    expect(describeRedisAddress('rediss+sentinel://u:secret@s1/m')).toBe('rediss+sentinel://u:***@s1:26379/m/0');
+    expect(loadConfig({ REDIS_URL: 'rediss+sentinel://a:26379/mymaster' }).REDIS_URL).toBe('rediss+sentinel://a:26379/mymaster');
+    expect(() => parseRedisAddress('rediss+cluster://n1:7000')).toThrow(/Redis Cluster is not supported/);
   });
 
   it('hides passwords when the address is logged', () => {

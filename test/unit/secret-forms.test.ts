@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { JsonSchema } from '../../src/domain/specification.js';
@@ -56,6 +57,65 @@ describe('secret forms (docs/secrets.md#forms)', () => {
   it('redacts configured keys in their forms too', () => {
     const keys = createSecretVault(undefined, undefined, ['sk-ant-api03-abcdefgh']);
     expect(keys.redact(`k=${encodeURIComponent('SK-ANT-API03-ABCDEFGH')}`)).toBe('k=[REDACTED]');
+  });
+});
+
+describe('combined forms (docs/secrets.md#forms)', () => {
+  it('redacts a secret with double spaces that a page shows with whitespace collapsed and cut short', () => {
+    const vault = createSecretVault({ pw: 'ab  cd  ef  gh  ij' }, schema);
+    // 9 characters of the secret ("ab  cd  e"), 7 as shown.
+    expect(vault.redact('<ab cd e…>')).toBe('<{{pw}}…>');
+    expect(vault.redact('<ab cd ef gh i…>')).toBe('<{{pw}}…>');
+  });
+
+  it('redacts a secret escaped, then cut short', () => {
+    const vault = createSecretVault({ pw: 'a "b" c <d> e&f' }, schema);
+    // 8 characters as shown, 6 of the secret.
+    expect(vault.redact('<a \\"b\\" …>')).toBe('<{{pw}}…>');
+    expect(vault.redact('<a%20%22b%…>')).toBe('<{{pw}}%…>');
+    expect(vault.redact('<a &quot;b&quot;…>')).toBe('<{{pw}}…>');
+  });
+
+  /** A secret's characters: what pages and transports change, and plain ones. */
+  const char = fc.constantFrom(...'abcXYZ019'.split(''), ' ', '  ', '\t', '\n', '"', "'", '<', '>', '&', '\\', '%', '+', '/', 'é', '€', '😀');
+  // Whitespace around a secret is not part of it (a field trims it; so does the matcher).
+  const secretText = fc
+    .tuple(fc.constantFrom('q', 'Z', '7', 'é'), fc.array(char, { minLength: 9, maxLength: 30 }), fc.constantFrom('k', '"', '€'))
+    .map(([first, rest, last]) => first + rest.join('') + last);
+  const escapes: Record<string, (text: string) => string> = {
+    none: (t) => t,
+    json: (t) => JSON.stringify(t).slice(1, -1),
+    'json twice': (t) => JSON.stringify(JSON.stringify(t).slice(1, -1)).slice(1, -1),
+    html: (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;'),
+    percent: (t) => encodeURIComponent(t),
+    form: (t) => new URLSearchParams({ q: t }).toString().slice(2),
+  };
+  const cases = (['none', 'upper', 'lower'] as const).flatMap((casing) => Object.keys(escapes).map((escape) => ({ casing, escape })));
+
+  it('for any secret, collapsed or not, escaped any way, cased any way, then cut short: nothing of it is left but a piece of one character', () => {
+    fc.assert(
+      fc.property(secretText, fc.constantFrom(...cases), fc.boolean(), fc.nat(), fc.nat(), (secretValue, { casing, escape }, collapse, cut, partial) => {
+        const vault = createSecretVault({ pw: secretValue }, schema);
+        const chars = [...secretValue];
+        const k = 1 + (cut % chars.length);
+        const shape = (text: string) => {
+          const collapsed = collapse ? text.replace(/\s+/g, ' ') : text;
+          const cased = casing === 'upper' ? collapsed.toUpperCase() : casing === 'lower' ? collapsed.toLowerCase() : collapsed;
+          return escapes[escape]!(cased);
+        };
+        const piece = shape(chars.slice(0, k).join(''));
+        // A cut may fall inside the next character's encoding.
+        const next = k < chars.length ? shape(chars[k]!) : '';
+        const tail = next.slice(0, partial % Math.max(1, next.length));
+        // A leading piece counts from 8 characters of the secret, or of the text as shown.
+        fc.pre(k === chars.length || k >= 8 || (!collapse && piece.length >= 8));
+        const out = vault.redact(`«${piece}${tail}»`);
+        expect(out.startsWith('«{{pw}}')).toBe(true);
+        const rest = out.slice('«{{pw}}'.length, -1);
+        expect(tail.endsWith(rest)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

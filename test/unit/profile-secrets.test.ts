@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { StorageState } from '../../src/browser/types.js';
+import { profileSecrets } from '../../src/domain/profile-secrets.js';
+import { createSecretVault } from '../../src/domain/secrets.js';
+import { formatConsole, formatNetwork } from '../../src/toolset/page-logs.js';
+
+/**
+ * A saved profile's values are secrets wherever a page shows them to the model
+ * (docs/profiles.md): also a token inside a structured value, such as JSON in `localStorage`
+ * or a cookie holding percent-encoded JSON.
+ */
+
+const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbm4ifQ.c2lnbmF0dXJl';
+const refresh = `rt_${randomBytes(12).toString('hex')}`;
+const sid = `sid-${randomBytes(8).toString('hex')}`;
+const state: StorageState = {
+  cookies: [{ name: 'prefs', value: encodeURIComponent(`j:${JSON.stringify({ sid, theme: 'dark' })}`), domain: 'app.test', path: '/', expires: -1, httpOnly: false, secure: false, sameSite: 'Lax' }],
+  origins: [{ origin: 'http://app.test', localStorage: [{ name: 'auth', value: JSON.stringify({ accessToken: token, session: { refresh }, user: { name: 'Ann Lee' } }) }] }],
+};
+
+describe('profile values inside structured values', () => {
+  it('a token inside a JSON localStorage value, or a percent-encoded JSON cookie, is redacted from read_console and read_network', () => {
+    const vault = createSecretVault(undefined, undefined, profileSecrets(state));
+    const consoleText = vault.redact(formatConsole([{ level: 'log', atMs: 0, text: `refreshing with ${refresh}; bearer-less token=${token.slice(0, 20)}` }, { level: 'info', atMs: 1, text: `session ${sid}` }], 10_000));
+    const networkText = vault.redact(formatNetwork([{ method: 'GET', atMs: 0, url: `http://app.test/api/me?t=${encodeURIComponent(token)}&s=${sid}`, status: 200 }], 10_000));
+    for (const text of [consoleText, networkText]) {
+      for (const value of [token.slice(0, 20), refresh, sid]) expect(text).not.toContain(value);
+    }
+    expect(consoleText).toContain('[REDACTED]');
+    // Ordinary words of the same values are not secrets.
+    expect(profileSecrets(state)).not.toContain('Ann Lee');
+    expect(profileSecrets(state)).not.toContain('dark');
+  });
+
+  it('for any JSON value stored, every string of 8 characters or more without spaces in it is a secret', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 3 }), (stored) => {
+        const value = JSON.stringify(stored);
+        const secrets = profileSecrets({ cookies: [], origins: [{ origin: 'http://app.test', localStorage: [{ name: 'k', value }] }] });
+        const strings: string[] = [];
+        const walk = (v: unknown): void => {
+          if (typeof v === 'string') strings.push(v);
+          else if (v && typeof v === 'object') for (const item of Object.values(v)) walk(item);
+        };
+        walk(stored);
+        for (const s of strings.filter((s) => s.length >= 8 && !/\s/.test(s))) expect(secrets).toContain(s);
+        if (value.length >= 8) expect(secrets).toContain(value);
+      }),
+    );
+  });
+});
