@@ -71,4 +71,36 @@ describe('Redmine, filed through the browser toolset', () => {
       await model.stop();
     }
   });
+
+  it('puts right an issue saved with wrong values: another tracker and a box unticked through the edit form, the watcher through the issue\'s own dialog, the file attached', async () => {
+    const input = { ...checkoutIssue(files, redmine.facts.password), tracker: 'Feature', subject: 'Refund button does nothing' };
+    const { facts } = redmine;
+    // As a replay could leave it: the default tracker, Billable not ticked, no watcher, no file.
+    const { issue } = await redmine.post<{ issue: { id: number } }>('/issues.json', {
+      issue: {
+        project_id: facts.project.id,
+        tracker_id: facts.trackers.Bug,
+        subject: input.subject,
+        description: input.description,
+        priority_id: 3,
+        custom_fields: [{ id: facts.customFields.Billable, value: '0' }],
+      },
+    });
+    const agent = issueAgent(redmine, input);
+    const model = await startScriptedModelServer(agent.script);
+    try {
+      const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir: path.join(dir, 'artifacts'), prefix: '' }) });
+      const specification = { ...issueWorkflow(redmine, files.host), prompt: `Issue #${issue.id} was saved with some values other than the input's. Put it right: every value of the input, the input file attached, the watcher added. Report the issue number.`, startUrl: `${redmine.origin}/issues/${issue.id}` };
+      const before = await issueIds(redmine);
+      const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-redmine-fix', workflowVersionId: 'v-1', inputPayload: input, specification }, new AbortController().signal);
+      if (summary.status === 'skipped') throw new Error('unexpected skip');
+      expect(summary.document, describeRun(agent.log)).toMatchObject({ status: 'completed', output: { issue: String(issue.id) } });
+      expect(await issueIds(redmine)).toEqual(before);
+      expect(await issueRecord(redmine, issue.id)).toEqual({ id: issue.id, ...recordFor(input, attachmentBytes('checkout-trace.txt')) });
+      const kinds = agent.log.turns.map((t) => t.kind).filter((k) => !k.startsWith('wait'));
+      expect(kinds).toEqual(['read', 'sign in', 'open the watcher dialog', 'search', 'add watcher', 'edit the issue', 'tracker', 'category', 'fill the form', 'submit', 'report']);
+    } finally {
+      await model.stop();
+    }
+  });
 });

@@ -14,8 +14,8 @@ import type { Redmine } from './redmine.js';
  * Values from the input are entered by reference (`{{path}}`) when the request says the model
  * may do that (its system prompt names `{{path}}` for that input value), else as literals;
  * `literals: true` always types literals, as the model of the runs that found the replay's
- * faults did. The watcher is searched by first name: a piece of an input value, which no
- * reference can name. A request whose only tool is `verify_replay` is the replay's final check:
+ * faults did. The watcher is searched by first name (a piece of an input value, which no
+ * reference can name), or, with `searchWatcher: false`, ticked in the dialog's first list. A request whose only tool is `verify_replay` is the replay's final check:
  * it is answered by comparing the page the request carries with the input.
  */
 
@@ -79,6 +79,11 @@ export function issueWorkflow(redmine: Redmine, fileHost: string): Record<string
 export interface IssueAgentOptions {
   /** Type every input value as a literal, even when references are offered. */
   literals?: boolean;
+  /**
+   * Search the watcher dialog by the watcher's first name (the default), or tick the watcher
+   * where the dialog lists the project's members before any search (`false`).
+   */
+  searchWatcher?: boolean;
   /** Turns after which the model gives up (fails the run): a bound, never reached by a working run. */
   maxTurns?: number;
 }
@@ -165,6 +170,8 @@ export function issueAgent(redmine: Redmine, input: IssueInput, options: IssueAg
   const script = (request: RecordedRequest): ScriptedTurn => {
     const body = request.body as RequestBody;
     if (isVerification(body)) return verify(body);
+    // Asked without the browser (to read the output from the page text it is given): answer from that text.
+    if (!body.tools?.some((t) => t.type?.startsWith('browser_toolset'))) return report(body);
     if (++turns > maxTurns) return finish('failed', undefined, `gave up after ${maxTurns} turns`);
     const seen = ownRead(body);
     if (seen === undefined) return note('read', turn(readAll()));
@@ -187,8 +194,11 @@ export function issueAgent(redmine: Redmine, input: IssueInput, options: IssueAg
     if (dialog.length > 0) {
       const search = dialog.find((e) => e.role === 'textbox' && /^Search for user/.test(bare(e.name)));
       if (!search) return finish('failed', undefined, `a dialog I do not know is open: ${dialog[0]!.line}`);
-      if (squash(search.value ?? '') !== firstName) return note('search', act(form(search, firstName)));
       const listed = dialog.filter((e) => e.role === 'checkbox');
+      const add = dialog.find((e) => e.role === 'button' && e.name === 'Add')!;
+      const unsearched = options.searchWatcher === false && (search.value ?? '') === '' && listed.find((e) => e.name === input.watcher);
+      if (unsearched) return note('add watcher', act(...(unsearched.checked ? [] : [form(unsearched, true)]), click(add)));
+      if (squash(search.value ?? '') !== firstName) return note('search', act(form(search, firstName)));
       // The list is filtered by a poll of the search box, after the read may have answered.
       if (listed.some((e) => !e.name.toLowerCase().includes(firstName.toLowerCase()))) {
         if (++waits > 20) return finish('failed', undefined, 'the watcher list never showed the search result');
@@ -196,7 +206,6 @@ export function issueAgent(redmine: Redmine, input: IssueInput, options: IssueAg
       }
       const box = listed.find((e) => e.name === input.watcher);
       if (!box) return finish('failed', undefined, `no user "${input.watcher}" to add as a watcher`);
-      const add = dialog.find((e) => e.role === 'button' && e.name === 'Add')!;
       return note('add watcher', act(...(box.checked ? [] : [form(box, true)]), click(add)));
     }
 
@@ -249,12 +258,22 @@ export function issueAgent(redmine: Redmine, input: IssueInput, options: IssueAg
   };
 
   const verify = (body: RequestBody): ScriptedTurn => {
-    const page = parseRead(lastUserText(body));
-    const saved = issueShown(page);
-    const wrong = saved ? issueMismatches(page, input) : ['the page is not a saved issue'];
+    const text = lastUserText(body);
+    const page = parseRead(text);
+    const saved = issueShown(page, text);
+    const wrong = saved ? issueMismatches(page, input, text) : ['the page is not a saved issue'];
     const answer = { matches: wrong.length === 0, reason: wrong.length === 0 ? `issue #${saved!.id} shows every value of the input` : wrong.join('; ') };
     log.verifications.push(answer);
     return turn(toolUseBlock('verify_replay', { ...answer, ...(saved && wrong.length === 0 ? { output: { issue: saved.id } } : {}) }));
+  };
+
+  const report = (body: RequestBody): ScriptedTurn => {
+    const text = lastUserText(body);
+    const page = parseRead(text);
+    const saved = issueShown(page, text);
+    const wrong = saved ? issueMismatches(page, input, text) : ['the page is not a saved issue'];
+    log.turns.push({ kind: 'report from the text', ...(wrong.length > 0 ? { detail: wrong.join('; ') } : {}) });
+    return wrong.length === 0 ? finish('completed', { issue: saved!.id }) : finish('failed', undefined, wrong.join('; '));
   };
 
   const note = (kind: string, reply: ScriptedTurn, detail?: string): ScriptedTurn => {
@@ -267,28 +286,32 @@ export function issueAgent(redmine: Redmine, input: IssueInput, options: IssueAg
 
 // ---- the saved issue ----
 
-/** The issue page's id, when the page is one (its heading `Tracker #N`). */
-export function issueShown(page: PageElement[]): { id: string; tracker: string } | undefined {
-  for (const e of page) {
-    const heading = e.role === 'heading' ? /^(.+) #(\d+)$/.exec(e.name) : null;
-    if (heading) return { tracker: heading[1]!, id: heading[2]! };
+/**
+ * The issue a page shows, when it shows one: its heading `Tracker #N` (and the subject heading
+ * after it), or else the tab's title as a read's header gives it (`Bug #4: Subject - Operations -
+ * Redmine`), for reads that carry no headings.
+ */
+export function issueShown(page: PageElement[], text = ''): { id: string; tracker: string; subject?: string } | undefined {
+  const at = page.findIndex((e) => e.role === 'heading' && /^.+ #\d+$/.test(e.name));
+  if (at >= 0) {
+    const [, tracker, id] = /^(.+) #(\d+)$/.exec(page[at]!.name)!;
+    const subject = page.slice(at + 1).find((e) => e.role === 'heading')?.name;
+    return { id: id!, tracker: tracker!, ...(subject !== undefined ? { subject } : {}) };
   }
-  return undefined;
+  const title = /(?:^|[\s:])([A-Z][\w ]*?) #(\d+): (.+?) - [^\n]*Redmine\b/m.exec(text);
+  return title ? { tracker: title[1]!, id: title[2]!, subject: title[3]! } : undefined;
 }
 
 /**
- * What the issue page shows that the input does not say, one line each. Values the page does not
- * show (out of the read) are not judged; the tracker, the subject and the watcher always show.
+ * What the issue page shows that the input does not say, one line each. What the read does not
+ * show (a read of the viewport only, without text) is not judged.
  */
-export function issueMismatches(page: PageElement[], input: IssueInput): string[] {
+export function issueMismatches(page: PageElement[], input: IssueInput, text = ''): string[] {
   const wrong: string[] = [];
-  const shown = issueShown(page);
+  const shown = issueShown(page, text);
   if (!shown) return ['not an issue page'];
   if (shown.tracker !== input.tracker) wrong.push(`tracker is ${shown.tracker}, the input says ${input.tracker}`);
-  // The subject is the heading right after `Tracker #N`.
-  const at = page.findIndex((e) => e.role === 'heading' && e.name === `${shown.tracker} #${shown.id}`);
-  const subject = page.slice(at + 1).find((e) => e.role === 'heading');
-  if (!subject || squash(subject.name) !== squash(input.subject)) wrong.push(`subject is ${subject?.name ?? '(none)'}, the input says ${input.subject}`);
+  if (shown.subject !== undefined && squash(shown.subject) !== squash(input.subject)) wrong.push(`subject is ${shown.subject}, the input says ${input.subject}`);
   const attributes = attributeValues(page);
   const expect = (label: string, want: string, same = (a: string, b: string) => squash(a) === squash(b)) => {
     const value = attributes.get(label);
@@ -320,8 +343,9 @@ export function issueMismatches(page: PageElement[], input: IssueInput): string[
   expect('Fixed in', input.fixedIn);
   expect('Runbook', input.runbook);
   const watchers = watchersShown(page);
-  if (!watchers.includes(input.watcher)) wrong.push(`watchers are ${watchers.length > 0 ? watchers.join(', ') : '(none)'}, the input says ${input.watcher}`);
-  if (!page.some((e) => e.role === 'link' && e.name === attachmentName(input))) wrong.push(`${attachmentName(input)} is not attached`);
+  if (watchers && !watchers.includes(input.watcher)) wrong.push(`watchers are ${watchers.length > 0 ? watchers.join(', ') : '(none)'}, the input says ${input.watcher}`);
+  const files = page.some((e) => (e.role === 'paragraph' || e.role === 'heading') && e.name === 'Files');
+  if (files && !page.some((e) => e.role === 'link' && e.name === attachmentName(input))) wrong.push(`${attachmentName(input)} is not attached`);
   return wrong;
 }
 
@@ -339,10 +363,10 @@ function attributeValues(page: PageElement[]): Map<string, string> {
   return values;
 }
 
-/** The people listed under the sidebar's `Watchers (N)` heading. */
-function watchersShown(page: PageElement[]): string[] {
+/** The people listed under the sidebar's `Watchers (N)` heading; undefined when the read does not show it. */
+function watchersShown(page: PageElement[]): string[] | undefined {
   const at = page.findIndex((e) => e.role === 'heading' && /^Watchers \(\d+\)$/.test(e.name));
-  if (at < 0) return [];
+  if (at < 0) return undefined;
   const names: string[] = [];
   for (const e of page.slice(at + 1)) {
     if (e.depth === 0 && e.role !== 'list' && e.role !== 'listitem' && e.role !== 'link' && e.role !== 'img') break;

@@ -70,6 +70,9 @@ def seed!(facts_path)
     user.password = user.password_confirmation = password
     user.status = User::STATUS_ACTIVE
     user.save!
+    # No watching of issues one edits: a record then has exactly the watchers the input names.
+    user.pref.auto_watch_on = []
+    user.pref.save!
     Member.create!(principal: user, project: project, roles: [login == 'alice' ? manager : developer])
     users[login] = { id: user.id, name: user.name }
   end
@@ -116,7 +119,7 @@ when 'serve'
     BindAddress: '127.0.0.1',
     Port: 0,
     Logger: WEBrick::Log.new($stderr, WEBrick::Log::WARN),
-    AccessLog: [[access, 'hit %m %U%q']],
+    AccessLog: [[access, 'hit %m %U']],
   )
   server.mount('/', Rack::Handler::WEBrick, Rails.application)
   %w(TERM INT).each { |signal| trap(signal) { server.shutdown } }

@@ -55,6 +55,8 @@ export interface Redmine {
   hits: RedmineHit[];
   /** Redmine's REST API as the admin (over 127.0.0.1): the JSON of a GET. */
   get<T = Record<string, unknown>>(pathAndQuery: string): Promise<T>;
+  /** Redmine's REST API as the admin: POST a JSON body, the JSON answered. */
+  post<T = Record<string, unknown>>(path: string, body: unknown): Promise<T>;
   /** The bytes of a file Redmine serves to the admin (an attachment's download URL). */
   download(url: string): Promise<Buffer>;
   stop(): Promise<void>;
@@ -104,6 +106,11 @@ export async function startRedmine(options: { host?: string } = {}): Promise<Red
       async get<T>(pathAndQuery: string): Promise<T> {
         const res = await fetch(`${local}${pathAndQuery}`, { headers: { ...auth, accept: 'application/json' } });
         if (!res.ok) throw new Error(`Redmine answered ${res.status} to GET ${pathAndQuery}: ${(await res.text()).slice(0, 300)}`);
+        return (await res.json()) as T;
+      },
+      async post<T>(pathAndQuery: string, json: unknown): Promise<T> {
+        const res = await fetch(`${local}${pathAndQuery}`, { method: 'POST', headers: { ...auth, accept: 'application/json', 'content-type': 'application/json' }, body: JSON.stringify(json) });
+        if (!res.ok) throw new Error(`Redmine answered ${res.status} to POST ${pathAndQuery}: ${(await res.text()).slice(0, 300)}`);
         return (await res.json()) as T;
       },
       async download(url: string): Promise<Buffer> {
