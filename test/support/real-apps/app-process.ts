@@ -112,20 +112,26 @@ export function spawnApp(name: string, command: string, args: readonly string[],
   }
 }
 
-/** Polls `url` until it answers `status` (default 200), each attempt bounded; throws after `timeoutMs`. */
-export async function awaitHttp(url: string, timeoutMs: number, status = 200): Promise<void> {
+/**
+ * Polls `url` until it answers 200, each attempt bounded; throws after `timeoutMs`, or as soon as
+ * `app` has exited (a server that failed to start).
+ */
+export async function awaitHttp(url: string, timeoutMs: number, app?: AppProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer yet';
+  let gone = false;
+  void app?.exited.then(() => (gone = true));
   while (Date.now() < deadline) {
+    if (gone) throw new Error(`the server exited before ${url} answered (last: ${last})`);
     try {
       const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(Math.min(10_000, Math.max(1, deadline - Date.now()))) });
       await res.arrayBuffer();
-      if (res.status === status) return;
+      if (res.status === 200) return;
       last = `HTTP ${res.status}`;
     } catch (error) {
       last = (error as Error).message;
     }
     await pause(200);
   }
-  throw new Error(`${url} did not answer ${status} within ${timeoutMs} ms (last: ${last})`);
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms (last: ${last})`);
 }

@@ -82,7 +82,7 @@ export async function startRedmine(options: { host?: string } = {}): Promise<Red
       return listening ? Number(listening[1]) : undefined;
     }, BOOT_TIMEOUT_MS);
     const local = `http://127.0.0.1:${port}`;
-    await awaitHttp(`${local}/login`, BOOT_TIMEOUT_MS);
+    await awaitHttp(`${local}/login`, BOOT_TIMEOUT_MS, app);
     const server = app;
     const hits: RedmineHit[] = [];
     let read = 0;
