@@ -103,21 +103,21 @@ async function repeat(versionId: string, input: IssueInput, options: IssueAgentO
 const NO_SEARCH: IssueAgentOptions = { searchWatcher: false };
 
 describe('a replay on Redmine with a new input', () => {
-  it('does not untick the watcher because an input boolean that happened to be true when it was ticked is now false', { timeout: 420_000 }, async () => {
+  it('does not untick the watcher because an input boolean that happened to be true when it was ticked is now false', { timeout: 600_000 }, async () => {
     const first = firstIssue();
     await record('v-boolean', first, NO_SEARCH);
     // Billable was true when the watcher (and two platforms) were ticked: now it is false.
     await repeat('v-boolean', { ...first, subject: 'Refunds to EU cards are not sent', billable: false }, NO_SEARCH);
   });
 
-  it('does the same for a model that types every value as a literal, never by reference', { timeout: 420_000 }, async () => {
+  it('does the same for a model that types every value as a literal, never by reference', { timeout: 600_000 }, async () => {
     const first = firstIssue();
     const literals: IssueAgentOptions = { ...NO_SEARCH, literals: true };
     await record('v-boolean-literals', first, literals);
     await repeat('v-boolean-literals', { ...first, subject: 'Chargebacks are not listed', billable: false }, literals);
   });
 
-  it("does not search for the earlier watcher's first name when the input names another watcher", { timeout: 420_000 }, async () => {
+  it("does not search for the earlier watcher's first name when the input names another watcher", { timeout: 600_000 }, async () => {
     const first = firstIssue();
     await record('v-substring', first);
     const hits = redmine.hits.length;
@@ -135,7 +135,7 @@ describe('a replay on Redmine with a new input', () => {
     expect(entered.filter((v) => /kofi/i.test(v)), second.explain).toEqual([]);
   });
 
-  it('sets a field the first run left at the form default when the new input asks for another value', { timeout: 420_000 }, async () => {
+  it('sets a field the first run left at the form default when the new input asks for another value', { timeout: 600_000 }, async () => {
     const first = firstIssue();
     // The first issue is a Bug, the form's default tracker: no step of that run sets the tracker.
     expect(first.tracker).toBe('Bug');
@@ -143,7 +143,7 @@ describe('a replay on Redmine with a new input', () => {
     await repeat('v-default', { ...first, subject: 'Offer Apple Pay at checkout', tracker: 'Feature' }, NO_SEARCH);
   });
 
-  it('repeats with new text values for at most one model request, through a form that Redmine draws again when the category is set', { timeout: 420_000 }, async () => {
+  it('repeats with new text values for at most one model request, through a form that Redmine draws again when the category is set', { timeout: 600_000 }, async () => {
     const first = checkoutIssue(files, redmine.facts.password);
     expect(first.category).not.toBe('');
     await record('v-cost', first);

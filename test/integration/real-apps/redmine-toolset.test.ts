@@ -60,7 +60,7 @@ async function nameDifferences(where: string): Promise<string[]> {
 }
 
 describe('the browser toolset on Redmine', () => {
-  it("names every control of the issue form, the watcher dialog, the issue list and an issue as Chromium's accessibility tree does", async () => {
+  it("names every control of the issue form, the watcher dialog, the issue list and an issue as Chromium's accessibility tree does", { timeout: 180_000 }, async () => {
     const differences = [await nameDifferences('the new issue form')];
     await page.call('left_click', { target: ref(await page.element('link', 'Search for watchers to add')) });
     await page.element('textbox', /^Search for user/);
@@ -72,7 +72,7 @@ describe('the browser toolset on Redmine', () => {
     expect(differences.flat()).toEqual([]);
   });
 
-  it("waits, after a search is typed into the watcher dialog, for the list its poll brings, before the next read", async () => {
+  it("waits, after a search is typed into the watcher dialog, for the list its poll brings, before the next read", { timeout: 180_000 }, async () => {
     await page.call('left_click', { target: ref(await page.element('link', 'Search for watchers to add')) });
     const search = await page.element('textbox', /^Search for user/);
     const typed = await page.call('form_input', { target: ref(search), value: 'Kofi' });
@@ -82,7 +82,7 @@ describe('the browser toolset on Redmine', () => {
     expect(listed).toEqual(['Kofi Mensah', 'Kofi Osei']);
   });
 
-  it('presses Return in the field that was just filled: the search box submits its search', async () => {
+  it('presses Return in the field that was just filled: the search box submits its search', { timeout: 180_000 }, async () => {
     const search = await page.element('textbox', /^Search\s?:$/);
     await page.call('form_input', { target: ref(search), value: 'VAT' });
     const pressed = await page.call('key', { text: 'Return' });
@@ -92,7 +92,7 @@ describe('the browser toolset on Redmine', () => {
     expect(read.some((e) => e.role === 'link' && e.name.includes('Receipts show the wrong VAT rate')), read.map((e) => e.line).join('\n').slice(0, 2000)).toBe(true);
   });
 
-  it('reads a text area of several lines with its line breaks', async () => {
+  it('reads a text area of several lines with its line breaks', { timeout: 180_000 }, async () => {
     const description = await page.element('textbox', 'Description');
     await page.call('form_input', { target: ref(description), value: 'h2. Steps\n\n# Open the receipt\n# Compare the VAT line' });
     const text = (await page.call('read_page', { filter: 'interactive' })).text;

@@ -31,6 +31,7 @@ export function wikiWorkflow(origin: string, host: string, page: string): Record
 export function wikiAgent(input: WikiEdit): { script: (request: RecordedRequest) => ScriptedTurn; turns: string[] } {
   const turns: string[] = [];
   let saved = false;
+  let waits = 0;
   const script = (request: RecordedRequest): ScriptedTurn => {
     const body = request.body as { system?: Array<{ text?: string }>; messages?: Array<{ role: string; content: unknown }> };
     const seen = ownRead(body);
@@ -58,10 +59,13 @@ export function wikiAgent(input: WikiEdit): { script: (request: RecordedRequest)
     const edit = named('link', /^(Edit this page|Create this page)\b/);
     if (saved && edit) return note('report', finish('completed', { page: input.page }));
     if (edit) return note('open the editor', act(click(edit)));
-    return finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`);
+    // Nothing I know (a page still loading after a slow answer): look again a little later.
+    if (++waits > 20) return finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`);
+    return note('wait for the page', turn(memberBlock('wait', { duration: 1 }), readAll()));
   };
   const note = (kind: string, reply: ScriptedTurn) => {
     turns.push(kind);
+    if (kind !== 'wait for the page') waits = 0;
     return reply;
   };
   return { script, turns };
