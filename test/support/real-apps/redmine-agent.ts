@@ -344,20 +344,24 @@ export function issueMismatches(page: PageElement[], input: IssueInput, text = '
   expect('Runbook', input.runbook);
   const watchers = watchersShown(page);
   if (watchers && !watchers.includes(input.watcher)) wrong.push(`watchers are ${watchers.length > 0 ? watchers.join(', ') : '(none)'}, the input says ${input.watcher}`);
-  const files = page.some((e) => (e.role === 'paragraph' || e.role === 'heading') && e.name === 'Files');
-  if (files && !page.some((e) => e.role === 'link' && e.name === attachmentName(input))) wrong.push(`${attachmentName(input)} is not attached`);
+  // The files are judged when the read shows their whole section: its heading and what follows it.
+  const files = page.findIndex((e) => (e.role === 'paragraph' || e.role === 'heading') && e.name === 'Files');
+  const after = files >= 0 && page.slice(files + 1).some((e) => (e.role === 'paragraph' || e.role === 'heading') && /^(Subtasks|Related issues|History)$/.test(e.name));
+  if (after && !page.some((e) => e.role === 'link' && e.name === attachmentName(input))) wrong.push(`${attachmentName(input)} is not attached`);
   return wrong;
 }
 
-/** `Label:` lines of the issue's attributes and the line after each ('' when the next is another label). */
+/** `Label:` lines of the issue's attributes and the line after each ('' when the next is another label; none when the read ends there). */
 function attributeValues(page: PageElement[]): Map<string, string> {
   const values = new Map<string, string>();
   for (let i = 0; i < page.length; i++) {
     const label = page[i]!.role === 'text' ? /^(.+?)\s*:$/.exec(page[i]!.name) : null;
     if (!label) continue;
     const next = page[i + 1];
+    // The read ends at the label (the viewport's edge, or its length): its value is not shown.
+    if (!next) continue;
     // A link to another site shows its address cut short: its target is the value.
-    const value = !next || /:\s*$/.test(next.name) ? '' : next.role === 'link' && /^https?:/.test(next.href ?? '') ? next.href! : next.name;
+    const value = /:\s*$/.test(next.name) ? '' : next.role === 'link' && /^https?:/.test(next.href ?? '') ? next.href! : next.name;
     if (!values.has(label[1]!)) values.set(label[1]!, value === '-' ? '' : value);
   }
   return values;
