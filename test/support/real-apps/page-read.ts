@@ -59,8 +59,10 @@ export function parseRead(text: string): PageElement[] {
   return elements;
 }
 
+/** The text inside a read's quotes: `\"` and `\\` escape themselves, `\n` (and `\r`, `\t`) a line break in a value. */
 function unquote(text: string): string {
-  return text.replace(/\\(.)/g, '$1');
+  const named: Record<string, string> = { n: '\n', r: '\r', t: '\t' };
+  return text.replace(/\\(.)/g, (_all, c: string) => named[c] ?? c);
 }
 
 /** Whitespace squashed, as the worker squashes values and names. */
