@@ -1,0 +1,100 @@
+import { finish, memberBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
+import { parseRead, type PageElement } from './page-read.js';
+
+/**
+ * A scripted model that edits a DokuWiki page the way an agent does, from the worker's own reads
+ * (`read_page` with `filter: "all"`): signs in, opens the editor, replaces the text, gives the
+ * summary, saves, and reports the page once it shows again. Values from the input are entered by
+ * reference when the request offers them (`{{path}}` in the system prompt), else as literals.
+ */
+export interface WikiEdit {
+  user: string;
+  password: string;
+  /** The page id, `namespace:page`. */
+  page: string;
+  /** The new wiki text, with line breaks. */
+  text: string;
+  summary: string;
+}
+
+export function wikiWorkflow(origin: string, host: string, page: string): Record<string, unknown> {
+  return {
+    name: 'Update a wiki page',
+    prompt: 'Sign in to the wiki with the user and password from the input, open the page from the input, replace its whole text with the text from the input (keep its line breaks), save it with the summary from the input, and report the page id.',
+    allowedDomains: [host],
+    startUrl: `${origin}/doku.php?id=${encodeURIComponent(page)}`,
+    payloadSchema: { type: 'object', required: ['user', 'password', 'page', 'text', 'summary'], properties: { password: { type: 'string', writeOnly: true } } },
+    outputSchema: { type: 'object', required: ['page'], properties: { page: { type: 'string' } } },
+  };
+}
+
+export function wikiAgent(input: WikiEdit): { script: (request: RecordedRequest) => ScriptedTurn; turns: string[] } {
+  const turns: string[] = [];
+  let saved = false;
+  let waits = 0;
+  const script = (request: RecordedRequest): ScriptedTurn => {
+    const body = request.body as { system?: Array<{ text?: string }>; messages?: Array<{ role: string; content: unknown }> };
+    const seen = ownRead(body);
+    if (seen === undefined) return note('read', turn(readAll()));
+    const system = (body.system ?? []).map((b) => b.text ?? '').join('\n');
+    const enter = (path: keyof WikiEdit) => (path === 'password' || system.includes(`{{${path}}}`) ? `{{${path}}}` : input[path]);
+    const page = parseRead(seen);
+    const named = (role: string, name: RegExp) => page.find((e) => e.role === role && e.ref && name.test(e.name));
+    const signedIn = named('link', /^Log Out\b/);
+
+    const username = named('textbox', /^Username$/);
+    if (username) {
+      return note('sign in', act(form(username, enter('user')), form(named('textbox', /^Password$/)!, enter('password')), click(named('button', /^Log In$/)!)));
+    }
+    if (!signedIn) {
+      const login = named('link', /^Log In\b/);
+      return login ? note('open the sign-in', act(click(login))) : finish('failed', undefined, 'no way to sign in');
+    }
+    const editor = page.find((e) => e.role === 'textbox' && e.ref && e.line.includes('multiline'));
+    const save = named('button', /^Save$/);
+    if (editor && save) {
+      saved = true;
+      return note('edit and save', act(form(editor, enter('text')), form(named('textbox', /^Edit summary$/)!, enter('summary')), click(save)));
+    }
+    const edit = named('link', /^(Edit this page|Create this page)\b/);
+    if (saved && edit) return note('report', finish('completed', { page: input.page }));
+    if (edit) return note('open the editor', act(click(edit)));
+    // Nothing I know (a page still loading after a slow answer): look again a little later.
+    if (++waits > 20) return finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`);
+    return note('wait for the page', turn(memberBlock('wait', { duration: 1 }), readAll()));
+  };
+  const note = (kind: string, reply: ScriptedTurn) => {
+    turns.push(kind);
+    if (kind !== 'wait for the page') waits = 0;
+    return reply;
+  };
+  return { script, turns };
+}
+
+interface Block {
+  type: string;
+  id?: string;
+  name?: string;
+  input?: Record<string, unknown>;
+  tool_use_id?: string;
+  is_error?: boolean;
+  text?: string;
+  content?: unknown;
+}
+
+/** The text of this model's own last `read_page` `{filter: "all"}`, when this request answers it. */
+function ownRead(body: { messages?: Array<{ role: string; content: unknown }> }): string | undefined {
+  const messages = body.messages ?? [];
+  const [asked, last] = messages.slice(-2);
+  if (last?.role !== 'user' || asked?.role !== 'assistant' || !Array.isArray(asked.content) || !Array.isArray(last.content)) return undefined;
+  const read = (asked.content as Block[]).filter((b) => b.type === 'tool_use').at(-1);
+  if (read?.name !== 'read_page' || read.input?.filter !== 'all') return undefined;
+  const result = (last.content as Block[]).find((b) => b.type === 'tool_result' && b.tool_use_id === read.id);
+  if (!result || result.is_error || !Array.isArray(result.content)) return undefined;
+  return (result.content as Block[]).map((b) => (b.type === 'text' ? (b.text ?? '') : '')).join('\n');
+}
+
+const readAll = (): ScriptedContentBlock => memberBlock('read_page', { filter: 'all' });
+const act = (...blocks: ScriptedContentBlock[]): ScriptedTurn => turn(...blocks, readAll());
+const form = (element: PageElement, value: string): ScriptedContentBlock => memberBlock('form_input', { target: { type: 'ref', ref: element.ref }, value });
+const click = (element: PageElement): ScriptedContentBlock => memberBlock('left_click', { target: { type: 'ref', ref: element.ref } });

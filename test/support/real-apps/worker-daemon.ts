@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { Queue } from 'bullmq';
+import { loadConfig } from '../../../src/config/schema.js';
+import { startDaemon, type Daemon } from '../../../src/daemon.js';
+import { withinMs } from '../../../src/browser/settle.js';
+import { createLogger } from '../../../src/telemetry/logger.js';
+import { createLogLines, type LogLine } from '../log-lines.js';
+import type { RecordingApi } from '../recording-api.js';
+import { startScriptedModelServer, type RecordedRequest, type ScriptedModelServer, type ScriptedTurn } from '../scripted-model-server.js';
+
+/**
+ * The worker daemon for tests on real applications: BullMQ on the test's Redis, the run cache
+ * on, Chromium, the SDK against one scripted model server whose answers come from the model of
+ * the execution under way (`run` takes one execution at a time), artifacts on disk.
+ */
+export interface RealAppWorker {
+  /** Queues an execution, waits for its final report, and returns what the run left. */
+  run(job: { workflowVersionId: string; inputPayload: unknown; specification: Record<string, unknown> }, model: (request: RecordedRequest) => ScriptedTurn): Promise<FinishedRun>;
+  stop(): Promise<void>;
+}
+
+export interface FinishedRun {
+  executionId: string;
+  /** The API's final report: `completed` or `failed`, and its body. */
+  report: { outcome: 'completed' | 'failed'; body: Record<string, unknown> };
+  /** output.json */
+  output: Record<string, unknown> & { status: string; cache: Record<string, unknown> };
+  /** logs.jsonl, parsed. */
+  events: Array<Record<string, unknown>>;
+  /** The requests this execution made to the model. */
+  requests: RecordedRequest[];
+}
+
+export async function startRealAppWorker(options: { redisUrl: string; api: RecordingApi; hostRules: string; dir: string; runTimeoutMs?: number }): Promise<RealAppWorker> {
+  let current: ((request: RecordedRequest) => ScriptedTurn) | undefined;
+  const model: ScriptedModelServer = await startScriptedModelServer((request) => {
+    if (!current) throw new Error('a model request came while no execution was under way');
+    return current(request);
+  });
+  const queueName = `real-apps-${randomUUID().slice(0, 8)}`;
+  const artifacts = path.join(options.dir, 'artifacts');
+  const config = loadConfig({
+    REDIS_URL: options.redisUrl,
+    EXECUTION_QUEUE: queueName,
+    WORKER_CONCURRENCY: '1',
+    API_BASE_URL: options.api.url,
+    API_KEY: 'real-apps-service-key',
+    ANTHROPIC_API_KEY: 'sk-real-apps',
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_MAX_RETRIES: '0',
+    BROWSER_HOST_RULES: options.hostRules,
+    WORK_DIR: path.join(options.dir, 'work'),
+    ARTIFACTS_DIR: artifacts,
+    VIDEO_ENABLED: 'false',
+    RUN_CACHE: 'on',
+  });
+  const log = createLogLines();
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      log.write(String(chunk));
+      done();
+    },
+  });
+  const daemon: Daemon = await startDaemon(config, createLogger({ level: 'info', destination }));
+  const queue = new Queue(queueName, { connection: { url: options.redisUrl } });
+  const runTimeoutMs = options.runTimeoutMs ?? 240_000;
+
+  return {
+    async run(job, script) {
+      const executionId = randomUUID();
+      const first = model.requests.length;
+      current = script;
+      try {
+        await queue.add('execute', { executionId, workflowId: 'wf-real-app', ...job }, { jobId: executionId });
+        const final = await withinMs(runTimeoutMs, options.api.waitForFinal(executionId), () => new Error(`no final report for ${executionId} within ${runTimeoutMs} ms; the worker's last log lines: ${lastLines(log.lines, 8)}`));
+        const folder = path.join(artifacts, 'executions', executionId);
+        const output = JSON.parse(await readFile(path.join(folder, 'output.json'), 'utf8')) as FinishedRun['output'];
+        const events = (await readFile(path.join(folder, 'logs.jsonl'), 'utf8'))
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+        return {
+          executionId,
+          report: { outcome: final.path.endsWith('/completed') ? 'completed' : 'failed', body: final.body as Record<string, unknown> },
+          output,
+          events,
+          requests: model.requests.slice(first),
+        };
+      } finally {
+        current = undefined;
+      }
+    },
+    async stop() {
+      await daemon.shutdown('test over');
+      await queue.close();
+      await model.stop();
+    },
+  };
+}
+
+function lastLines(lines: LogLine[], n: number): string {
+  const brief = ({ level, msg, executionId, code, err }: LogLine) => [level, msg, executionId, code, err].filter((v) => v !== undefined).map(String).join(' ');
+  return lines.slice(-n).map(brief).join(' | ') || '(none)';
+}
