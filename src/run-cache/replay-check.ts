@@ -17,7 +17,13 @@ export type HoldCheck = { ok: true } | { ok: false; reason: string };
  * text, compared without case). A secret's placeholder is never compared: the field must not be empty.
  */
 export async function holdsValue(tab: BrowserTab, ref: string, expected: unknown, how: 'set' | 'typed', what: ElementIdentity | undefined, signal: AbortSignal): Promise<HoldCheck> {
-  const read = await tab.readPage({ ref, filter: 'all', depth: 1, maxChars: 2_000 }, signal);
+  let read = await tab.readPage({ ref, filter: 'all', depth: 1, maxChars: 2_000 }, signal);
+  // A form that redraws itself on a change (a tracker or category select) replaces the element the
+  // replay set: read the element of the same identity that stands there now.
+  if (!read.ok && what) {
+    const again = await tab.locate(what, signal);
+    if (again.ok) read = await tab.readPage({ ref: again.value.ref, filter: 'all', depth: 1, maxChars: 2_000 }, signal);
+  }
   const name = what ? `${what.role}${what.name ? ` "${what.name}"` : ''}` : 'the field';
   if (!read.ok || read.value.lines.length === 0) return { ok: false, reason: `${name} could not be read back after the replay set it${read.ok ? '' : `: ${read.error}`}` };
   const line = read.value.lines[0]!.trim();
@@ -27,22 +33,23 @@ export async function holdsValue(tab: BrowserTab, ref: string, expected: unknown
     if (state === undefined) return { ok: false, reason: `${name} shows no checked state to read back` };
     return (state === 'checked') === expected ? { ok: true } : differs;
   }
-  const held = valueIn(line);
+  const raw = valueIn(line);
+  const held = squash(raw);
   const want = squash(String(expected));
   if (SECRET.test(want)) return held !== '' ? { ok: true } : differs;
   if (want === '') return held === '' ? { ok: true } : differs;
   const select = what?.tag === 'select' || /^(combobox|listbox)\b/.test(line);
   const same = (a: string, b: string) => (select ? a.toLowerCase() === b.toLowerCase() : a === b);
-  const shown = held.endsWith('\u2026') && held.length >= SHOWN_MAX ? held.slice(0, -1) : undefined;
+  const shown = raw.endsWith('\u2026') && raw.length >= SHOWN_MAX ? held.slice(0, -1) : undefined;
   if (how === 'typed') return held.includes(want) || (shown !== undefined && want.startsWith(shown.slice(-Math.min(shown.length, want.length)))) ? { ok: true } : differs;
   if (same(held, want) || (shown !== undefined && want.startsWith(shown))) return { ok: true };
   return differs;
 }
 
-/** The `value="…"` of a read_page line, unescaped; empty when it shows none. */
+/** The `value="…"` of a read_page line, unescaped as the read quotes it (`\\`, `\"`, `\n`); empty when it shows none. */
 function valueIn(line: string): string {
   const m = /\bvalue="((?:[^"\\]|\\.)*)"/.exec(line);
-  return m ? m[1]!.replace(/\\(["\\])/g, '$1') : '';
+  return m ? m[1]!.replace(/\\(["\\n])/g, (_all, c: string) => (c === 'n' ? '\n' : c)) : '';
 }
 
 function squash(s: string): string {
