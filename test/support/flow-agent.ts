@@ -24,7 +24,7 @@ const LABELS = new Map<string, string>([
   ...CHANGED_FLOW_PAGES.flatMap((p) => p.fields.map((f) => [f.label, f.name] as [string, string])),
 ]);
 
-const BUTTONS = ['Next', 'Continue', 'Submit application', 'Send the application'];
+const BUTTONS = ['Next', 'Continue', 'Submit application', 'Send application', 'Send the application'];
 
 export interface FlowAgentOptions {
   /** A model's latency per turn (the bench), in ms. */

@@ -60,7 +60,7 @@ export const CHANGED_FLOW_PAGES: ReadonlyArray<{ slug: string; title: string; fi
 export type FlowApplication = Record<string, string> & { id: string };
 
 export interface FlowOptions {
-  /** That page's "Next" button says "Continue". */
+  /** That page's "Next" button says "Continue" (the last page's "Send application"). */
   renamed?: string[];
   /** That page's field has another label and sits lower, after a new optional field. */
   relabelled?: string[];
@@ -70,7 +70,7 @@ export interface FlowOptions {
   removed?: string[];
   /** From the address on, the flow is new (CHANGED_FLOW_PAGES). */
   changedFlow?: boolean;
-  /** A back-office menu of 80 links on every page: what makes a page's list of elements long. */
+  /** A back-office menu of 80 links on every page of the form: what makes a page's list of elements long. */
   menu?: boolean;
 }
 
@@ -106,8 +106,9 @@ export async function startFlowApp(): Promise<FlowApp> {
   let nextDraft = 1;
   const has = (list: string[] | undefined, slug: string) => (list ?? []).includes(slug);
 
-  const page = (title: string, main: string) =>
-    `<!doctype html><html lang="en"><title>${escape(title)}</title><body style="margin:0;display:grid;grid-template-columns:${options.menu ? '220px ' : ''}1fr">${options.menu ? MENU : ''}<main style="padding:16px">${main}</main></body></html>`;
+  // The menu is on the form's pages; the filed application's page is the application alone.
+  const page = (title: string, main: string, menu = options.menu === true) =>
+    `<!doctype html><html lang="en"><title>${escape(title)}</title><body style="margin:0;display:grid;grid-template-columns:${menu ? '220px ' : ''}1fr">${menu ? MENU : ''}<main style="padding:16px">${main}</main></body></html>`;
 
   /** The page after `slug` in the flow as it is now. */
   const after = (slug: string): string => {
@@ -130,7 +131,8 @@ export async function startFlowApp(): Promise<FlowApp> {
     const p = FLOW_PAGES[at];
     if (!p || has(options.removed, slug) || (options.changedFlow && at >= 4)) return undefined;
     const last = at === FLOW_PAGES.length - 1;
-    const button = last ? 'Submit application' : has(options.renamed, slug) ? 'Continue' : 'Next';
+    const renamed = has(options.renamed, slug);
+    const button = last ? (renamed ? 'Send application' : 'Submit application') : renamed ? 'Continue' : 'Next';
     const own = has(options.relabelled, slug)
       ? // Moved: after a new optional field, inside a group of its own.
         `<fieldset><legend>Details</legend><p><label for="f-extra">Anything else (optional)</label><br><input id="f-extra" name="extra"></p>${field(p, p.relabel)}</fieldset>`
@@ -172,7 +174,7 @@ export async function startFlowApp(): Promise<FlowApp> {
         .filter(([, name]) => application[name] !== undefined)
         .map(([label, name]) => `<dt>${escape(label)}</dt><dd>${escape(application[name]!)}</dd>`)
         .join('');
-      return void html(200, page(`Application APP-${application.id}`, `<h1>Application filed</h1><p>Application APP-${application.id} was filed.</p><dl>${rows}</dl>`));
+      return void html(200, page(`Application APP-${application.id}`, `<h1>Application filed</h1><p>Application APP-${application.id} was filed.</p><dl>${rows}</dl>`, false));
     }
     const form = slug ? formPage(slug) : undefined;
     if (form) return void html(200, form);
