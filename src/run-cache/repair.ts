@@ -18,7 +18,7 @@ import type { AssistantBlock, ImageBlock, Message, ModelResponse, TextBlock, Too
 import type { ActionTrace } from '../toolset/types.js';
 import { addUsage } from './final-check.js';
 import { viewPage } from './page-view.js';
-import type { PreconditionContext } from './precondition.js';
+import { probeAction, type PreconditionContext } from './precondition.js';
 import { firstMessage, FLOW_CHANGED_TOOL, notYetText, pageText, REPAIR_TOOLS, repairSystemPrompt, STEP_DONE_TOOL, type RepairBrief } from './repair-request.js';
 import { holdsValue } from './replay-check.js';
 import { findResume, type ResumePoint } from './resume.js';
@@ -105,7 +105,7 @@ export async function repairStep(deps: RepairDeps, input: RepairInput, stats: Ru
       outcome.note = turn.stepDone.note || undefined;
     }
     const why = valuesNotEntered(input, done, stepDone, outcome);
-    const resume = why ? undefined : await findResume(ctx, { steps: input.steps, stop: input.stop.at, mode: input.mode, done, stepDone }, signal);
+    const resume = why ? undefined : await findResume((cached) => probeAction(cached, ctx, signal), { steps: input.steps, stop: input.stop.at, mode: input.mode, done, stepDone });
     if (resume && resume.kind !== 'none') {
       // The conversation ends here: nothing more is asked in it.
       return { ...outcome, outcome: 'resumed', resume };
@@ -260,7 +260,7 @@ async function readBack(session: RepairDeps['session'], vault: InputSource, trac
  * step is done — not entered at all (the page no longer asks for it). A value written out as text
  * is never taken for its name: the next cache would hold this input's value.
  */
-function valuesNotEntered(input: RepairInput, done: readonly ActionTrace[], stepDone: boolean, outcome: RepairOutcome): string | undefined {
+export function valuesNotEntered(input: Pick<RepairInput, 'required' | 'leaves'>, done: readonly ActionTrace[], stepDone: boolean, outcome: Pick<RepairOutcome, 'notEntered'>): string | undefined {
   const entered = new Set<string>();
   const literals: string[] = [];
   for (const trace of done) {
@@ -271,14 +271,15 @@ function valuesNotEntered(input: RepairInput, done: readonly ActionTrace[], step
       literals.push(placeholdersIn(value).reduceRight((text, ph) => `${text.slice(0, ph.start)} ${text.slice(ph.end)}`, value));
     }
   }
-  outcome.notEntered = [];
-  for (const path of input.required) {
-    if (entered.has(pathId(path))) continue;
+  const missing = input.required.filter((path) => !entered.has(pathId(path)));
+  // A value written out is wrong whatever else is: said first.
+  const written = missing.find((path) => {
     const leaves = input.leaves.filter((leaf) => pathId(leaf.path) === pathId(path));
-    if (literals.some((text) => derivedPaths(text, leaves).length > 0)) return `${placeholderOf(path)} was written out as text: enter it by its name, ${placeholderOf(path)}`;
-    if (!stepDone) return `this step enters ${placeholderOf(path)}: enter it by its name, or call step_done if the page no longer asks for it`;
-    outcome.notEntered.push(path);
-  }
+    return literals.some((text) => derivedPaths(text, leaves).length > 0);
+  });
+  if (written) return `${placeholderOf(written)} was written out as text: enter it by its name, ${placeholderOf(written)}`;
+  if (missing.length > 0 && !stepDone) return `this step enters ${missing.map(placeholderOf).join(', ')}: enter ${missing.length === 1 ? 'it by its name' : 'them by their names'}, or call step_done if the page no longer asks for ${missing.length === 1 ? 'it' : 'them'}`;
+  outcome.notEntered = missing;
   return undefined;
 }
 

@@ -15,7 +15,7 @@
 import type { ActionTrace } from '../toolset/types.js';
 import { actionOf, sameElement, SKIPPED, type ActionAt } from './actions.js';
 import type { CachedAction } from './format.js';
-import { describeAction, probeAction, type PreconditionContext } from './precondition.js';
+import { describeAction, type Probe } from './precondition.js';
 
 export type ResumePoint =
   /** The replay goes on at this action. */
@@ -40,7 +40,10 @@ export interface ResumeInput {
 /** Keys of an action's input that say what it enters or opens. */
 const VALUE_KEYS = ['value', 'text', 'url', 'paths', 'action', 'key'] as const;
 
-export async function findResume(ctx: PreconditionContext, input: ResumeInput, signal: AbortSignal): Promise<ResumePoint> {
+/** A cached action's precondition on the page as it is now (precondition.ts `probeAction`). */
+export type ProbeFn = (cached: CachedAction) => Promise<Probe>;
+
+export async function findResume(probe: ProbeFn, input: ResumeInput): Promise<ResumePoint> {
   const { steps, stop, mode } = input;
   const undone = (at: ActionAt) => {
     const cached = steps[at.step]?.[at.action];
@@ -54,8 +57,8 @@ export async function findResume(ctx: PreconditionContext, input: ResumeInput, s
   /** Whether the replay can go on at an action: it holds, or it is on this page and blocked for its own reason (the replay stops there and repairs it). */
   const goesOn = async (at: ActionAt | undefined) => {
     if (!at) return false;
-    const probe = await probeAction(steps[at.step]![at.action]!, ctx, signal);
-    return probe.holds || probe.kind !== 'absent';
+    const found = await probe(steps[at.step]![at.action]!);
+    return found.holds || found.kind !== 'absent';
   };
   if (mode === 'insert') {
     const own = firstUndone(stop.step, stop.action);
