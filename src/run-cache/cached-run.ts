@@ -1,12 +1,15 @@
 /**
  * An execution with its workflow version's run cache (docs/run-cache.md): replay what the cache holds
- * while the pages match and the input allows, let the model take over where they do not, check
- * the final page of a replay that ran to its end, and leave the run that completed as the next cache.
+ * while the pages match and the input allows, let the model redo a step where they do not and
+ * resume the replay after it, check the final page of a replay that ran to its end, and leave the
+ * run that completed as the next cache.
  *
  *   no cache (or off)   → the model runs the task; a completed run becomes the cache
  *   replay, all steps   → one model request checks the final page against the input and reads
  *                         the output; a "no" hands the run to the model there
- *   replay, stopped     → the model continues from there with a summary of what was done
+ *   replay, stopped     → the model repairs that step (repair.ts), and the replay resumes where
+ *                         the page matches the cached run again (resume.ts)
+ *   repair, no way back → the model continues from there with a summary of what was done
  *
  * The runner sees one function. This folder uses the agent's loop and ports; the agent knows
  * nothing of the cache.
@@ -22,7 +25,7 @@ import { actionOf, afterLastEntry, SKIPPED, type ActionAt } from './actions.js';
 import { buildEntry, loadEntry, type EntryKey, type RunStep } from './entry.js';
 import { checkFinalPage } from './final-check.js';
 import { cacheFingerprint, type CachedAction, type RunCacheEntry } from './format.js';
-import { describeAction } from './precondition.js';
+import { describeAction, isEnterable } from './precondition.js';
 import { REPAIR_MODEL_STEPS, repairStep, type RepairOutcome } from './repair.js';
 import { replaySteps, type ReplayInput, type ReplayStop, type StopKind } from './replay.js';
 import type { RunCacheStore } from './types.js';
@@ -237,10 +240,6 @@ function passedOver(standIn: ReadonlyArray<{ cached: CachedAction }>, done: read
   const out = new Map<string, KeyPath>();
   for (const { cached } of standIn) for (const path of cached.refs ?? []) if (!entered.has(pathId(path))) out.set(pathId(path), path);
   return [...out.values()];
-}
-
-function isEnterable(value: unknown): boolean {
-  return typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 }
 
 /** Input paths whose value changed that no cached step entered by reference (and the pages still ask for): the replay cannot enter them. */

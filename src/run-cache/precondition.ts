@@ -62,7 +62,8 @@ export async function probeAction(cached: CachedAction, ctx: PreconditionContext
   return prepared.ok ? { holds: true } : { holds: false, kind: 'absent', reason: prepared.reason };
 }
 
-function isEnterable(value: unknown): boolean {
+/** Whether an input value can be entered: text, a boolean, a finite number. */
+export function isEnterable(value: unknown): boolean {
   return typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 }
 
