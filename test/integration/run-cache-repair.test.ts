@@ -26,7 +26,7 @@ import { flowAgent, type FlowInput } from '../support/flow-agent.js';
 import { startFlowApp, type FlowApp, type FlowApplication } from '../support/flow-app.js';
 import { isFinalCheck, isRepair } from '../support/run-cache-requests.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { startScriptedModelServer, type RecordedRequest } from '../support/scripted-model-server.js';
+import { finish, startScriptedModelServer, toolUse, type RecordedRequest } from '../support/scripted-model-server.js';
 
 const logger = createSilentLogger();
 
@@ -114,6 +114,9 @@ async function expectRepaired(versionId: string, changed: number, gone: string[]
   expect(repeat.requests).toHaveLength(changed + 1);
   expect(isFinalCheck(repeat.requests.at(-1)!)).toBe(true);
   expect(repeat.tokens).toBeLessThanOrEqual(0.15 * changed * first.tokens);
+  // Every request's tokens are the run's: the repairs' and the final check's.
+  const { usage } = repeat.summary.document;
+  expect(usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens).toBe(repeat.tokens);
   expect(repeat.summary.document.cache).toMatchObject({ used: true, repairedSteps: changed, fallbackAtStep: null, modelSteps: changed, finalCheck: { ran: true, matches: true } });
   // Repaired actions say so in logs.jsonl; replayed ones are the cache's.
   const by = new Set(repeat.events.filter((e) => e.type === 'action').map((e) => e.by));
@@ -198,6 +201,28 @@ describe('a replay whose page changed repairs that step and goes on', () => {
     app.options.relabelled = ['start'];
     const repeat = await expectRepaired(version, 2);
     expect(repeat.events.filter((e) => e.type === 'step_repair').map((e) => e.cachedStep)).toEqual([2, 8]);
+  });
+});
+
+describe('a repaired run that fails', () => {
+  it('leaves the entry as it was', async () => {
+    const version = await seeded('v-failed');
+    const before = await cache.get(version, new AbortController().signal);
+    app.options.renamed = ['permit'];
+    // The repair goes through; the final check then finds the application wrong, and the model gives up.
+    const agent = flowAgent(input(5));
+    const model = await startScriptedModelServer((request) =>
+      isFinalCheck(request) ? toolUse('verify_replay', { matches: false, reason: 'The application shows another permit.' }) : isRepair(request) ? agent(request) : finish('failed', undefined, 'The application cannot be corrected.'),
+    );
+    try {
+      const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
+      const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-permit', workflowVersionId: version, inputPayload: input(5), specification: WORKFLOW(app.origin) }, new AbortController().signal);
+      if (summary.status === 'skipped') throw new Error('unexpected skip');
+      expect(summary.document).toMatchObject({ status: 'failed', cache: { used: true, repairedSteps: 1, finalCheck: { ran: true, matches: false } } });
+    } finally {
+      await model.stop();
+    }
+    expect(await cache.get(version, new AbortController().signal)).toEqual(before);
   });
 });
 
