@@ -289,5 +289,25 @@ async function computerReplay(shop: ShopServer): Promise<void> {
       { path: '/login', fields: { user: 'bob', password: 'pw-Secret-10' } },
       { path: '/order', fields: { reference: 'PO-4242', quantity: '1' } },
     ]);
+
+    // A repair in computer use: the request carries the computer toolset with step_done and
+    // flow_changed, and meets the API's rules; a flow the model finds changed goes to the model.
+    const tampered = JSON.parse((await storedCache('v-computer'))!) as { steps: Array<Array<{ page: string }>> };
+    tampered.steps[0]![0]!.page = `${shop.origin}/elsewhere`;
+    await cache.put('v-computer-repair', { ...tampered, versionId: 'v-computer-repair' });
+    const takeOver = [...script];
+    const repaired = await run({
+      site: shop,
+      versionId: 'v-computer-repair',
+      payload: input('cy', 'pw-Secret-11', 'PO-5151'),
+      spec: { model: 'claude-sonnet-5-5', toolset: 'computer' },
+      script: (request) => (isRepair(request) ? toolUse('flow_changed', { reason: 'The sign-in is not where the earlier run found it.' }) : (finalCheck(request) ?? takeOver.shift()!)),
+    });
+    const tools = ((repaired.requests[0]!.body as { tools: Array<{ type?: string; name?: string }> }).tools).map((t) => t.name ?? t.type);
+    expect(tools).toEqual(['computer_toolset_20260801', 'navigate', 'step_done', 'flow_changed']);
+    // The first cached step is not on the start page, the second is: the replay begins there, and stops (nothing is focused to type into).
+    expect(repaired.summary.document).toMatchObject({ status: 'completed', cache: { used: true, repairedSteps: 0, fallbackAtStep: 2 } });
+    expect(repaired.summary.document.cache.reason).toContain('the flow has changed: The sign-in is not where the earlier run found it.');
+    expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-5151', quantity: '1' } });
   }
 }
