@@ -178,7 +178,8 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
     report.repairedSteps = repaired.size;
     progress.reasons.push(`step ${stop.atStep} was repaired: ${stop.reason}`);
     progress.notEntered.push(...repair.notEntered, ...passedOver(standIn, repair.traces.flat()));
-    run.notAsked.push(...progress.notEntered);
+    // Only what the model said the pages no longer ask for, having seen them, is kept as such.
+    run.notAsked.push(...repair.notEntered);
     if (mode === 'insert') handOver = undefined;
     if (repair.resume?.kind === 'end') break;
     from = resumedAt;
@@ -286,6 +287,7 @@ function summary(progress: Progress, why: string): string {
   const lines = shown.map((labels, i) => `${first + i + 1}. ${labels.join('; ') || '(reads only)'}`);
   const earlier = first > 0 ? `(steps 1–${first} not listed)\n` : '';
   const repaired = done.some((labels) => labels.some((label) => label.endsWith(' (repair)'))) ? ' (those marked "repair" by a model redoing a step whose page had changed)' : '';
-  const skipped = progress.notEntered.length > 0 ? `\nThe replay did not enter ${[...new Set(progress.notEntered.map(placeholderOf))].join(', ')}: a repair found that the pages no longer ask for ${progress.notEntered.length === 1 ? 'it' : 'them'}.` : '';
+  const names = [...new Set(progress.notEntered.map(placeholderOf))];
+  const skipped = names.length > 0 ? `\nThe replay did not enter ${names.join(', ')}: the earlier run entered ${names.length === 1 ? 'it' : 'them'} on a page this run did not show (a repair passed over it).` : '';
   return `${count} actions were replayed from an earlier run of this workflow, on this input, step by step${repaired}:\n${earlier}${lines.join('\n')}${skipped}${tail}`;
 }

@@ -152,14 +152,15 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
         touchedAt ?? startedAt,
       );
       if (!report.ok) return stop(at, 'failed', `the action failed: ${report.error ?? 'unknown error'}`);
-      labels.push(report.label);
-      if (report.trace) traces.push(report.trace);
       if (call.value.check) {
         const { ref, value, how, element } = call.value.check;
         const tab = session.tab();
         const held = tab ? await browserCall((signal) => holdsValue(tab, ref, value, how, element, signal), input.signal) : { ok: false as const, reason: 'the browser has no open tab' };
+        // A value the field does not hold is not done: the next cache does not keep it.
         if (!held.ok) return stop(at, 'not_held', held.reason);
       }
+      labels.push(report.label);
+      if (report.trace) traces.push(report.trace);
     }
     close(true);
   }
