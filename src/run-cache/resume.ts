@@ -71,7 +71,8 @@ export async function findResume(probe: ProbeFn, input: ResumeInput): Promise<Re
   if (mode === 'replace') {
     const rest = firstUndone(stop.step, stop.action + 1);
     if (await goesOn(rest)) return { kind: 'at', at: rest! };
-    if (undone(stop) && (await goesOn(stop))) return { kind: 'at', at: stop };
+    // The stopped action again only when it now holds: blocked, it would only stop the replay again.
+    if (undone(stop) && (await probe(steps[stop.step]![stop.action]!)).holds) return { kind: 'at', at: stop };
   }
   const left = nextLeft(steps, stop, mode, input.done);
   if (!left && (input.stepDone || input.done.length > 0)) return { kind: 'end' };

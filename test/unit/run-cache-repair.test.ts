@@ -80,6 +80,8 @@ describe('where a replay goes on after a repair', () => {
           // Back in the stopped step only when no later step fits (inserting: its own actions come first).
           if (found.at.step === s.stop.step && s.mode === 'replace') expect(firstFit).toBe(-1);
           if (found.at.step === s.stop.step) expect(found.at.action).toBeGreaterThanOrEqual(s.stop.action);
+          // The stopped action itself again only when it holds now.
+          if (s.mode === 'replace' && found.at.step === s.stop.step && found.at.action === s.stop.action) expect(s.probes.get(at)!.holds).toBe(true);
         } else {
           expect(firstFit).toBe(-1);
         }
