@@ -242,6 +242,10 @@ describe('run cache', () => {
     const r = await run({ site: shop, versionId: 'v-shape', payload: input('ann', 'pw-Secret-7', 'PO-7') });
     expect(r.summary.document.cache).toMatchObject({ used: true, repairedSteps: 1, fallbackAtStep: null });
     expect(r.summary.document.cache.reason).toContain('where the earlier run was on');
+    // The repaired step signs in: its password is named in the request, never given.
+    const repair = r.requests.find(isRepair)!;
+    expect(repairBrief(repair)).toContain('form_input on textbox "Password" (input type=password, id "password", name "password"): value "{{password}}"');
+    expect(repair.rawBody).not.toContain('pw-Secret-7');
     // Nothing was replayed on that page: the model redid the step there, and the replay went on at the next one.
     const actions = r.events.filter((e) => e.type === 'action');
     expect(actions[0]).toMatchObject({ by: 'repair' });
