@@ -140,6 +140,7 @@ async function ask(deps: RepairDeps, agent: AgentInput, request: { system: TextB
     toolCalls: response.content.filter((b): b is ToolUseBlock => b.type === 'tool_use').map((b) => ({ id: b.id, name: b.name, ...(b.toolset_name ? { toolset: b.toolset_name } : {}), input: b.input })),
   });
   request.history.push({ role: 'assistant', content: response.content });
+  if (response.notes?.prefixMismatch) deps.events.emit('model_prefix_mismatch', { step: stats.nSteps, level: 'error', message: response.notes.prefixMismatch });
   return response;
 }
 
