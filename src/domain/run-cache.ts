@@ -8,11 +8,13 @@
 /** What `output.json` says of the cache (docs/run-cache.md#what-it-reports). */
 export interface CacheReport {
   used: boolean;
+  /** Steps of the run replayed from the cache: cached steps, and the part of one before a stop or after a resume. */
   replayedSteps: number;
+  /** Steps taken with the model: a repair's requests and a take-over's. */
   modelSteps: number;
-  /** Cached steps the model redid one by one before the replay went on (none yet: a replay that stops hands the rest to the model). */
+  /** Cached steps the model redid one by one before the replay went on (docs/run-cache.md#repair-not-restart). */
   repairedSteps: number;
-  /** The replayed step (1-based) at which the model took over; null when it did not. */
+  /** The cached step (1-based) at which the model took the rest of the run over; null when it did not. */
   fallbackAtStep: number | null;
   reason: string | null;
   /** The check of the final page after a replay that ran every step: whether it ran, and its verdict. */

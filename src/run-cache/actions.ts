@@ -43,7 +43,7 @@ export function afterLastEntry(steps: readonly CachedAction[][]): ActionAt {
   return last;
 }
 
-export function sameElement(a: ElementIdentity | CachedElement, b: ElementIdentity | CachedElement): boolean {
+export function sameElement(a: Pick<CachedElement, 'role' | 'name'>, b: Pick<CachedElement, 'role' | 'name'>): boolean {
   const norm = (s: string | undefined) => (s ?? '').replace(/\s+/g, ' ').trim().toLowerCase();
   return a.role === b.role && norm(a.name) === norm(b.name);
 }

@@ -1,30 +1,35 @@
 /**
  * An execution with its workflow version's run cache (docs/run-cache.md): replay what the cache holds
- * while the pages match and the input allows, let the model take over where they do not, check
- * the final page of a replay that ran to its end, and leave the run that completed as the next cache.
+ * while the pages match and the input allows, let the model redo a step where they do not and
+ * resume the replay after it, check the final page of a replay that ran to its end, and leave the
+ * run that completed as the next cache.
  *
  *   no cache (or off)   → the model runs the task; a completed run becomes the cache
  *   replay, all steps   → one model request checks the final page against the input and reads
  *                         the output; a "no" hands the run to the model there
- *   replay, stopped     → the model continues from there with a summary of what was done
+ *   replay, stopped     → the model repairs that step (repair.ts), and the replay resumes where
+ *                         the page matches the cached run again (resume.ts)
+ *   repair, no way back → the model continues from there with a summary of what was done
  *
  * The runner sees one function. This folder uses the agent's loop and ports; the agent knows
  * nothing of the cache.
  */
 import { runAgent, type AgentDeps, type AgentInput, type AgentOutcome, type RunStats } from '../agent/loop.js';
 import { openStartPage } from '../agent/start-page.js';
-import { placeholderOf } from '../domain/input-references.js';
-import { pathId, type KeyPath } from '../domain/key-path.js';
+import { placeholderOf, placeholdersIn } from '../domain/input-references.js';
+import { pathId, valueAt, type KeyPath } from '../domain/key-path.js';
 import { emptyCacheReport, type CacheReport } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
-import { afterLastEntry } from './actions.js';
+import { actionOf, afterLastEntry, SKIPPED, type ActionAt } from './actions.js';
 import { buildEntry, loadEntry, type EntryKey, type RunStep } from './entry.js';
 import { checkFinalPage } from './final-check.js';
-import { cacheFingerprint, type RunCacheEntry } from './format.js';
-import { replaySteps, type ReplayInput, type ReplayResult } from './replay.js';
+import { cacheFingerprint, type CachedAction, type RunCacheEntry } from './format.js';
+import { describeAction, isEnterable } from './precondition.js';
+import { REPAIR_MODEL_STEPS, repairStep, type RepairOutcome } from './repair.js';
+import { replaySteps, type ReplayInput, type ReplayStop, type StopKind } from './replay.js';
 import type { RunCacheStore } from './types.js';
-import { changedPaths, inputLeaves } from './values.js';
+import { changedPaths, guardHolds, inputLeaves } from './values.js';
 
 export interface CachedRunOptions {
   /** Absent when the cache is off (RUN_CACHE=off, `cache: false`, no version to key it by). */
@@ -58,6 +63,8 @@ interface Recording {
   /** Replayed and skipped steps, in order; the model's steps follow at the end. */
   steps: RunStep[];
   modelSteps: Map<number, ActionTrace[]>;
+  /** Input paths the pages no longer ask for: the entry's, and those this run's repairs found. */
+  notAsked: KeyPath[];
 }
 
 export async function runWithCache(options: CachedRunOptions): Promise<CachedRunResult> {
@@ -86,10 +93,17 @@ function startRecording(options: CachedRunOptions): Recording {
         },
       }
     : agentDeps;
-  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), deps, steps: [], modelSteps };
+  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), deps, steps: [], modelSteps, notAsked: [] };
 }
 
-/** The cached steps replayed from the start page; then the final check, or the model where the replay stops. */
+/** How a replay that stopped goes on: the model repairs the step, or takes the run over. */
+const REPAIRABLE = new Set<StopKind>(['absent', 'failed', 'not_held', 'guard', 'no_value', 'hand_over']);
+
+/**
+ * The cached steps replayed from the start page; a step whose page changed repaired by the model
+ * and the replay resumed where the page matches the earlier run again; then the final check, or
+ * the model where a repair does not lead back (docs/run-cache.md#repair-not-restart).
+ */
 async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<AgentOutcome> {
   const { agentDeps, agentInput, stats } = run.options;
   const { session, space, events } = agentDeps;
@@ -98,46 +112,140 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
   report.used = true;
   await openStartPage(session, agentInput.startUrl, events, agentInput.signal);
   const leaves = inputLeaves(vault);
-  const unentered = neverEntered(entry, changedPaths(entry.input, leaves, entry.fingerprint));
-  const replayInput: ReplayInput = {
-    steps: entry.steps,
-    input: vault,
-    leaves,
-    salt: entry.fingerprint,
-    maxSteps: agentInput.maxSteps,
-    ...(unentered.length > 0 ? { handOver: { ...afterLastEntry(entry.steps), reason: unenteredReason(unentered) } } : {}),
-    signal: agentInput.signal,
-  };
-  const replay = await replaySteps(
-    { space, session, events, ...(agentDeps.onAction ? { onAction: agentDeps.onAction } : {}), ...(agentDeps.now ? { now: agentDeps.now } : {}) },
-    replayInput,
-    stats,
-  );
-  report.replayedSteps = replay.replayed;
-  // Steps the page was already past stay in the next cache as they were.
-  run.steps.push(...replay.skipped.map((cached) => ({ cached })), ...replay.traces);
-  if (replay.skipped.length > 0) report.reason = `the replay started at step ${replay.skipped.length + 1}: the page was already past the steps before it`;
-  const takeOver = (done: string) => runAgent(run.deps, { ...agentInput, resume: { done: vault.redact(done), steps: replay.replayed } }, stats);
-  if (replay.stopped) {
-    const { atStep, reason, next } = replay.stopped;
-    report.fallbackAtStep = atStep;
-    report.reason = reason;
-    const enter = unentered.length > 0 ? `\nThe earlier run never entered ${unentered.map(placeholderOf).join(', ')}, and this input's ${unentered.length === 1 ? 'value differs' : 'values differ'} from its: enter ${unentered.length === 1 ? 'it' : 'them'} by name before the task is done.` : '';
-    return takeOver(summary(replay, `The replay stopped at step ${atStep}: ${reason}.${next ? ` The earlier run's next action there was: ${next}.` : ''}${enter}`));
+  const salt = entry.fingerprint;
+  run.notAsked.push(...(entry.notAsked ?? []));
+  const unentered = neverEntered(entry, changedPaths(entry.input, leaves, salt));
+  const deps = { space, session, events, ...(agentDeps.onAction ? { onAction: agentDeps.onAction } : {}), ...(agentDeps.now ? { now: agentDeps.now } : {}) };
+  const progress: Progress = { done: [], reasons: [], notEntered: [] };
+  let handOver: ReplayInput['handOver'] = unentered.length > 0 ? { ...afterLastEntry(entry.steps), reason: unenteredReason(unentered) } : undefined;
+  let from: ActionAt | undefined;
+  /** Model steps spent on repairs of each cached action: a repair that comes back to the same one goes on with what is left. */
+  const spent = new Map<string, number>();
+  const repaired = new Set<number>();
+  for (;;) {
+    const replay = await replaySteps(deps, { steps: entry.steps, input: vault, leaves, salt, maxSteps: agentInput.maxSteps, signal: agentInput.signal, ...(handOver ? { handOver } : {}), ...(from ? { from } : {}) }, stats);
+    report.replayedSteps += replay.replayed;
+    // Steps the page was already past stay in the next cache as they were.
+    run.steps.push(...replay.skipped.map((cached) => ({ cached })), ...replay.traces);
+    progress.done.push(...replay.done);
+    if (replay.skipped.length > 0) progress.reasons.push(`the replay started at step ${replay.skipped.length + 1}: the page was already past the steps before it`);
+    const stop = replay.stopped;
+    if (!stop) break;
+    const key = `${stop.at.step}/${stop.at.action}`;
+    const budget = REPAIR_MODEL_STEPS - (spent.get(key) ?? 0);
+    if (!REPAIRABLE.has(stop.kind) || budget <= 0) return takeOver(run, progress, stop, handOver ? unentered : []);
+    const mode = stop.kind === 'hand_over' ? 'insert' : 'replace';
+    const stopped = entry.steps[stop.at.step]?.[stop.at.action];
+    const required = mode === 'insert' ? unentered : (stopped?.refs ?? []).filter((path) => isEnterable(valueAt(vault.maskedPayload, path)));
+    const repair = await repairStep(
+      { ...deps, model: agentDeps.model },
+      {
+        steps: entry.steps,
+        stop,
+        mode,
+        unentered,
+        recent: progress.done.flat().slice(-3),
+        guardFails: (cached) => cached.guard !== undefined && !guardHolds(cached.guard, leaves, salt),
+        agent: agentInput,
+        leaves,
+        salt,
+        required,
+        budget,
+      },
+      stats,
+    );
+    spent.set(key, (spent.get(key) ?? 0) + repair.turns);
+    run.steps.push(...repair.traces);
+    if (repair.labels.length > 0) progress.done.push(repair.labels.map((label) => `${label} (repair)`));
+    const resumedAt = repair.resume?.kind === 'at' ? repair.resume.at : undefined;
+    const standIn = mode === 'insert' ? [] : actionsBetween(entry.steps, stop.at, resumedAt);
+    if (repair.turns > 0) {
+      events.emit('step_repair', {
+        step: stats.nSteps,
+        cachedStep: stop.atStep,
+        reason: stop.reason,
+        before: standIn.map(({ cached }) => describeAction(cached)),
+        after: repair.labels,
+        outcome: repair.outcome,
+        modelSteps: repair.turns,
+        resumedAtStep: resumedAt ? resumedAt.step + 1 : null,
+        ...(repair.note ? { note: repair.note } : {}),
+        ...(repair.notEntered.length > 0 ? { notEntered: repair.notEntered.map(placeholderOf) } : {}),
+      });
+    }
+    if (repair.outcome !== 'resumed') return takeOver(run, progress, stop, handOver ? unentered : [], repair);
+    repaired.add(stop.at.step);
+    report.repairedSteps = repaired.size;
+    progress.reasons.push(`step ${stop.atStep} was repaired: ${stop.reason}`);
+    progress.notEntered.push(...repair.notEntered, ...passedOver(standIn, repair.traces.flat()));
+    // Only what the model said the pages no longer ask for, having seen them, is kept as such.
+    run.notAsked.push(...repair.notEntered);
+    if (mode === 'insert') handOver = undefined;
+    if (repair.resume?.kind === 'end') break;
+    from = resumedAt;
   }
-  const check = await checkFinalPage({ ...agentDeps, model: run.options.checkModel ?? agentDeps.model }, agentInput, summary(replay, ''), stats);
+  report.reason = progress.reasons.join('; ') || null;
+  const check = await checkFinalPage({ ...agentDeps, model: run.options.checkModel ?? agentDeps.model }, agentInput, summary(progress, ''), stats);
   report.finalCheck = check.report;
   if (check.ok) {
     events.emit('finish', { status: 'completed', by: 'cache' });
     return { status: 'completed', output: check.output };
   }
-  report.reason = check.why;
-  return takeOver(summary(replay, `Every step was replayed, but ${check.why}. Make the page show the task done with this input, then call finish.`));
+  report.reason = [...progress.reasons, check.why].join('; ');
+  return runAgent(run.deps, { ...agentInput, resume: { done: vault.redact(summary(progress, `Every step was replayed, but ${check.why}. Make the page show the task done with this input, then call finish.`)), steps: report.replayedSteps } }, stats);
 }
 
-/** Input paths whose value changed that no cached step entered by reference: the replay cannot enter them. */
+/** What the replay and its repairs did so far, for the model that checks or takes over. */
+interface Progress {
+  /** Labels of the actions done, by step of the run (a repair's marked as such). */
+  done: string[][];
+  /** Why the replay started later, which steps were repaired and why. */
+  reasons: string[];
+  /** Input paths a step of the earlier run entered that this run did not: the page no longer asked for them. */
+  notEntered: KeyPath[];
+}
+
+/** The model carries the rest of the run from where the replay stopped, told what was done and why. */
+function takeOver(run: Recording, progress: Progress, stop: ReplayStop, unentered: readonly KeyPath[], repair?: RepairOutcome): Promise<AgentOutcome> {
+  const { agentInput, stats } = run.options;
+  const { report } = run;
+  const { atStep, reason, next } = stop;
+  report.fallbackAtStep = atStep;
+  const repairNote = repair
+    ? repair.outcome === 'flow_changed'
+      ? ` A model asked to redo that step found that the flow has changed: ${repair.note ?? ''}`.trimEnd()
+      : ` A model asked to redo that step did not lead back to the earlier run's steps: ${repair.note ?? ''}`.trimEnd()
+    : '';
+  report.reason = [...progress.reasons, `${reason}${repair ? (repair.outcome === 'flow_changed' ? `; the flow has changed: ${repair.note ?? ''}` : `; the repair did not lead back: ${repair.note ?? ''}`) : ''}`].join('; ');
+  const enter = unentered.length > 0 ? `\nThe earlier run never entered ${unentered.map(placeholderOf).join(', ')}, and this input's ${unentered.length === 1 ? 'value differs' : 'values differ'} from its: enter ${unentered.length === 1 ? 'it' : 'them'} by name before the task is done.` : '';
+  const why = `The replay stopped at step ${atStep}: ${reason}.${next ? ` The earlier run's next action there was: ${next}.` : ''}${repairNote ? `${repairNote.replace(/[\s.]+$/, '')}.` : ''}${enter}`;
+  return runAgent(run.deps, { ...agentInput, resume: { done: agentInput.vault.redact(summary(progress, why)), steps: report.replayedSteps } }, stats);
+}
+
+/** The cached actions from `from` up to `to` (the end of the run when absent), reads and waits left out. */
+function actionsBetween(steps: readonly CachedAction[][], from: ActionAt, to: ActionAt | undefined): Array<{ at: ActionAt; cached: CachedAction }> {
+  const out: Array<{ at: ActionAt; cached: CachedAction }> = [];
+  for (let s = from.step; s < steps.length; s++) {
+    for (let a = s === from.step ? from.action : 0; a < steps[s]!.length; a++) {
+      if (to && (s > to.step || (s === to.step && a >= to.action))) return out;
+      const cached = steps[s]![a]!;
+      if (!SKIPPED.has(actionOf(cached))) out.push({ at: { step: s, action: a }, cached });
+    }
+  }
+  return out;
+}
+
+/** Input paths the actions a repair stood in for entered by name, and the repair did not. */
+function passedOver(standIn: ReadonlyArray<{ cached: CachedAction }>, done: readonly ActionTrace[]): KeyPath[] {
+  const entered = new Set(done.flatMap((trace) => ['value', 'text'].flatMap((key) => (typeof trace.input[key] === 'string' ? placeholdersIn(trace.input[key] as string).map((ph) => pathId(ph.path)) : []))));
+  const out = new Map<string, KeyPath>();
+  for (const { cached } of standIn) for (const path of cached.refs ?? []) if (!entered.has(pathId(path))) out.set(pathId(path), path);
+  return [...out.values()];
+}
+
+/** Input paths whose value changed that no cached step entered by reference (and the pages still ask for): the replay cannot enter them. */
 function neverEntered(entry: RunCacheEntry, changed: readonly KeyPath[]): KeyPath[] {
-  const entered = new Set(entry.steps.flat().flatMap((action) => action.refs ?? []).map(pathId));
+  const entered = new Set([...entry.steps.flat().flatMap((action) => action.refs ?? []), ...(entry.notAsked ?? [])].map(pathId));
   return changed.filter((path) => !entered.has(pathId(path)));
 }
 
@@ -150,7 +258,7 @@ function unenteredReason(paths: readonly KeyPath[]): string {
 async function save(run: Recording, kept: NonNullable<Recording['key']>): Promise<void> {
   const { agentDeps, agentInput, executionId, logger, now } = run.options;
   const { store, ...key } = kept;
-  const next = buildEntry({ ...key, executionId, steps: run.steps, input: agentInput.vault, now });
+  const next = buildEntry({ ...key, executionId, steps: run.steps, input: agentInput.vault, notAsked: run.notAsked, now });
   try {
     // What is stored passes the secrets' redaction once more: a page can show a secret anywhere.
     await store.put(key.versionId, agentInput.vault.redactValue(next));
@@ -165,16 +273,21 @@ const SUMMARY_STEPS = 6;
 
 /**
  * What the model is told when it takes over (or the final check, of what was done): how many
- * steps were replayed and the last few of them, each on one line, then why the replay stopped.
- * Short: the page itself follows.
+ * actions were replayed and the last few steps, each on one line (a repair's marked), the values
+ * the run did not enter because the page no longer asked for them, then why it stopped. Short:
+ * the page itself follows.
  */
-function summary(replay: ReplayResult, why: string): string {
+function summary(progress: Progress, why: string): string {
   const tail = why ? `\n${why}` : '';
-  if (replay.done.length === 0) return `Nothing could be replayed from the earlier run of this workflow.${tail}`;
-  const count = replay.done.reduce((sum, labels) => sum + labels.length, 0);
-  const shown = replay.done.slice(-SUMMARY_STEPS);
-  const first = replay.done.length - shown.length;
+  const { done } = progress;
+  if (done.length === 0) return `Nothing could be replayed from the earlier run of this workflow.${tail}`;
+  const count = done.reduce((sum, labels) => sum + labels.length, 0);
+  const shown = done.slice(-SUMMARY_STEPS);
+  const first = done.length - shown.length;
   const lines = shown.map((labels, i) => `${first + i + 1}. ${labels.join('; ') || '(reads only)'}`);
   const earlier = first > 0 ? `(steps 1–${first} not listed)\n` : '';
-  return `${count} actions were replayed from an earlier run of this workflow, on this input, step by step:\n${earlier}${lines.join('\n')}${tail}`;
+  const repaired = done.some((labels) => labels.some((label) => label.endsWith(' (repair)'))) ? ' (those marked "repair" by a model redoing a step whose page had changed)' : '';
+  const names = [...new Set(progress.notEntered.map(placeholderOf))];
+  const skipped = names.length > 0 ? `\nThe replay did not enter ${names.join(', ')}: the earlier run entered ${names.length === 1 ? 'it' : 'them'} on a page this run did not show (a repair passed over it).` : '';
+  return `${count} actions were replayed from an earlier run of this workflow, on this input, step by step${repaired}:\n${earlier}${lines.join('\n')}${skipped}${tail}`;
 }

@@ -3,6 +3,7 @@
  * built from a completed run's steps after it.
  */
 import type { InputSource } from '../domain/input-references.js';
+import { pathId, type KeyPath } from '../domain/key-path.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
@@ -52,6 +53,8 @@ export interface BuildOptions extends EntryKey {
   steps: RunStep[];
   /** The run's input as the model saw it (secrets as their names), and the secrets' names. */
   input: Pick<InputSource, 'maskedPayload' | 'paths'>;
+  /** Input paths the pages no longer ask for, as repairs found (the entry's notAsked); those a step enters by name are asked again. */
+  notAsked?: readonly KeyPath[];
   now: () => number;
 }
 
@@ -80,6 +83,8 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
           }),
     )
     .filter((step) => step.length > 0);
+  const entered = new Set(steps.flat().flatMap((action) => action.refs ?? []).map(pathId));
+  const notAsked = [...new Map((options.notAsked ?? []).filter((path) => !entered.has(pathId(path))).map((path) => [pathId(path), [...path]])).values()];
   return {
     format: RUN_CACHE_FORMAT,
     versionId: options.versionId,
@@ -89,6 +94,7 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
     sourceExecutionId: options.executionId,
     steps,
     input: inputDigests(leaves, options.fingerprint),
+    ...(notAsked.length > 0 ? { notAsked } : {}),
   };
 }
 

@@ -9,10 +9,10 @@
  * A request of its own (its own short conversation: a system prompt, one user message), with one
  * tool, `verify_replay`; the answer is forced to it where the model's thinking settings allow.
  */
-import { browserCall } from '../agent/browser-call.js';
 import type { AgentDeps, AgentInput, RunStats } from '../agent/loop.js';
 import { inputLines } from '../agent/prompt.js';
-import type { ImageBlock, ModelResponse, ToolDefinition, ToolUseBlock } from '../model/types.js';
+import type { ModelResponse, ToolDefinition, ToolUseBlock } from '../model/types.js';
+import { viewPage } from './page-view.js';
 
 export const VERIFY_TOOL = 'verify_replay';
 
@@ -46,9 +46,6 @@ export type FinalCheckOutcome =
   /** The model takes over, told `why`. */
   | { ok: false; why: string; report: FinalCheckReport };
 
-/** The viewport read's length: the same budget as a hand-over's read (docs/run-cache.md#replay). */
-const READ_MAX_CHARS = 4_000;
-const IMAGE_QUALITY = 80;
 /** Enough for a verdict, a reason and an output, with the thinking before them. */
 const CHECK_MAX_TOKENS = 4_096;
 
@@ -59,27 +56,15 @@ export async function checkFinalPage(deps: FinalCheckDeps, input: AgentInput, re
   const { model, session, space, events } = deps;
   const now = deps.now ?? Date.now;
   const { vault, signal } = input;
-  const look = await browserCall(async (cancel) => {
-    await session.settle(cancel);
-    const tab = session.tab();
-    const { display, viewport } = { display: space.display, viewport: session.viewport };
-    const scaled = display.width !== viewport.width || display.height !== viewport.height;
-    const shot = await session.screenshot({ format: 'jpeg', quality: IMAGE_QUALITY, ...(scaled ? { outputSize: display } : {}) }, cancel);
-    const read = tab ? await tab.readPage({ maxChars: READ_MAX_CHARS }, cancel) : undefined;
-    const title = tab ? await tab.title(cancel) : '';
-    return { shot, read, title };
-  }, signal);
-  const elements = look.read?.ok && look.read.value.lines.length > 0 ? look.read.value.lines.join('\n') : '(nothing readable in view)';
-  const image: ImageBlock = { type: 'image', source: { type: 'base64', media_type: look.shot.mediaType, data: look.shot.data.toString('base64') } };
-  // Page text and titles are redacted as a whole: a page can show a secret anywhere.
-  const pageText = vault.redact(`${replayed}\nThe final page: ${look.title} (${session.currentUrl()}). What is in view:\n${elements}`);
+  const look = await viewPage(session, space, (text) => vault.redact(text), {}, signal);
+  const pageText = `${vault.redact(replayed)}\nThe final page: ${look.title} (${look.url}). What is in view:\n${look.inView}`;
   const requestAt = now();
   const response = await model.createTurn(
     {
       model: input.modelId,
       system: [{ type: 'text', text: systemPrompt(input) }],
       tools: [VERIFY_DEFINITION],
-      messages: [{ role: 'user', content: [{ type: 'text', text: pageText }, image] }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: pageText }, look.image] }],
       maxTokens: CHECK_MAX_TOKENS,
       betas: [],
       toolChoice: { type: 'tool', name: VERIFY_TOOL },
@@ -125,7 +110,7 @@ function verdictOf(response: ModelResponse): { matches: boolean; reason: string;
   return { matches, reason: typeof reason === 'string' ? reason.trim() : '', ...(output !== undefined ? { output } : {}) };
 }
 
-function addUsage(stats: RunStats, response: ModelResponse): void {
+export function addUsage(stats: RunStats, response: ModelResponse): void {
   stats.usage.inputTokens += response.usage.inputTokens;
   stats.usage.outputTokens += response.usage.outputTokens;
   stats.usage.cacheReadInputTokens += response.usage.cacheReadInputTokens;

@@ -65,6 +65,11 @@ export interface RunCacheEntry {
   steps: CachedAction[][];
   /** Each input value of the cached run as a salted digest (secrets left out): which ones a new input changed. */
   input: InputDigest[];
+  /**
+   * Input paths an earlier run entered that a repair found the pages no longer ask for (their
+   * page is gone): a new value there is not a value the replay failed to enter.
+   */
+  notAsked?: KeyPath[];
 }
 
 /** The parts of a specification that shape a run, hashed with the action space. */
@@ -116,6 +121,7 @@ export function parseCacheEntry(raw: unknown): RunCacheEntry | undefined {
   const e = raw as Partial<RunCacheEntry>;
   if (e.format !== RUN_CACHE_FORMAT || typeof e.versionId !== 'string' || typeof e.fingerprint !== 'string' || typeof e.toolType !== 'string' || !Array.isArray(e.steps)) return undefined;
   if (!Array.isArray(e.input) || !e.input.every((d: unknown) => isObject(d) && isKeyPath(d.path) && typeof d.digest === 'string')) return undefined;
+  if (e.notAsked !== undefined && !(Array.isArray(e.notAsked) && e.notAsked.every(isKeyPath))) return undefined;
   return e.steps.every((step) => Array.isArray(step) && step.every(isCachedAction)) ? (e as RunCacheEntry) : undefined;
 }
 

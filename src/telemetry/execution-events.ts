@@ -24,7 +24,7 @@ export type ExecutionEvents = {
   navigation: { url: string; ok: boolean; reason?: string; by: 'worker' };
   model_turn: {
     step: number;
-    by: 'model';
+    by: 'model' | 'repair';
     latencyMs: number;
     overheadMs: number | null;
     stopReason: StopReason;
@@ -37,7 +37,7 @@ export type ExecutionEvents = {
   model_prefix_mismatch: { step: number; level: 'error'; message: string };
   action: {
     step: number;
-    by?: 'model' | 'cache';
+    by?: 'model' | 'cache' | 'repair';
     tool: string;
     action: string;
     input: unknown;
@@ -54,8 +54,22 @@ export type ExecutionEvents = {
   output_invalid: { errors: string };
   finish: { status: 'completed' | 'failed'; code?: ErrorCode; reason?: string; by?: 'cache' };
   replayed_step: { step: number; by: 'cache'; actions: number };
-  replay_stopped: { step: number; reason: string; next?: string };
-  replay_started_later: { step: number; skipped: number; reason: string };
+  /** `step`: the run's steps so far; `cachedStep`: the cached step (1-based) it stopped in. */
+  replay_stopped: { step: number; cachedStep: number; reason: string; next?: string };
+  replay_started_later: { step: number; cachedStep: number; skipped: number; reason: string };
+  /** A cached step the model was asked to redo (docs/run-cache.md#repair-not-restart), and how it ended. */
+  step_repair: {
+    step: number;
+    cachedStep: number;
+    reason: string;
+    before: string[];
+    after: string[];
+    outcome: 'resumed' | 'flow_changed' | 'gave_up';
+    modelSteps: number;
+    resumedAtStep: number | null;
+    note?: string;
+    notEntered?: string[];
+  };
   run_cache: Pick<CacheReport, keyof CacheReport>;
   run_cache_saved: { versionId: string; steps: number; actions: number };
   final_check: { matches: boolean | null; reason: string | null; latencyMs: number; usage: TokenUsage };
@@ -91,7 +105,7 @@ export type StepEventName = { [K in ExecutionEventName]: ExecutionEvents[K] exte
  * Every event with a step, as a list (step screenshots follow them); the check below fails to
  * compile when an event with a `step` is added to the map and not here.
  */
-export const STEP_EVENTS = ['model_turn', 'model_prefix_mismatch', 'action', 'step_screenshot', 'replayed_step', 'replay_stopped', 'replay_started_later'] as const satisfies readonly StepEventName[];
+export const STEP_EVENTS = ['model_turn', 'model_prefix_mismatch', 'action', 'step_screenshot', 'replayed_step', 'replay_stopped', 'replay_started_later', 'step_repair'] as const satisfies readonly StepEventName[];
 const everyStepEvent: [Exclude<StepEventName, (typeof STEP_EVENTS)[number]>] extends [never] ? true : never = true;
 void everyStepEvent;
 

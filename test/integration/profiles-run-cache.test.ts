@@ -144,7 +144,7 @@ describe('a cached run recorded with a sign-in, replayed with a profile', () => 
       output: { saved: 'ship-on-Friday' },
       cache: { used: true, replayedSteps: 2, modelSteps: 0, fallbackAtStep: null, reason: expect.stringContaining('the replay started at step 2'), finalCheck: { ran: true, matches: true } },
     });
-    expect(second.events.find((e) => e.type === 'replay_started_later')).toMatchObject({ step: 2, skipped: 1 });
+    expect(second.events.find((e) => e.type === 'replay_started_later')).toMatchObject({ cachedStep: 2, skipped: 1 });
     // The sign-in's actions were passed over, not replayed (reads are not kept in a cache): no secret was entered.
     const byCache = second.events.filter((e) => e.type === 'action' && e.by === 'cache');
     expect(byCache.map((e) => e.action)).toEqual(['navigate', 'form_input', 'left_click']);

@@ -23,6 +23,7 @@ import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startIssuesApp, type IssueRecord, type IssuesApp } from '../support/issues-app.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
+import { isFinalCheck, isRepair, repairBrief, stepDone } from '../support/run-cache-requests.js';
 import { finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../support/scripted-model-server.js';
 
 const logger = createSilentLogger();
@@ -70,12 +71,6 @@ const WORKFLOW = (origin: string) => ({
 /** How the scripted model adds the watcher: ticks a project member's checkbox, or types the first name into the search and takes the first match. */
 type WatcherBy = 'member' | 'search';
 
-/** Whether a request is the replay's final check: its only tool is `verify_replay`. */
-function isFinalCheck(request: RecordedRequest): boolean {
-  const tools = (request.body as { tools?: Array<{ name?: string }> }).tools ?? [];
-  return tools.length === 1 && tools[0]!.name === 'verify_replay';
-}
-
 /** Whether the worker offers the input by reference (`{{path}}`) in its system prompt. */
 function offersReferences(request: RecordedRequest): boolean {
   const system = (request.body as { system?: Array<{ text: string }> }).system ?? [];
@@ -112,34 +107,46 @@ function finalCheck(request: RecordedRequest, input: Issue): ScriptedTurn {
   return toolUse('verify_replay', { matches, reason, ...(shown ? { output: { issue: shown.id } } : {}) });
 }
 
-/** A model that files the issue from what it is shown: fields that do not hold the input's value yet are set, then Create. */
+/**
+ * A model that files the issue from what it is shown: fields that do not hold the input's value
+ * yet are set, then Create. Asked to repair a step of a replay, it does the same on the page it
+ * is shown, and says the step is done.
+ */
 function issueAgent(input: Issue, watcherBy: WatcherBy) {
   return (request: RecordedRequest): ScriptedTurn => {
     if (isFinalCheck(request)) return finalCheck(request, input);
-    const byRef = offersReferences(request);
-    const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
-    const ref = (role: string, name: string) => ({ type: 'ref', ref: refIn(seen, role, name) });
-    const shown = issueShown(seen);
-    if (shown) return finish('completed', { issue: shown.id });
-    if (seen.includes('button "Publish"')) return turn(memberBlock('left_click', { target: ref('button', 'Publish') }), memberBlock('get_page_text'));
-    if (!seen.includes('textbox "Subject"')) {
-      // The page's text once, before giving up.
-      const read = JSON.stringify(request.body).includes('"name":"get_page_text"');
-      return read ? finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`) : turn(memberBlock('get_page_text'));
-    }
-    const calls: ScriptedContentBlock[] = [];
-    if (valueOf(seen, 'textbox', 'Subject') !== input.subject) calls.push(memberBlock('form_input', { target: ref('textbox', 'Subject'), value: byRef ? '{{subject}}' : input.subject }));
-    if (valueOf(seen, 'combobox', 'Tracker') !== input.tracker) calls.push(memberBlock('form_input', { target: ref('combobox', 'Tracker'), value: byRef ? '{{tracker}}' : input.tracker }));
-    if (checked(seen, 'Billable') !== input.billable) calls.push(memberBlock('form_input', { target: ref('checkbox', 'Billable'), value: byRef ? '{{billable}}' : input.billable }));
-    const added = checked(seen, input.watcher) || seen.includes(`"Remove ${input.watcher}"`);
-    if (!added && watcherBy === 'member') calls.push(memberBlock('form_input', { target: ref('checkbox', input.watcher), value: true }));
-    if (!added && watcherBy === 'search') {
-      // The first name finds the person: the text typed is a piece of the input's value, not the value.
-      calls.push(memberBlock('left_click', { target: ref('combobox', 'Add watcher') }), memberBlock('type', { text: input.watcher.split(' ')[0]! }), memberBlock('key', { text: 'Return' }));
-    }
-    calls.push(memberBlock('left_click', { target: ref('button', 'Create') }), memberBlock('get_page_text'));
-    return turn(...calls);
+    const acted = fileIssue(request, input, watcherBy);
+    if (!isRepair(request)) return acted;
+    // The same actions, then step_done; on the filed issue, nothing is left to do.
+    return turn(...('content' in acted ? acted.content.filter((b) => b.name !== 'finish') : []), stepDone());
   };
+}
+
+/** The turn that files the issue from the page shown: fields that do not hold the input's value yet, then Create. */
+function fileIssue(request: RecordedRequest, input: Issue, watcherBy: WatcherBy): ScriptedTurn {
+  const byRef = offersReferences(request);
+  const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
+  const ref = (role: string, name: string) => ({ type: 'ref', ref: refIn(seen, role, name) });
+  const shown = issueShown(seen);
+  if (shown) return finish('completed', { issue: shown.id });
+  if (seen.includes('button "Publish"')) return turn(memberBlock('left_click', { target: ref('button', 'Publish') }), memberBlock('get_page_text'));
+  if (!seen.includes('textbox "Subject"')) {
+    // The page's text once, before giving up.
+    const read = JSON.stringify(request.body).includes('"name":"get_page_text"');
+    return read ? finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`) : turn(memberBlock('get_page_text'));
+  }
+  const calls: ScriptedContentBlock[] = [];
+  if (valueOf(seen, 'textbox', 'Subject') !== input.subject) calls.push(memberBlock('form_input', { target: ref('textbox', 'Subject'), value: byRef ? '{{subject}}' : input.subject }));
+  if (valueOf(seen, 'combobox', 'Tracker') !== input.tracker) calls.push(memberBlock('form_input', { target: ref('combobox', 'Tracker'), value: byRef ? '{{tracker}}' : input.tracker }));
+  if (checked(seen, 'Billable') !== input.billable) calls.push(memberBlock('form_input', { target: ref('checkbox', 'Billable'), value: byRef ? '{{billable}}' : input.billable }));
+  const added = checked(seen, input.watcher) || seen.includes(`"Remove ${input.watcher}"`);
+  if (!added && watcherBy === 'member') calls.push(memberBlock('form_input', { target: ref('checkbox', input.watcher), value: true }));
+  if (!added && watcherBy === 'search') {
+    // The first name finds the person: the text typed is a piece of the input's value, not the value.
+    calls.push(memberBlock('left_click', { target: ref('combobox', 'Add watcher') }), memberBlock('type', { text: input.watcher.split(' ')[0]! }), memberBlock('key', { text: 'Return' }));
+  }
+  calls.push(memberBlock('left_click', { target: ref('button', 'Create') }), memberBlock('get_page_text'));
+  return turn(...calls);
 }
 
 interface Run {
@@ -181,9 +188,11 @@ describe('a cached repeat with a changed input', () => {
     const second: Issue = { ...first, subject: 'Printer still on fire', billable: false };
     const repeat = await run('v-coincidence', second, 'member');
     expectRecordOf(repeat, second);
-    // The tick was the model's literal `true`, not the input's: the model took over there.
-    expect(repeat.summary.document.cache).toMatchObject({ used: true, fallbackAtStep: 1 });
+    // The tick was the model's literal `true`, not the input's: the model redid that step, told why.
+    expect(repeat.summary.document.cache).toMatchObject({ used: true, repairedSteps: 1, fallbackAtStep: null, finalCheck: { ran: true, matches: true } });
     expect(repeat.summary.document.cache.reason).toContain('billable');
+    expect(repeat.requests.map(isRepair)).toEqual([true, false]);
+    expect(repairBrief(repeat.requests[0]!)).toContain("checkbox \"Kofi Mensah\" (input type=checkbox, name \"member\"): value true — the earlier run chose this itself; it may depend on its input's {{billable}}, {{watcher}}, where this input differs");
   });
 
   it('does not type a piece of the previous input again (a first name typed from a full-name input)', async () => {
@@ -193,8 +202,11 @@ describe('a cached repeat with a changed input', () => {
     const second: Issue = { ...first, subject: 'Invoice totals still wrong', watcher: 'Yaw Boateng' };
     const repeat = await run('v-piece', second, 'search');
     expectRecordOf(repeat, second);
-    expect(repeat.summary.document.cache).toMatchObject({ used: true, fallbackAtStep: 1 });
+    expect(repeat.summary.document.cache).toMatchObject({ used: true, repairedSteps: 1, fallbackAtStep: null, finalCheck: { ran: true, matches: true } });
     expect(repeat.summary.document.cache.reason).toContain('watcher');
+    // The repair was told what the earlier run typed and that it came from another input's {{watcher}}; it typed this one's first name.
+    expect(repairBrief(repeat.requests[0]!)).toMatch(/type into combobox "Add watcher".*: text "Kofi" — the earlier run chose this itself; it may depend on its input's \{\{watcher\}\}/);
+    expect(repeat.events.filter((e) => e.type === 'action' && e.by === 'repair').map((e) => e.input)).toContainEqual({ text: 'Yaw' });
   });
 
   it('enters a value the cached run never had to enter (a select left at its default) when the new input changes it', async () => {
@@ -207,8 +219,17 @@ describe('a cached repeat with a changed input', () => {
     const second: Issue = { ...first, subject: 'Add a light mode', tracker: 'Feature' };
     const repeat = await run('v-default', second, 'member');
     expectRecordOf(repeat, second);
-    expect(repeat.summary.document.cache).toMatchObject({ used: true, fallbackAtStep: 1 });
+    // The model was asked to enter the tracker, by its name, where the replay would have committed the form.
+    expect(repeat.summary.document.cache).toMatchObject({ used: true, repairedSteps: 1, fallbackAtStep: null, finalCheck: { ran: true, matches: true } });
     expect(repeat.summary.document.cache.reason).toContain('tracker');
+    expect(repairBrief(repeat.requests[0]!)).toContain('The step to do now: enter {{tracker}} on this page, by its name');
+    expect(repeat.events.filter((e) => e.type === 'action' && e.by === 'repair').map((e) => e.input)).toContainEqual(expect.objectContaining({ value: '{{tracker}}' }));
+    // The repaired run enters the tracker by name: the next run replays it with its own, and only the final check asks the model.
+    const third: Issue = { ...second, subject: 'Add a sepia mode', tracker: 'Support' };
+    const after = await run('v-default', third, 'member');
+    expectRecordOf(after, third);
+    expect(after.requests).toHaveLength(1);
+    expect(after.summary.document.cache).toMatchObject({ used: true, modelSteps: 0, repairedSteps: 0 });
   });
 });
 

@@ -22,6 +22,7 @@ import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startRecordsApp, type RecordsApp } from '../support/records-app.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
+import { isFinalCheck, isRepair, stepDone } from '../support/run-cache-requests.js';
 import { finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
 
 const logger = createSilentLogger();
@@ -87,51 +88,52 @@ function refNamed(seen: string, name: string): { type: 'ref'; ref: string } {
   return { type: 'ref', ref: found[1]! };
 }
 
-/** Whether a request is the replay's final check: its one tool is `verify_replay`. */
-function isFinalCheck(request: RecordedRequest): boolean {
-  const tools = (request.body as { tools?: Array<{ name?: string }> }).tools ?? [];
-  return tools.length === 1 && tools[0]!.name === 'verify_replay';
-}
-
 /**
  * A model that fills whatever it is shown from its input, each value by its name: the sign-in
- * form, the invoice list, the invoice form, the saved page; and the replay's final check.
+ * form, the invoice list, the invoice form, the saved page; the replay's final check; and, asked
+ * to repair a replayed step, the same actions on the page it is shown, then step_done.
  */
 function invoiceAgent() {
   return (request: RecordedRequest): ScriptedTurn => {
-    const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
-    const saved = /Invoice #(\d+) saved/.exec(seen);
-    if (isFinalCheck(request)) return toolUse('verify_replay', saved ? { matches: true, reason: `Invoice #${saved[1]} is saved.`, output: { invoice: saved[1] } } : { matches: false, reason: 'Nothing was saved.' });
-    if (saved) return finish('completed', { invoice: saved[1] });
-    if (seen.includes('"User" [')) {
-      return turn(
-        memberBlock('form_input', { target: refNamed(seen, 'User'), value: '{{user}}' }),
-        memberBlock('form_input', { target: refNamed(seen, 'Password'), value: '{{password}}' }),
-        memberBlock('left_click', { target: refNamed(seen, 'Sign in') }),
-        memberBlock('read_page', { filter: 'interactive' }),
-      );
-    }
-    if (seen.includes('"Amount" [')) {
-      const set = (name: string, value: string | number | boolean) => memberBlock('form_input', { target: refNamed(seen, name), value });
-      return turn(
-        set('Paid', '{{paid}}'),
-        set('Amount', '{{amount}}'),
-        set('Code', '{{code}}'),
-        set('Currency', '{{currency}}'),
-        set('Due date', '{{due}}'),
-        set('Quantity', '{{quantity}}'),
-        set('Copies', '{{copies}}'),
-        // The prompt's own value, written by the model: a literal.
-        set('Priority', '1'),
-        set('Tier', '{{tier}}'),
-        memberBlock('left_click', { target: refNamed(seen, 'Save') }),
-        memberBlock('get_page_text'),
-      );
-    }
-    const link = /link "(Invoice #\d+)"/.exec(seen)?.[1];
-    if (link) return turn(memberBlock('left_click', { target: refNamed(seen, link) }), memberBlock('read_page', { filter: 'interactive' }));
-    return finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`);
+    const acted = invoiceTurn(request);
+    if (!isRepair(request)) return acted;
+    return turn(...('content' in acted ? acted.content.filter((b) => b.name !== 'finish') : []), stepDone());
   };
+}
+
+function invoiceTurn(request: RecordedRequest): ScriptedTurn {
+  const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
+  const saved = /Invoice #(\d+) saved/.exec(seen);
+  if (isFinalCheck(request)) return toolUse('verify_replay', saved ? { matches: true, reason: `Invoice #${saved[1]} is saved.`, output: { invoice: saved[1] } } : { matches: false, reason: 'Nothing was saved.' });
+  if (saved) return finish('completed', { invoice: saved[1] });
+  if (seen.includes('"User" [')) {
+    return turn(
+      memberBlock('form_input', { target: refNamed(seen, 'User'), value: '{{user}}' }),
+      memberBlock('form_input', { target: refNamed(seen, 'Password'), value: '{{password}}' }),
+      memberBlock('left_click', { target: refNamed(seen, 'Sign in') }),
+      memberBlock('read_page', { filter: 'interactive' }),
+    );
+  }
+  if (seen.includes('"Amount" [')) {
+    const set = (name: string, value: string | number | boolean) => memberBlock('form_input', { target: refNamed(seen, name), value });
+    return turn(
+      set('Paid', '{{paid}}'),
+      set('Amount', '{{amount}}'),
+      set('Code', '{{code}}'),
+      set('Currency', '{{currency}}'),
+      set('Due date', '{{due}}'),
+      set('Quantity', '{{quantity}}'),
+      set('Copies', '{{copies}}'),
+      // The prompt's own value, written by the model: a literal.
+      set('Priority', '1'),
+      set('Tier', '{{tier}}'),
+      memberBlock('left_click', { target: refNamed(seen, 'Save') }),
+      memberBlock('get_page_text'),
+    );
+  }
+  const link = /link "(Invoice #\d+)"/.exec(seen)?.[1];
+  if (link) return turn(memberBlock('left_click', { target: refNamed(seen, link) }), memberBlock('read_page', { filter: 'interactive' }));
+  return finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`);
 }
 
 interface Run {
@@ -202,32 +204,40 @@ describe('a replay with a changed input', () => {
     await run('v-prompt', FIRST);
     const changed: Invoice = { ...FIRST, tier: '3' };
     const repeat = await run('v-prompt', changed);
-    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, fallbackAtStep: 3 } });
-    // The priority "1" was the model's own; it equalled the tier: replayed only while the tier is "1".
+    // The priority "1" was the model's own; it equalled the tier: replayed only while the tier is "1". The model redid that step.
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, repairedSteps: 1, fallbackAtStep: null } });
     expect(repeat.summary.document.cache.reason).toContain('it enters a value the model wrote itself that may come from the input (tier)');
+    expect(repeat.requests.map(isRepair)).toEqual([true, false]);
     // The prompt's priority stays 1; the tier is the new input's.
     expect(repeat.saved).toMatchObject({ ...expected(changed), priority: '1', tier: '3' });
   });
 
-  it('stops where a field does not hold the value entered, and the model takes over there', async () => {
+  it('stops where a field does not hold the value entered; a repair the page refuses too ends after 3 model steps, and the model takes over there', async () => {
     await run('v-rewrite', FIRST);
     app.options.clampAmount = true;
     const repeat = await run('v-rewrite', { ...FIRST, amount: 9 });
-    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, fallbackAtStep: 3 } });
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, repairedSteps: 0, fallbackAtStep: 3 } });
     expect(repeat.summary.document.cache.reason).toContain('"Amount" does not hold the value the replay entered');
     const actions = repeat.events.filter((e) => e.type === 'action');
-    // Paid and Amount were replayed; nothing after the amount was, until the model came.
+    // Paid and Amount were replayed; nothing after the amount was, until the repair came.
     const byCache = actions.filter((e) => e.by === 'cache').map((e) => String(e.label));
     expect(byCache.at(-1)).toContain('Amount');
-    expect(actions.at(byCache.length)).toMatchObject({ by: 'model' });
+    expect(actions.at(byCache.length)).toMatchObject({ by: 'repair' });
+    // The page refused the repair's amount too, read back each time: after 3 model steps the model took the run over.
+    const repaired = actions.filter((e) => e.by === 'repair' && String(e.label).includes('Amount'));
+    expect(repaired.map((e) => [e.ok, e.error])).toEqual(Array(3).fill([false, expect.stringContaining('"Amount" does not hold the value')]));
+    expect(repeat.events.find((e) => e.type === 'step_repair')).toMatchObject({ outcome: 'gave_up', modelSteps: 3, cachedStep: 3 });
+    expect(actions.at(-1)).toMatchObject({ by: 'model' });
   });
 
   it('matches a name holding a record number by its shape only when one element has that shape', async () => {
     await run('v-shape', FIRST);
     app.options.backlog = true;
     const repeat = await run('v-shape', { ...FIRST, user: 'fay' });
-    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 1, fallbackAtStep: 2 } });
+    // Two links of that shape: the replay guesses nothing, and the model picks one.
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, repairedSteps: 1, fallbackAtStep: null } });
     expect(repeat.summary.document.cache.reason).toMatch(/no link "Invoice #\d+" on the page/);
+    expect(repeat.requests.map(isRepair)).toEqual([true, false]);
   });
 
   it('starts past the pages the run is already past (signed in already) instead of handing over to the model', async () => {

@@ -22,6 +22,7 @@ import { createRedisRunCache, runCacheKey, type RedisRunCache } from '../../src/
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
+import { isRepair, repairBrief, stepDone } from '../support/run-cache-requests.js';
 import { calls, finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
 
 const logger = createSilentLogger();
@@ -68,29 +69,37 @@ function shopAgent(values: { user: string; reference: string }) {
   return (request: RecordedRequest): ScriptedTurn => {
     const check = finalCheck(request);
     if (check) return check;
-    // A resumed run first says what was replayed: the page is what follows.
-    const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
-    const ref = (role: string, name: string) => ({ type: 'ref', ref: refIn(seen, role, name) });
-    const confirmed = /Order (\S+) confirmed/.exec(seen);
-    if (confirmed) return finish('completed', { orderId: confirmed[1] });
-    if (seen.includes('textbox "User"')) {
-      return turn(
-        memberBlock('form_input', { target: ref('textbox', 'User'), value: byName(request, 'user', values.user) }),
-        memberBlock('form_input', { target: ref('textbox', 'Password'), value: '{{password}}' }),
-        memberBlock('left_click', { target: ref('button', 'Sign in') }),
-        memberBlock('read_page', { filter: 'interactive' }),
-      );
-    }
-    if (seen.includes('textbox "Reference"')) {
-      const button = seen.includes('button "Submit order"') ? 'Submit order' : 'Place order';
-      return turn(
-        memberBlock('form_input', { target: ref('textbox', 'Reference'), value: byName(request, 'reference', values.reference) }),
-        memberBlock('left_click', { target: ref('button', button) }),
-        memberBlock('get_page_text'),
-      );
-    }
-    return finish('failed', undefined, `lost on the page: ${seen.slice(0, 200)}`);
+    const acted = shopTurn(request, values);
+    if (!isRepair(request)) return acted;
+    // Asked to repair a replayed step: the same actions on the page shown, then step_done.
+    return turn(...('content' in acted ? acted.content.filter((b) => b.name !== 'finish') : []), stepDone());
   };
+}
+
+/** What the shop's model does on the page it is shown. */
+function shopTurn(request: RecordedRequest, values: { user: string; reference: string }): ScriptedTurn {
+  // A resumed run first says what was replayed: the page is what follows.
+  const seen = lastObservation(request.body).split('This is the browser now.').at(-1)!;
+  const ref = (role: string, name: string) => ({ type: 'ref', ref: refIn(seen, role, name) });
+  const confirmed = /Order (\S+) confirmed/.exec(seen);
+  if (confirmed) return finish('completed', { orderId: confirmed[1] });
+  if (seen.includes('textbox "User"')) {
+    return turn(
+      memberBlock('form_input', { target: ref('textbox', 'User'), value: byName(request, 'user', values.user) }),
+      memberBlock('form_input', { target: ref('textbox', 'Password'), value: '{{password}}' }),
+      memberBlock('left_click', { target: ref('button', 'Sign in') }),
+      memberBlock('read_page', { filter: 'interactive' }),
+    );
+  }
+  if (seen.includes('textbox "Reference"')) {
+    const button = seen.includes('button "Submit order"') ? 'Submit order' : 'Place order';
+    return turn(
+      memberBlock('form_input', { target: ref('textbox', 'Reference'), value: byName(request, 'reference', values.reference) }),
+      memberBlock('left_click', { target: ref('button', button) }),
+      memberBlock('get_page_text'),
+    );
+  }
+  return finish('failed', undefined, `lost on the page: ${seen.slice(0, 200)}`);
 }
 
 /** An input value as the model enters it: by its name when the worker's prompt lists names. */
@@ -174,33 +183,35 @@ describe('run cache', () => {
     expect(JSON.stringify(second.events)).not.toContain('second-Secret-2');
   });
 
-  it('stops where the page changed, lets the model finish from there, and keeps the new run as the cache', async () => {
+  it('repairs the step whose page changed (a renamed and moved button) with one model request, resumes, and keeps the repaired run as the cache', async () => {
     await run({ site: shop, versionId: 'v-changed', payload: input('ann', 'pw-Secret-3', 'PO-100') });
     // The site changes under the same workflow: its order button is renamed and moved.
     shop.options.renamedButton = true;
     const changed = await run({ site: shop, versionId: 'v-changed', payload: input('cy', 'pw-Secret-4', 'PO-200') });
     const { document } = changed.summary;
     expect(document.status, JSON.stringify({ error: document.error, cache: document.cache })).toBe('completed');
-    expect(document.cache).toMatchObject({ used: true, replayedSteps: 1, fallbackAtStep: 2, modelSteps: 2 });
+    // The repair and the final check: two requests; the repair is one step of the run.
+    expect(changed.requests.map(isRepair)).toEqual([true, false]);
+    expect(finalCheck(changed.requests[1]!)).toBeDefined();
+    expect(document.cache).toMatchObject({ used: true, replayedSteps: 2, repairedSteps: 1, modelSteps: 1, fallbackAtStep: null, finalCheck: { ran: true, matches: true } });
     expect(document.cache.reason).toContain('no button "Place order" on the page');
-    // The model was told what was replayed; it never saw a secret.
-    const resumed = JSON.stringify(changed.requests[0]!.body);
-    expect(resumed).toContain('4 actions were replayed from an earlier run');
-    expect(resumed).toContain('The replay stopped at step 2');
-    // The element the earlier run acted on, as it saw it.
-    expect(resumed).toContain(`The earlier run's next action there was: left_click on button \\"Place order\\"`);
-    expect(resumed).not.toContain('pw-Secret-4');
+    // The repair was told what the step was for, as the earlier run saw it; it never saw a secret.
+    const brief = repairBrief(changed.requests[0]!);
+    expect(brief).toContain('At its step 2 of 2 the page no longer matches what that run saw: no button "Place order" on the page.');
+    expect(brief).toContain('1. left_click on button "Place order"');
+    expect(changed.requests[0]!.rawBody).not.toContain('pw-Secret-4');
     expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-200', quantity: '1' } });
     const steps = changed.events.filter((e) => e.type === 'action').map((e) => e.by);
     expect(steps.slice(0, 4)).toEqual(['cache', 'cache', 'cache', 'cache']);
-    expect(steps.at(-1)).toBe('model');
+    expect(steps.at(-1)).toBe('repair');
+    expect(changed.events.find((e) => e.type === 'step_repair')).toMatchObject({ cachedStep: 2, outcome: 'resumed', before: ['left_click on button "Place order"'], after: [expect.stringContaining('{{reference}}'), expect.stringContaining('Submit order')] });
 
-    // The run that completed is the cache now: the renamed shop replays with no model.
+    // The repaired run is the cache now: the renamed shop replays with no model but the final check.
     expect(await storedCache('v-changed')).toContain('Submit order');
     const again = await run({ site: shop, versionId: 'v-changed', payload: input('dee', 'pw-Secret-5', 'PO-300') });
     shop.options.renamedButton = false;
     expect(again.requests).toHaveLength(1);
-    expect(again.summary.document.cache).toMatchObject({ used: true, fallbackAtStep: null, modelSteps: 0, finalCheck: { ran: true, matches: true } });
+    expect(again.summary.document.cache).toMatchObject({ used: true, fallbackAtStep: null, modelSteps: 0, repairedSteps: 0, finalCheck: { ran: true, matches: true } });
     expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-300', quantity: '1' } });
   });
 
@@ -221,7 +232,7 @@ describe('run cache', () => {
     expect(shop.forms.slice(formsBefore).map((f) => f.path)).toEqual(['/order']);
   });
 
-  it('stops before acting on a page whose shape differs, even under the same specification', async () => {
+  it('does not act on a page whose shape differs, even under the same specification: that step is repaired', async () => {
     await run({ site: shop, versionId: 'v-shape', payload: input('ann', 'pw-Secret-7', 'PO-6') });
     // Tamper with the stored run: its first step now expects another page.
     const stored = JSON.parse((await storedCache('v-shape'))!) as { steps: Array<Array<{ page: string }>> };
@@ -229,9 +240,16 @@ describe('run cache', () => {
     await cache.put('v-shape', stored);
     const formsBefore = shop.forms.length;
     const r = await run({ site: shop, versionId: 'v-shape', payload: input('ann', 'pw-Secret-7', 'PO-7') });
-    expect(r.summary.document.cache).toMatchObject({ used: true, replayedSteps: 0, fallbackAtStep: 1 });
+    expect(r.summary.document.cache).toMatchObject({ used: true, repairedSteps: 1, fallbackAtStep: null });
     expect(r.summary.document.cache.reason).toContain('where the earlier run was on');
-    expect(r.events.filter((e) => e.type === 'action' && e.by === 'cache')).toEqual([]);
+    // The repaired step signs in: its password is named in the request, never given.
+    const repair = r.requests.find(isRepair)!;
+    expect(repairBrief(repair)).toContain('form_input on textbox "Password" (input type=password, id "password", name "password"): value "{{password}}"');
+    expect(repair.rawBody).not.toContain('pw-Secret-7');
+    // Nothing was replayed on that page: the model redid the step there, and the replay went on at the next one.
+    const actions = r.events.filter((e) => e.type === 'action');
+    expect(actions[0]).toMatchObject({ by: 'repair' });
+    expect(actions.at(-1)).toMatchObject({ by: 'cache' });
     expect(r.summary.document.status).toBe('completed');
     expect(shop.forms.slice(formsBefore).map((f) => f.path)).toEqual(['/login', '/order']);
   });
@@ -275,5 +293,25 @@ async function computerReplay(shop: ShopServer): Promise<void> {
       { path: '/login', fields: { user: 'bob', password: 'pw-Secret-10' } },
       { path: '/order', fields: { reference: 'PO-4242', quantity: '1' } },
     ]);
+
+    // A repair in computer use: the request carries the computer toolset with step_done and
+    // flow_changed, and meets the API's rules; a flow the model finds changed goes to the model.
+    const tampered = JSON.parse((await storedCache('v-computer'))!) as { steps: Array<Array<{ page: string }>> };
+    tampered.steps[0]![0]!.page = `${shop.origin}/elsewhere`;
+    await cache.put('v-computer-repair', { ...tampered, versionId: 'v-computer-repair' });
+    const takeOver = [...script];
+    const repaired = await run({
+      site: shop,
+      versionId: 'v-computer-repair',
+      payload: input('cy', 'pw-Secret-11', 'PO-5151'),
+      spec: { model: 'claude-sonnet-5-5', toolset: 'computer' },
+      script: (request) => (isRepair(request) ? toolUse('flow_changed', { reason: 'The sign-in is not where the earlier run found it.' }) : (finalCheck(request) ?? takeOver.shift()!)),
+    });
+    const tools = ((repaired.requests[0]!.body as { tools: Array<{ type?: string; name?: string }> }).tools).map((t) => t.name ?? t.type);
+    expect(tools).toEqual(['computer_toolset_20260801', 'navigate', 'step_done', 'flow_changed']);
+    // The first cached step is not on the start page, the second is: the replay begins there, and stops (nothing is focused to type into).
+    expect(repaired.summary.document).toMatchObject({ status: 'completed', cache: { used: true, repairedSteps: 0, fallbackAtStep: 2 } });
+    expect(repaired.summary.document.cache.reason).toContain('the flow has changed: The sign-in is not where the earlier run found it.');
+    expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-5151', quantity: '1' } });
   }
 }

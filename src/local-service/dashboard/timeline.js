@@ -1,6 +1,7 @@
 // The steps of an execution, built from its logs.jsonl lines: for each step, the screen the model
 // saw (step_screenshot), what it said and asked (model_turn), what was done (action), requests
-// refused meanwhile (blocked) and errors. Lines are read by their fields, not by tool or action
+// refused meanwhile (blocked) and errors; for a step that repaired a cached one (step_repair),
+// what the earlier run did there and what the repair did instead. Lines are read by their fields, not by tool or action
 // names, so every toolset shows the same way. `t` is ms since the start: the video's time.
 
 import { artifactUrl, fmtClock, fmtCount, fmtMs, h } from './dom.js';
@@ -16,7 +17,7 @@ export function buildSteps(lines) {
   const step = (n) => {
     let s = byNumber.get(n);
     if (!s) {
-      s = { step: n, t: undefined, text: '', usage: undefined, latencyMs: undefined, by: undefined, shots: [], actions: [], blocked: [], errors: [], human: [] };
+      s = { step: n, t: undefined, text: '', usage: undefined, latencyMs: undefined, by: undefined, repair: undefined, shots: [], actions: [], blocked: [], errors: [], human: [] };
       byNumber.set(n, s);
     }
     return s;
@@ -24,7 +25,7 @@ export function buildSteps(lines) {
   const pending = [];
   for (const line of lines) {
     const n = Number.isInteger(line.step) ? line.step : undefined;
-    if (line.by === 'cache' || line.by === 'model') if (n !== undefined) step(n).by ??= line.by;
+    if (line.by === 'cache' || line.by === 'model' || line.by === 'repair') if (n !== undefined) step(n).by ??= line.by;
     if (line.type === 'model_turn' && n !== undefined) {
       const s = step(n);
       s.t = line.t;
@@ -36,6 +37,8 @@ export function buildSteps(lines) {
       step(n).actions.push(line);
     } else if (line.type === 'step_screenshot' && n !== undefined) {
       step(n).shots.push(line);
+    } else if (line.type === 'step_repair' && n !== undefined) {
+      step(n).repair = line;
     } else if (DURING_STEP.has(line.type)) {
       pending.push(line);
     }
@@ -117,7 +120,7 @@ export function renderTimeline(steps, { executionId, failedStep, failure, onPick
           h('div', { class: 'step-title' },
             h('strong', {}, `Step ${s.step}`),
             h('span', { class: 'muted' }, fmtClock(s.t)),
-            s.by ? h('span', { class: `tag ${s.by}`, 'data-testid': 'step-by' }, s.by === 'cache' ? 'from cache' : 'model') : null,
+            s.by ? h('span', { class: `tag ${s.by}`, 'data-testid': 'step-by' }, BY_TAGS[s.by] ?? s.by) : null,
             s.blocked.length ? h('span', { class: 'tag blocked' }, `${s.blocked.length} blocked`) : null,
             s.shots.length > 1 ? h('span', { class: 'muted' }, `${s.shots.length} screenshots`) : null,
           ),
@@ -126,6 +129,7 @@ export function renderTimeline(steps, { executionId, failedStep, failure, onPick
           s.actions.length
             ? h('ul', { class: 'actions' }, s.actions.map((a) => h('li', { class: a.ok === false ? 'action failed' : 'action', 'data-testid': 'step-action' }, actionText(a), a.ok === false && a.error ? h('span', { class: 'error' }, ` — ${a.error}`) : null)))
             : null,
+          s.repair ? repairView(s.repair) : null,
           s.human.length
             ? h('ul', { class: 'actions' }, s.human.map((line) => h('li', { class: 'human-line', 'data-testid': 'step-human' }, humanText(line))))
             : null,
@@ -139,6 +143,32 @@ export function renderTimeline(steps, { executionId, failedStep, failure, onPick
         ),
       );
     }),
+  );
+}
+
+const BY_TAGS = { cache: 'from cache', model: 'model', repair: 'repair' };
+
+/**
+ * A repaired cached step (docs/run-cache.md#repair-not-restart): the step of the earlier run that
+ * no longer fit the page and why, what the earlier run did there, what the repair did instead,
+ * and where the replay went on — or why the model took the run over.
+ */
+function repairView(line) {
+  const list = (items) => (items?.length ? h('ul', { class: 'actions' }, items.map((item) => h('li', { class: 'action' }, item))) : h('p', { class: 'muted' }, 'nothing'));
+  const ended =
+    line.outcome === 'resumed'
+      ? line.resumedAtStep
+        ? `The replay went on at the earlier run's step ${line.resumedAtStep}.`
+        : 'The replay went on to the final check.'
+      : line.outcome === 'flow_changed'
+        ? `The flow has changed${line.note ? `: ${line.note}` : ''}. The model took the run over.`
+        : `The repair did not lead back to the earlier run's steps${line.note ? ` (${line.note})` : ''}. The model took the run over.`;
+  return h('div', { class: 'repair-view', 'data-testid': 'step-repair' },
+    h('p', {}, h('strong', {}, `Repair of the earlier run's step ${line.cachedStep}`), ` — ${line.reason}`),
+    h('div', { class: 'repair-before', 'data-testid': 'repair-before' }, h('span', { class: 'muted' }, 'Before (the earlier run):'), list(line.before)),
+    h('div', { class: 'repair-after', 'data-testid': 'repair-after' }, h('span', { class: 'muted' }, 'After (the repair):'), list(line.after)),
+    line.notEntered?.length ? h('p', { class: 'muted' }, `Not entered (the pages no longer ask for them): ${line.notEntered.join(', ')}`) : null,
+    h('p', { class: line.outcome === 'resumed' ? 'muted' : 'warning', 'data-testid': 'repair-outcome' }, ended),
   );
 }
 
