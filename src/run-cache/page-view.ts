@@ -1,8 +1,8 @@
 /**
  * The page as a model request of the run cache shows it (the final check, a repair): the tab's
  * title and URL, a read of the viewport, and a screenshot in the action space's display size.
- * A repair also sees open dialogs first, read whole and said to be open: a dialog in front of
- * the page is often what changed, and what is under it cannot be clicked until it is closed.
+ * An open dialog comes first in the read, said to be open (the page read puts it there): a dialog
+ * in front of the page is often what changed, and what is under it cannot be used until it closes.
  * Every text is redacted as a whole: a page can show a secret anywhere.
  */
 import type { BrowserSession } from '../browser/types.js';
@@ -12,8 +12,6 @@ import type { ActionSpace } from '../toolset/types.js';
 
 /** The viewport read's length: the same budget as a hand-over's read (docs/run-cache.md#replay). */
 export const READ_MAX_CHARS = 4_000;
-/** What of an open dialog is read, at most. */
-const DIALOG_MAX_CHARS = 2_000;
 const IMAGE_QUALITY = 80;
 
 export interface PageView {
@@ -23,16 +21,12 @@ export interface PageView {
   inView: string;
   /** Elements in view the read left out for its length. */
   omitted: number;
-  /** The open dialogs' reads, each whole; empty when none is open. */
-  dialogs: string[];
   image: ImageBlock;
 }
 
 export interface ViewOptions {
   /** `interactive`: only what one acts on, with references; absent: everything visible. */
   filter?: 'interactive';
-  /** Read open dialogs first, whole. */
-  dialogs?: boolean;
 }
 
 export async function viewPage(session: BrowserSession, space: Pick<ActionSpace, 'display'>, redact: (text: string) => string, options: ViewOptions, signal: AbortSignal): Promise<PageView> {
@@ -42,19 +36,10 @@ export async function viewPage(session: BrowserSession, space: Pick<ActionSpace,
     const { display, viewport } = { display: space.display, viewport: session.viewport };
     const scaled = display.width !== viewport.width || display.height !== viewport.height;
     const shot = await session.screenshot({ format: 'jpeg', quality: IMAGE_QUALITY, ...(scaled ? { outputSize: display } : {}) }, cancel);
-    const dialogs: string[] = [];
-    if (tab && options.dialogs) {
-      const found = await tab.find((candidates) => candidates.filter((c) => c.role === 'dialog' || c.role === 'alertdialog').map((c) => c.i), 2, cancel);
-      for (const line of found) {
-        const ref = /\[(ref_\d+)\]/.exec(line)?.[1];
-        const read = ref ? await tab.readPage({ ref, maxChars: DIALOG_MAX_CHARS }, cancel) : undefined;
-        if (read?.ok && read.value.lines.length > 0) dialogs.push(redact(read.value.lines.join('\n')));
-      }
-    }
     const read = tab ? await tab.readPage({ ...(options.filter ? { filter: options.filter } : {}), maxChars: READ_MAX_CHARS }, cancel) : undefined;
     const title = tab ? await tab.title(cancel) : '';
     const lines = read?.ok && read.value.lines.length > 0 ? read.value.lines.join('\n') : '(nothing readable in view)';
     const image: ImageBlock = { type: 'image', source: { type: 'base64', media_type: shot.mediaType, data: shot.data.toString('base64') } };
-    return { title: redact(title), url: redact(session.currentUrl()), inView: redact(lines), omitted: read?.ok ? read.value.omitted : 0, dialogs, image };
+    return { title: redact(title), url: redact(session.currentUrl()), inView: redact(lines), omitted: read?.ok ? read.value.omitted : 0, image };
   }, signal);
 }

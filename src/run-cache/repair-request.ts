@@ -106,10 +106,9 @@ export function repairBriefText(brief: RepairBrief): string {
   return lines.join('\n');
 }
 
-/** The page as the repair shows it: open dialogs first, then what is in view. */
+/** The page as the repair shows it: what is in view, an open dialog first (the read puts it there). */
 export function pageText(view: PageView): string {
   const parts = [`The active tab: ${view.title} (${view.url}).`];
-  for (const dialog of view.dialogs) parts.push(`An open dialog is in front of the page (what is under it cannot be used until it is closed):\n${dialog}`);
   parts.push(`The page's interactive elements in view (read_page or find show the rest):\n${view.inView}${view.omitted > 0 ? `\n[${view.omitted} more elements not shown]` : ''}`);
   return parts.join('\n');
 }

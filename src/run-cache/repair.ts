@@ -78,7 +78,7 @@ export async function repairStep(deps: RepairDeps, input: RepairInput, stats: Ru
   const outcome: RepairOutcome = { outcome: 'gave_up', traces: [], labels: [], turns: 0, notEntered: [] };
   const done: ActionTrace[] = [];
   let stepDone = false;
-  const view = await viewPage(session, space, redact, { filter: 'interactive', dialogs: true }, signal);
+  const view = await viewPage(session, space, redact, { filter: 'interactive' }, signal);
   history.push({ role: 'user', content: [...firstMessage(input, view, redact), view.image] });
   for (;;) {
     if (outcome.turns >= input.budget || stats.nSteps >= agent.maxSteps) {
@@ -286,7 +286,7 @@ export function valuesNotEntered(input: Pick<RepairInput, 'required' | 'leaves'>
 
 /** Another look at the page, after a turn that did not finish the step: why, then the page as it is now. */
 async function lookAgain(deps: RepairDeps, why: string, redact: (text: string) => string, signal: AbortSignal): Promise<Array<TextBlock | ImageBlock>> {
-  const view = await viewPage(deps.session, deps.space, redact, { filter: 'interactive', dialogs: true }, signal);
+  const view = await viewPage(deps.session, deps.space, redact, { filter: 'interactive' }, signal);
   return [{ type: 'text', text: `${notYetText(redact(why))}\n${pageText(view)}` }, view.image];
 }
 

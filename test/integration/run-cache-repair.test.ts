@@ -180,10 +180,11 @@ describe('a replay whose page changed repairs that step and goes on', () => {
     app.options.dialog = ['email'];
     const repeat = await expectRepaired(version, 1);
     expect(repeat.events.find((e) => e.type === 'step_repair')).toMatchObject({ cachedStep: 3, outcome: 'resumed', before: [], after: [expect.stringContaining('Accept and continue')], resumedAtStep: 3 });
-    // The repair was shown the dialog first, said to be open.
+    // The repair was shown the dialog first, said to be open, before the page behind it.
     const shown = JSON.stringify(repeat.requests.find(isRepair)!.body);
-    expect(shown.indexOf('An open dialog is in front of the page')).toBeGreaterThan(0);
-    expect(shown.indexOf('We updated our terms')).toBeLessThan(shown.indexOf("The page's interactive elements in view"));
+    const dialogAt = shown.search(/dialog \\"We updated our terms\\" \[ref_\d+\] \(open, modal\)/);
+    expect(dialogAt).toBeGreaterThan(shown.indexOf("The page's interactive elements in view"));
+    expect(dialogAt).toBeLessThan(shown.indexOf('the page behind the modal dialog'));
   });
 
   it("a removed page: the model says the page no longer asks for its value, and the replay goes on at the next page's step", async () => {
