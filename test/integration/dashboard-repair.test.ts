@@ -131,6 +131,8 @@ describe('a repaired run on the execution page', () => {
     await expect.poll(() => steps.count(), { timeout: 15_000 }).toBe(output.counters.nSteps);
     const tags = await steps.getByTestId('step-by').allTextContents();
     expect(tags).toEqual(['from cache', 'from cache', 'repair']);
+    // The summary counts the repaired step and says what the final check found.
+    expect(await page.getByTestId('cache').textContent()).toMatch(/1 step repaired, .*final check: the page shows the input/);
     const repaired = page.getByTestId('step-repair');
     expect(await repaired.count()).toBe(1);
     expect(await repaired.textContent()).toContain('Repair of the earlier run\'s step 2 — no button "Place order" on the page');

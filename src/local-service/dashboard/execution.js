@@ -162,9 +162,12 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   const doc = parseJson(out);
   const cache = doc?.cache;
   if (cache && typeof cache === 'object') {
-    // What the run cache did (docs/run-cache.md): replayed without the model, and where the model took over.
+    // What the run cache did (docs/run-cache.md): replayed, repaired, by the model, and the final check's verdict.
+    const steps = (n) => `${n} step${n === 1 ? '' : 's'}`;
+    const repaired = cache.repairedSteps > 0 ? `, ${steps(cache.repairedSteps)} repaired` : '';
+    const check = cache.finalCheck?.ran ? `; final check: ${cache.finalCheck.matches === true ? 'the page shows the input' : cache.finalCheck.matches === false ? `the page does not show the input${cache.finalCheck.reason ? ` (${cache.finalCheck.reason})` : ''}` : 'no verdict'}` : '';
     const text = cache.used
-      ? `Run cache: ${cache.replayedSteps} step${cache.replayedSteps === 1 ? '' : 's'} replayed, ${cache.modelSteps} by the model${cache.fallbackAtStep ? `; the model took over at step ${cache.fallbackAtStep}: ${cache.reason}` : cache.reason ? ` (${cache.reason})` : ''}.`
+      ? `Run cache: ${steps(cache.replayedSteps)} replayed${repaired}, ${cache.modelSteps} by the model${cache.fallbackAtStep ? `; the model took over at step ${cache.fallbackAtStep}: ${cache.reason}` : cache.reason ? ` (${cache.reason})` : ''}${check}.`
       : `Run cache: not used${cache.reason ? ` (${cache.reason})` : ''}.`;
     output.prepend(h('p', { class: 'muted', 'data-testid': 'cache' }, text));
   }
