@@ -223,17 +223,20 @@ describe('browser calls are cancelled when the run stops', () => {
 
   it('ends settling at once, and the wait it runs in the page with it', async () => {
     const tab = session.tab()!;
-    // A page that never stops changing: settling would wait for it up to its 2 s cap.
-    await tab.evaluate('setInterval(() => { document.body.dataset.tick = String(Date.now()); }, 10); "ticking"', ANSWER_WITHIN_MS, neverAborted);
+    // A page that never stops changing: settling would wait for it up to its 2 s cap. An animation
+    // frame loop, not a timer: a timer that changes the page on every tick is a clock, which
+    // settling does not wait for (docs/action-spaces.md#settling).
+    await tab.evaluate('(function frame() { document.body.dataset.tick = String(performance.now()); requestAnimationFrame(frame); })(); "ticking"', ANSWER_WITHIN_MS, neverAborted);
     await session.mouseMove(5, 5, neverAborted);
     const waitsInPage = async () => {
       const out = await tab.evaluate("String((window[Symbol.for('execution-worker-settle-waits')] || new Set()).size)", ANSWER_WITHIN_MS, neverAborted);
       return out.ok ? Number(out.value) : NaN;
     };
     const controller = new AbortController();
-    const settling = session.settle(controller.signal);
+    let ended = false;
+    const settling = session.settle(controller.signal).finally(() => (ended = true));
     // Asked until the page runs the wait (each ask is an answer from the page, not a sleep).
-    while ((await waitsInPage()) !== 1);
+    while ((await waitsInPage()) !== 1) expect(ended, 'settling ended before its wait ran in the page').toBe(false);
     const abortedAt = performance.now();
     const { error, ms } = await abortAndMeasure(controller, settling);
     expect(error).toBeUndefined();
