@@ -21,6 +21,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserContext, CDPSession, Download, Page } from 'playwright-core';
 
+import { settledOrAborted } from '../domain/cancel.js';
 import { contentTypeOf, safeFileName, uniqueName } from '../domain/file-names.js';
 import type { Logger } from '../telemetry/types.js';
 import type { DownloadEvent } from './types.js';
@@ -295,16 +296,8 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
         const graceMs = opts.graceMs ?? DEFAULT_DOWNLOAD_GRACE_MS;
         const { signal } = opts;
         if (settling.size > 0 && graceMs > 0 && !signal?.aborted) {
-          let timer: NodeJS.Timeout | undefined;
-          let stop = (): void => undefined;
-          await new Promise<void>((resolve) => {
-            stop = () => resolve();
-            timer = setTimeout(stop, graceMs);
-            signal?.addEventListener('abort', stop, { once: true });
-            void Promise.all([...settling]).then(stop);
-          });
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', stop);
+          const graceOver = AbortSignal.timeout(graceMs);
+          await settledOrAborted(signal ? AbortSignal.any([signal, graceOver]) : graceOver, Promise.all([...settling]));
         }
         const why = signal?.aborted ? 'the run was stopped before the download finished' : `the run ended and the download did not finish within ${graceMs} ms`;
         for (const tracked of running) cancel(tracked, why);

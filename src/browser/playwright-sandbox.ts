@@ -14,7 +14,7 @@ import { createConfinement } from './confinement.js';
 import { attachDownloads, type DownloadTracker } from './downloads.js';
 import { attachFileChoosers } from './file-chooser.js';
 import { blockReports } from './block-reports.js';
-import { cancellable } from './cancellable.js';
+import { cancellable } from '../domain/cancel.js';
 import { createHostMatcher } from './host-matcher.js';
 import { createSession } from './playwright-session.js';
 import { allowedState, readAllowedState, watchSignIn } from './profile-state.js';

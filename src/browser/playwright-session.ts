@@ -9,7 +9,7 @@
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import type { BlockReports } from './block-reports.js';
-import { cancellable, settledOrAborted } from './cancellable.js';
+import { cancellable, settledOrAborted } from '../domain/cancel.js';
 import type { SessionGuard } from './confinement.js';
 import type { DownloadTracker } from './downloads.js';
 import type { FileChooserTracker } from './file-chooser.js';

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { CDPSession, ElementHandle, Page, Request, Response } from 'playwright-core';
 import { createPageStructure } from './frame-structure.js';
 import { staleRefError } from './page-structure.js';
-import { cancellable, terminateScripts } from './cancellable.js';
+import { cancellable } from '../domain/cancel.js';
+import { terminateScripts } from './cancellable.js';
 import { withinMs } from './settle.js';
 import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
 

@@ -6,7 +6,8 @@
  */
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
-import { cancellable, terminateScripts } from './cancellable.js';
+import { cancellable } from '../domain/cancel.js';
+import { terminateScripts } from './cancellable.js';
 import { KEYSTROKE_BATCH, keystrokesFor } from './keystrokes.js';
 import { firstLine, type PlaywrightTab } from './playwright-tab.js';
 import type { BrowserInput, MouseButton } from './types.js';

@@ -7,7 +7,7 @@
  */
 import type { Page } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
-import { settledOrAborted } from './cancellable.js';
+import { settledOrAborted } from '../domain/cancel.js';
 import type { FileChooserTracker } from './file-chooser.js';
 import type { FrameNavigations } from './frame-navigations.js';
 import type { NetworkActivity } from './network-activity.js';

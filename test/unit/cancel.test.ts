@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cancellable, settledOrAborted } from '../../src/browser/cancellable.js';
+import { cancellable, settledOrAborted } from '../../src/domain/cancel.js';
 
 /** A browser call the test ends by hand. */
 function pending<T>() {
@@ -12,7 +12,7 @@ function pending<T>() {
   return { promise, resolve, reject };
 }
 
-describe('cancellable: how a browser call stops with its run', () => {
+describe('cancellable: how an operation stops with its run', () => {
   it('answers like the call while the signal stays quiet, and cancels nothing', async () => {
     let cancels = 0;
     await expect(cancellable(new AbortController().signal, async () => 'read', () => cancels++)).resolves.toBe('read');
