@@ -1,4 +1,4 @@
-import { EventEmitter, once } from 'node:events';
+import { once } from 'node:events';
 
 /**
  * The executions this worker runs now, by job id (the producer makes it the execution id; the
@@ -26,7 +26,7 @@ export interface RunningJobs {
 
 export function createRunningJobs(): RunningJobs {
   const jobs = new Map<string, RunningJob>();
-  const idle = new EventEmitter();
+  const idle = new EventTarget();
   return {
     get size() {
       return jobs.size;
@@ -37,7 +37,7 @@ export function createRunningJobs(): RunningJobs {
       return { job, signal: jobSignal ? AbortSignal.any([job.controller.signal, jobSignal]) : job.controller.signal };
     },
     delete(jobId) {
-      if (jobs.delete(jobId) && jobs.size === 0) idle.emit('idle');
+      if (jobs.delete(jobId) && jobs.size === 0) idle.dispatchEvent(new Event('idle'));
     },
     runsExecution: (executionId) => [...jobs.values()].some((job) => job.executionId === executionId),
     abortAll(reason) {
