@@ -12,7 +12,8 @@
  * A download started in a popup (`target=_blank`) announces its progress to the popup's page
  * before any session of ours is attached there, so the browser's downloads folder is watched
  * too: Chromium writes `<guid>.crdownload` there as bytes arrive, and a file past the limit is
- * cancelled by its guid through a browser-level CDP session (issue 21, finding 6). Whatever
+ * cancelled by its guid through a browser-level CDP session (a popup's download otherwise ran
+ * past the limit unseen; docs/files-and-codes.md#downloads). Whatever
  * slips through both is still checked once saved, and dropped when too large.
  */
 import { createHash } from 'node:crypto';

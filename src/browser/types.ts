@@ -23,7 +23,7 @@ export interface Rect {
 
 export type MouseButton = 'left' | 'right' | 'middle' | 'back' | 'forward';
 
-/** Which layer of confinement refused a request (issue 4). */
+/** Which layer of confinement refused a request (docs/specification.md#the-allow-list). */
 export type BlockLayer = 'navigate-tool' | 'proxy' | 'request-guard' | 'popup' | 'download' | 'service-worker' | 'websocket';
 
 export interface BlockedRequest {

@@ -296,7 +296,7 @@ describe('README.md', () => {
 
 /** The project's own source files: comments in them point readers into docs/. */
 const sourceFiles = () =>
-  ['src', 'bench', 'scripts'].flatMap((folder) =>
+  ['src', 'bench', 'scripts', 'demo'].flatMap((folder) =>
     readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
       .filter((name) => /\.(ts|js|sh)$/.test(name))
       .map((name) => path.join(folder, name)),
@@ -312,6 +312,23 @@ describe('source comments', () => {
     );
     expect(citations).toEqual([]);
     expect(sourceFiles().filter((file) => OUTSIDE_REFERENCES.test(read(file)))).toEqual([]);
+  });
+
+  it('give the reason, never a tracker number, a review finding or the house-style file, none of which a reader has', () => {
+    // The conformance tests (test/contract/) stay as they are written against the service's description.
+    const tests = readdirSync(path.join(ROOT, 'test'), { recursive: true, encoding: 'utf8' })
+      .filter((name) => name.endsWith('.ts') && !name.startsWith('contract'))
+      .map((name) => path.join('test', name));
+    const docker = readdirSync(path.join(ROOT, 'docker'), { recursive: true, encoding: 'utf8' })
+      .filter((name) => /\.(ya?ml|sh|conf)$|Dockerfile/.test(name))
+      .map((name) => path.join('docker', name));
+    const cited = [...sourceFiles(), ...tests, ...docker, 'Dockerfile'].flatMap((file) =>
+      read(file)
+        .split('\n')
+        .filter((line) => /\b(?:issue|finding)s? #?\d+|STYLE\.md|contract\s*§/i.test(line))
+        .map((line) => `${file}: ${line.trim()}`),
+    );
+    expect(cited).toEqual([]);
   });
 
   it('point at pages and headings of docs/ that exist', () => {
