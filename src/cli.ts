@@ -111,9 +111,9 @@ function runConfig(config: Config): Config {
 async function serveCommand(args: string[]): Promise<number> {
   parseArgsOrThrow(args, {});
   const config = loadServeConfig();
-  // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.
-  const profiles = createProfileDirectory(config);
   const logger = createLogger({ level: config.LOG_LEVEL, secrets: [...config.API_KEYS, ...processSecrets(config)] });
+  // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.
+  const profiles = createProfileDirectory(config, logger);
   try {
     const server = await startLocalServer({
       port: config.PORT,

@@ -107,6 +107,7 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
 
   const cancel = (tracked: Tracked, reason: string): void => {
     tracked.cancelReason ??= reason;
+    // A download that cannot be cancelled has ended; `settle` reports it failed with the reason.
     tracked.download.cancel().catch(() => undefined);
   };
 
@@ -177,6 +178,7 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
   const findContextId = async (): Promise<string | undefined> => {
     for (const pending of cdpSessions) {
       const cdp = await pending;
+      // A page session that closed cannot say; the next one is asked.
       const info = await cdp?.send('Target.getTargetInfo').catch(() => undefined);
       if (info?.targetInfo.browserContextId) return info.targetInfo.browserContextId;
     }
@@ -187,7 +189,12 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
     const known = progressByGuid.get(guid)?.tracked;
     if (known) return cancel(known, tooLarge(bytes));
     const browser = context.browser();
-    browserSession ??= browser ? browser.newBrowserCDPSession().catch(() => undefined) : Promise.resolve(undefined);
+    browserSession ??= browser
+      ? browser.newBrowserCDPSession().catch((error: unknown) => {
+          logger.warn({ err: (error as Error).message }, 'no browser session to cancel downloads by the disk watch; the saved file is still checked');
+          return undefined;
+        })
+      : Promise.resolve(undefined);
     contextId ??= findContextId();
     const [cdp, browserContextId] = await Promise.all([browserSession, contextId]);
     if (!cdp || !browserContextId) {
@@ -270,7 +277,8 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
     } finally {
       running.delete(tracked);
       if (tracked.progress) tracked.progress.tracked = undefined;
-      // Playwright keeps its own copy until the context closes: free the disk now.
+      // Playwright keeps its own copy until the context closes: free the disk now. A copy that
+      // cannot be deleted here goes with the context.
       await download.delete().catch(() => undefined);
     }
   };
@@ -304,6 +312,7 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
         for (const tracked of running) cancel(tracked, why);
         await Promise.all([...settling]);
         diskWatcher?.close();
+        // Sessions whose page or browser went first are detached already.
         for (const session of cdpSessions) await (await session)?.detach().catch(() => undefined);
         await (await browserSession)?.detach().catch(() => undefined);
       })();

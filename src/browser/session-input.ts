@@ -67,6 +67,7 @@ export function createSessionInput(parts: InputParts): SessionInput {
   };
 
   const release = async (tab: PlaywrightTab, pressed: Pressed) => {
+    // A tab (or session) already gone holds no pressed button or key: nothing is left to release.
     const client = await tab.cdp().catch(() => undefined);
     if (!client) return;
     for (const button of pressed.buttons) await dispatchButton(client, button, 'up', pointer).catch(() => undefined);

@@ -55,6 +55,7 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal, sinceMs?
   const loaded = (page: Page | ReturnType<Page['mainFrame']>, deadline: number, signal: AbortSignal) => {
     const left = deadline - Date.now();
     if (left <= 0 || signal.aborted) return Promise.resolve();
+    // A load that does not come by the deadline, or a page that closes, ends this wait as the deadline would.
     return settledOrAborted(signal, page.waitForLoadState('load', { timeout: left }).catch(() => undefined));
   };
 

@@ -147,6 +147,7 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
       // ffmpeg died under a running execution: the run goes on without (the rest of) a video.
       state.failed = true;
       log.error({ err: exit.error ?? 'ffmpeg exited early' }, 'ffmpeg stopped during the run; the video will be partial or missing');
+      // The video is lost already (said above); a screencast that cannot stop has a page gone with it.
       void screencast?.stop().catch(() => undefined);
     });
   };
