@@ -86,7 +86,7 @@ EXPOSE 9090 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HEALTH_PORT || '9090') + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 
-# The daemon drains on SIGTERM (contract §8). tini passes it on; the exec form below keeps node
+# The daemon drains on SIGTERM (docs/operations.md#signals-and-shutdown). tini passes it on; the exec form below keeps node
 # a direct child of tini, not of a shell that would swallow the signal.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/bin/tini", "--"]

@@ -1,5 +1,5 @@
 /**
- * Issue 4's bench: load time of a page with 100 subresources on allowed.test, with the
+ * The confinement's cost (docs/specification.md#the-allow-list): load time of a page with 100 subresources on allowed.test, with the
  * confinement on (launch flags, egress proxy, Playwright guard) and off (host rules only), in
  * one run. Each mode gets its own Chromium and the same number of loads, alternating so that
  * neither profits from a warmer machine; figures are medians of fresh-context loads.

@@ -1,5 +1,5 @@
 /**
- * What the live view costs (issue 14): the same scripted run on the fixture shop through the local
+ * What the live view costs (docs/operations.md#the-live-view): the same scripted run on the fixture shop through the local
  * service and one worker (video on), once with nobody watching and once with a viewer reading
  * the live stream from its start. Printed: frames and bytes per second reaching the viewer,
  * the CPU spent per second of run in each case by the whole process tree (worker, local service,

@@ -1,5 +1,5 @@
 /**
- * Issue 7's figures on the fixture shop, with video on: the worker's overhead per step (model
+ * Settling's figures (docs/action-spaces.md#settling) on the fixture shop, with video on: the worker's overhead per step (model
  * response received → next model request sent) beside a naive loop with the reference's fixed
  * 2 s wait; a concurrency sweep; and, through the queue and a recording API, dequeue → first
  * model request and end of run → final report.

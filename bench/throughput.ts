@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- throughput` (issue 13): what an execution costs and how many a worker runs.
+ * `npm run bench -- throughput` (docs/operations.md#capacity-figures): what an execution costs and how many a worker runs.
  *
  * One worker daemon (a child process, as in production) per configuration, executions with one
  * model turn (`finish` on the opening observation) on a plain page, artifacts in a local folder,

@@ -7,7 +7,7 @@ import type { Logger } from '../src/telemetry/types.js';
 import { launchScreencastHarness } from '../test/support/screencast-session.js';
 
 /**
- * The recorder's cost on real Chromium and ffmpeg (issue 3): CPU seconds per minute of video
+ * The recorder's cost on real Chromium and ffmpeg (docs/counters-and-artifacts.md#videomp4): CPU seconds per minute of video
  * for a still page and an animated page, time from `stop()` to the file being ready, and bytes
  * per minute. Figures are printed by `npm run bench`, never asserted.
  *

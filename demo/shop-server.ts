@@ -62,7 +62,7 @@ export async function startShopServer(hostname = 'shop.test', initial: ShopOptio
     }
     const receipt = /^\/receipt\/(A-\d+)\.csv$/.exec(url.pathname);
     if (receipt && placed.has(receipt[1]!)) {
-      // The order's receipt, as a file to download (contract §12: kept as an artifact).
+      // The order's receipt, as a file to download (kept as an artifact: docs/files-and-codes.md#downloads).
       res.writeHead(200, { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="receipt-${receipt[1]}.csv"` });
       res.end(`order,reference\n${receipt[1]},${placed.get(receipt[1]!)}\n`);
       return;

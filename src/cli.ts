@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createBrowser, createProfileDirectory, createRecorder, createRunnerDeps, processSecrets } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
-import { parsePublicHosts, type PublicHost } from './local-service/host-guard.js';
+import { loadServeConfig } from './config/serve.js';
 import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
@@ -108,39 +108,18 @@ function runConfig(config: Config): Config {
   return { ...config, API_KEY: undefined, API_BASE_URL: undefined };
 }
 
-/** `serve`'s port from PORT: unset or blank means 8080 (`Number('')` would be 0, a random port). */
-export function servePort(value: string | undefined): number {
-  if (value === undefined || value.trim() === '') return 8080;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`PORT=${value}: must be a port number`);
-  return port;
-}
-
-/** `serve`'s PUBLIC_HOSTS: host names (or `name:port`) it answers for besides its own address. */
-function servePublicHosts(value: string | undefined): PublicHost[] {
-  try {
-    return parsePublicHosts(value);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-}
-
 async function serveCommand(args: string[]): Promise<number> {
   parseArgsOrThrow(args, {});
-  const config = loadConfig();
-  const port = servePort(process.env.PORT);
-  const apiKeys = (process.env.API_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
-  if (apiKeys.length === 0) throw new UsageError('API_KEYS: set at least one key (comma-separated) for X-Service-Key');
-  const publicHosts = servePublicHosts(process.env.PUBLIC_HOSTS);
+  const config = loadServeConfig();
+  const logger = createLogger({ level: config.LOG_LEVEL, secrets: [...config.API_KEYS, ...processSecrets(config)] });
   // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.
-  const profiles = createProfileDirectory(config);
-  const logger = createLogger({ level: config.LOG_LEVEL, secrets: [...apiKeys, ...processSecrets(config)] });
+  const profiles = createProfileDirectory(config, logger);
   try {
     const server = await startLocalServer({
-      port,
-      host: process.env.HOST?.trim() || '127.0.0.1',
-      apiKeys,
-      publicHosts,
+      port: config.PORT,
+      host: config.HOST,
+      apiKeys: config.API_KEYS,
+      publicHosts: config.PUBLIC_HOSTS,
       redisUrl: config.REDIS_URL,
       queueName: config.EXECUTION_QUEUE,
       queuePrefix: config.QUEUE_PREFIX,
@@ -148,8 +127,7 @@ async function serveCommand(args: string[]): Promise<number> {
       profiles,
       ...(config.PROFILE_KEYS ? { inputKeys: config.PROFILE_KEYS } : {}),
       logger,
-      // Test-only (docs/configuration.md#the-local-api): schedules may fire every second.
-      allowEverySecond: /^(1|true)$/i.test(process.env.TEST_ONLY_SCHEDULE_EVERY_SECOND ?? ''),
+      allowEverySecond: config.TEST_ONLY_SCHEDULE_EVERY_SECOND,
     });
     logger.info({ url: server.url }, 'local API and dashboard listening');
     await new Promise<void>((resolve) => {

@@ -26,6 +26,7 @@ import { createLocalProfileStore, createS3ProfileStore } from './storage/profile
 import { createS3ObjectReader } from './storage/s3-object-reader.js';
 import { createS3Store } from './storage/s3-store.js';
 import type { ArtifactStore, ProfileStore } from './storage/types.js';
+import { createSilentLogger } from './telemetry/logger.js';
 import type { Logger } from './telemetry/types.js';
 import { createActionSpace } from './toolset/create.js';
 
@@ -57,15 +58,18 @@ export function createProfileStore(config: Config): ProfileStore & { close?(): v
 
 /**
  * The profiles as the local service lists them (docs/profiles.md): id, hosts, when saved and
- * size, from each blob's clear header; no key is needed and no value is read.
+ * size, from each blob's clear header; no key is needed and no value is read. A header that
+ * cannot be read is logged (on `logger`; without one, not at all) and its profile listed without
+ * hosts.
  */
-export function createProfileDirectory(config: Config) {
+export function createProfileDirectory(config: Config, logger: Logger = createSilentLogger()) {
   const store = createProfileStore(config);
   return {
     async list(): Promise<Array<{ id: string; hosts: string[]; updated: string; size: number }>> {
       const out = [];
       for (const blob of await store.list()) {
-        const bytes = await store.read(blob.id).catch(() => undefined);
+        // Listed all the same, without its hosts: it can still be deleted.
+        const bytes = await store.read(blob.id).catch((error: unknown) => logger.warn({ profile: blob.id, err: String(error) }, "could not read a browser profile's header"));
         const read = bytes ? readProfileHeader(bytes) : undefined;
         out.push({ id: blob.id, hosts: read?.ok ? read.header.hosts : [], updated: read?.ok ? read.header.savedAt : blob.updatedAt, size: blob.bytes });
       }

@@ -61,6 +61,7 @@ export async function annotateFromAxTree(session: CDPSession, contextId: number,
         session
           .send('Accessibility.getPartialAXTree', { objectId, fetchRelatives: false })
           .then((r) => (r as { nodes: AxNode[] }).nodes.find((n) => !n.ignored))
+          // A node gone mid-read keeps the name the page script gave it.
           .catch(() => undefined),
       ),
     );
@@ -78,6 +79,7 @@ export async function annotateFromAxTree(session: CDPSession, contextId: number,
       arguments: [{ value: infos }, ...args],
     });
   } finally {
+    // A document gone took its objects with it.
     await session.send('Runtime.releaseObjectGroup', { objectGroup: GROUP }).catch(() => undefined);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Confinement (issue 4): nothing outside the workflow's allow-list is reachable, whatever a
+ * Confinement (docs/specification.md#the-allow-list): nothing outside the workflow's allow-list is reachable, whatever a
  * page or the model tries. Four layers, all asking the same host matcher:
  *   1. a per-session egress proxy (egress-proxy.ts), handed to the context as its proxy;
  *   2. Chromium launch flags so nothing goes around that proxy (`launchArgs`);

@@ -12,7 +12,8 @@
  * A download started in a popup (`target=_blank`) announces its progress to the popup's page
  * before any session of ours is attached there, so the browser's downloads folder is watched
  * too: Chromium writes `<guid>.crdownload` there as bytes arrive, and a file past the limit is
- * cancelled by its guid through a browser-level CDP session (issue 21, finding 6). Whatever
+ * cancelled by its guid through a browser-level CDP session (a popup's download otherwise ran
+ * past the limit unseen; docs/files-and-codes.md#downloads). Whatever
  * slips through both is still checked once saved, and dropped when too large.
  */
 import { createHash } from 'node:crypto';
@@ -21,6 +22,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserContext, CDPSession, Download, Page } from 'playwright-core';
 
+import { settledOrAborted } from '../domain/cancel.js';
 import { contentTypeOf, safeFileName, uniqueName } from '../domain/file-names.js';
 import type { Logger } from '../telemetry/types.js';
 import type { DownloadEvent } from './types.js';
@@ -105,6 +107,7 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
 
   const cancel = (tracked: Tracked, reason: string): void => {
     tracked.cancelReason ??= reason;
+    // A download that cannot be cancelled has ended; `settle` reports it failed with the reason.
     tracked.download.cancel().catch(() => undefined);
   };
 
@@ -175,6 +178,7 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
   const findContextId = async (): Promise<string | undefined> => {
     for (const pending of cdpSessions) {
       const cdp = await pending;
+      // A page session that closed cannot say; the next one is asked.
       const info = await cdp?.send('Target.getTargetInfo').catch(() => undefined);
       if (info?.targetInfo.browserContextId) return info.targetInfo.browserContextId;
     }
@@ -185,7 +189,12 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
     const known = progressByGuid.get(guid)?.tracked;
     if (known) return cancel(known, tooLarge(bytes));
     const browser = context.browser();
-    browserSession ??= browser ? browser.newBrowserCDPSession().catch(() => undefined) : Promise.resolve(undefined);
+    browserSession ??= browser
+      ? browser.newBrowserCDPSession().catch((error: unknown) => {
+          logger.warn({ err: (error as Error).message }, 'no browser session to cancel downloads by the disk watch; the saved file is still checked');
+          return undefined;
+        })
+      : Promise.resolve(undefined);
     contextId ??= findContextId();
     const [cdp, browserContextId] = await Promise.all([browserSession, contextId]);
     if (!cdp || !browserContextId) {
@@ -268,7 +277,8 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
     } finally {
       running.delete(tracked);
       if (tracked.progress) tracked.progress.tracked = undefined;
-      // Playwright keeps its own copy until the context closes: free the disk now.
+      // Playwright keeps its own copy until the context closes: free the disk now. A copy that
+      // cannot be deleted here goes with the context.
       await download.delete().catch(() => undefined);
     }
   };
@@ -295,21 +305,14 @@ export function attachDownloads(context: BrowserContext, opts: DownloadOptions):
         const graceMs = opts.graceMs ?? DEFAULT_DOWNLOAD_GRACE_MS;
         const { signal } = opts;
         if (settling.size > 0 && graceMs > 0 && !signal?.aborted) {
-          let timer: NodeJS.Timeout | undefined;
-          let stop = (): void => undefined;
-          await new Promise<void>((resolve) => {
-            stop = () => resolve();
-            timer = setTimeout(stop, graceMs);
-            signal?.addEventListener('abort', stop, { once: true });
-            void Promise.all([...settling]).then(stop);
-          });
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', stop);
+          const graceOver = AbortSignal.timeout(graceMs);
+          await settledOrAborted(signal ? AbortSignal.any([signal, graceOver]) : graceOver, Promise.all([...settling]));
         }
         const why = signal?.aborted ? 'the run was stopped before the download finished' : `the run ended and the download did not finish within ${graceMs} ms`;
         for (const tracked of running) cancel(tracked, why);
         await Promise.all([...settling]);
         diskWatcher?.close();
+        // Sessions whose page or browser went first are detached already.
         for (const session of cdpSessions) await (await session)?.detach().catch(() => undefined);
         await (await browserSession)?.detach().catch(() => undefined);
       })();

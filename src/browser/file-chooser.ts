@@ -65,6 +65,7 @@ export function attachFileChoosers(
         return { ok: false, error: `${JSON.stringify(name)} is not an input file; ${choice}` };
       }
       // Only a regular file at its own real path: a link swapped in could point anywhere.
+      // A file that cannot be read this way is refused below, with the reason.
       const info = await lstat(file.path).catch(() => undefined);
       const real = await realpath(file.path).catch(() => undefined);
       if (!info?.isFile() || !path.isAbsolute(file.path) || real !== path.resolve(file.path)) {
@@ -91,6 +92,7 @@ export function attachFileChoosers(
         if (target.kind === 'point') {
           const input = await fileInputAt(page, target.x, target.y);
           if (!input) return { ok: false, error: `there is no file input at (${target.x}, ${target.y})` };
+          // A handle whose document is gone is released with it.
           return fill(input, paths).finally(() => input.dispose().catch(() => undefined));
         }
         const chooser = choosers.get(page);
@@ -113,6 +115,7 @@ export function attachFileChoosers(
           if (!input || !(await input.evaluate((e) => e instanceof HTMLInputElement && e.type === 'file'))) return { ok: false, error: 'that element is not a file input' };
           return await fill(input, paths);
         } finally {
+          // A handle whose document is gone is released with it.
           await handle.dispose().catch(() => undefined);
         }
       });

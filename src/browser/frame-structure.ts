@@ -74,6 +74,7 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
 
   /** The structure of the document a frame element of `parent` shows, when it is a frame of another site. */
   const childOf = async (parent: DocumentStructure, hostRef: string): Promise<DocumentStructure | null> => {
+    // A frame element gone since the read shows nothing to read inside.
     const frameId = await parent.frameIdOf(hostRef).catch(() => null);
     if (!frameId) return null;
     const session = await sessionOf(frameId);
@@ -110,6 +111,7 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     const inserts: Array<{ at: number; lines: string[] }> = [];
     for (const spot of nesting < NESTING_MAX ? frames : []) {
       const child = await childOf(reader, spot.ref);
+      // A frame whose document went away mid-read is left out; the page around it reads the same.
       const sub = child ? await readTree(child, { ...options, ref: undefined }, Math.max(0, budget - used), nesting + 1).catch(() => null) : null;
       if (!sub?.ok) continue;
       const pad = options.filter === 'interactive' ? '' : '  '.repeat(spot.depth);
@@ -147,6 +149,7 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     const mine = await top.focused();
     if (mine?.identity.role !== 'iframe') return { doc: top, focus: mine };
     for (const doc of (await documents()).slice(1)) {
+      // A frame's document that went away holds no focus.
       const inside = await doc.focused().catch(() => null);
       if (inside) return { doc, focus: inside };
     }
@@ -221,8 +224,6 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     focused: async () => (await focusedIn()).focus,
     focus: (ref) => routed(ref, (owner) => owner.focus(ref), goneResult(ref)),
     hideText: async (ref) => (ref === null ? (await focusedIn()).doc.hideText(null) : routed(ref, (owner) => owner.hideText(ref), false)),
-    findText: (value, limit) => top.findText(value, limit),
-    readText: (identity) => top.readText(identity),
     mark: (ref, name, value) => routed(ref, (owner) => (owner === top ? top.mark(ref, name, value) : Promise.resolve(false)), false),
     widget: (ref) => routed(ref, (owner) => owner.widget(ref), goneResult(ref)),
     popupOptions: (ref) => routed(ref, (owner) => owner.popupOptions(ref), goneResult(ref)),

@@ -1,7 +1,7 @@
 /**
- * The one host matcher of the confinement (issue 4, docs/specification.md). Every layer — the navigate
- * tool, the request guard, the egress proxy — asks this matcher, so a URL trick that fools one
- * fools none: hosts are compared only after WHATWG parsing (case folding, IDN to punycode, every
+ * The one host matcher of the confinement (docs/specification.md#the-allow-list). Every layer —
+ * the navigate tool, the request guard, the egress proxy — asks this matcher, so a URL trick
+ * that fools one fools none: hosts are compared only after WHATWG parsing (case folding, IDN to punycode, every
  * IPv4 spelling to dotted quad, IPv6 compression), with the trailing dot dropped and userinfo
  * ignored. Wildcards match on label boundaries, never with `endsWith` on raw text.
  */

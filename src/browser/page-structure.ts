@@ -46,10 +46,6 @@ export interface PageStructure {
    * secret put into it stays out of every picture of the page. False when there is no such field.
    */
   hideText(ref: string | null): Promise<boolean>;
-  /** Elements whose text shows `value` (the nearest with a role around it), with their whole text. */
-  findText(value: string, limit: number): Promise<Array<{ identity: ElementIdentity; text: string }>>;
-  /** What the element an identity names by its place says now (its name may have changed); null when it is not there. */
-  readText(identity: ElementIdentity): Promise<string | null>;
   /** Sets (or with null removes) an attribute on the referenced element; false when it is gone. */
   mark(ref: string, name: string, value: string | null): Promise<boolean>;
   widget(ref: string): Promise<StructureResult<WidgetState>>;
@@ -291,6 +287,7 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
         const { node } = (await session.send('DOM.describeNode', { objectId })) as { node: { frameId?: string } };
         return node.frameId ?? null;
       } finally {
+        // A document gone took the object with it.
         await session.send('Runtime.releaseObject', { objectId }).catch(() => undefined);
       }
     },
@@ -362,15 +359,6 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
 
     async hideText(ref) {
       return (await call('hideText', [ref])).value === true;
-    },
-
-    async findText(value, limit) {
-      const { value: found } = await call('findText', [value, limit], NAMED);
-      return found.map((f) => ({ identity: compact(f.identity), text: f.text }));
-    },
-
-    async readText(identity) {
-      return (await call('readText', [identity])).value;
     },
 
     async mark(ref, name, value) {

@@ -14,7 +14,7 @@ import { createConfinement } from './confinement.js';
 import { attachDownloads, type DownloadTracker } from './downloads.js';
 import { attachFileChoosers } from './file-chooser.js';
 import { blockReports } from './block-reports.js';
-import { cancellable } from './cancellable.js';
+import { cancellable } from '../domain/cancel.js';
 import { createHostMatcher } from './host-matcher.js';
 import { createSession } from './playwright-session.js';
 import { allowedState, readAllowedState, watchSignIn } from './profile-state.js';
@@ -141,6 +141,7 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
     if (closing) throw new Error('the browser sandbox is closed');
     const current = launching;
     if (current) {
+      // A launch that failed was reported to its own caller; this one launches again.
       const browser = await current.catch(() => undefined);
       if (browser?.isConnected()) return browser;
       // Failed or died: the first caller to notice starts a new one.
@@ -221,9 +222,11 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
         sessions.add(session);
         return session;
       } catch (error) {
-        await downloads?.close().catch(() => undefined);
-        await context?.close().catch(() => undefined);
-        await guard.close().catch(() => undefined);
+        // The first error goes to the caller; the rest are logged.
+        const undone = (what: string) => (failure: unknown) => logger.warn({ err: String(failure) }, `${what} failed after a session could not open`);
+        await downloads?.close().catch(undone('closing its downloads'));
+        await context?.close().catch(undone('closing its context'));
+        await guard.close().catch(undone('closing its guard'));
         throw error;
       }
     },
@@ -240,6 +243,7 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
         for (const session of [...sessions]) {
           await session.close().catch((error: unknown) => logger.warn({ err: error }, 'session close failed'));
         }
+        // A launch that failed left no browser to close (its caller was told).
         const browser = await launching?.catch(() => undefined);
         if (browser?.isConnected()) {
           await browser.close().catch((error: unknown) => logger.warn({ err: error }, 'chromium close failed'));

@@ -9,7 +9,7 @@
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
 import type { BlockReports } from './block-reports.js';
-import { cancellable, settledOrAborted } from './cancellable.js';
+import { cancellable, settledOrAborted } from '../domain/cancel.js';
 import type { SessionGuard } from './confinement.js';
 import type { DownloadTracker } from './downloads.js';
 import type { FileChooserTracker } from './file-chooser.js';
@@ -78,6 +78,7 @@ export function createSession(parts: SessionParts): BrowserSession {
     const tab = tabs.requireActive();
     const page = tab.page;
     input.touch();
+    // A tab already gone is loading nothing.
     const stop = () => void tab.cdp().then((c) => c.send('Page.stopLoading')).catch(() => undefined);
     return cancellable(
       signal,
@@ -127,7 +128,8 @@ export function createSession(parts: SessionParts): BrowserSession {
       const tab = tabs.byId(id);
       if (!tab) return false;
       tabs.activate(tab);
-      // Bringing a page to the front only asks the browser to show it: nothing to cancel.
+      // Bringing a page to the front only asks the browser to show it: nothing to cancel, and a
+      // page that closed meanwhile is found by the next call.
       await settledOrAborted(signal, tab.page.bringToFront().catch(() => undefined));
       return true;
     },
@@ -171,6 +173,7 @@ export function createSession(parts: SessionParts): BrowserSession {
     close() {
       closing ??= (async () => {
         browser.off('disconnected', onDisconnected);
+        // A screencast whose page closed has stopped already; the recorder keeps what it got.
         for (const stop of [...screencasts]) await stop().catch(() => undefined);
         // Downloads still running get their grace, then are cancelled and reported, while their
         // context is alive.

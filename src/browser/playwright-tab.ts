@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { CDPSession, ElementHandle, Page, Request, Response } from 'playwright-core';
 import { createPageStructure } from './frame-structure.js';
 import { staleRefError } from './page-structure.js';
-import { cancellable, terminateScripts } from './cancellable.js';
+import { cancellable } from '../domain/cancel.js';
+import { terminateScripts } from './cancellable.js';
 import { withinMs } from './settle.js';
 import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
 
@@ -113,6 +114,7 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
       if (!given.ok && /not a file input/.test(given.error)) return (await parts.setFilesToChooser(names)) ?? given;
       return given;
     } finally {
+      // A handle whose document is gone is released with it.
       await handle?.dispose().catch(() => undefined);
       await structure.mark(ref, MARK, null).catch(() => false);
     }
@@ -142,8 +144,6 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     focus: (ref, signal) => read(signal, () => structure.focus(ref)),
     hideText: (ref, signal) => read(signal, () => structure.hideText(ref)),
     describe: (ref, signal) => read(signal, () => structure.describe(ref)),
-    findText: (value, limit, signal) => read(signal, () => structure.findText(value, limit)),
-    readText: (identity, signal) => read(signal, () => structure.readText(identity)),
     widget: (ref, signal) => read(signal, () => structure.widget(ref)),
     popupOptions: (ref, signal) => read(signal, () => structure.popupOptions(ref)),
     calendar: (signal) => read(signal, () => structure.calendar()),
@@ -215,7 +215,8 @@ async function captureWithRetry<T>(page: Page, signal: AbortSignal, capture: () 
     } catch (error) {
       if (attempt >= 3 || signal.aborted || !/Unable to capture screenshot|no answer from the page/i.test(firstLine(error))) throw error;
       // Animation frames do not run in a page that is not rendering, and a document being
-      // replaced may not run the evaluation at all: both waits are bounded.
+      // replaced may not run the evaluation at all: both waits are bounded. A wait that fails
+      // changes nothing: the capture is asked again, and its third failure is the one reported.
       await withinMs(
         1_000,
         page.evaluate(() => new Promise((resolve) => {
@@ -253,6 +254,7 @@ async function evaluateInPage(cdp: () => Promise<CDPSession>, expression: string
     functionDeclaration: 'function () { try { return JSON.stringify(this); } catch (e) { return String(this); } }',
     returnByValue: true,
   })) as { result: { value?: unknown } };
+  // A document gone took the object with it.
   await client.send('Runtime.releaseObject', { objectId: result.objectId }).catch(() => undefined);
   return { ok: true, value: typeof json.result.value === 'string' ? json.result.value : (result.description ?? 'object') };
 }

@@ -65,6 +65,7 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
     if (page.isClosed() || closedPopups.has(page) || trusted(page)) return;
     closedPopups.add(page);
     report({ url, layer: 'popup', reason: `popup closed: ${reason}` });
+    // Reported above; a popup that cannot be closed has closed already.
     page.close().catch(() => undefined);
   };
 
@@ -77,6 +78,7 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
       return;
     }
     report({ url, layer: 'request-guard', reason: verdict.reason });
+    // Reported above; a route that cannot be aborted belongs to a page already gone.
     await route.abort('blockedbyclient').catch(() => undefined);
     if (request.isNavigationRequest()) {
       lastRefusedNavigation = url;
@@ -94,6 +96,7 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
     if (!verdict.ok) {
       report({ url, layer: 'websocket', reason: verdict.reason });
       // 1008: policy violation.
+      // Reported above; the socket was never connected past the guard, closing it only tidies up.
       await ws.close({ code: 1008, reason: 'blocked by confinement' }).catch(() => undefined);
       return;
     }
@@ -126,6 +129,7 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
       closeIfPopup(page, shown, verdict.reason);
       return;
     }
+    // Reported above, and the proxy refuses the document anyway; a page that cannot leave it is closing.
     page.goto('about:blank').catch(() => undefined);
   };
 
@@ -138,6 +142,7 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
       const verdict = downloadVerdict(matcher, download.url(), page.url());
       if (!verdict.ok || !onDownload) {
         report({ url: truncateUrl(download.url()), layer: 'download', reason: verdict.ok ? 'downloads are disabled' : verdict.reason });
+        // Reported above; a download that cannot be cancelled has ended, and none of it is kept.
         download.cancel().catch(() => undefined);
         return;
       }
@@ -176,6 +181,7 @@ export async function attachRequestGuard(context: BrowserContext, options: Reque
     context.off('page', onPage);
     context.off('serviceworker', onServiceWorker);
     context.off('request', onRequest);
+    // Closing: a context that is gone has no routes left to remove.
     await context.unroute('**/*', onRoute).catch(() => undefined);
   };
 

@@ -6,7 +6,8 @@
  */
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
-import { cancellable, terminateScripts } from './cancellable.js';
+import { cancellable } from '../domain/cancel.js';
+import { terminateScripts } from './cancellable.js';
 import { KEYSTROKE_BATCH, keystrokesFor } from './keystrokes.js';
 import { firstLine, type PlaywrightTab } from './playwright-tab.js';
 import type { BrowserInput, MouseButton } from './types.js';
@@ -66,6 +67,7 @@ export function createSessionInput(parts: InputParts): SessionInput {
   };
 
   const release = async (tab: PlaywrightTab, pressed: Pressed) => {
+    // A tab (or session) already gone holds no pressed button or key: nothing is left to release.
     const client = await tab.cdp().catch(() => undefined);
     if (!client) return;
     for (const button of pressed.buttons) await dispatchButton(client, button, 'up', pointer).catch(() => undefined);

@@ -7,7 +7,7 @@
  */
 import type { Page } from 'playwright-core';
 import type { Logger } from '../telemetry/types.js';
-import { settledOrAborted } from './cancellable.js';
+import { settledOrAborted } from '../domain/cancel.js';
 import type { FileChooserTracker } from './file-chooser.js';
 import type { FrameNavigations } from './frame-navigations.js';
 import type { NetworkActivity } from './network-activity.js';
@@ -55,6 +55,7 @@ export function createSettle(parts: SettleParts): (signal: AbortSignal, sinceMs?
   const loaded = (page: Page | ReturnType<Page['mainFrame']>, deadline: number, signal: AbortSignal) => {
     const left = deadline - Date.now();
     if (left <= 0 || signal.aborted) return Promise.resolve();
+    // A load that does not come by the deadline, or a page that closes, ends this wait as the deadline would.
     return settledOrAborted(signal, page.waitForLoadState('load', { timeout: left }).catch(() => undefined));
   };
 

@@ -1,5 +1,5 @@
 import type { Frame, Page } from 'playwright-core';
-import { settledOrAborted } from './cancellable.js';
+import { cancellable, settledOrAborted } from '../domain/cancel.js';
 import { SETTLE_PROBE_SOURCE, STILL_WAIT_SOURCE } from './page-scripts.generated.js';
 import type { Busy, StillWaitArgs, StillWaitEnd } from './page/still-wait.js';
 
@@ -62,20 +62,18 @@ export async function pageStill(page: Page | Frame, sinceMs: number, deadline: n
   if (capMs <= 0 || signal.aborted || ('isClosed' in page ? page.isClosed() : page.isDetached())) return { end: 'quiet' };
   const args: StillWaitArgs = { sinceMs, capMs, quietMs: DOM_QUIET_MS, horizonMs: TIMER_HORIZON_MS };
   const late = new Error('the page did not answer within the settle cap');
+  // A page that cannot be asked to stop (gone, or too busy) ends the wait at its own cap.
   const stopWaits = () => void page.evaluate(STOP_WAITS).catch(() => undefined);
   try {
     // The in-page timer ends the wait in a live document; a document being replaced may never
     // run it, so the wait is bounded out here too (the evaluation is dropped with its document).
-    signal.addEventListener('abort', stopWaits, { once: true });
-    const state = await settledOrAborted(signal, withinMs(capMs + 250, page.evaluate<StillWaitEnd>(stillWait(args)), () => late));
+    const state = await settledOrAborted(signal, withinMs(capMs + 250, page.evaluate<StillWaitEnd>(stillWait(args)), () => late), stopWaits);
     return state ?? { end: 'quiet' };
   } catch (error) {
     // No answer by the cap (a renderer starved on a loaded machine, or a document on its way
     // out): the wait is over either way, as it would be at the cap.
     if (error === late) return { end: 'quiet' };
     return { end: DOCUMENT_GONE.test(String(error)) ? 'destroyed' : 'failed' };
-  } finally {
-    signal.removeEventListener('abort', stopWaits);
   }
 }
 
@@ -84,18 +82,11 @@ export async function pageStill(page: Page | Frame, sinceMs: number, deadline: n
  * can wait on a document that never comes; what is left pending ends when its page or session
  * closes.
  */
-export function withinMs<T>(ms: number, work: Promise<T>, late: () => Error = () => new Error(`no answer from the page within ${ms} ms`)): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(late()), ms);
-    work.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+export async function withinMs<T>(ms: number, work: Promise<T>, late: () => Error = () => new Error(`no answer from the page within ${ms} ms`)): Promise<T> {
+  const timeout = AbortSignal.timeout(ms);
+  try {
+    return await cancellable(timeout, () => work);
+  } catch (error) {
+    throw timeout.aborted && error === timeout.reason ? late() : error;
+  }
 }

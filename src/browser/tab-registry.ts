@@ -125,6 +125,7 @@ export function createTabRegistry(firstPage: Page, parts: TabRegistryParts): Tab
       // dialog is dismissed, and the agent is told what it said.
       const kind = dialog.type();
       const leave = kind === 'beforeunload';
+      // A dialog that cannot be answered was closed with its page.
       (leave ? dialog.accept() : dialog.dismiss()).catch(() => undefined);
       if (!leave) record({ type: 'dialog_dismissed', tabId: tab.id, kind, message: dialog.message() });
     });

@@ -35,11 +35,13 @@ export async function followActiveTab(host: ScreencastHost, cast: ScreencastOpti
     current = undefined;
     if (!was) return;
     was.client.off('Page.screencastFrame', was.handler);
+    // A tab that closed took its screencast with it.
     await was.client.send('Page.stopScreencast').catch(() => undefined);
   };
   const attach = async (tab: PlaywrightTab) => {
     const client = await tab.cdp();
     const handler = (event: ScreencastFramePayload) => {
+      // A frame of a tab that closed needs no acknowledgement: no next frame will come.
       const ack = () => client.send('Page.screencastFrameAck', { sessionId: event.sessionId }).catch(() => undefined);
       if (stopped || current?.client !== client) return void ack();
       const data = Buffer.from(event.data, 'base64');

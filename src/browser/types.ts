@@ -23,7 +23,7 @@ export interface Rect {
 
 export type MouseButton = 'left' | 'right' | 'middle' | 'back' | 'forward';
 
-/** Which layer of confinement refused a request (issue 4). */
+/** Which layer of confinement refused a request (docs/specification.md#the-allow-list). */
 export type BlockLayer = 'navigate-tool' | 'proxy' | 'request-guard' | 'popup' | 'download' | 'service-worker' | 'websocket';
 
 export interface BlockedRequest {
@@ -267,10 +267,6 @@ export interface PageReader {
   pageText(maxChars: number, signal: AbortSignal): Promise<{ text: string; total: number; cut: boolean }>;
   /** Runs a script expression in the page (its own world and authority) and returns its value as text. */
   evaluate(expression: string, timeoutMs: number, signal: AbortSignal): Promise<StructureResult<string>>;
-  /** Elements whose text shows `value`, with their whole text (where an output value was read). */
-  findText(value: string, limit: number, signal: AbortSignal): Promise<Array<{ identity: ElementIdentity; text: string }>>;
-  /** What the element an identity names by its place says now; null when it is not on the page. */
-  readText(identity: ElementIdentity, signal: AbortSignal): Promise<string | null>;
   /** The days of the pop-up calendar the page shows, and its previous/next month controls. */
   calendar(signal: AbortSignal): Promise<CalendarView>;
   /** Console entries and network requests since the last call (each read drains them). */

@@ -3,49 +3,14 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parseRedisAddress } from '../domain/redis-address.js';
 import { parseProfileKeys, type ProfileKeyring } from '../domain/profile-crypto.js';
+import { ConfigError, bool, int, optionalString, optionalUrl, parseEnvironment } from './env.js';
+
+export { ConfigError };
 
 /**
  * Every setting of the worker, read from the environment once at start (docs/configuration.md).
  * Durations are milliseconds and end in `Ms`. Each field: one line of doc, then its default.
  */
-
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-
-const int = (min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-
-const url = (protocols: readonly string[]) =>
-  z
-    .string()
-    .trim()
-    .refine((value) => {
-      try {
-        return protocols.includes(new URL(value).protocol);
-      } catch {
-        return false;
-      }
-    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
-
-const optionalString = z
-  .string()
-  .trim()
-  .transform((v) => (v === '' ? undefined : v))
-  .optional();
-
-const optionalUrl = (protocols: readonly string[]) =>
-  z
-    .string()
-    .trim()
-    .optional()
-    .transform((v) => (v === '' ? undefined : v))
-    .pipe(url(protocols).optional());
 
 /** One model's capabilities as an operator states them (docs/model.md#how-a-new-model-is-picked-up). */
 const capabilityFields = z
@@ -139,7 +104,11 @@ export const configSchema = z.object({
   /** Path-style S3 addressing (needed by most S3-compatible servers). */
   S3_FORCE_PATH_STYLE: bool.default(false),
   /** Prefix of every artifact key, e.g. `prod/`. */
-  S3_PREFIX: z.string().trim().default(''),
+  S3_PREFIX: z
+    .string()
+    .trim()
+    .default('')
+    .transform((prefix) => (prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`)),
   /** Local artifact folder when S3_BUCKET is empty. */
   ARTIFACTS_DIR: z.string().trim().min(1).default(path.resolve('artifacts')),
   /** Public base of artifact urls: reported url = this + key. */
@@ -211,45 +180,15 @@ export const configSchema = z.object({
 
 export type Config = z.output<typeof configSchema>;
 
-/** Variables whose value a configuration error never repeats: they hold keys. */
-const SECRET_VARIABLES: ReadonlySet<string> = new Set(['API_KEY', 'ANTHROPIC_API_KEY', 'PROFILE_KEYS']);
-
-/** Query parameters of a URL whose value is a credential (`sentinelPassword`, `X-Amz-Signature`, `token`…). */
-const CREDENTIAL_PARAMETER = /([?&][^=&#\s]*(?:pass|secret|token|key|signature|credential|auth)[^=&#\s]*=)[^&#\s]*/gi;
-
 /**
- * A value as a configuration error may show it: a URL's user and password (`user:pass@`) and
- * credential-like query parameters become `***`. The value is malformed, so no URL parser can be
- * trusted to find them: everything between the scheme (if any) and the last `@` goes.
+ * How the worker's variables are read: the values of those holding keys are never repeated in an
+ * error, and an empty S3_PREFIX is a value of its own (no prefix), not "use the default".
  */
-function withoutCredentials(value: string): string {
-  return value.replace(/^(\s*(?:[a-z][a-z0-9+.-]*:\/\/)?)[\s\S]*@/i, '$1***@').replace(CREDENTIAL_PARAMETER, '$1***');
-}
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export const WORKER_VARIABLES = { secret: new Set(['API_KEY', 'ANTHROPIC_API_KEY', 'PROFILE_KEYS']), emptyIsValue: new Set(['S3_PREFIX']) } as const;
 
 /** Parses the environment; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const input: Record<string, string> = {};
-  for (const key of Object.keys(configSchema.shape)) {
-    const value = env[key];
-    // An empty variable means "use the default", except where empty has a meaning of its own.
-    if (value !== undefined && (value.trim() !== '' || key === 'S3_PREFIX')) input[key] = value;
-  }
-  const parsed = configSchema.safeParse(input);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => {
-      const name = String(issue.path[0] ?? '?');
-      const shown = SECRET_VARIABLES.has(name) ? '(secret, not shown)' : JSON.stringify(withoutCredentials(env[name] ?? ''));
-      return `  ${name}=${shown}: ${withoutCredentials(issue.message)}`;
-    });
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  const config = parsed.data;
-  if (config.S3_PREFIX && !config.S3_PREFIX.endsWith('/')) config.S3_PREFIX += '/';
-  return config;
+  return parseEnvironment(configSchema, env, WORKER_VARIABLES);
 }
 
 /** Settings the daemon cannot run without (the one-shot CLI needs neither). */

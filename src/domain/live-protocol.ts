@@ -1,5 +1,5 @@
 /**
- * The live view's wire between the two programs (issue 14): the worker publishes an execution's
+ * The live view's wire between the two programs (docs/operations.md#the-live-view): the worker publishes an execution's
  * frames and events on Redis only while the local service says someone watches it. Shared by
  * the worker's relay (src/live/) and the local service's hub (src/local-service/): names and
  * message shapes live here, once.

@@ -70,6 +70,7 @@ export function createStreamFollower(options: { reader: Redis; logger: Logger; b
       if (stopping.signal.aborted) return;
       logger.warn({ err: String(error), streams: keys.length }, 'answers streams: read failed; reading again');
       if (/WRONGTYPE/.test(String(error))) await dropWrongTypes(keys);
+      // Cut short (an AbortError, its only failure) when the follower stops: the loop ends then.
       await delay(RETRY_AFTER_ERROR_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
       return;
     }
@@ -97,6 +98,7 @@ export function createStreamFollower(options: { reader: Redis; logger: Logger; b
   const run = async (): Promise<void> => {
     while (!stopping.signal.aborted) {
       if (follows.size === 0) {
+        // Cut short (an AbortError, its only failure) when the follower stops: the loop ends then.
         await once(changes, FOLLOWED, { signal: stopping.signal }).catch(() => undefined);
         continue;
       }
@@ -105,6 +107,7 @@ export function createStreamFollower(options: { reader: Redis; logger: Logger; b
       } catch (error) {
         // A fault of ours, not of Redis: said, and the read goes on rather than leaving every run deaf.
         logger.error({ err: String(error) }, 'answers streams: reading failed');
+        // Cut short (an AbortError, its only failure) when the follower stops: the loop ends then.
         await delay(RETRY_AFTER_ERROR_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
       }
     }

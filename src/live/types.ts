@@ -1,5 +1,5 @@
 /**
- * The live view port (issue 14): what the worker shows of a running execution to whoever watches
+ * The live view port (docs/operations.md#the-live-view): what the worker shows of a running execution to whoever watches
  * it on the dashboard. Nothing is sent while nobody watches; nothing ever waits on a viewer.
  */
 

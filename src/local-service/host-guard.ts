@@ -1,6 +1,10 @@
 import net from 'node:net';
 import type { FastifyRequest } from 'fastify';
+import { parseAuthority, type PublicHost } from '../domain/public-hosts.js';
 import { HttpError } from './http-errors.js';
+
+// Read the same way by the configuration (src/config/serve.ts) and by this guard.
+export { parsePublicHosts, type PublicHost } from '../domain/public-hosts.js';
 
 /**
  * DNS rebinding (docs/security.md#dns-rebinding): a page on `evil.test` can make its own name
@@ -15,39 +19,7 @@ import { HttpError } from './http-errors.js';
  * accept; a name is accepted only when the operator listed it.
  */
 
-/** A name from PUBLIC_HOSTS, and the port it is for (undefined: any). */
-export interface PublicHost {
-  hostname: string;
-  port: number | undefined;
-}
-
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/**
- * An authority (`name`, `name:port`, `[v6]:port`) as WHATWG URL reads it: hostname lower-cased
- * and IP literals in canonical form (`[0:0::1]` → `[::1]`), port as a number (80 when absent).
- * Undefined when it is not a bare authority (user info, a path, spaces).
- */
-export function parseAuthority(authority: string): { hostname: string; port: number } | undefined {
-  if (authority === '' || /[\s@/?#\\]/.test(authority)) return undefined;
-  try {
-    const url = new URL(`http://${authority}`);
-    return { hostname: url.hostname, port: url.port === '' ? 80 : Number(url.port) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** PUBLIC_HOSTS' entries (`name` or `name:port`, comma-separated); throws on one that is not a host. */
-export function parsePublicHosts(value: string | undefined): PublicHost[] {
-  const entries = (value ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
-  return entries.map((entry) => {
-    const parsed = parseAuthority(entry);
-    if (!parsed) throw new Error(`PUBLIC_HOSTS: "${entry}" is not a host name or a host:port`);
-    const hasPort = /:\d+$/.test(entry);
-    return { hostname: parsed.hostname, port: hasPort ? parsed.port : undefined };
-  });
-}
 
 /** `::ffff:127.0.0.1` → `127.0.0.1`; an IPv6 address in brackets, as a Host writes it. */
 function addressAsHost(address: string): string {

@@ -13,7 +13,7 @@ import type { ActiveRecording, FinishedVideo, RecorderOptions, VideoRecorder } f
 
 /**
  * The video recorder: the session's screencast, paced onto the wall-clock timeline, encoded
- * to H.264 by one single-threaded ffmpeg while the run goes (issue 3).
+ * to H.264 by one single-threaded ffmpeg while the run goes (docs/counters-and-artifacts.md#videomp4).
  *
  * Flow of a frame: Chromium paints → the adapter calls `onFrame` → the frame waits in a
  * one-place mailbox → the pump (frame-pump.ts) gives it to the pacer, which says which earlier frame to write
@@ -23,7 +23,8 @@ import type { ActiveRecording, FinishedVideo, RecorderOptions, VideoRecorder } f
  * Chromium's frames instead of growing a buffer, and a frame that finds the mailbox full
  * replaces the one waiting there (that one is dropped).
  *
- * Only frames that change the picture are encoded (issue 13): a frame lasts until the next
+ * Only frames that change the picture are encoded, to keep the encoder's CPU low
+ * (docs/operations.md#capacity-figures): a frame lasts until the next
  * one, so a page that stays still while the model thinks costs ffmpeg nothing; click markers
  * ask the pacer for a frame at the start and the end of their window.
  *
@@ -56,9 +57,11 @@ export interface FfmpegRecorderOptions {
   /** Between SIGTERM and SIGKILL. Default 3 s. */
   killGraceMs?: number;
   /**
-   * `per-execution` (default): one ffmpeg per recording, writing the MP4 itself. `shared`: warm
-   * encoders reused by recordings one after another, each recording's MP4 cut from their
-   * stream (`VIDEO_ENCODER`, docs/operations.md#shared-video-encoder); `close()` ends them.
+   * `VIDEO_ENCODER`, whose default (`shared`) the worker always passes
+   * (docs/operations.md#shared-video-encoder). `shared`: warm encoders reused by recordings one
+   * after another, each recording's MP4 cut from their stream; `close()` ends them.
+   * `per-execution`: one ffmpeg per recording, writing the MP4 itself; a recorder made without
+   * this option (tests, benchmarks) works this way.
    */
   encoder?: 'shared' | 'per-execution';
   /** How long a shared encoder may sit unused before it is ended. Default 60 s. */
@@ -144,6 +147,7 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
       // ffmpeg died under a running execution: the run goes on without (the rest of) a video.
       state.failed = true;
       log.error({ err: exit.error ?? 'ffmpeg exited early' }, 'ffmpeg stopped during the run; the video will be partial or missing');
+      // The video is lost already (said above); a screencast that cannot stop has a page gone with it.
       void screencast?.stop().catch(() => undefined);
     });
   };

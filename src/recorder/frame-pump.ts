@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ScreencastFrame } from '../browser/types.js';
 import type { Logger } from '../telemetry/types.js';
 import type { EncoderProcess } from './ffmpeg-process.js';
@@ -123,15 +124,9 @@ export function createFramePump(opts: FramePumpOptions): FramePump {
       const slot = Math.max(0, Math.floor(((frame.timestampMs - startedAtMs) * fps) / 1000));
       const waitMs = Math.min(1000 / fps, slotStartMs(slot + 1, fps, startedAtMs) - Date.now());
       if (waitMs > 1 && !ended) {
-        await new Promise<void>((resolve) => {
-          const wake = (): void => {
-            clearTimeout(timer);
-            throttle.signal.removeEventListener('abort', wake);
-            resolve();
-          };
-          const timer = setTimeout(wake, waitMs);
-          throttle.signal.addEventListener('abort', wake);
-        });
+        // Cut short (an AbortError, the wait's only failure) when the recording ends: no slot is
+        // left to wait for then.
+        await delay(waitMs, undefined, { signal: throttle.signal }).catch(() => undefined);
       }
     },
     tick(untilMs) {

@@ -122,7 +122,7 @@ export async function createRecordingMarks(options: {
     },
     async close() {
       if (ownMarker) marker?.close();
-      if (scratchDir) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+      if (scratchDir) await rm(scratchDir, { recursive: true, force: true }).catch((error: unknown) => log.warn({ err: String(error), dir: scratchDir }, "could not remove the click markers' scratch folder"));
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { BrowserSession, ScreencastFrame } from '../browser/types.js';
 
-/** The video recorder port (issue 3): a session's screencast into `video.mp4`. */
+/** The video recorder port: a session's screencast into `video.mp4` (docs/counters-and-artifacts.md#videomp4). */
 
 export interface RecorderOptions {
   session: BrowserSession;

@@ -1,12 +1,13 @@
 /**
- * The resources one execution opened, closed in reverse on every path (success, failure, abort,
- * throw): graphile-worker's `release()`, or what `await using` with an `AsyncDisposableStack`
- * gives. Node has `AsyncDisposableStack` only from version 24 and this worker runs on Node 20,
- * so this is the few lines of it the runner needs: `use` a resource with its disposer, `defer` a
+ * The resources one execution (or the daemon) opened, closed in reverse on every path (success,
+ * failure, abort, throw): graphile-worker's `release()`, or what `await using` with an
+ * `AsyncDisposableStack` gives. Node has `AsyncDisposableStack` only from version 24 and this
+ * worker runs on Node 20, so this is the few lines of it the runner and the daemon need: `use` a resource with its disposer, `defer` a
  * step, `close` them all once.
  *
  * A disposer that fails does not stop the others: its error is handed to `onError` (the
- * execution's log) and closing goes on, as STYLE.md asks of every `close()`.
+ * execution's log) and closing goes on: one resource that cannot close must not keep the others
+ * (a browser, an encoder, a connection) running.
  */
 export class Scope {
   private readonly steps: Array<{ name: string; run: () => unknown }> = [];

@@ -6,7 +6,7 @@ import type { ExecutionEventStream } from '../telemetry/event-stream.js';
 import type { Logger } from '../telemetry/types.js';
 
 /**
- * What the model saw at each step, kept as artifacts (`steps/NNN.jpg`, issue 14) without
+ * What the model saw at each step, kept as artifacts (`steps/NNN.jpg`, docs/counters-and-artifacts.md#stepsnnnjpg) without
  * touching the agent loop: the execution's model client is wrapped, and the images of the
  * newest user message of each request — the screenshots taken since the last turn, top-level
  * or inside tool results — are written as the step's screenshots, the very bytes the model got.

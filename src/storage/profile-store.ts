@@ -59,6 +59,7 @@ export function createLocalProfileStore(opts: { dir: string; prefix: string }): 
       const out: ProfileBlobInfo[] = [];
       for (const name of names) {
         if (name.endsWith('.part') || profileIdProblem(name)) continue;
+        // A blob deleted between the listing and here is simply no longer listed.
         const info = await stat(path.join(folder, name)).catch(() => undefined);
         if (info?.isFile()) out.push({ id: name, bytes: info.size, updatedAt: info.mtime.toISOString() });
       }

@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { HeadBucketCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { artifactServing } from '../domain/artifact-serving.js';
+import { cancellable } from '../domain/cancel.js';
 import type { Logger } from '../telemetry/types.js';
 import { artifactKey, encodeKey, normalisePrefix, publicUrl } from './keys.js';
 import { createS3Client, s3ErrorMessage } from './s3-client.js';
@@ -85,17 +86,15 @@ export function createS3Store(opts: S3StoreOptions): S3Store {
         queueSize: 2,
         leavePartsOnError: false,
       });
-      const onAbort = () => void upload.abort().catch(() => undefined);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // Stopped with the run: the parts in flight are abandoned and a multipart upload is aborted.
+      const abort = () => void upload.abort().catch((error: unknown) => logger.warn({ key, err: s3ErrorMessage(error) }, 'could not abort an artifact upload'));
       const started = performance.now();
       try {
-        await upload.done();
+        await (signal ? cancellable(signal, () => upload.done(), abort) : upload.done());
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         logger.warn({ key, bytes, err: s3ErrorMessage(error) }, 'artifact upload failed');
         throw new Error(`uploading s3://${opts.bucket}/${key} failed: ${s3ErrorMessage(error)}`, { cause: error });
-      } finally {
-        signal?.removeEventListener('abort', onAbort);
       }
       logger.debug({ key, bytes, durationMs: Math.round(performance.now() - started) }, 'artifact uploaded');
       return { key, url: objectUrl(key), bytes };

@@ -13,7 +13,7 @@ import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlo
 
 export type { ActionSpaceKind } from '../domain/action-spaces.js';
 
-/** What the run cache keeps of one executed action (issue 12): what it did, and to what. */
+/** What the run cache keeps of one executed action (docs/run-cache.md#what-it-holds): what it did, and to what. */
 export interface ActionTrace {
   /** The call as the model made it (placeholders in place of secrets). */
   tool: string;

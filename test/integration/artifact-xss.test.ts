@@ -7,7 +7,7 @@ import { API_KEY, startHarness, type Harness } from '../contract/local-api-harne
 import { CHROMIUM_ARGS } from '../support/screencast-session.js';
 
 /**
- * Stored XSS through artifacts (issue 21, finding 3): a page's download (an svg with a script,
+ * Stored XSS through artifacts (docs/operations.md#browser-security): a page's download (an svg with a script,
  * an html page) is served by the local service in the dashboard's origin. Opened by a signed-in
  * user in real Chromium, its script must not run there: the browser saves it instead. A
  * positive control serves the same bytes as a renderable svg in the same origin and shows the

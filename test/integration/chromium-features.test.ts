@@ -10,7 +10,7 @@ import { commandLine, descendants } from '../support/processes.js';
 import { neverAborted } from '../support/env.js';
 
 /**
- * The browser the worker launches (issue 13): the headless shell when it is installed, and on
+ * The browser the worker launches (docs/configuration.md, `CHROMIUM_PATH`): the headless shell when it is installed, and on
  * full Chromium one `--disable-features` switch that keeps Playwright's features and adds the
  * worker's, so that a context costs no address-bar renderer and a form sends no autofill query.
  */

@@ -294,7 +294,7 @@ describe('artifacts', () => {
     const tampered = await fetch(link.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), { redirect: 'manual' });
     expect(tampered.status).toBe(401);
     expect(tampered.headers.get('set-cookie')).toBeNull();
-    // A link works once (issue 21, finding 5): the same url again opens nothing.
+    // A link works once, so one seen in a log or a history opens nothing: the same url again.
     const again = await fetch(link, { redirect: 'manual' });
     expect(again.status).toBe(401);
     expect(again.headers.get('set-cookie')).toBeNull();

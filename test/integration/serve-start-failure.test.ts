@@ -57,7 +57,7 @@ describe('execution-worker serve that cannot start', () => {
 
   it('refuses a PUBLIC_HOSTS entry that is not a host, and exits 2', async () => {
     const { code, stderr } = await serveUntilExit({ PORT: '0', REDIS_URL: redis.url, PUBLIC_HOSTS: 'api, http://evil.test/' });
-    expect(stderr).toMatch(/PUBLIC_HOSTS: "http:\/\/evil.test\/" is not a host name or a host:port/);
+    expect(stderr).toMatch(/PUBLIC_HOSTS="api, http:\/\/evil.test\/": "http:\/\/evil.test\/" is not a host name or a host:port/);
     expect(code).toBe(2);
   }, LIMIT_MS + 30_000);
 

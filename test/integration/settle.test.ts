@@ -9,7 +9,7 @@ import { startStaticServer, type StaticServer } from '../support/static-server.j
 import { neverAborted } from '../support/env.js';
 
 /**
- * Adaptive settling instead of fixed sleeps (issue 7): the screenshot after an action shows
+ * Adaptive settling instead of fixed sleeps (docs/action-spaces.md#settling): the screenshot after an action shows
  * what the action caused, even 300 ms later, and a still page is not waited on.
  */
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { configSchema, loadConfig } from '../../src/config/schema.js';
+import { loadServeConfig, serveSettingsSchema } from '../../src/config/serve.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
 import { SPECIFICATION_FIELDS } from '../../src/local-service/validation.js';
 import { MODEL_TABLE, chooseActionSpace, modelTools } from '../../src/model/tool-versions.js';
@@ -95,8 +96,10 @@ function linkFaults(file: string): string[] {
   return faults;
 }
 
-/** What `execution-worker serve` reads besides the schema (src/cli.ts). */
-const LOCAL_API_VARIABLES = ['PORT', 'HOST', 'API_KEYS', 'PUBLIC_HOSTS', 'TEST_ONLY_SCHEDULE_EVERY_SECOND'];
+/** What `execution-worker serve` reads besides the worker's settings (src/config/serve.ts). */
+const LOCAL_API_VARIABLES = Object.keys(serveSettingsSchema.shape);
+/** The schema's parse of `env` with each variable `serve` requires set. */
+const SERVE_REQUIRED = { API_KEYS: 'docs-test-key' };
 /** Pages with a table of settings: `| \`NAME\` | default | … |`. */
 const CONFIG_TABLES = ['docs/configuration.md', 'docs/queue-and-jobs.md', 'README.md'];
 /** Defaults made from the machine (a folder), which the docs describe in words. */
@@ -137,11 +140,15 @@ describe('docs/', () => {
 
   it('gives each setting the default and the range the schema has', () => {
     const defaults = loadConfig({}) as Record<string, unknown>;
+    const serveDefaults = loadServeConfig(SERVE_REQUIRED) as Record<string, unknown>;
     const faults: string[] = [];
     for (const file of CONFIG_TABLES) {
       for (const { name, defaultCell, rangeCell } of configRows(file)) {
-        if (!(name in configSchema.shape)) continue;
-        const value = defaults[name];
+        const ofServe = LOCAL_API_VARIABLES.includes(name);
+        if (!(name in configSchema.shape) && !ofServe) continue;
+        // A required setting has no default to show.
+        if (name in SERVE_REQUIRED) continue;
+        const value = (ofServe ? serveDefaults : defaults)[name];
         // A default of its own (a number, a boolean, a word): the cell shows it first, in backticks.
         if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value !== '' && !COMPUTED_DEFAULTS.has(name))) {
           const shown = /`([^`]*)`/.exec(defaultCell)?.[1];
@@ -154,7 +161,8 @@ describe('docs/', () => {
         const [min, max] = [Number(range[1]!.replace(/,/g, '')), Number(range[2]!.replace(/,/g, ''))];
         const accepts = (n: number) => {
           try {
-            loadConfig({ [name]: String(n) });
+            if (ofServe) loadServeConfig({ ...SERVE_REQUIRED, [name]: String(n) });
+            else loadConfig({ [name]: String(n) });
             return true;
           } catch {
             return false;
@@ -288,7 +296,7 @@ describe('README.md', () => {
 
 /** The project's own source files: comments in them point readers into docs/. */
 const sourceFiles = () =>
-  ['src', 'bench', 'scripts'].flatMap((folder) =>
+  ['src', 'bench', 'scripts', 'demo'].flatMap((folder) =>
     readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
       .filter((name) => /\.(ts|js|sh)$/.test(name))
       .map((name) => path.join(folder, name)),
@@ -304,6 +312,23 @@ describe('source comments', () => {
     );
     expect(citations).toEqual([]);
     expect(sourceFiles().filter((file) => OUTSIDE_REFERENCES.test(read(file)))).toEqual([]);
+  });
+
+  it('give the reason, never a tracker number, a review finding or the house-style file, none of which a reader has', () => {
+    // The conformance tests (test/contract/) stay as they are written against the service's description.
+    const tests = readdirSync(path.join(ROOT, 'test'), { recursive: true, encoding: 'utf8' })
+      .filter((name) => name.endsWith('.ts') && !name.startsWith('contract'))
+      .map((name) => path.join('test', name));
+    const docker = readdirSync(path.join(ROOT, 'docker'), { recursive: true, encoding: 'utf8' })
+      .filter((name) => /\.(ya?ml|sh|conf)$|Dockerfile/.test(name))
+      .map((name) => path.join('docker', name));
+    const cited = [...sourceFiles(), ...tests, ...docker, 'Dockerfile'].flatMap((file) =>
+      read(file)
+        .split('\n')
+        .filter((line) => /\b(?:issue|finding)s? #?\d+|STYLE\.md|contract\s*§/i.test(line))
+        .map((line) => `${file}: ${line.trim()}`),
+    );
+    expect(cited).toEqual([]);
   });
 
   it('point at pages and headings of docs/ that exist', () => {

@@ -12,7 +12,7 @@ import { annotate, axDirty, watchForNames } from './ax-store.js';
 import { deepActive, inputType, isInput } from './dom.js';
 import { focus, focused, hideText, setValue } from './fields.js';
 import { findCandidates, linesFor } from './find.js';
-import { findText, pageText, readText } from './page-text.js';
+import { pageText } from './page-text.js';
 import { frameBox, frameHosts, readPage } from './read-page.js';
 import { lookup, refOf } from './refs.js';
 import { STRUCTURE_KEY } from './keys.js';
@@ -87,8 +87,6 @@ const api = {
     else el.setAttribute(attribute, value);
     return true;
   },
-  findText,
-  readText,
   widget: (ref: string) => {
     const el = lookup(ref);
     return el ? widgetOf(el) : null;

@@ -1,5 +1,5 @@
 /**
- * The adversarial suite of issue 4 against the full confinement (all layers, as the browser
+ * The adversarial suite against the full confinement (docs/specification.md#the-allow-list) (all layers, as the browser
  * adapter wires them): pages on allowed.test try every path to evil.test we know of. Blocked
  * means: evil saw nothing carrying the case token, the attempt was reported (where a request was
  * made at all), and no page or frame shows anything from evil.
@@ -178,7 +178,7 @@ const CASES: Case[] = [
     ...blockedPage('allowed-name-private-address', 'ip-literal', { host: 'localhost' }, ['proxy']),
     allowedDomains: ['allowed.test', 'localhost'],
   },
-  // A name listed with its port reaches no other port of the same host (issue 21, finding 9).
+  // A name listed with its port reaches no other port of the same host (Redis on 6379, say).
   { ...blockedPage('port-not-listed-subresource', 'probe', { u: 'http://allowed.test:6379/port' }), allowedDomains: ['allowed.test:80'] },
   { ...blockedPage('port-not-listed-navigation', 'navigate-to', { u: 'http://allowed.test:8080/port' }), allowedDomains: ['allowed.test:80'] },
   { ...refusedByNavigateTool('port-not-listed-navigate-tool', (t) => `http://allowed.test:6379/model?t=${t}`), allowedDomains: ['allowed.test:80'] },

@@ -1,5 +1,5 @@
 /**
- * Each confinement layer on its own (issue 4): the egress proxy without the Playwright guard,
+ * Each confinement layer on its own (docs/specification.md#the-allow-list): the egress proxy without the Playwright guard,
  * the guard behind a proxy that would let evil through, the launch flags without either, the
  * proxy spoken to directly — and control runs without confinement, proving that the suite's
  * observers do see a leak when there is one.
@@ -263,7 +263,7 @@ describe('the egress proxy spoken to directly', () => {
     expect(seen).toContain(`listed.example.com:${originPort} /listed`);
   });
 
-  it('admits only the listed port of a name mapped to loopback without a port (issue 21, finding 9)', async () => {
+  it('admits only the listed port of a name mapped to loopback without a port', async () => {
     // Another loopback service (a Redis, the local API, the health port) behind the same name.
     const other = http.createServer((req, res) => {
       otherSeen.push(req.url ?? '');

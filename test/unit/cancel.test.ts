@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { cancellable, settledOrAborted } from '../../src/browser/cancellable.js';
+import { cancellable, settledOrAborted } from '../../src/domain/cancel.js';
 
-/** A browser call the test ends by hand. */
+/** An operation the test ends by hand. */
 function pending<T>() {
   let resolve!: (value: T) => void;
   let reject!: (error: unknown) => void;
@@ -12,7 +13,7 @@ function pending<T>() {
   return { promise, resolve, reject };
 }
 
-describe('cancellable: how a browser call stops with its run', () => {
+describe('cancellable: how an operation stops with its run', () => {
   it('answers like the call while the signal stays quiet, and cancels nothing', async () => {
     let cancels = 0;
     await expect(cancellable(new AbortController().signal, async () => 'read', () => cancels++)).resolves.toBe('read');
@@ -66,5 +67,58 @@ describe('cancellable: how a browser call stops with its run', () => {
     await expect(settledOrAborted(controller.signal, late.promise)).resolves.toBeUndefined();
     late.reject(new Error('no answer'));
     await Promise.resolve();
+  });
+
+  it('settledOrAborted runs the stop step when the signal fires during the wait, and not after the wait ended', async () => {
+    const controller = new AbortController();
+    const wait = pending<string>();
+    let stops = 0;
+    const result = settledOrAborted(controller.signal, wait.promise, () => stops++);
+    controller.abort();
+    await expect(result).resolves.toBeUndefined();
+    expect(stops).toBe(1);
+    const done = new AbortController();
+    await expect(settledOrAborted(done.signal, Promise.resolve('still'), () => stops++)).resolves.toBe('still');
+    done.abort();
+    expect(stops).toBe(1);
+  });
+
+  it('in any order of answer, failure and abort: one outcome, the stop step only for an abort that came first, no unhandled failure', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.boolean(), fc.boolean(), async (s, succeeds, abortedBefore) => {
+        const controller = new AbortController();
+        const reason = new Error('stopped');
+        if (abortedBefore) controller.abort(reason);
+        let started = 0;
+        let stops = 0;
+        const work = () => {
+          started++;
+          return s.schedule(succeeds ? Promise.resolve('answer') : Promise.reject(new Error('failed')), 'work settles');
+        };
+        const outcome = cancellable(controller.signal, work, () => stops++).then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+        const abort = s.schedule(Promise.resolve(), 'abort').then(() => controller.abort(reason));
+        await s.waitAll();
+        await abort;
+        const got = await outcome;
+        if (abortedBefore) {
+          expect(started).toBe(0);
+          expect(got).toEqual({ error: reason });
+          expect(stops).toBe(0);
+          return;
+        }
+        expect(started).toBe(1);
+        const abortCameFirst = s.report().findIndex((task) => task.label === 'abort') < s.report().findIndex((task) => task.label === 'work settles');
+        if (abortCameFirst) {
+          expect(got).toEqual({ error: reason });
+          expect(stops).toBe(1);
+        } else {
+          expect(got).toEqual(succeeds ? { value: 'answer' } : { error: new Error('failed') });
+          expect(stops).toBe(0);
+        }
+      }),
+    );
   });
 });
