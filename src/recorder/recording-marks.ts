@@ -122,7 +122,8 @@ export async function createRecordingMarks(options: {
     },
     async close() {
       if (ownMarker) marker?.close();
-      if (scratchDir) await rm(scratchDir, { recursive: true, force: true }).catch(() => undefined);
+      // `force` ignores a folder already gone: what is left is a real fault (permissions), logged.
+      if (scratchDir) await rm(scratchDir, { recursive: true, force: true }).catch((error: unknown) => log.warn({ err: String(error), dir: scratchDir }, 'the click markers\' scratch folder could not be removed'));
     },
   };
 }

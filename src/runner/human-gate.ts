@@ -77,6 +77,13 @@ export function createHumanGate(options: {
   };
 
   /**
+   * Waits until the page is still. Settling never fails for a busy page (it is capped); it fails
+   * when the page is gone, which what comes next meets and reports: here it is only logged.
+   */
+  const settled = (signal: AbortSignal): Promise<void> =>
+    session.settle(signal).catch((error: unknown) => logger.warn({ err: String(error) }, 'the page could not settle after a person acted on it'));
+
+  /**
    * A person's click or key that started a navigation the allow-list refused (a link to another
    * host) leaves Chromium's error page: the page goes back to where the person was
    * (docs/human-in-the-loop.md#takeover-a-person-in-the-browser). The refusal itself is reported
@@ -84,7 +91,7 @@ export function createHumanGate(options: {
    */
   const backFromRefusal = async (before: string, signal: AbortSignal): Promise<boolean> => {
     if (isErrorPage(before)) return false;
-    await session.settle(signal).catch(() => undefined);
+    await settled(signal);
     if (!isErrorPage(session.currentUrl())) return false;
     const back = await session.history('back', signal);
     if (!back.ok || isErrorPage(session.currentUrl())) await session.navigate(before, signal);
@@ -134,7 +141,7 @@ export function createHumanGate(options: {
         });
       }
       // A person may have left the page mid-load: the model's view is taken once it is still.
-      await session.settle(signal).catch(() => undefined);
+      await settled(signal);
       return { answer: answer.answer, decision: answer.decision, by: answer.by };
     },
     release: () => desk.release(executionId, lastRead),
