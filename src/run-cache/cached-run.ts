@@ -16,6 +16,7 @@ import { openStartPage } from '../agent/start-page.js';
 import { placeholderOf } from '../domain/input-references.js';
 import { pathId, type KeyPath } from '../domain/key-path.js';
 import { emptyCacheReport, type CacheReport } from '../domain/run-cache.js';
+import type { ExecutionEventSource } from '../runner/events.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { afterLastEntry } from './actions.js';
@@ -31,7 +32,8 @@ export interface CachedRunOptions {
   store?: RunCacheStore;
   versionId?: string;
   executionId: string;
-  agentDeps: AgentDeps;
+  /** The agent's deps; their event stream is heard too (the traces of the model's actions, when the run is kept). */
+  agentDeps: AgentDeps & { events: Pick<ExecutionEventSource, 'on'> };
   /** The model client for the final check, when it must differ from the agent's (no step pictures: the check is no step). */
   checkModel?: AgentDeps['model'];
   agentInput: AgentInput;
@@ -53,17 +55,20 @@ interface Recording {
   /** Present when something keeps the run (a store and a version). */
   key?: EntryKey & { store: RunCacheStore };
   report: CacheReport;
-  /** The agent's deps, with the traces of the model's steps collected when the run is kept. */
-  deps: AgentDeps;
   /** Replayed and skipped steps, in order; the model's steps follow at the end. */
   steps: RunStep[];
+  /** The traces of the model's steps, heard while the run may be kept. */
   modelSteps: Map<number, ActionTrace[]>;
+  /** Stops hearing them. */
+  stopTracing: () => void;
 }
 
 export async function runWithCache(options: CachedRunOptions): Promise<CachedRunResult> {
   const run = startRecording(options);
   const entry = run.key ? await loadEntry(run.key.store, run.key, run.report, options.logger, options.agentInput.signal) : undefined;
-  const outcome = entry ? await replayThenAgent(run, entry) : await runAgent(run.deps, options.agentInput, options.stats);
+  const outcome = entry ? await replayThenAgent(run, entry) : await runAgent(options.agentDeps, options.agentInput, options.stats);
+  // A run that throws skips this: the subscription goes with the execution's stream.
+  run.stopTracing();
   run.report.modelSteps = options.stats.nSteps - run.report.replayedSteps;
   for (const [, traces] of [...run.modelSteps.entries()].sort((a, b) => a[0] - b[0])) run.steps.push(traces);
   if (run.key && outcome.status === 'completed' && (run.report.modelSteps > 0 || !entry) && (options.keep?.() ?? true)) await save(run, run.key);
@@ -76,17 +81,15 @@ function startRecording(options: CachedRunOptions): Recording {
   const toolType = agentDeps.space.toolType;
   const key = store && versionId ? { store, versionId, toolType, fingerprint: cacheFingerprint(agentInput.spec, toolType) } : undefined;
   const modelSteps = new Map<number, ActionTrace[]>();
-  // Without a store or a version nothing keeps the run: the actions skip their traces' page reads.
-  const deps: AgentDeps = key
-    ? {
-        ...agentDeps,
-        onTrace: (step, trace) => {
-          if (!modelSteps.has(step)) modelSteps.set(step, []);
-          modelSteps.get(step)!.push(trace);
-        },
-      }
-    : agentDeps;
-  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), deps, steps: [], modelSteps };
+  // Without a store or a version nothing keeps the run: nothing hears the traces, and the
+  // actions skip their page reads.
+  const stopTracing = key
+    ? agentDeps.events.on('action_trace', ({ step, trace }) => {
+        if (!modelSteps.has(step)) modelSteps.set(step, []);
+        modelSteps.get(step)!.push(trace);
+      })
+    : () => undefined;
+  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), steps: [], modelSteps, stopTracing };
 }
 
 /** The cached steps replayed from the start page; then the final check, or the model where the replay stops. */
@@ -109,7 +112,7 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
     signal: agentInput.signal,
   };
   const replay = await replaySteps(
-    { space, session, events, ...(agentDeps.onAction ? { onAction: agentDeps.onAction } : {}), ...(agentDeps.now ? { now: agentDeps.now } : {}) },
+    { space, session, events, ...(agentDeps.now ? { now: agentDeps.now } : {}) },
     replayInput,
     stats,
   );
@@ -117,7 +120,7 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
   // Steps the page was already past stay in the next cache as they were.
   run.steps.push(...replay.skipped.map((cached) => ({ cached })), ...replay.traces);
   if (replay.skipped.length > 0) report.reason = `the replay started at step ${replay.skipped.length + 1}: the page was already past the steps before it`;
-  const takeOver = (done: string) => runAgent(run.deps, { ...agentInput, resume: { done: vault.redact(done), steps: replay.replayed } }, stats);
+  const takeOver = (done: string) => runAgent(agentDeps, { ...agentInput, resume: { done: vault.redact(done), steps: replay.replayed } }, stats);
   if (replay.stopped) {
     const { atStep, reason, next } = replay.stopped;
     report.fallbackAtStep = atStep;
