@@ -178,7 +178,8 @@ export function createRunnerDeps(options: {
   recorder?: VideoRecorder;
   controlPlane?: ControlPlane;
   replay?: RecordingFile;
-  observe?: RunnerDeps['observe'];
+  /** Subscribers of every execution's events (the daemon's metrics). */
+  observers?: RunnerDeps['observers'];
   /** Replaces the default input file opener (tests give S3 credentials this way). */
   openInputFile?: RunnerDeps['openInputFile'];
   /** Where versions' run caches are kept (the daemon's Redis); none for the one-shot CLI. */
@@ -194,7 +195,7 @@ export function createRunnerDeps(options: {
     store: options.store,
     ...(options.recorder ? { recorder: options.recorder } : {}),
     ...(options.controlPlane ? { controlPlane: options.controlPlane } : {}),
-    ...(options.observe ? { observe: options.observe } : {}),
+    ...(options.observers ? { observers: options.observers } : {}),
     ...(options.live ? { live: options.live } : {}),
     ...(options.human ? { human: options.human } : {}),
     createModel: modelFactory(config, logger, options.replay),

@@ -103,7 +103,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       ...(recorder ? { recorder } : {}),
       ...(runCache ? { runCache } : {}),
       ...(options.replay ? { replay: options.replay } : {}),
-      observe: (id, type, fields) => metrics.observe(type, fields, id),
+      observers: [(events, id) => metrics.watch(events, id)],
     });
 
     const capacity = createCapacity({

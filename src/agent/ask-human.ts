@@ -1,7 +1,7 @@
 import { ExecutionError } from '../domain/errors.js';
 import { grantsApproval, HUMAN_KINDS, type HumanAnswer, type HumanKind } from '../domain/human-protocol.js';
 import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
-import type { EventSink } from '../telemetry/types.js';
+import type { ExecutionEventSink } from '../runner/events.js';
 
 /**
  * `ask_human` (docs/human-in-the-loop.md): the model's way to ask a person a question, ask
@@ -62,7 +62,7 @@ export interface AskHuman {
 
 export function createAskHuman(deps: {
   gate: HumanGate;
-  events: EventSink;
+  events: ExecutionEventSink;
   /** The page as it is now, for the model (the action space's opening view). */
   view(signal: AbortSignal): Promise<Array<TextBlock | ImageBlock>>;
   now: () => number;

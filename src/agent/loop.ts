@@ -1,20 +1,16 @@
-import type { BrowserSession } from '../browser/types.js';
-import type { Counters } from '../control-plane/types.js';
-import { errorFromSignal, type ErrorCode } from '../domain/errors.js';
-import type { InputFile } from '../domain/input-files.js';
-import type { SchemaValidator } from '../domain/json-schema.js';
-import type { SecretVault } from '../domain/secrets.js';
-import type { Specification } from '../domain/specification.js';
-import type { AssistantBlock, Message, ModelClient, ModelResponse, TextBlock, TokenUsage, ToolDefinition, ToolUseBlock } from '../model/types.js';
-import type { EventSink } from '../telemetry/types.js';
-import type { ActionSpace, ActionTrace } from '../toolset/types.js';
-import { ASK_HUMAN_DEFINITION, type AskHuman } from './ask-human.js';
+import { errorFromSignal } from '../domain/errors.js';
+import type { AssistantBlock, ModelResponse, TextBlock, TokenUsage, ToolUseBlock } from '../model/types.js';
+import { ASK_HUMAN_DEFINITION } from './ask-human.js';
 import { browserCall } from './browser-call.js';
 import { contextOverflow, withCacheBreakpoints } from './conversation.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
 import { openStartPage } from './start-page.js';
 import { runToolCalls, type CallBatch } from './tool-calls.js';
 import { FINISH_DEFINITION } from './tools.js';
+import type { AgentDeps, AgentInput, AgentOutcome, AgentRun, RunStats } from './types.js';
+
+// The agent's shapes (types.ts), given with the loop that takes them.
+export type { AgentDeps, AgentInput, AgentOutcome, RunStats } from './types.js';
 
 /**
  * The one step loop: open the start page and observe it, then turn after turn: check the caps,
@@ -24,47 +20,6 @@ import { FINISH_DEFINITION } from './tools.js';
  * the loop is the same for all.
  * The model client never sees the browser; the loop never sees a vendor SDK.
  */
-
-export interface AgentDeps {
-  model: ModelClient;
-  /** What the model acts with. */
-  space: ActionSpace;
-  /** The browser, for the start page. */
-  session: BrowserSession;
-  events: EventSink;
-  /** Each action about to run (or refused), for the video's steps track and click markers. */
-  onAction?: (mark: { atMs: number; label: string; point?: { x: number; y: number } }) => void;
-  /** Each executed action with what the run cache keeps of it. */
-  onTrace?: (step: number, trace: ActionTrace) => void;
-  /** Present when the run may wait for a person: the model is offered `ask_human`. */
-  human?: AskHuman;
-  now?: () => number;
-}
-
-export interface AgentInput {
-  spec: Specification;
-  modelId: string;
-  vault: SecretVault;
-  maxSteps: number;
-  startUrl: string;
-  validateOutput?: SchemaValidator;
-  /**
-   * The execution's input files (docs/files-and-codes.md), fetched before the run: what file choosers may
-   * be given, by name (BrowserSession.setInputFiles). Never show `path` to the model.
-   */
-  inputFiles?: readonly InputFile[];
-  maxTokens?: number;
-  /** Steps already taken (a run that continues after a replay): the model learns what was done. */
-  resume?: { done: string; steps: number };
-  signal: AbortSignal;
-}
-
-/** Mutable tallies owned by the caller, so they survive a run that throws. */
-export interface RunStats extends Counters {
-  usage: TokenUsage;
-}
-
-export type AgentOutcome = { status: 'completed'; output: unknown } | { status: 'failed'; code: ErrorCode; message: string };
 
 export function createRunStats(): RunStats {
   return {
@@ -76,24 +31,6 @@ export function createRunStats(): RunStats {
 }
 
 const REFUSED: AgentOutcome = { status: 'failed', code: 'agent_failed', message: 'the model refused to continue the task' };
-
-/** One run of the loop: what every request repeats, the conversation, and the turn-to-turn state. */
-export interface AgentRun {
-  deps: AgentDeps;
-  input: AgentInput;
-  stats: RunStats;
-  now: () => number;
-  system: TextBlock[];
-  tools: ToolDefinition[];
-  history: Message[];
-  /** Whether the model was asked once to call finish after a turn without tool calls. */
-  nudged: boolean;
-  /** Invalid `finish` outputs the model was let correct. */
-  outputRetries: number;
-  lastResponseAt?: number;
-  /** Set once a turn used most of a context the API does not manage: the run ends before the next request. */
-  overflow?: string;
-}
 
 export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunStats): Promise<AgentOutcome> {
   const run = prepareRun(deps, input, stats);

@@ -1,6 +1,6 @@
 import type { BrowserSession } from '../browser/types.js';
 import { ExecutionError } from '../domain/errors.js';
-import type { EventSink } from '../telemetry/types.js';
+import type { ExecutionEventSink } from '../runner/events.js';
 import { browserCall } from './browser-call.js';
 
 /**
@@ -8,7 +8,7 @@ import { browserCall } from './browser-call.js';
  * replay of the run cache alike (docs/run-cache.md#replay). The navigation is logged as the
  * worker's; a page that cannot be opened ends the run with `browser_error`.
  */
-export async function openStartPage(session: Pick<BrowserSession, 'navigate'>, url: string, events: EventSink, signal: AbortSignal): Promise<void> {
+export async function openStartPage(session: Pick<BrowserSession, 'navigate'>, url: string, events: ExecutionEventSink, signal: AbortSignal): Promise<void> {
   const opened = await browserCall((cancel) => session.navigate(url, cancel), signal);
   events.emit('navigation', { url, ok: opened.ok, reason: opened.error, by: 'worker' });
   if (!opened.ok) throw new ExecutionError('browser_error', `could not open the start page ${url}: ${opened.error ?? 'unknown error'}`);

@@ -3,13 +3,13 @@
  * the action space's calls. A failed call halts the rest of its toolset's calls in the turn; a
  * `finish` ends the batch. Each call answers with a tool result, run or not.
  */
-import type { EventSink } from '../telemetry/types.js';
+import type { ExecutionEventSink } from '../runner/events.js';
 import type { TextBlock, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import { errorFromSignal } from '../domain/errors.js';
 import type { AskHuman } from './ask-human.js';
 import { ASK_HUMAN_TOOL } from './ask-human.js';
 import { browserCall } from './browser-call.js';
-import type { AgentInput, AgentOutcome, AgentRun } from './loop.js';
+import type { AgentInput, AgentOutcome, AgentRun } from './types.js';
 import { FINISH_TOOL } from './tools.js';
 
 /** What the calls need of the run: its deps, input and tallies, and the invalid outputs it let the model correct. */
@@ -100,10 +100,11 @@ async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
     () =>
       deps.space.run(call, {
         signal,
-        trace: deps.onTrace !== undefined,
+        // The trace's page reads are paid for only while something keeps them (the run cache).
+        trace: deps.events.hasSubscribers('action_trace'),
         beforeRun: (planned) => {
           touchedAt ??= now();
-          deps.onAction?.({ atMs: touchedAt, ...planned });
+          deps.events.notify('timeline_mark', planned, touchedAt);
         },
       }),
     signal,
@@ -126,7 +127,7 @@ async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
     },
     touchedAt ?? startedAt,
   );
-  if (report.ok && report.trace) deps.onTrace?.(stats.nSteps, report.trace);
+  if (report.ok && report.trace) deps.events.notify('action_trace', { step: stats.nSteps, trace: report.trace });
   batch.results.push(report.result);
   if (!report.ok) {
     if (call.toolset_name) batch.halted.add(call.toolset_name);
@@ -140,7 +141,7 @@ async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
 
 type FinishVerdict = { kind: 'end'; outcome: AgentOutcome } | { kind: 'retry'; error: string } | { kind: 'bad'; error: string };
 
-async function handleFinish(call: ToolUseBlock, input: AgentInput, events: EventSink): Promise<FinishVerdict> {
+async function handleFinish(call: ToolUseBlock, input: AgentInput, events: ExecutionEventSink): Promise<FinishVerdict> {
   const args = call.input;
   if (args === null || typeof args !== 'object' || Array.isArray(args)) return { kind: 'bad', error: 'finish expects an object with "status"' };
   const { status, output, reason } = args as Record<string, unknown>;

@@ -19,6 +19,7 @@ import { openStartPage } from '../agent/start-page.js';
 import { placeholderOf, placeholdersIn } from '../domain/input-references.js';
 import { pathId, valueAt, type KeyPath } from '../domain/key-path.js';
 import { emptyCacheReport, type CacheReport } from '../domain/run-cache.js';
+import type { ExecutionEventSource } from '../runner/events.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { actionOf, afterLastEntry, SKIPPED, type ActionAt } from './actions.js';
@@ -36,7 +37,8 @@ export interface CachedRunOptions {
   store?: RunCacheStore;
   versionId?: string;
   executionId: string;
-  agentDeps: AgentDeps;
+  /** The agent's deps; their event stream is heard too (the traces of the model's actions, when the run is kept). */
+  agentDeps: AgentDeps & { events: Pick<ExecutionEventSource, 'on'> };
   /** The model client for the final check, when it must differ from the agent's (no step pictures: the check is no step). */
   checkModel?: AgentDeps['model'];
   agentInput: AgentInput;
@@ -58,11 +60,12 @@ interface Recording {
   /** Present when something keeps the run (a store and a version). */
   key?: EntryKey & { store: RunCacheStore };
   report: CacheReport;
-  /** The agent's deps, with the traces of the model's steps collected when the run is kept. */
-  deps: AgentDeps;
   /** Replayed and skipped steps, in order; the model's steps follow at the end. */
   steps: RunStep[];
+  /** The traces of the model's steps, heard while the run may be kept. */
   modelSteps: Map<number, ActionTrace[]>;
+  /** Stops hearing them. */
+  stopTracing: () => void;
   /** Input paths the pages no longer ask for: the entry's, and those this run's repairs found. */
   notAsked: KeyPath[];
 }
@@ -70,7 +73,9 @@ interface Recording {
 export async function runWithCache(options: CachedRunOptions): Promise<CachedRunResult> {
   const run = startRecording(options);
   const entry = run.key ? await loadEntry(run.key.store, run.key, run.report, options.logger, options.agentInput.signal) : undefined;
-  const outcome = entry ? await replayThenAgent(run, entry) : await runAgent(run.deps, options.agentInput, options.stats);
+  const outcome = entry ? await replayThenAgent(run, entry) : await runAgent(options.agentDeps, options.agentInput, options.stats);
+  // A run that throws skips this: the subscription goes with the execution's stream.
+  run.stopTracing();
   run.report.modelSteps = options.stats.nSteps - run.report.replayedSteps;
   for (const [, traces] of [...run.modelSteps.entries()].sort((a, b) => a[0] - b[0])) run.steps.push(traces);
   if (run.key && outcome.status === 'completed' && (run.report.modelSteps > 0 || !entry) && (options.keep?.() ?? true)) await save(run, run.key);
@@ -83,17 +88,15 @@ function startRecording(options: CachedRunOptions): Recording {
   const toolType = agentDeps.space.toolType;
   const key = store && versionId ? { store, versionId, toolType, fingerprint: cacheFingerprint(agentInput.spec, toolType) } : undefined;
   const modelSteps = new Map<number, ActionTrace[]>();
-  // Without a store or a version nothing keeps the run: the actions skip their traces' page reads.
-  const deps: AgentDeps = key
-    ? {
-        ...agentDeps,
-        onTrace: (step, trace) => {
-          if (!modelSteps.has(step)) modelSteps.set(step, []);
-          modelSteps.get(step)!.push(trace);
-        },
-      }
-    : agentDeps;
-  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), deps, steps: [], modelSteps, notAsked: [] };
+  // Without a store or a version nothing keeps the run: nothing hears the traces, and the
+  // actions skip their page reads.
+  const stopTracing = key
+    ? agentDeps.events.on('action_trace', ({ step, trace }) => {
+        if (!modelSteps.has(step)) modelSteps.set(step, []);
+        modelSteps.get(step)!.push(trace);
+      })
+    : () => undefined;
+  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), steps: [], modelSteps, stopTracing, notAsked: [] };
 }
 
 /** How a replay that stopped goes on: the model repairs the step, or takes the run over. */
@@ -115,7 +118,7 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
   const salt = entry.fingerprint;
   run.notAsked.push(...(entry.notAsked ?? []));
   const unentered = neverEntered(entry, changedPaths(entry.input, leaves, salt));
-  const deps = { space, session, events, ...(agentDeps.onAction ? { onAction: agentDeps.onAction } : {}), ...(agentDeps.now ? { now: agentDeps.now } : {}) };
+  const deps = { space, session, events, ...(agentDeps.now ? { now: agentDeps.now } : {}) };
   const progress: Progress = { done: [], reasons: [], notEntered: [] };
   let handOver: ReplayInput['handOver'] = unentered.length > 0 ? { ...afterLastEntry(entry.steps), reason: unenteredReason(unentered) } : undefined;
   let from: ActionAt | undefined;
@@ -192,7 +195,7 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
     return { status: 'completed', output: check.output };
   }
   report.reason = [...progress.reasons, check.why].join('; ');
-  return runAgent(run.deps, { ...agentInput, resume: { done: vault.redact(summary(progress, `Every step was replayed, but ${check.why}. Make the page show the task done with this input, then call finish.`)), steps: report.replayedSteps } }, stats);
+  return runAgent(agentDeps, { ...agentInput, resume: { done: vault.redact(summary(progress, `Every step was replayed, but ${check.why}. Make the page show the task done with this input, then call finish.`)), steps: report.replayedSteps } }, stats);
 }
 
 /** What the replay and its repairs did so far, for the model that checks or takes over. */
@@ -207,7 +210,7 @@ interface Progress {
 
 /** The model carries the rest of the run from where the replay stopped, told what was done and why. */
 function takeOver(run: Recording, progress: Progress, stop: ReplayStop, unentered: readonly KeyPath[], repair?: RepairOutcome): Promise<AgentOutcome> {
-  const { agentInput, stats } = run.options;
+  const { agentDeps, agentInput, stats } = run.options;
   const { report } = run;
   const { atStep, reason, next } = stop;
   report.fallbackAtStep = atStep;
@@ -219,7 +222,7 @@ function takeOver(run: Recording, progress: Progress, stop: ReplayStop, unentere
   report.reason = [...progress.reasons, `${reason}${repair ? (repair.outcome === 'flow_changed' ? `; the flow has changed: ${repair.note ?? ''}` : `; the repair did not lead back: ${repair.note ?? ''}`) : ''}`].join('; ');
   const enter = unentered.length > 0 ? `\nThe earlier run never entered ${unentered.map(placeholderOf).join(', ')}, and this input's ${unentered.length === 1 ? 'value differs' : 'values differ'} from its: enter ${unentered.length === 1 ? 'it' : 'them'} by name before the task is done.` : '';
   const why = `The replay stopped at step ${atStep}: ${reason}.${next ? ` The earlier run's next action there was: ${next}.` : ''}${repairNote ? `${repairNote.replace(/[\s.]+$/, '')}.` : ''}${enter}`;
-  return runAgent(run.deps, { ...agentInput, resume: { done: agentInput.vault.redact(summary(progress, why)), steps: report.replayedSteps } }, stats);
+  return runAgent(agentDeps, { ...agentInput, resume: { done: agentInput.vault.redact(summary(progress, why)), steps: report.replayedSteps } }, stats);
 }
 
 /** The cached actions from `from` up to `to` (the end of the run when absent), reads and waits left out. */

@@ -27,7 +27,7 @@ import { derivedPaths, type InputLeaf } from './values.js';
 /** Model steps one repair may take before the model carries the rest of the run. */
 export const REPAIR_MODEL_STEPS = 3;
 
-export type RepairDeps = Pick<AgentDeps, 'model' | 'space' | 'session' | 'events' | 'onAction' | 'now'>;
+export type RepairDeps = Pick<AgentDeps, 'model' | 'space' | 'session' | 'events' | 'now'>;
 
 export interface RepairInput extends RepairBrief {
   agent: AgentInput;
@@ -192,7 +192,7 @@ async function runCalls(deps: RepairDeps, agent: AgentInput, calls: readonly Too
           trace: true,
           beforeRun: (planned) => {
             touchedAt ??= now();
-            deps.onAction?.({ atMs: touchedAt, ...planned });
+            deps.events.notify('timeline_mark', planned, touchedAt);
           },
         }),
       signal,

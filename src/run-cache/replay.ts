@@ -11,7 +11,7 @@
 import type { BrowserSession } from '../browser/types.js';
 import type { InputSource } from '../domain/input-references.js';
 import { valueAt } from '../domain/key-path.js';
-import type { EventSink } from '../telemetry/types.js';
+import type { ExecutionEventSink } from '../runner/events.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import type { RunStats } from '../agent/loop.js';
@@ -40,8 +40,8 @@ export interface ReplayInput {
 export interface ReplayDeps {
   space: ActionSpace;
   session: BrowserSession;
-  events: EventSink;
-  onAction?: (mark: { atMs: number; label: string; point?: { x: number; y: number } }) => void;
+  /** Its lines, and each action's moment on the video's timeline as it touches the page. */
+  events: ExecutionEventSink;
   now?: () => number;
 }
 
@@ -129,7 +129,7 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
             signal,
             beforeRun: (planned) => {
               touchedAt ??= now();
-              deps.onAction?.({ atMs: touchedAt, ...planned });
+              events.notify('timeline_mark', planned, touchedAt);
             },
           }),
         input.signal,

@@ -102,7 +102,7 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
   const video = await startVideo(ctx, session, ended.startedAtMs!, run.signal);
   if (video) {
     // The steps track and click markers: the agent's actions and a person's clicks, as they touch the page.
-    const unmark = events.onMark((mark) => video.mark(mark));
+    const unmark = events.on('timeline_mark', ({ label, point }, { atMs }) => video.mark({ atMs, label, ...(point ? { point } : {}) }));
     scope.defer('video', async () => {
       unmark();
       ended.video = await video.stop(ended.endedAtMs || now()).catch((error: unknown) => {
@@ -133,7 +133,6 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
       space,
       session,
       events,
-      onAction: (mark) => events.mark(mark),
       now,
     },
     agentInput: {
@@ -190,7 +189,6 @@ function openHuman(ctx: ExecutionContext, plan: Prepared, session: BrowserSessio
     logger: ctx.log,
     timeoutMs,
     pauseDeadline: () => run.pause(),
-    onInputMark: (mark) => ctx.events.mark(mark),
     redact: (text) => ctx.secrets.vault.redact(text),
     now: ctx.now,
   });

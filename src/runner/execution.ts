@@ -12,10 +12,10 @@ import type { LiveChannel } from '../live/types.js';
 import type { RecordingFile } from '../model/types.js';
 import type { FinishedVideo } from '../recorder/types.js';
 import { createEventLog, type EventLog } from '../telemetry/event-log.js';
-import { createEventStream, type ExecutionEventStream } from '../telemetry/event-stream.js';
 import { scrubFromProcessLog } from '../telemetry/log-secrets.js';
 import type { Logger } from '../telemetry/types.js';
 import { ARTIFACT_FILES } from './artifacts.js';
+import { createExecutionEvents, type ExecutionEventStream } from './events.js';
 import type { ProfileReport } from './profile.js';
 import type { Scope } from './scope.js';
 import { createStepScreenshots, type StepScreenshots } from './step-screenshots.js';
@@ -94,7 +94,7 @@ export async function openExecution(deps: RunnerDeps, job: JobData, outerSignal:
   await mkdir(workDir, { recursive: true });
   scope.defer('scratch folder', () => rm(workDir, { recursive: true, force: true }));
 
-  const events = createEventStream({
+  const events = createExecutionEvents({
     executionId: job.executionId,
     redact: (value) => secrets.vault.redactValue(value),
     now,
@@ -102,12 +102,11 @@ export async function openExecution(deps: RunnerDeps, job: JobData, outerSignal:
   });
   // Closed by finalise before the upload; the scope closes it on the paths that upload nothing.
   const eventLog = scope.use('event log', createEventLog(path.join(workDir, ARTIFACT_FILES.logs.name)), (file) => file.close());
-  events.onAny(({ line }) => eventLog.write(line));
-  const { observe } = deps;
-  if (observe) events.onAny(({ type, fields }) => observe(job.executionId, type, fields));
+  events.onLine((line) => eventLog.write(line));
+  for (const observe of deps.observers ?? []) observe(events, job.executionId);
   // Viewers learn the run is over once its report is in (finalise); on other paths, here.
   const live = deps.live ? scope.use('live channel', deps.live.open(job.executionId), (channel) => channel.close()) : undefined;
-  if (live) events.onAny(({ line }) => live.event(line));
+  if (live) events.onLine((line) => live.event(line));
   const stepShots = deps.settings.stepScreenshots ? createStepScreenshots({ dir: workDir, events, logger: log }) : undefined;
   return { deps, job, log, now, outerSignal, workDir, events, eventLog, live, stepShots, secrets };
 }

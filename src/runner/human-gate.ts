@@ -3,7 +3,8 @@ import type { BrowserSession, MouseButton } from '../browser/types.js';
 import type { ControlPlane } from '../control-plane/types.js';
 import { answerOutcome, type HumanAnswer, type HumanInput } from '../domain/human-protocol.js';
 import type { HumanDesk } from '../human/types.js';
-import type { EventSink, Logger } from '../telemetry/types.js';
+import type { Logger } from '../telemetry/types.js';
+import type { ExecutionEventSink } from './events.js';
 
 /**
  * The runner's side of `ask_human` (docs/human-in-the-loop.md): tells the API the run waits,
@@ -23,14 +24,12 @@ export function createHumanGate(options: {
   desk: HumanDesk;
   controlPlane?: ControlPlane;
   session: BrowserSession;
-  events: EventSink;
+  events: ExecutionEventSink;
   logger: Logger;
   /** How long the run may wait for people, all its questions together. */
   timeoutMs: number;
   /** Stops the run's deadline until the returned function is called. */
   pauseDeadline(): () => void;
-  /** Marks a person's click on the video, as the agent's are. */
-  onInputMark?: (mark: { atMs: number; label: string; point?: { x: number; y: number } }) => void;
   /** Hides secret values in text that leaves the worker (the question, in the API call). */
   redact(text: string): string;
   now: () => number;
@@ -49,7 +48,8 @@ export function createHumanGate(options: {
     try {
       switch (input.kind) {
         case 'click':
-          options.onInputMark?.({ atMs: at, label: 'person: click', point: point! });
+          // On the video's timeline as the agent's clicks are.
+          events.notify('timeline_mark', { label: 'person: click', point: point! }, at);
           await session.click(point!.x, point!.y, { button: (input.button ?? 'left') as MouseButton, clickCount: 1 }, signal);
           break;
         case 'move':
@@ -77,6 +77,13 @@ export function createHumanGate(options: {
   };
 
   /**
+   * Waits until the page is still. Settling never fails for a busy page (it is capped); it fails
+   * when the page is gone, which what comes next meets and reports: here it is only logged.
+   */
+  const settled = (signal: AbortSignal): Promise<void> =>
+    session.settle(signal).catch((error: unknown) => logger.warn({ err: String(error) }, 'the page could not settle after a person acted on it'));
+
+  /**
    * A person's click or key that started a navigation the allow-list refused (a link to another
    * host) leaves Chromium's error page: the page goes back to where the person was
    * (docs/human-in-the-loop.md#takeover-a-person-in-the-browser). The refusal itself is reported
@@ -84,7 +91,7 @@ export function createHumanGate(options: {
    */
   const backFromRefusal = async (before: string, signal: AbortSignal): Promise<boolean> => {
     if (isErrorPage(before)) return false;
-    await session.settle(signal).catch(() => undefined);
+    await settled(signal);
     if (!isErrorPage(session.currentUrl())) return false;
     const back = await session.history('back', signal);
     if (!back.ok || isErrorPage(session.currentUrl())) await session.navigate(before, signal);
@@ -134,7 +141,7 @@ export function createHumanGate(options: {
         });
       }
       // A person may have left the page mid-load: the model's view is taken once it is still.
-      await session.settle(signal).catch(() => undefined);
+      await settled(signal);
       return { answer: answer.answer, decision: answer.decision, by: answer.by };
     },
     release: () => desk.release(executionId, lastRead),

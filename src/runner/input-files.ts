@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { ExecutionError } from '../domain/errors.js';
 import { contentTypeOf } from '../domain/file-names.js';
 import { shownUrl, type InputFile, type InputFileRef } from '../domain/input-files.js';
-import type { EventSink } from '../telemetry/types.js';
+import type { ExecutionEventSink } from './events.js';
 import type { RunnerDeps } from './types.js';
 
 /**
@@ -21,7 +21,7 @@ export async function stageInputFiles(options: {
   deps: Pick<RunnerDeps, 'openInputFile' | 'checkFileUrl' | 'settings'>;
   allowedDomains: readonly string[];
   dir: string;
-  events: EventSink;
+  events: ExecutionEventSink;
   signal: AbortSignal;
 }): Promise<InputFile[]> {
   const { refs, deps, allowedDomains, events } = options;

@@ -51,7 +51,8 @@ export function attachLiveView(options: { channel: LiveChannel; session: Browser
       } else if ((!watched || detached) && screencast) {
         const stopping = screencast;
         screencast = undefined;
-        await stopping.stop().catch(() => undefined);
+        // A screencast of a page already gone stops with it: nothing to undo, worth a debug line.
+        await stopping.stop().catch((error: unknown) => logger.debug({ err: String(error) }, 'live view: screencast could not stop'));
       }
     });
   };

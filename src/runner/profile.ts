@@ -3,7 +3,8 @@ import { ExecutionError } from '../domain/errors.js';
 import { openProfile, readProfileHeader, sealProfile, type ProfileKeyring } from '../domain/profile-crypto.js';
 import { profileSecrets } from '../domain/profile-secrets.js';
 import type { ProfileStore } from '../storage/types.js';
-import type { EventSink, Logger } from '../telemetry/types.js';
+import type { Logger } from '../telemetry/types.js';
+import type { ExecutionEventSink } from './events.js';
 
 /**
  * A run's browser profile (docs/profiles.md): loaded before the browser opens, saved when the
@@ -42,7 +43,7 @@ export class RunProfile {
     /** The state put into the browser; undefined for an empty or unreadable profile. */
     readonly state: StorageState | undefined,
     private readonly settings: ProfileSettings & { keys: ProfileKeyring },
-    private readonly events: EventSink,
+    private readonly events: ExecutionEventSink,
     private readonly log: Logger,
   ) {
     this.report = { id, loaded: state !== undefined, saved: false, cookies: state?.cookies.length ?? 0, origins: state?.origins.length ?? 0, stale: false };
@@ -116,7 +117,7 @@ export class RunProfile {
    * Reads and decrypts a profile. Refuses (`invalid_specification`) without PROFILE_KEYS; a
    * blob that cannot be read, or a store that cannot be reached, counts as empty (logged).
    */
-  static async load(settings: ProfileSettings | undefined, id: string, events: EventSink, log: Logger, signal: AbortSignal): Promise<RunProfile> {
+  static async load(settings: ProfileSettings | undefined, id: string, events: ExecutionEventSink, log: Logger, signal: AbortSignal): Promise<RunProfile> {
     const keyed = RunProfile.usable(settings, id);
     let blob: Buffer | undefined;
     try {

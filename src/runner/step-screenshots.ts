@@ -1,9 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ImageBlock, ModelClient, ModelTurnRequest } from '../model/types.js';
-import { STEP_EVENTS } from '../telemetry/execution-events.js';
-import type { ExecutionEventStream } from '../telemetry/event-stream.js';
 import type { Logger } from '../telemetry/types.js';
+import { STEP_EVENTS, type ExecutionEventSink, type ExecutionEventSource } from './events.js';
 
 /**
  * What the model saw at each step, kept as artifacts (`steps/NNN.jpg`, docs/counters-and-artifacts.md#stepsnnnjpg) without
@@ -44,7 +43,7 @@ const EXTENSIONS: Record<ImageBlock['source']['media_type'], string> = {
   'image/webp': 'webp',
 };
 
-export function createStepScreenshots(options: { dir: string; events: Pick<ExecutionEventStream, 'emit' | 'on'>; logger: Logger }): StepScreenshots {
+export function createStepScreenshots(options: { dir: string; events: Pick<ExecutionEventSink, 'emit'> & Pick<ExecutionEventSource, 'on'>; logger: Logger }): StepScreenshots {
   let lastStep = 0;
   for (const type of STEP_EVENTS) {
     options.events.on(type, ({ step }) => {

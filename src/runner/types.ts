@@ -12,6 +12,7 @@ import type { VideoRecorder } from '../recorder/types.js';
 import type { RunCacheStore } from '../run-cache/types.js';
 import type { ArtifactStore } from '../storage/types.js';
 import type { Logger } from '../telemetry/types.js';
+import type { ExecutionEventSource } from './events.js';
 import type { ProfileReport, ProfileSettings } from './profile.js';
 import type { ActionSpace, ActionSpaceChoice, ActionSpaceKind, ActionSpaceOptions } from '../toolset/types.js';
 
@@ -56,8 +57,11 @@ export interface RunnerDeps {
   live?: LiveRelay;
   /** Where a run that waits for a person hears their answer (the daemon's Redis); absent for `run`. */
   human?: HumanDesk;
-  /** Each event of each execution, after redaction (metrics, debug logging). */
-  observe?: (executionId: string, type: string, fields: Record<string, unknown>) => void;
+  /**
+   * Subscribers of every execution's events (the daemon's metrics), each given the stream of an
+   * execution as it opens. A new observer of every run goes here: the runner does not change.
+   */
+  observers?: ReadonlyArray<(events: ExecutionEventSource, executionId: string) => void>;
   now?: () => number;
 }
 

@@ -75,6 +75,7 @@ function treeRss(root: number): number | undefined {
   try {
     entries = readdirSync('/proc');
   } catch {
+    // No /proc to read (hidden from the container): the figure is unknown, not zero.
     return undefined;
   }
   for (const name of entries) {
@@ -111,6 +112,7 @@ function available(): number | undefined {
     const match = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
     return match ? Number(match[1]) * 1024 : undefined;
   } catch {
+    // No /proc/meminfo: unknown, and admission by free memory is not applied.
     return undefined;
   }
 }

@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { EventLine } from './execution-events.js';
+import type { EventLine } from './event-stream.js';
 
 /**
  * `logs.jsonl` of one execution (docs/counters-and-artifacts.md#logsjsonl): one JSON event per

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EventMap, EventSource } from './event-stream.js';
 
 /**
  * Prometheus metrics of the daemon (`GET /metrics`). Fed by execution events, so the runner
@@ -6,14 +7,34 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export interface Metrics {
   readonly registry: Registry;
-  /** One event of an execution (the id tells the executions waiting for a person apart). */
-  observe(type: string, fields: Record<string, unknown>, executionId?: string): void;
+  /**
+   * Subscribes to one execution's events, a typed handler per event it counts (the id tells the
+   * executions waiting for a person apart). The stream goes with the execution: nothing to undo.
+   */
+  watch<Lines extends MetricEvents, Inner extends EventMap>(events: EventSource<Lines, Inner>, executionId: string): void;
   /** Sources read at scrape time. */
   setSources(sources: MetricSources): void;
   uploadRetried(): void;
   /** Whether Chromium runs with its own sandbox (0 when the worker is root: docs/operations.md#browser-sandbox). */
   setBrowserSandbox(on: boolean): void;
 }
+
+/**
+ * The events the metrics hear, with the fields they read. The runner's map (runner/events.ts)
+ * declares them whole; its stream is a `MetricEventSource` only while it has these names with
+ * these fields, so a renamed event or field is a type error where the daemon wires the metrics.
+ */
+export type MetricEvents = {
+  waiting: object;
+  resumed: { kind: string; outcome: string; waitedMs: number };
+  human_timeout: { kind: string };
+  model_turn: { latencyMs: number; overheadMs: number | null };
+  model_prefix_mismatch: object;
+  blocked: { layer: string };
+  execution_completed: ExecutionEnd;
+  execution_failed: ExecutionEnd;
+};
+type ExecutionEnd = { code?: string; counters: { durationMs: number; nSteps: number } };
 
 /** Values read at scrape time. */
 export interface MetricSources {
@@ -145,41 +166,33 @@ export function createMetrics(): Metrics {
     },
     uploadRetried: () => uploads.inc(),
     setBrowserSandbox: (on) => sandbox.set(on ? 1 : 0),
-    observe(type, fields, executionId = '') {
-      switch (type) {
-        case 'waiting':
-          waiting.add(executionId);
-          break;
-        case 'resumed':
-          waiting.delete(executionId);
-          answers.inc({ kind: String(fields.kind ?? 'question'), outcome: String(fields.outcome ?? 'answered') });
-          if (typeof fields.waitedMs === 'number') humanWait.observe(fields.waitedMs / 1000);
-          break;
-        case 'human_timeout':
-          waiting.delete(executionId);
-          answers.inc({ kind: String(fields.kind ?? 'question'), outcome: 'timed_out' });
-          break;
-        case 'model_turn':
-          if (typeof fields.latencyMs === 'number') modelLatency.observe(fields.latencyMs / 1000);
-          if (typeof fields.overheadMs === 'number') stepOverhead.observe(fields.overheadMs / 1000);
-          break;
-        case 'model_prefix_mismatch':
-          prefixMismatches.inc();
-          break;
-        case 'blocked':
-          blocked.inc({ layer: String(fields.layer ?? 'unknown') });
-          break;
-        case 'execution_completed':
-        case 'execution_failed': {
-          waiting.delete(executionId);
-          const status = type === 'execution_completed' ? 'completed' : 'failed';
-          executions.inc({ status, code: typeof fields.code === 'string' ? fields.code : '' });
-          const counters = fields.counters as { durationMs?: number; nSteps?: number } | undefined;
-          if (typeof counters?.durationMs === 'number') duration.observe(counters.durationMs / 1000);
-          if (typeof counters?.nSteps === 'number') steps.observe(counters.nSteps);
-          break;
-        }
-      }
+    watch(events, executionId) {
+      events.on('waiting', () => {
+        waiting.add(executionId);
+      });
+      events.on('resumed', ({ kind, outcome, waitedMs }) => {
+        waiting.delete(executionId);
+        answers.inc({ kind, outcome });
+        humanWait.observe(waitedMs / 1000);
+      });
+      events.on('human_timeout', ({ kind }) => {
+        waiting.delete(executionId);
+        answers.inc({ kind, outcome: 'timed_out' });
+      });
+      events.on('model_turn', ({ latencyMs, overheadMs }) => {
+        modelLatency.observe(latencyMs / 1000);
+        if (overheadMs !== null) stepOverhead.observe(overheadMs / 1000);
+      });
+      events.on('model_prefix_mismatch', () => prefixMismatches.inc());
+      events.on('blocked', ({ layer }) => blocked.inc({ layer }));
+      const ended = (status: 'completed' | 'failed', { code, counters }: ExecutionEnd): void => {
+        waiting.delete(executionId);
+        executions.inc({ status, code: code ?? '' });
+        duration.observe(counters.durationMs / 1000);
+        steps.observe(counters.nSteps);
+      };
+      events.on('execution_completed', (fields) => ended('completed', fields));
+      events.on('execution_failed', (fields) => ended('failed', fields));
     },
   };
 }

@@ -1,20 +1,8 @@
-import type { ExecutionEventName, ExecutionEvents } from './execution-events.js';
-
 /**
- * Telemetry ports. `EventSink` receives an execution's structured events (they become
- * `logs.jsonl`); `Logger` is the process log (pino-compatible subset).
+ * The process log's port (a pino-compatible subset). It imports nothing: every folder logs, and
+ * `telemetry/` sits below them all. An execution's events are a stream of their own
+ * (event-stream.ts), their vocabulary the runner's (runner/events.ts).
  */
-
-export interface EventSink {
-  /**
-   * Records one event, its fields as the event map says (`ExecutionEvents`, execution-events.ts).
-   * Fields must be JSON-serialisable; secrets are redacted by the sink.
-   * `atMs` (epoch ms) dates an event that began before it is recorded, such as an action
-   * logged once it finished: its `t` is then when it began.
-   */
-  emit<K extends ExecutionEventName>(type: K, fields: ExecutionEvents[K], atMs?: number): void;
-}
-
 export interface Logger {
   debug(obj: Record<string, unknown>, msg?: string): void;
   info(obj: Record<string, unknown>, msg?: string): void;

@@ -16,6 +16,7 @@ import type { Logger } from '../../src/telemetry/types.js';
 import { createActionSpace } from '../../src/toolset/create.js';
 import type { ActionSpace } from '../../src/toolset/types.js';
 import { neverAborted } from '../support/env.js';
+import { heardEvents } from '../support/heard-events.js';
 import { finish, memberBlock, startScriptedModelServer, turn } from '../support/scripted-model-server.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
 
@@ -259,7 +260,7 @@ describe('browser calls are cancelled when the run stops', () => {
       const controller = new AbortController();
       const looping = beacon('/beacon/run-loop');
       const run = runAgent(
-        { model: createAnthropicModel({ apiKey: 'sk-ant-cancel', baseURL: model.url, maxRetries: 0, logger: silent }), space: runSpace, session, events: { emit: () => undefined } },
+        { model: createAnthropicModel({ apiKey: 'sk-ant-cancel', baseURL: model.url, maxRetries: 0, logger: silent }), space: runSpace, session, events: heardEvents().events },
         { spec: { prompt: 'Run the script.', allowedDomains: [`cancel.test:${server.port}`], allowJavascript: true }, modelId: MODEL, vault, maxSteps: 5, startUrl: `${origin}/busy`, signal: controller.signal },
         createRunStats(),
       );

@@ -8,6 +8,7 @@ import type { Logger } from '../../src/telemetry/types.js';
 import { createActionSpace } from '../../src/toolset/create.js';
 import type { ActionReport, ActionSpace } from '../../src/toolset/types.js';
 import { createFakeSession } from './fake-session.js';
+import { heardEvents } from './heard-events.js';
 import { encodePng } from './png.js';
 import { computer, finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedModelServer, type ScriptedModelServerOptions, type ScriptedTurn } from './scripted-model-server.js';
 
@@ -98,7 +99,7 @@ function silentLogger(lines: string[] = []): Logger {
 export async function longRun(opts: LongRunOptions): Promise<LongRun> {
   const server = await startScriptedModelServer(longRunScript(opts.turns), opts.server);
   const logLines: string[] = [];
-  const events: LongRun['events'] = [];
+  const { events: stream, lines: events } = heardEvents();
   const stats = createRunStats();
   try {
     const chosen = chooseActionSpace(opts.model, opts.space);
@@ -115,7 +116,7 @@ export async function longRun(opts: LongRunOptions): Promise<LongRun> {
       ...(opts.capabilityOverrides ? { capabilityOverrides: opts.capabilityOverrides } : {}),
     });
     const outcome = await runAgent(
-      { model, space: syntheticSpace(real), session, events: { emit: (type: string, fields: Record<string, unknown> = {}) => events.push({ type, fields }) } },
+      { model, space: syntheticSpace(real), session, events: stream },
       {
         spec: { prompt: 'Go through the open orders one by one.', allowedDomains: ['shop.test'] },
         modelId: opts.model,

@@ -8,6 +8,7 @@ import { createComputerTool } from '../../src/toolset/computer-tool.js';
 import { createDisplayGeometry } from '../../src/toolset/display.js';
 import type { ActionSpace } from '../../src/toolset/types.js';
 import { createFakeSession } from '../support/fake-session.js';
+import { heardEvents } from '../support/heard-events.js';
 import { computer, finish, say, scriptedModel, tool, type Turn } from '../support/scripted-model.js';
 
 /**
@@ -17,8 +18,7 @@ import { computer, finish, say, scriptedModel, tool, type Turn } from '../suppor
 function setup(turns: Turn[], overrides: Partial<AgentInput> = {}, payload: unknown = null, schema?: Record<string, unknown>, size = { width: 1280, height: 800 }, space?: (vault: ReturnType<typeof createSecretVault>) => ActionSpace) {
   const model = scriptedModel(turns);
   const session = createFakeSession({ allowed: (url) => new URL(url).hostname === 'shop.test', ...size });
-  const events: Array<{ type: string; fields: Record<string, unknown> }> = [];
-  const marks: string[] = [];
+  const { events: stream, lines: events, marks } = heardEvents();
   const stats = createRunStats();
   const vault = createSecretVault(payload, schema);
   const input: AgentInput = {
@@ -42,8 +42,8 @@ function setup(turns: Turn[], overrides: Partial<AgentInput> = {}, payload: unkn
       zoom: true,
     });
   const run = () =>
-    runAgent({ model, space: actions, session, events: { emit: (type: string, fields: Record<string, unknown> = {}) => events.push({ type, fields }) }, onAction: (m) => marks.push(m.label) }, input, stats);
-  return { model, session, events, marks, stats, run };
+    runAgent({ model, space: actions, session, events: stream }, input, stats);
+  return { model, session, events, marks, stats, run, stream };
 }
 
 const lastResults = (req: { messages: Array<{ role: string; content: unknown[] }> }) =>
@@ -284,6 +284,40 @@ describe('the agent loop', () => {
         notExecuted: (call) => ({ type: 'tool_result', tool_use_id: call.id, toolset_name: 'toy', is_error: true, content: [{ type: 'text', text: 'Not executed: an earlier action in this turn failed.' }] }),
       });
     const member = (name: string) => ({ ...tool(name, {}), toolset_name: 'toy' });
+
+    it('asks for traces only while something hears them, and tells each executed action\'s with its step', async () => {
+      const asked: boolean[] = [];
+      /** The toy toolset, with a trace for every action run with `trace` asked for (absent means asked). */
+      const traced = (): ActionSpace => {
+        const space = toy(false)();
+        return {
+          ...space,
+          async run(call, context) {
+            asked.push(context.trace !== false);
+            const report = await space.run(call, context);
+            return context.trace === false ? report : { ...report, trace: { tool: call.name, toolsetName: 'toy', input: {}, url: 'http://shop.test/' } };
+          },
+        };
+      };
+      const turns = (): Turn[] => [{ content: [member('act')] }, { content: [member('act'), member('boom')] }, { content: [finish('completed')] }];
+      const unheard = setup(turns(), {}, null, undefined, undefined, traced);
+      expect(await unheard.run()).toEqual({ status: 'completed', output: null });
+      // Nothing keeps traces: no action pays for their page reads.
+      expect(asked).toEqual([false, false, false]);
+
+      asked.length = 0;
+      const heard = setup(turns(), {}, null, undefined, undefined, traced);
+      const traces: Array<{ step: number; tool: string }> = [];
+      heard.stream.on('action_trace', ({ step, trace }) => traces.push({ step, tool: trace.tool }));
+      expect(await heard.run()).toEqual({ status: 'completed', output: null });
+      expect(asked).toEqual([true, true, true]);
+      // A failed action leaves no trace; none is ever a line of logs.jsonl.
+      expect(traces).toEqual([
+        { step: 1, tool: 'act' },
+        { step: 2, tool: 'act' },
+      ]);
+      expect(heard.events.map((e) => e.type)).not.toContain('action_trace');
+    });
 
     it('stops a turn at the first failed member: the rest are not executed, finish is not run, every result echoes toolset_name', async () => {
       const t = setup([{ content: [member('act'), member('boom'), member('act'), finish('completed')] }, { content: [finish('completed')] }], {}, null, undefined, undefined, toy(false));

@@ -8,13 +8,14 @@ import { createExecutionSignal } from '../../src/runner/deadline.js';
 import { createComputerTool } from '../../src/toolset/computer-tool.js';
 import { createDisplayGeometry } from '../../src/toolset/display.js';
 import { createFakeSession } from '../support/fake-session.js';
+import { heardEvents } from '../support/heard-events.js';
 import { finish, scriptedModel, tool, type Turn } from '../support/scripted-model.js';
 
 /** `ask_human` in the loop with a gate that answers at once (the waiting itself is integration-tested). */
 function setup(turns: Turn[], answers: Array<string | Partial<HumanAnswer>>, spec: Partial<AgentInput['spec']> = {}, offer = true) {
   const model = scriptedModel(turns);
   const session = createFakeSession({ allowed: () => true, width: 1280, height: 800 });
-  const events: Array<{ type: string; fields: Record<string, unknown> }> = [];
+  const { events: sink, lines: events } = heardEvents();
   const asked: HumanRequest[] = [];
   const gate: HumanGate = {
     async ask(request) {
@@ -24,7 +25,6 @@ function setup(turns: Turn[], answers: Array<string | Partial<HumanAnswer>>, spe
       return typeof answer === 'string' ? { answer, decision: null, by: 'alice' } : { answer: answer.decision ?? '', decision: null, by: 'alice', ...answer };
     },
   };
-  const sink = { emit: (type: string, fields: Record<string, unknown> = {}) => events.push({ type, fields }) };
   const vault = createSecretVault(null, undefined);
   const space = createComputerTool({ session, secrets: vault, allowJavascript: false, geometry: createDisplayGeometry(session.viewport), version: 'computer_20251124', beta: 'computer-use-2025-11-24', zoom: true });
   const human = createAskHuman({ gate, events: sink, view: (signal) => space.opening(signal), now: Date.now });

@@ -5,6 +5,7 @@ import type { HumanDesk } from '../../src/human/types.js';
 import { createHumanGate } from '../../src/runner/human-gate.js';
 import { silentLogger } from '../contract/local-api-harness.js';
 import { createFakeSession } from '../support/fake-session.js';
+import { heardEvents } from '../support/heard-events.js';
 
 /**
  * The run's waiting budget (docs/human-in-the-loop.md#timeouts), on a clock the test moves: every
@@ -39,13 +40,13 @@ function scriptedDesk(script: Array<{ waitMs: number; answer?: Partial<HumanAnsw
 function setup(timeoutMs: number, script: Parameters<typeof scriptedDesk>[0]) {
   const clock = { ms: Date.parse('2026-11-03T09:00:00.000Z') };
   const { desk, waits } = scriptedDesk(script, clock);
-  const events: Array<{ type: string; fields: Record<string, unknown> }> = [];
+  const { events: sink, lines: events } = heardEvents();
   const paused: string[] = [];
   const gate = createHumanGate({
     executionId: 'e1',
     desk,
     session: createFakeSession(),
-    events: { emit: (type: string, fields: Record<string, unknown> = {}) => void events.push({ type, fields }) },
+    events: sink,
     logger: silentLogger,
     timeoutMs,
     pauseDeadline: () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCapabilityLookup, fromModelInfo, tableCapabilities } from '../../src/model/capabilities.js';
 import { contextParams, DEFAULT_CONTEXT_SETTINGS, isPrefixMismatch } from '../../src/model/context-policy.js';
+import { createExecutionEvents } from '../../src/runner/events.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
 
 describe('model capabilities', () => {
@@ -81,7 +82,9 @@ describe('the context policy', () => {
 
   it('counts prefix-check refusals in a metric', async () => {
     const metrics = createMetrics();
-    metrics.observe('model_prefix_mismatch', { step: 3 });
+    const events = createExecutionEvents({ executionId: 'e1', redact: (v) => v });
+    metrics.watch(events, 'e1');
+    events.emit('model_prefix_mismatch', { step: 3, level: 'error', message: 'the prefix changed' });
     expect(await metrics.registry.getSingleMetricAsString('execution_worker_model_prefix_mismatches_total')).toMatch(/execution_worker_model_prefix_mismatches_total 1$/m);
   });
 });

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BrowserSession, StorageState } from '../../src/browser/types.js';
 import { openProfile, parseProfileKeys, readProfileHeader, sealProfile } from '../../src/domain/profile-crypto.js';
+import { createExecutionEvents, type ExecutionEventStream } from '../../src/runner/events.js';
 import { RunProfile, type ProfileSettings } from '../../src/runner/profile.js';
 import type { ProfileStore } from '../../src/storage/types.js';
 import { createEventLog } from '../../src/telemetry/event-log.js';
-import { createEventStream, type ExecutionEventStream } from '../../src/telemetry/event-stream.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 
@@ -39,9 +39,10 @@ afterEach(async () => {
 async function events(): Promise<{ log: ExecutionEventStream; seen: Array<{ type: string; fields: Record<string, unknown> }> }> {
   const dir = await tempDir('run-profile');
   const seen: Array<{ type: string; fields: Record<string, unknown> }> = [];
-  const log = createEventStream({ executionId: 'e1', redact: (v) => v });
+  const log = createExecutionEvents({ executionId: 'e1', redact: (v) => v });
   const file = createEventLog(path.join(dir, 'logs.jsonl'));
-  log.onAny(({ type, fields, line }) => {
+  log.onLine((line) => {
+    const { ts: _ts, t: _t, type, executionId: _id, ...fields } = line;
     seen.push({ type, fields });
     file.write(line);
   });

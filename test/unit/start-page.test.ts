@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { openStartPage } from '../../src/agent/start-page.js';
 import type { NavigationResult } from '../../src/browser/types.js';
 import { ExecutionError } from '../../src/domain/errors.js';
+import { heardEvents } from '../support/heard-events.js';
 
 /** The one opener of the start page, used by the model's run (agent/loop.ts) and the replay (run-cache/cached-run.ts). */
 function setup(navigate: (url: string, signal: AbortSignal) => Promise<NavigationResult>) {
-  const events: Array<{ type: string; fields: Record<string, unknown> }> = [];
-  const sink = { emit: (type: string, fields: Record<string, unknown> = {}) => events.push({ type, fields }) };
+  const { events: sink, lines: events } = heardEvents();
   return { events, open: (url: string, signal = new AbortController().signal) => openStartPage({ navigate }, url, sink, signal) };
 }
 

@@ -3,8 +3,8 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ImageBlock, Message, ModelClient, ModelResponse, ModelTurnRequest } from '../../src/model/types.js';
+import { createExecutionEvents } from '../../src/runner/events.js';
 import { createStepScreenshots } from '../../src/runner/step-screenshots.js';
-import { createEventStream } from '../../src/telemetry/event-stream.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 
@@ -20,7 +20,7 @@ const response: ModelResponse = { id: 'm', model: 'x', content: [], stopReason: 
 function setup(dir: string) {
   const events: Array<{ type: string; fields: Record<string, unknown> }> = [];
   const seenAtCall: boolean[] = [];
-  const stream = createEventStream({ executionId: 'e1', redact: (v) => v });
+  const stream = createExecutionEvents({ executionId: 'e1', redact: (v) => v });
   stream.on('step_screenshot', (fields) => events.push({ type: 'step_screenshot', fields }));
   const shots = createStepScreenshots({ dir, logger: createSilentLogger(), events: stream });
   /** A model turn of the execution: its step number is what the next request follows. */

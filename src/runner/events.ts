@@ -1,18 +1,24 @@
-import type { BlockLayer, DownloadEvent, Size } from '../browser/types.js';
+import type { BlockLayer, DownloadEvent, Point, Size } from '../browser/types.js';
 import type { Counters } from '../control-plane/types.js';
 import type { HumanInput, HumanKind, HumanOutcome } from '../domain/human-protocol.js';
 import type { ErrorCode } from '../domain/errors.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import type { StopReason, TokenUsage } from '../model/types.js';
+import { createEventStream, type EventLine, type EventSink, type EventSource, type EventStream, type EventStreamOptions } from '../telemetry/event-stream.js';
+import type { ActionTrace } from '../toolset/types.js';
 
 /**
  * The events of one execution, by name, with their fields: what the runner, the agent loop and
- * the replay emit, and what `logs.jsonl` holds, one line each (docs/counters-and-artifacts.md#event-types
- * documents every one). The event log, the metrics, the live view and the step screenshots
- * subscribe to them (telemetry/event-stream.ts); an emit site that gets a name or a field wrong
- * does not compile.
+ * the replay emit. The event map lives here, beside the runner that gives each execution its
+ * stream; the stream itself (telemetry/event-stream.ts) knows no event. An emit site that gets a
+ * name or a field wrong does not compile.
+ *
+ * `LoggedEvents` are the lines of `logs.jsonl`, one each (docs/counters-and-artifacts.md#event-types
+ * documents every one); the event log, the live view, the metrics and the step screenshots
+ * subscribe to them. `InternalEvents` are heard by the worker's own subscribers and are never a
+ * line (they are told with `notify`, not `emit`).
  */
-export type ExecutionEvents = {
+export type LoggedEvents = {
   execution_received: { workflowId?: string; workflowVersionId?: string };
   execution_failed_validation: { code: ErrorCode; message: string };
   error: { phase: 'validate' | 'started' | 'run' | 'video'; code: ErrorCode; message: string };
@@ -96,39 +102,55 @@ type ExecutionEnd = {
   video: { durationMs: number; frames: number; droppedFrames: number } | null;
 };
 
+/**
+ * Events no reader of the run sees: each has subscribers inside the worker and is never a line of
+ * `logs.jsonl` (what they say is there already, in the `action` and `human_input` lines, or is
+ * the page itself).
+ */
+export type InternalEvents = {
+  /**
+   * A moment on the video's timeline, dated by the event: an action as it touches the page (before
+   * the page reacts, so a click's marker is on the frames that show the reaction), a person's
+   * click. The video's steps track and click markers hear it.
+   */
+  timeline_mark: { label: string; point?: Point };
+  /**
+   * What the run cache keeps of an action a model step ran (its element as the page showed it).
+   * Taking it costs page reads: the loop asks for it only while something hears this event.
+   */
+  action_trace: { step: number; trace: ActionTrace };
+};
+
+/** Every event of an execution, logged or internal. */
+export type ExecutionEvents = LoggedEvents & InternalEvents;
+export type LoggedEventName = keyof LoggedEvents;
 export type ExecutionEventName = keyof ExecutionEvents;
 
-/** The events that belong to a step: each carries the step's number (1-based). */
-export type StepEventName = { [K in ExecutionEventName]: ExecutionEvents[K] extends { step: number } ? K : never }[ExecutionEventName];
+// A name in both maps would be a line and not one: the check fails to compile.
+const disjoint: [keyof LoggedEvents & keyof InternalEvents] extends [never] ? true : never = true;
+void disjoint;
+
+/** The logged events that belong to a step: each carries the step's number (1-based). */
+export type StepEventName = { [K in LoggedEventName]: LoggedEvents[K] extends { step: number } ? K : never }[LoggedEventName];
 
 /**
- * Every event with a step, as a list (step screenshots follow them); the check below fails to
- * compile when an event with a `step` is added to the map and not here.
+ * Every logged event with a step, as a list (step screenshots follow them); the check below fails
+ * to compile when an event with a `step` is added to the map and not here.
  */
 export const STEP_EVENTS = ['model_turn', 'model_prefix_mismatch', 'action', 'step_screenshot', 'replayed_step', 'replay_stopped', 'replay_started_later', 'step_repair'] as const satisfies readonly StepEventName[];
 const everyStepEvent: [Exclude<StepEventName, (typeof STEP_EVENTS)[number]>] extends [never] ? true : never = true;
 void everyStepEvent;
 
-/** One event as subscribers see it: its fields after redaction, and its `logs.jsonl` line. */
-export interface ExecutionEvent<K extends ExecutionEventName = ExecutionEventName> {
-  type: K;
-  fields: ExecutionEvents[K];
-  line: EventLine;
-}
-
+/** Where the runner, the agent and the replay tell an execution's events. */
+export type ExecutionEventSink = EventSink<LoggedEvents, InternalEvents>;
+/** Where an execution's events are heard (metrics, the run cache, the video, step screenshots). */
+export type ExecutionEventSource = EventSource<LoggedEvents, InternalEvents>;
+/** One execution's stream: its events told and heard. */
+export type ExecutionEventStream = EventStream<LoggedEvents, InternalEvents>;
 /** A `logs.jsonl` line: the common fields (docs/counters-and-artifacts.md#logsjsonl), then the event's. */
-export type EventLine = { ts: string; t: number; type: ExecutionEventName; executionId: string } & Record<string, unknown>;
+export type ExecutionLine = EventLine<LoggedEventName>;
 
-/**
- * A moment on the video's timeline: an action as it touches the page, or a person's click. Not a
- * line of its own in `logs.jsonl` (the `action` and `human_input` lines say what happened); the
- * video's steps track and click markers subscribe to them.
- */
-export interface TimelineMark {
-  /** Epoch ms. */
-  atMs: number;
-  /** One line, secrets as placeholders (the stream redacts it). */
-  label: string;
-  /** Where a pointer action landed, in viewport CSS px. */
-  point?: { x: number; y: number };
+/** The stream of one execution, typed by its events. */
+export function createExecutionEvents(options: EventStreamOptions): ExecutionEventStream {
+  return createEventStream<LoggedEvents, InternalEvents>(options);
 }
