@@ -3,7 +3,7 @@ import { formatPath, isPrefix, leavesOf, valueAt, withValueAt, type KeyPath } fr
 import { openValue, sealValue } from '../domain/sealed-values.js';
 import { placeholder } from '../domain/secrets.js';
 import { isObject, unprocessable } from './http-errors.js';
-import type { VersionTrigger } from './store.js';
+import type { VersionTrigger } from '../contract/workflows.js';
 
 /**
  * A version's default input (`configuration.inputPayload`) at rest (docs/secrets.md#at-rest).

@@ -86,6 +86,7 @@ export function addArtifactRoutes(app: FastifyInstance, root: string | undefined
 async function resolveInside(root: string, decoded: string): Promise<{ realRoot: string; file: string; decoded: string }> {
   const outside = notFound(['path'], 'artifact');
   if (decoded.includes('\0') || decoded.includes('\\')) throw outside;
+  // A path that does not resolve (missing, a loop, no permission) names no file here: 404, like any other.
   const realRoot = await fs.realpath(root).catch(() => undefined);
   if (!realRoot) throw outside;
   const candidate = path.resolve(realRoot, decoded.replace(/^\/+/, ''));

@@ -145,7 +145,8 @@ export function createLiveHub(opts: { redisUrl: string; queuePrefix: string; que
       clearInterval(heartbeat);
       heartbeat = undefined;
     }
-    await connections?.sub.unsubscribe(...channels).catch(() => undefined);
+    // A channel left subscribed only brings messages nobody reads (byChannel forgot it): logged, not thrown.
+    await connections?.sub.unsubscribe(...channels).catch((error: Error) => log.warn({ executionId, err: error.message }, 'live view: could not unsubscribe'));
   };
 
   return {
