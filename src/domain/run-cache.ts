@@ -5,19 +5,10 @@
  * replay and its checks — lives in run-cache/.
  */
 
-/** What `output.json` says of the cache (docs/run-cache.md#what-it-reports). */
-export interface CacheReport {
-  used: boolean;
-  replayedSteps: number;
-  modelSteps: number;
-  /** Cached steps the model redid one by one before the replay went on (none yet: a replay that stops hands the rest to the model). */
-  repairedSteps: number;
-  /** The replayed step (1-based) at which the model took over; null when it did not. */
-  fallbackAtStep: number | null;
-  reason: string | null;
-  /** The check of the final page after a replay that ran every step: whether it ran, and its verdict. */
-  finalCheck: { ran: boolean; matches: boolean | null; reason: string | null };
-}
+import type { CacheReport } from '../contract/output.js';
+
+/** What `output.json` says of the cache (docs/run-cache.md#what-it-reports): declared with output.json. */
+export type { CacheReport } from '../contract/output.js';
 
 /** The report of a run that did not use the cache (yet). */
 export function emptyCacheReport(): CacheReport {
