@@ -64,3 +64,16 @@ export const loginLinkRequest = z.object({
 
 /** A login link: single use, until `expires_at`. */
 export const loginLink = z.object({ url: z.string(), expires_at: isoTime });
+
+/**
+ * A dashboard session or a login link as the local API keeps it (by the digest of its id, never
+ * the id): the key it was opened with, and when it ends.
+ */
+export const storedGrant = z.object({
+  keyTag: z.string(),
+  expiresAtMs: z.number(),
+  /** A login link's route, and the latest end of the session it opens. */
+  route: z.string().optional(),
+  notAfterMs: z.number().optional(),
+});
+export type StoredGrant = z.infer<typeof storedGrant>;

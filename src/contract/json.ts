@@ -21,6 +21,9 @@ export const jsonObject = z.record(z.string(), z.unknown());
 /** A time as ISO 8601 with its zone (`Date#toISOString` writes them). */
 export const isoTime = z.iso.datetime({ offset: true });
 
+/** A path into a JSON value whose keys come from outside (domain/key-path.ts): its keys, outermost first. */
+export const keyPath = z.array(z.string()).readonly();
+
 /** A count or a duration in milliseconds: a whole number, 0 or more. */
 export const count = z.number().int().min(0);
 

@@ -4,7 +4,7 @@
  * versions list of any operator's API (the service description's shape).
  */
 import { z } from 'zod';
-import { isoTime, jsonObject, snakeCaseAliases } from './json.js';
+import { isoTime, jsonObject, keyPath, snakeCaseAliases } from './json.js';
 import { listOf } from './lists.js';
 import { SPECIFICATION_ALIASES, SPECIFICATION_FIELDS, specification } from './specification.js';
 
@@ -108,6 +108,9 @@ export const versionTrigger = z.object({
   input_secrets: z.string().nullable().optional(),
 });
 export type VersionTrigger = z.infer<typeof versionTrigger>;
+
+/** What `input_secrets` holds once opened: each secret value of the default input, at its path. */
+export const sealedInputSecrets = z.object({ secrets: z.array(z.object({ path: keyPath, value: z.unknown() })) });
 
 /** A version as the API keeps it: its specification as it was stored. */
 export const storedVersion = z.object({

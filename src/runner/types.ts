@@ -1,5 +1,6 @@
 import type { BrowserSandbox, Size } from '../browser/types.js';
 import type { OutputDocument } from '../contract/output.js';
+import type { ArtifactUrls } from '../contract/reports.js';
 import type { ControlPlane } from '../control-plane/types.js';
 import type { OpenedFile } from '../domain/input-files.js';
 import type { HumanDesk } from '../human/types.js';
@@ -96,10 +97,10 @@ export type { OutputDocument, SavedDownload } from '../contract/output.js';
 export type ExecutionSummary =
   | { status: 'skipped'; executionId: string; reason: string }
   | {
-      status: 'completed' | 'failed';
+      status: OutputDocument['status'];
       executionId: string;
       document: OutputDocument;
-      urls: { outputUrl: string | null; videoUrl: string | null; logsUrl: string | null };
+      urls: ArtifactUrls;
       reported: boolean;
       /** The input with every secret as its placeholder; undefined when the input was not accepted. */
       maskedInput: unknown;
