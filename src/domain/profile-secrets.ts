@@ -10,19 +10,24 @@ import type { StorageState } from '../browser/types.js';
 const MIN_SECRET_LENGTH = 8;
 /** Strings taken from one state's structured values, at most: a profile holding app data must not make every redaction slow. */
 const MAX_STRUCTURED_SECRETS = 500;
+/** Strings looked at inside structured values, at most: the walk's own bound. */
+const MAX_STRUCTURED_VISITS = 50_000;
 
 /**
  * The state's values to redact wherever a page would show them (docs/profiles.md#what-a-run-reports):
  * every cookie and storage value of 8 characters or more, and inside a structured value — JSON,
  * also percent-encoded (`j%3A%7B…` cookies) or JSON inside a JSON string — each string of 8
- * characters or more without whitespace: a token inside `{"accessToken": …}` is shown by a page
- * on its own. Strings with whitespace in them (a display name, a sentence) are left to the whole
- * value: tokens, ids and keys have none.
+ * characters or more without whitespace (a token inside `{"accessToken": …}` is shown by a page
+ * on its own), and each token-shaped word of a string with whitespace (`Bearer eyJ…` shows its
+ * token alone in a header). When a structured value holds more candidates than the bound, the
+ * most token-like are taken (by character classes, then length), not the first ones: a token
+ * stored after an app's cache of ids is still found.
  */
 export function profileSecrets(state: StorageState): string[] {
   const values = [...state.cookies.map((c) => c.value), ...state.origins.flatMap((o) => o.localStorage.map((e) => e.value))];
   const out = new Set(values.filter((v) => v.length >= MIN_SECRET_LENGTH));
-  let structured = 0;
+  const candidates = new Set<string>();
+  let visits = 0;
   const take = (text: string, depth: number): void => {
     for (const candidate of new Set([text, percentDecoded(text)])) {
       const parsed = parseStructured(candidate);
@@ -30,11 +35,13 @@ export function profileSecrets(state: StorageState): string[] {
     }
   };
   const walk = (value: unknown, depth: number): void => {
-    if (structured >= MAX_STRUCTURED_SECRETS) return;
+    if (visits >= MAX_STRUCTURED_VISITS) return;
     if (typeof value === 'string') {
-      if (value.length >= MIN_SECRET_LENGTH && !/\s/u.test(value) && !out.has(value)) {
-        out.add(value);
-        structured += 1;
+      visits += 1;
+      if (!/\s/u.test(value)) {
+        if (value.length >= MIN_SECRET_LENGTH) candidates.add(value);
+      } else {
+        for (const word of value.split(/\s+/u)) if (isTokenShaped(word)) candidates.add(word);
       }
       if (depth < 3) take(value, depth + 1);
     } else if (value !== null && typeof value === 'object') {
@@ -42,7 +49,23 @@ export function profileSecrets(state: StorageState): string[] {
     }
   };
   for (const value of values) take(value, 0);
+  const ranked = [...candidates].filter((c) => !out.has(c)).sort((a, b) => tokenRank(b) - tokenRank(a));
+  for (const candidate of ranked.slice(0, MAX_STRUCTURED_SECRETS)) out.add(candidate);
   return [...out];
+}
+
+/** Character classes a string uses (lower, upper, digit, other): a token uses several, a word one. */
+function characterClasses(text: string): number {
+  return [/[a-z]/u, /[A-Z]/u, /[0-9]/u, /[^a-zA-Z0-9]/u].filter((re) => re.test(text)).length;
+}
+
+/** A word of a sentence that looks like a credential: long enough, and letters mixed with digits or signs, or very long. */
+function isTokenShaped(word: string): boolean {
+  return word.length >= 16 && (characterClasses(word) >= 3 || word.length >= 32);
+}
+
+function tokenRank(text: string): number {
+  return characterClasses(text) * 1_000 + Math.min(text.length, 999);
 }
 
 /**

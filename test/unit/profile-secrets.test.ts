@@ -50,4 +50,26 @@ describe('profile values inside structured values', () => {
       }),
     );
   });
+
+  it('a token after a scheme word (`Bearer eyJ…`) is a secret on its own, and the words around it are not', () => {
+    const stored = { authorization: `Bearer ${token}`, greeting: 'Welcome back to the dashboard' };
+    const secrets = profileSecrets({ cookies: [], origins: [{ origin: 'http://app.test', localStorage: [{ name: 'auth', value: JSON.stringify(stored) }] }] });
+    const vault = createSecretVault(undefined, undefined, secrets);
+    expect(vault.redact(`Authorization: Bearer ${token}`)).not.toContain(token);
+    expect(secrets).not.toContain('Bearer');
+    expect(secrets).not.toContain('dashboard');
+  });
+
+  it('a token stored after more ids than the bound takes is still found: the most token-like are taken, not the first', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 501, max: 900 }), fc.integer({ min: 0, max: 2 }), (ids, place) => {
+        const cache = Array.from({ length: ids }, (_, i) => `item-${String(i).padStart(6, '0')}`);
+        const stored = place === 0 ? { accessToken: token, cache } : place === 1 ? { cache, accessToken: token } : { cache: [...cache.slice(0, 300), token, ...cache.slice(300)] };
+        const secrets = profileSecrets({ cookies: [], origins: [{ origin: 'http://app.test', localStorage: [{ name: 'app', value: JSON.stringify(stored) }] }] });
+        expect(secrets).toContain(token);
+        expect(createSecretVault(undefined, undefined, secrets).redact(`Your API token: ${token}`)).not.toContain(token);
+      }),
+      { numRuns: 20 },
+    );
+  });
 });
