@@ -52,7 +52,7 @@ export const apiKeyCreated = apiKey.extend({
 export const sessionInfo = z.object({ via: z.enum(['key', 'session']), identity: z.string() });
 
 /** `POST /api/login-links`. */
-export const loginLinkRequest = z.object({
+export const loginLinkRequest = z.strictObject({
   route: z
     .string()
     .regex(/^#\/[A-Za-z0-9/_.-]*$/)

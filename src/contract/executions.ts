@@ -12,10 +12,17 @@ import { TRIGGER_TYPES } from './workflows.js';
 export const EXECUTION_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 
-/** `POST /api/workflows/{workflowId}/execute`. */
-export const executeRequest = z.object({
-  inputPayload: z.unknown().meta({ description: "Any JSON value; validated against the version's payloadSchema." }).optional(),
-});
+/**
+ * `POST /api/workflows/{workflowId}/execute`. A field it does not know is refused: a misspelt
+ * input would otherwise run the version's default input instead of the caller's.
+ */
+export const executeRequest = z
+  .strictObject({
+    inputPayload: z.unknown().meta({ description: "Any JSON value; validated against the version's payloadSchema." }).optional(),
+  })
+  .meta({ description: '`input_payload` is accepted too.' });
+/** The snake_case spelling an execute body may use. */
+export const EXECUTE_ALIASES: Readonly<Record<string, string>> = { input_payload: 'inputPayload' };
 
 export const execution = z.object({
   execution_uuid: z.string(),

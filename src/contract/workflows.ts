@@ -44,7 +44,7 @@ const spellings = [...Object.keys(SPECIFICATION_ALIASES), ...Object.keys(TRIGGER
 
 /** `POST /api/workflows`: the workflow's fields, its first version's specification and trigger. */
 export const workflowCreate = z
-  .object({
+  .strictObject({
     name: workflowFields.name.optional(),
     description: workflowFields.description.optional(),
     ...specification.shape,
@@ -65,11 +65,11 @@ const specificationEdit = Object.fromEntries(
 
 /**
  * `PATCH /api/workflows/{id}`: the edited fields only; the new version takes the others from the
- * current one. A field it does not know is kept (and ignored): an edit of unknown fields only is
- * refused by the route, an empty body by the schema.
+ * current one. A field it does not know is refused (a misspelt field would otherwise be an edit
+ * that silently changes nothing), and so is an empty body.
  */
 export const workflowUpdate = z
-  .looseObject({
+  .strictObject({
     name: workflowFields.name.optional(),
     description: workflowFields.description.optional(),
     ...specificationEdit,

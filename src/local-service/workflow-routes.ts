@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { execution, executeRequest } from '../contract/executions.js';
+import { EXECUTE_ALIASES, execution, executeRequest } from '../contract/executions.js';
+import { camelCaseFields } from '../contract/json.js';
 import { pageQuery } from '../contract/lists.js';
 import { SPECIFICATION_FIELDS, type Specification } from '../contract/specification.js';
 import { EDITABLE_FIELDS, cacheCleared, versionList, workflow, workflowCreate, workflowList, workflowUpdate, type Workflow, type WorkflowRow, type WorkflowVersion } from '../contract/workflows.js';
@@ -184,7 +185,11 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
 
   app.post('/api/workflows/:workflowId/execute', {
     config: KEY_OR_SESSION,
-    preValidation: optionalBody,
+    // No body is `{}`; `input_payload` is read as `inputPayload`.
+    preValidation: async (request) => {
+      await optionalBody(request);
+      if (isPlainObject(request.body)) request.body = camelCaseFields(request.body, EXECUTE_ALIASES);
+    },
     schema: {
       summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',
       description: "Without inputPayload the version's default input (`configuration.inputPayload`) is used. A current version that is a draft answers 422 (`type: version_draft`).",
@@ -221,4 +226,8 @@ function pickSpecification(body: Specification): Record<string, unknown> {
 function defaultName(prompt: string): string {
   const line = prompt.trim().split('\n')[0] ?? 'Workflow';
   return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

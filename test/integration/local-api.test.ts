@@ -65,6 +65,28 @@ describe('the worker client against the local API', () => {
     expect(await plane.markStarted('unknown', new Date().toISOString(), signal)).toMatchObject({ ok: false, status: 404 });
   });
 
+  it('refuses a field a body does not know, so a misspelt one never silently changes what runs', async () => {
+    const workflow = (await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], configuration: { inputPayload: { user: 'default' } } })).body;
+    const id = workflow.workflow_uuid as string;
+    // The snake_case spelling is the caller's input, not the default.
+    const bySnake = await h.call('POST', `/api/workflows/${id}/execute`, { input_payload: { user: 'caller' } });
+    expect(bySnake.status).toBe(201);
+    expect(bySnake.body.input_payload).toEqual({ user: 'caller' });
+    for (const [method, url, body, field] of [
+      ['POST', `/api/workflows/${id}/execute`, { inputPayLoad: { user: 'caller' } }, 'inputPayLoad'],
+      ['POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], outputShema: { type: 'object' } }, 'outputShema'],
+      ['PATCH', `/api/workflows/${id}`, { maxStep: 3 }, 'maxStep'],
+      ['POST', '/api/login-links', { route: '#/executions', ttl: 60 }, 'ttl'],
+    ] as const) {
+      const answer = await h.call(method, url, body);
+      expect(answer.status, `${method} ${url}`).toBe(422);
+      expect(JSON.stringify(answer.body), `${method} ${url}`).toContain(field);
+    }
+    // Nothing was created by the refused calls.
+    const executions = (await h.call('GET', `/api/executions?workflow_uuid=${id}`)).body;
+    expect(executions.total).toBe(1);
+  });
+
   it('fails with the 401 status when the key is wrong', async () => {
     const plane = createHttpControlPlane({ baseUrl: h.server.url, apiKey: 'wrong', logger: silentLogger });
     await expect(plane.getExecution('x', new AbortController().signal)).rejects.toMatchObject({ status: 401 });
