@@ -5,14 +5,19 @@
 import { z } from 'zod';
 import { isoTime } from './json.js';
 
-/** What a key's name may be: it shows in logs and in `by`, so plain characters, at most 64. */
-export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/;
+/**
+ * What a key's name may be: it shows in logs and in `by`, so plain characters, at most 64, and a
+ * space only between two other characters (no trailing or doubled space: `"victim "` would read
+ * as `victim`).
+ */
+export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]*(?: [A-Za-z0-9._@-]+)*$/;
+export const KEY_NAME_MAX = 64;
 
 /** `POST /api/keys`. */
 export const apiKeyCreate = z.strictObject({
-  name: z.string().regex(KEY_NAME).meta({
+  name: z.string().max(KEY_NAME_MAX).regex(KEY_NAME).meta({
     description:
-      "The key's name: 1–64 letters, digits, spaces and `._@-`, starting with a letter or digit; unique whatever its case; `bootstrap-<n>` is reserved. Requests made with the key carry it as their identity.",
+      "The key's name: 1–64 letters, digits, single spaces between them and `._@-`, starting with a letter or digit; unique whatever its case; `bootstrap-<n>` is reserved. Requests made with the key carry it as their identity.",
   }),
 });
 

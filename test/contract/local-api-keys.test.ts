@@ -136,7 +136,7 @@ describe('Settings → API Keys', () => {
     const again = await h.call('POST', '/api/keys', { name: 'deploy bot' });
     expect(again.status).toBe(409);
     expect(again.body.detail[0]).toMatchObject({ loc: ['body', 'name'], type: 'conflict' });
-    for (const body of [{ name: 'bootstrap-3' }, { name: 'Bootstrap-1' }, { name: '' }, { name: ' leading space' }, { name: 'x'.repeat(65) }, { name: 'new\nline' }, { name: 'ok', extra: 1 }, {}]) {
+    for (const body of [{ name: 'bootstrap-3' }, { name: 'Bootstrap-1' }, { name: '' }, { name: ' leading space' }, { name: 'bootstrap-1 ' }, { name: 'trailing ' }, { name: 'two  spaces' }, { name: 'x'.repeat(65) }, { name: 'new\nline' }, { name: 'ok', extra: 1 }, {}]) {
       const res = await h.call('POST', '/api/keys', body);
       expect(res.status, JSON.stringify(body)).toBe(422);
       expectDetailShape(res.body);

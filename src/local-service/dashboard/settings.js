@@ -100,7 +100,7 @@ function newKeyForm(created) {
       );
     },
   },
-    h('label', {}, 'Name', h('span', {}, 'Who or what will use it (letters, digits, spaces, ._@-). Requests made with it are recorded under this name.'), name),
+    h('label', {}, 'Name', h('span', {}, 'Who or what will use it (letters, digits, ._@- and single spaces). Requests made with it are recorded under this name.'), name),
     h('label', {}, 'An existing API key', h('span', {}, 'Making a key takes a key, as signing in does; it is sent with this request only and not kept.'), confirmKey),
     error,
     h('button', { type: 'submit', 'data-testid': 'create-key' }, 'Create key'),
