@@ -14,7 +14,14 @@ export function createLogger(options: {
   destination?: NodeJS.WritableStream;
   /** Values (keys) scrubbed from every line for the logger's whole life. */
   secrets?: readonly string[];
+  /**
+   * The ids of the span open where a line is written (the tracing port's `logFields`), added to
+   * the line as `trace_id` and `span_id` (docs/operations.md#traces). Read as each line is written,
+   * so it may be bound after the logger is made (tracing starts once the logger can report on it).
+   */
+  traceIds?: () => { trace_id: string; span_id: string } | undefined;
 }): Logger {
+  const { traceIds } = options;
   if (options.secrets && options.secrets.length > 0) scrubFromProcessLog(createSecretVault(undefined, undefined, options.secrets).redact);
   return pino(
     {
@@ -27,11 +34,14 @@ export function createLogger(options: {
         censor: '[REDACTED]',
       },
       formatters: { level: (label) => ({ level: label }) },
+      ...(traceIds ? { mixin: () => traceIds() ?? NO_FIELDS } : {}),
       hooks: { streamWrite: scrubLogLine },
     },
     (options.destination ?? process.stdout) as pino.DestinationStream,
   ) as unknown as Logger;
 }
+
+const NO_FIELDS = Object.freeze({});
 
 /** A logger that drops everything (unit tests). */
 export function createSilentLogger(): Logger {
