@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ExecutionError } from './errors.js';
 import { formatIssues } from './specification.js';
+import { parseTraceParent } from './trace-context.js';
 
 /** The data of one queue job (docs/queue-and-jobs.md). */
 export interface JobData {
@@ -11,6 +12,12 @@ export interface JobData {
   inputPayload?: unknown;
   /** Raw specification; validated by `parseSpecification` later. */
   specification?: unknown;
+  /**
+   * A W3C `traceparent`: the execution's trace continues it (docs/queue-and-jobs.md#job-data). Kept
+   * only when it reads as one; a malformed one is dropped, and the execution starts a trace of its
+   * own, as W3C Trace Context says of a header it cannot read. Not a string: the job is malformed.
+   */
+  traceparent?: string;
 }
 
 const jobDataSchema = z.object({
@@ -19,6 +26,7 @@ const jobDataSchema = z.object({
   workflowVersionId: z.string().min(1).optional(),
   inputPayload: z.unknown().optional(),
   specification: z.record(z.string(), z.unknown()).optional(),
+  traceparent: z.string().max(512).optional(),
 });
 
 /** Validates job data; throws `invalid_job` with every fault named. */
@@ -32,6 +40,7 @@ export function parseJobData(raw: unknown): JobData {
   if (parsed.data.workflowVersionId !== undefined) data.workflowVersionId = parsed.data.workflowVersionId;
   if (raw !== null && typeof raw === 'object' && 'inputPayload' in raw) data.inputPayload = parsed.data.inputPayload;
   if (parsed.data.specification !== undefined) data.specification = parsed.data.specification;
+  if (parsed.data.traceparent !== undefined && parseTraceParent(parsed.data.traceparent)) data.traceparent = parsed.data.traceparent.trim();
   return data;
 }
 

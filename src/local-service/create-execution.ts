@@ -4,7 +4,7 @@ import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { withShownFileUrls } from '../domain/input-files.js';
 import { createSecretVault } from '../domain/secrets.js';
 import type { JsonSchema } from '../domain/specification.js';
-import type { Logger } from '../telemetry/types.js';
+import type { Logger, Tracing } from '../telemetry/types.js';
 import { markSecrets } from './default-input.js';
 import { HttpError, unprocessable } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
@@ -22,6 +22,8 @@ export interface CreateExecutionDeps {
   store: Store;
   queue: JobQueue;
   logger: Logger;
+  /** Where the service's spans go (docs/operations.md#traces); absent: nowhere. */
+  tracing?: Tracing;
   /** PROFILE_KEYS: open the sealed secrets of versions' default inputs (default-input.ts). */
   inputKeys?: ProfileKeyring;
 }
@@ -35,6 +37,8 @@ export interface CreateExecutionInput {
   executionId?: string;
   /** Where the input has secrets besides what the schema marks: a default input's (default-input.ts). */
   secretPaths?: readonly KeyPath[];
+  /** The span of the request or the tick that makes the execution, carried by the job. */
+  traceparent?: string;
 }
 
 export async function createExecution(deps: CreateExecutionDeps, input: CreateExecutionInput): Promise<ExecutionRow> {
@@ -92,6 +96,7 @@ export async function createExecution(deps: CreateExecutionDeps, input: CreateEx
       workflowVersionId: version.workflow_version_uuid,
       inputPayload,
       specification,
+      ...(input.traceparent ? { traceparent: input.traceparent } : {}),
     });
   } catch (error) {
     const message = `could not enqueue the execution: ${error instanceof Error ? error.message : String(error)}`;

@@ -1,5 +1,6 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
+import type { JobData } from '../domain/job.js';
 import { redisOptions } from '../domain/redis-address.js';
 import { runCacheKey } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
@@ -9,8 +10,11 @@ import type { Logger } from '../telemetry/types.js';
  * uuid, so a double submit cannot enqueue the same execution twice.
  */
 
-export interface ExecutionJobData {
-  executionId: string;
+/**
+ * The job as this producer fills it: the queue's job data (domain/job.ts, the one declaration of
+ * its fields, `traceparent` among them) with every field the worker would otherwise fetch.
+ */
+export interface ExecutionJobData extends JobData {
   workflowId: string;
   workflowVersionId: string;
   inputPayload: unknown;

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { optionalBody } from './app.js';
-import type { Logger } from '../telemetry/types.js';
+import { noTracing } from '../telemetry/tracing.js';
+import type { Logger, Tracing } from '../telemetry/types.js';
+import { inServerSpan } from './request-span.js';
 import { createExecution } from './create-execution.js';
 import { notFound, unprocessable } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
@@ -23,12 +25,16 @@ export interface RouteDeps {
   store: Store;
   queue: JobQueue;
   logger: Logger;
+  /** Where the service's spans go (docs/operations.md#traces); absent: nowhere. */
+  tracing?: Tracing;
   schedules: Schedules;
   /** Test-only: schedules may fire every second (docs/api.md#triggers). */
   allowEverySecond: boolean;
   /** PROFILE_KEYS: seal the secrets of versions' default inputs (default-input.ts); none refuses a default input with secrets. */
   inputKeys?: ProfileKeyring;
 }
+
+const EXECUTE_ROUTE = '/api/workflows/:workflowId/execute';
 
 /** A workflow as the API answers it: its fields and its current version. */
 export interface WorkflowView extends WorkflowRow {
@@ -56,6 +62,7 @@ const normalise = async (request: FastifyRequest): Promise<void> => {
 
 export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { store, queue, logger, schedules } = deps;
+  const tracing = deps.tracing ?? noTracing;
   const triggerOpts = { allowEverySecond: deps.allowEverySecond, ...(deps.inputKeys ? { inputKeys: deps.inputKeys } : {}) };
   const view = (row: WorkflowRow) => workflowView(deps, row);
 
@@ -182,7 +189,7 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return { items, total: items.length };
   });
 
-  app.post('/api/workflows/:workflowId/execute', {
+  app.post(EXECUTE_ROUTE, {
     config: KEY_OR_SESSION,
     preValidation: optionalBody,
     schema: {
@@ -199,14 +206,19 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
     },
   }, async (request, reply) => {
     const { workflowId: id } = request.params as { workflowId: string };
-    const body = request.body as { inputPayload?: unknown };
-    const workflow = await store.getWorkflow(id);
-    const version = workflow ? await store.currentVersion(id) : undefined;
-    if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
-    // Without inputPayload the version's default input is used (null when it has none), its secrets too.
-    const input = 'inputPayload' in body ? { payload: body.inputPayload, secretPaths: [] } : defaultRunInput(version, deps.inputKeys);
-    const execution = await createExecution(deps, { workflow, version, inputPayload: input.payload, secretPaths: input.secretPaths, trigger: 'manual' });
-    return reply.code(201).send(execution);
+    // The execution's trace starts here, continuing the caller's when it sent one (docs/operations.md#traces).
+    return inServerSpan(tracing, request, reply, EXECUTE_ROUTE, { 'workflow.id': id }, async (span) => {
+      const body = request.body as { inputPayload?: unknown };
+      const workflow = await store.getWorkflow(id);
+      const version = workflow ? await store.currentVersion(id) : undefined;
+      if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
+      // Without inputPayload the version's default input is used (null when it has none), its secrets too.
+      const input = 'inputPayload' in body ? { payload: body.inputPayload, secretPaths: [] } : defaultRunInput(version, deps.inputKeys);
+      const traceparent = span.traceparent;
+      const execution = await createExecution(deps, { workflow, version, inputPayload: input.payload, secretPaths: input.secretPaths, trigger: 'manual', ...(traceparent ? { traceparent } : {}) });
+      span.setAttributes({ 'execution.id': execution.execution_uuid, 'workflow_version.id': execution.workflow_version_uuid });
+      return reply.code(201).send(execution);
+    });
   });
 }
 

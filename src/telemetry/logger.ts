@@ -34,14 +34,13 @@ export function createLogger(options: {
         censor: '[REDACTED]',
       },
       formatters: { level: (label) => ({ level: label }) },
-      ...(traceIds ? { mixin: () => traceIds() ?? NO_FIELDS } : {}),
+      // A fresh object each line: pino merges the line's own fields into what the mixin returns.
+      ...(traceIds ? { mixin: () => traceIds() ?? {} } : {}),
       hooks: { streamWrite: scrubLogLine },
     },
     (options.destination ?? process.stdout) as pino.DestinationStream,
   ) as unknown as Logger;
 }
-
-const NO_FIELDS = Object.freeze({});
 
 /** A logger that drops everything (unit tests). */
 export function createSilentLogger(): Logger {

@@ -29,10 +29,11 @@ export interface TraceSpanOptions {
   /** When the span began (epoch ms): a span made once what it covers is over. Default: now. */
   startMs?: number;
   /**
-   * A W3C `traceparent` this span continues (a job's, a request's header) instead of the active
-   * span; one that cannot be read starts a new trace. `null`: a new trace whatever is active.
+   * The span's parent instead of the active span: a span of this process, or a W3C `traceparent`
+   * it continues (a job's, a request's header; one that cannot be read starts a new trace).
+   * `null`: a new trace whatever is active.
    */
-  parent?: string | null;
+  parent?: TraceSpan | string | null;
 }
 
 export interface TraceSpan {

@@ -110,10 +110,12 @@ export async function createOtelTracing(settings: TracingSettings, options: { se
     return own;
   };
   const parentOf = (options: TraceSpanOptions | undefined): Context => {
-    if (options?.parent === null) return ROOT_CONTEXT;
+    const parent = options?.parent;
+    if (parent === null) return ROOT_CONTEXT;
     // One that cannot be read extracts to no span: the span starts a new trace (W3C Trace Context).
-    if (typeof options?.parent === 'string') return propagation.extract(ROOT_CONTEXT, { traceparent: options.parent });
-    return context.active();
+    if (typeof parent === 'string') return propagation.extract(ROOT_CONTEXT, { traceparent: parent });
+    const own = parent && otelOf.get(parent);
+    return own ? trace.setSpan(ROOT_CONTEXT, own) : context.active();
   };
   const startSpan = (name: string, options?: TraceSpanOptions): TraceSpan =>
     wrap(
