@@ -4,7 +4,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { spawnDaemon, stopAllDaemons } from '../support/daemon-process.js';
-import { browser, finish } from '../support/scripted-model-server.js';
+import { Redis } from 'ioredis';
+import { answerField, answersStreamKey } from '../../src/domain/human-protocol.js';
+import { browser, finish, toolUse } from '../support/scripted-model-server.js';
 import { callsOf, startRig, type FaultRig } from '../faults/harness.js';
 import { pathsOf, startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
 
@@ -21,7 +23,10 @@ let receiver: OtlpReceiver;
 
 beforeAll(async () => {
   [rig, receiver] = await Promise.all([
-    startRig('traces', { click: (turn) => (turn === 0 ? browser('left_click', { target: { type: 'coordinate', x: 250, y: 120 } }) : finish('completed', { done: true })) }),
+    startRig('traces', {
+      click: (turn) => (turn === 0 ? browser('left_click', { target: { type: 'coordinate', x: 250, y: 120 } }) : finish('completed', { done: true })),
+      ask: (turn) => (turn === 0 ? toolUse('ask_human', { question: 'Which delivery address?' }) : finish('completed', { asked: true })),
+    }),
     startOtlpReceiver(),
   ]);
 });
@@ -72,6 +77,28 @@ describe('traces of the worker daemon', () => {
     }
     // Lines outside any execution carry none.
     expect(worker.find('daemon running')[0]!.trace_id).toBeUndefined();
+  });
+
+  it('makes a wait for a person a span, with the waiting and resumed calls', async () => {
+    await rig.startWorker('traced-human', `${rig.tmp}/work-human`, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100', VIDEO_ENABLED: 'false', HUMAN_TIMEOUT_MS: '120000' });
+    const executionId = await rig.enqueue('ask');
+    await rig.api.waitForCall(executionId, 'waiting');
+    const redis = new Redis(rig.redis.url);
+    try {
+      await redis.xadd(answersStreamKey('bull', rig.queueName, executionId), '*', 'answer', answerField({ answer: '1 Main St', by: 'ops' }));
+    } finally {
+      redis.disconnect();
+    }
+    expect((await rig.api.waitForFinal(executionId)).path).toMatch(/\/completed$/);
+    const spans = await receiver.waitFor((all) => all.some((s) => s.name === 'execution' && s.attributes['execution.id'] === executionId));
+    const root = spans.find((s) => s.name === 'execution' && s.attributes['execution.id'] === executionId)!;
+    const paths = pathsOf(spans, root.traceId);
+    expect(paths).toEqual(expect.arrayContaining(['execution > browser_phase > human_wait', 'execution > browser_phase > POST /api/executions/{executionId}/waiting', 'execution > browser_phase > POST /api/executions/{executionId}/resumed']));
+    const wait = spans.find((s) => s.traceId === root.traceId && s.name === 'human_wait')!;
+    expect(wait.attributes).toMatchObject({ 'human.kind': 'question', 'human.outcome': expect.any(String), 'human.waited_ms': expect.any(Number) });
+    expect(wait.status.code).toBe(0);
+    // The answer's text is not a span's business.
+    expect(JSON.stringify(spans.filter((s) => s.traceId === root.traceId))).not.toContain('1 Main St');
   });
 
   it('exports nothing and loads no OpenTelemetry package without an endpoint, whatever else is set', async () => {
