@@ -1,6 +1,6 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { JobData } from '../domain/job.js';
+import type { JobData } from '../contract/job.js';
 import { redisOptions } from '../domain/redis-address.js';
 import { runCacheKey } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
@@ -10,19 +10,12 @@ import type { Logger } from '../telemetry/types.js';
  * uuid, so a double submit cannot enqueue the same execution twice.
  */
 
-/**
- * The job as this producer fills it: the queue's job data (domain/job.ts, the one declaration of
- * its fields, `traceparent` among them) with every field the worker would otherwise fetch.
- */
-export interface ExecutionJobData extends JobData {
-  workflowId: string;
-  workflowVersionId: string;
-  inputPayload: unknown;
-  specification: Record<string, unknown>;
-}
-
 export interface JobQueue {
-  add(data: ExecutionJobData): Promise<void>;
+  /**
+   * Enqueues an execution's job: the API gives every field (the worker would otherwise fetch what
+   * is missing), and the `traceparent` of the span that made it when it traces.
+   */
+  add(data: Required<Omit<JobData, 'traceparent'>> & Pick<JobData, 'traceparent'>): Promise<void>;
   /**
    * The execution is deleted: a job still waiting, or ended, is removed; a job a worker runs
    * keeps `maskedInput` (the input with secrets as placeholders) in place of its input.
@@ -37,7 +30,7 @@ export interface JobQueue {
 const JOB_NAME = 'execute';
 
 export function createJobQueue(opts: { redisUrl: string; queueName: string; queuePrefix: string; logger: Logger }): JobQueue {
-  const queue = new Queue<ExecutionJobData>(opts.queueName, {
+  const queue = new Queue<JobData>(opts.queueName, {
     // ioredis's and BullMQ's option types differ in detail; the object is ioredis's own.
     connection: redisOptions(opts.redisUrl) as ConnectionOptions,
     prefix: opts.queuePrefix,
