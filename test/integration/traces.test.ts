@@ -171,9 +171,11 @@ describe('the trace of an execution', () => {
   });
 
   it('marks a failure on the root, its phase and its request, with the error code, in a trace of its own', async () => {
-    const r = await run([click(120, 35), failure(400, { headers: { 'x-should-retry': 'false' } })]);
+    // A traceparent that is not one is ignored, with a warning: the execution's trace is its own.
+    const r = await run([click(120, 35), failure(400, { headers: { 'x-should-retry': 'false' } })], { traceparent: '00-not-a-trace-01' });
     expect(r.summary).toMatchObject({ status: 'failed' });
     expect(r.root.parentSpanId).toBeUndefined();
+    expect(log.lines.find((l) => l.executionId === r.executionId && l.level === 'warn' && /traceparent is not a W3C traceparent/.test(l.msg))).toBeDefined();
     expect(r.root.status.code).toBe(2);
     expect(r.root.attributes).toMatchObject({ 'execution.status': 'failed', 'execution.error.code': 'model_error', 'error.type': 'model_error' });
     const [phase] = named(r.spans, 'browser_phase');
