@@ -3,7 +3,16 @@ import tseslint from 'typescript-eslint';
 import { noImportCycle } from './scripts/lint/no-import-cycle.js';
 
 /** Folders holding adapters: they may import ports and shared helpers, never each other. */
-const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane', 'toolset', 'live', 'human'];
+const ADAPTER_DIRS = ['model', 'browser', 'recorder', 'storage', 'control-plane', 'toolset', 'live', 'human', 'tracing'];
+
+/**
+ * OpenTelemetry is loaded only where tracing is configured (src/tracing/start.ts imports it on
+ * demand): every other file knows the tracing port alone (telemetry/types.ts).
+ */
+const onlyTheTracingAdapter = {
+  group: ['@opentelemetry/*', '@grpc/*'],
+  message: 'OpenTelemetry stays inside src/tracing/ (loaded only when tracing is configured); use the tracing port (telemetry/types.js).',
+};
 
 // runner/, run-cache/ and agent/ know ports (each folder's types.ts) and domain code, never adapters.
 const coreRestrictions = ADAPTER_DIRS.map((dir) => ({
@@ -35,6 +44,7 @@ const adapterRule = (self) => ({
           })),
           { group: ['../runner/*', '../run-cache/*', '../agent/*', '../intake/*', '../../runner/*', '../../run-cache/*', '../../agent/*', '../../intake/*'], message: 'adapters do not depend on the core.' },
           notTheLocalService,
+          ...(self === 'tracing' ? [] : [onlyTheTracingAdapter]),
         ],
       },
     ],
@@ -52,7 +62,12 @@ export default tseslint.config(
   },
   {
     files: ['src/config/**/*.ts', 'src/telemetry/**/*.ts', 'src/compose.ts', 'src/daemon.ts', 'src/main.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [notTheLocalService] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [notTheLocalService, onlyTheTracingAdapter] }] },
+  },
+  {
+    // The CLI starts both programs: it may import the local service, never OpenTelemetry.
+    files: ['src/cli.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [onlyTheTracingAdapter] }] },
   },
   {
     // telemetry/ is the floor: every folder logs and emits, so it imports none of them (the event
@@ -64,7 +79,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          patterns: [{ regex: '^\\.\\./(?!domain/secrets\\.js$)', message: 'telemetry/ sits below every other folder: it imports none of them (only domain/secrets.js, for the process log).' }],
+          patterns: [{ regex: '^\\.\\./(?!domain/secrets\\.js$)', message: 'telemetry/ sits below every other folder: it imports none of them (only domain/secrets.js, for the process log).' }, onlyTheTracingAdapter],
         },
       ],
     },
@@ -85,7 +100,7 @@ export default tseslint.config(
         {
           patterns: [
             ...coreRestrictions,
-            { group: ['playwright-core', 'playwright', '@anthropic-ai/sdk', '@aws-sdk/*', 'fluent-ffmpeg'], message: 'vendor SDKs stay inside their adapter.' },
+            { group: ['playwright-core', 'playwright', '@anthropic-ai/sdk', '@aws-sdk/*', 'fluent-ffmpeg', '@opentelemetry/*', '@grpc/*'], message: 'vendor SDKs stay inside their adapter.' },
             notTheLocalService,
           ],
         },
@@ -121,9 +136,10 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: [...WORKER_DIRS.map((dir) => `../${dir}/*`), ...WORKER_FILES.map((f) => `../${f}.js`), '../telemetry/*', '!../telemetry/types.js'],
+              group: [...WORKER_DIRS.map((dir) => `../${dir}/*`), ...WORKER_FILES.map((f) => `../${f}.js`), '../telemetry/*', '!../telemetry/types.js', '!../telemetry/tracing.js'],
               message: 'the local service is a program of its own: from the worker it shares src/domain and the telemetry ports, nothing else.',
             },
+            onlyTheTracingAdapter,
           ],
         },
       ],

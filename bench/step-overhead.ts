@@ -20,6 +20,10 @@ import type { LiveRelay } from '../src/live/types.js';
 import { runExecution } from '../src/runner/run-execution.js';
 import { createLocalStore } from '../src/storage/local-store.js';
 import { createSilentLogger } from '../src/telemetry/logger.js';
+import { tracingSettingsSchema } from '../src/config/tracing.js';
+import type { Tracing } from '../src/telemetry/types.js';
+import { startTracing, WORKER_SERVICE_NAME } from '../src/tracing/start.js';
+import { startOtlpReceiver } from '../test/support/otlp-receiver.js';
 import { startRecordingApi } from '../test/support/recording-api.js';
 import { computer, delayed, finish, startScriptedModelServer, type ScriptedTurn } from '../test/support/scripted-model-server.js';
 import { percentile, sampleTree } from './process-stats.js';
@@ -48,14 +52,14 @@ interface RunFigures {
   overheadsMs: number[];
 }
 
-async function runOnce(options: { config: Config; browser: BrowserSandbox; shop: ShopServer; dir: string; steps: number; latencyMs: number; live: LiveRelay }): Promise<RunFigures> {
+async function runOnce(options: { config: Config; browser: BrowserSandbox; shop: ShopServer; dir: string; steps: number; latencyMs: number; live: LiveRelay; tracing?: Tracing }): Promise<RunFigures> {
   const model = await startScriptedModelServer(script(options.steps, options.latencyMs));
   const config = { ...options.config, ANTHROPIC_BASE_URL: model.url };
   const recorder = createRecorder(config, logger);
   try {
     const store = createLocalStore({ dir: options.dir, prefix: '' });
     // Wired as the daemon wires it: a live relay, nobody watching.
-    const deps = createRunnerDeps({ config, logger, browser: options.browser, store, live: options.live, ...(recorder ? { recorder } : {}) });
+    const deps = createRunnerDeps({ config, logger, browser: options.browser, store, live: options.live, ...(recorder ? { recorder } : {}), ...(options.tracing ? { tracing: options.tracing } : {}) });
     const executionId = randomUUID();
     const summary = await runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: [new URL(options.shop.origin).host], startUrl: `${options.shop.origin}/`, maxSteps: options.steps + 5, model: EARLIER_TOOL_MODEL } }, new AbortController().signal);
     if (summary.status !== 'completed') throw new Error(`bench run did not complete: ${JSON.stringify(summary)}`);
@@ -104,6 +108,7 @@ export async function benchSteps(): Promise<Record<string, number>> {
     figures.stepOverheadP95Ms = percentile(ours.overheadsMs, 95);
     figures.naiveFixedWaitP50Ms = percentile(naive.overheadsMs, 50);
     figures.naiveOverOursRatioP50 = Math.round((figures.naiveFixedWaitP50Ms / figures.stepOverheadP50Ms) * 10) / 10;
+    Object.assign(figures, await tracingOnAndOff({ config, browser, shop, dir, live }));
 
     // BENCH_STEPS_SWEEP=off: the overhead figures only (the sweep takes minutes).
     for (const n of process.env.BENCH_STEPS_SWEEP === 'off' ? [] : [1, 4, 8, 12]) {
@@ -133,6 +138,37 @@ export async function benchSteps(): Promise<Record<string, number>> {
     await rm(dir, { recursive: true, force: true });
   }
   return figures;
+}
+
+/**
+ * The same 30-step run with tracing off and on (docs/operations.md#traces), alternated so that the
+ * machine's load falls on both alike: on, every span goes over OTLP/HTTP (protobuf) to a receiver
+ * that decodes it, and the settle waits are spans too (a browser of its own, made with tracing).
+ */
+async function tracingOnAndOff(options: { config: Config; browser: BrowserSandbox; shop: ShopServer; dir: string; live: LiveRelay }): Promise<Record<string, number>> {
+  const receiver = await startOtlpReceiver();
+  const tracing = await startTracing(tracingSettingsSchema.parse({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }), { serviceName: WORKER_SERVICE_NAME, logger });
+  const tracedBrowser = createBrowser(options.config, logger, tracing);
+  const off: number[] = [];
+  const on: number[] = [];
+  try {
+    await runOnce({ ...options, browser: tracedBrowser, tracing, steps: 2, latencyMs: 0 });
+    for (let round = 0; round < 3; round++) {
+      off.push(...(await runOnce({ ...options, steps: 30, latencyMs: 0 })).overheadsMs);
+      on.push(...(await runOnce({ ...options, browser: tracedBrowser, tracing, steps: 30, latencyMs: 0 })).overheadsMs);
+    }
+  } finally {
+    await tracedBrowser.close();
+    await tracing.shutdown();
+    await receiver.close();
+  }
+  return {
+    tracingOffStepOverheadP50Ms: percentile(off, 50),
+    tracingOffStepOverheadP95Ms: percentile(off, 95),
+    tracingOnStepOverheadP50Ms: percentile(on, 50),
+    tracingOnStepOverheadP95Ms: percentile(on, 95),
+    tracingOnSpansExported: receiver.spans.length,
+  };
 }
 
 /** Dequeue → first model request, and end of run → final report, through the real daemon. */

@@ -17,6 +17,9 @@ import { runExecution } from './runner/run-execution.js';
 import { createLocalStore } from './storage/local-store.js';
 import { createLocalProfileStore } from './storage/profile-store.js';
 import { createLogger } from './telemetry/logger.js';
+import { noTracing } from './telemetry/tracing.js';
+import type { Tracing } from './telemetry/types.js';
+import { LOCAL_API_SERVICE_NAME, startTracing, WORKER_SERVICE_NAME } from './tracing/start.js';
 
 const USAGE = `Usage:
   execution-worker run --spec FILE [--input JSON] [--replay FILE] [--out DIR]
@@ -69,7 +72,8 @@ async function runCommand(args: string[]): Promise<number> {
   }
   const config = loadConfig();
   // stdout carries output.json alone: the log goes to stderr.
-  const logger = createLogger({ level: config.LOG_LEVEL, destination: process.stderr, secrets: processSecrets(config) });
+  let tracing: Tracing = noTracing;
+  const logger = createLogger({ level: config.LOG_LEVEL, destination: process.stderr, secrets: processSecrets(config), traceIds: () => tracing.logFields() });
   const replay = values.replay ? await loadRecording(values.replay).catch((error: Error) => {
     throw new UsageError(`--replay: ${error.message}`);
   }) : undefined;
@@ -77,12 +81,14 @@ async function runCommand(args: string[]): Promise<number> {
     throw new UsageError('set ANTHROPIC_API_KEY to run with Claude, or pass --replay FILE to replay a recorded run');
   }
   const outDir = path.resolve(values.out ?? 'artifacts');
-  const browser = createBrowser(config, logger);
+  // The run is one trace too, when the OpenTelemetry variables name an endpoint (docs/operations.md#traces).
+  tracing = await startTracing(config, { serviceName: WORKER_SERVICE_NAME, logger });
+  const browser = createBrowser(config, logger, tracing);
   const recorder = createRecorder(config, logger);
   const store = createLocalStore({ dir: outDir, prefix: '', ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
   // Browser profiles (docs/profiles.md) beside the artifacts in the --out folder, as the artifacts.
   const profileStore = createLocalProfileStore({ dir: outDir, prefix: '' });
-  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, profileStore, ...(recorder ? { recorder } : {}), ...(replay ? { replay } : {}) });
+  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, profileStore, tracing, ...(recorder ? { recorder } : {}), ...(replay ? { replay } : {}) });
 
   const controller = new AbortController();
   // Ctrl-C ends the run like a worker shutdown: finalised, artifacts written, reported failed.
@@ -100,6 +106,7 @@ async function runCommand(args: string[]): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await Promise.allSettled([browser.close(), recorder?.close?.()]);
+    await tracing.shutdown();
   }
 }
 
@@ -111,7 +118,10 @@ function runConfig(config: Config): Config {
 async function serveCommand(args: string[]): Promise<number> {
   parseArgsOrThrow(args, {});
   const config = loadServeConfig();
-  const logger = createLogger({ level: config.LOG_LEVEL, secrets: [...config.API_KEYS, ...processSecrets(config)] });
+  let tracing: Tracing = noTracing;
+  const logger = createLogger({ level: config.LOG_LEVEL, secrets: [...config.API_KEYS, ...processSecrets(config)], traceIds: () => tracing.logFields() });
+  // The execute route and the schedules' ticks start each execution's trace (docs/operations.md#traces).
+  tracing = await startTracing(config, { serviceName: LOCAL_API_SERVICE_NAME, logger });
   // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.
   const profiles = createProfileDirectory(config, logger);
   try {
@@ -127,6 +137,7 @@ async function serveCommand(args: string[]): Promise<number> {
       profiles,
       ...(config.PROFILE_KEYS ? { inputKeys: config.PROFILE_KEYS } : {}),
       logger,
+      tracing,
       allowEverySecond: config.TEST_ONLY_SCHEDULE_EVERY_SECOND,
     });
     logger.info({ url: server.url }, 'local API and dashboard listening');
@@ -138,6 +149,7 @@ async function serveCommand(args: string[]): Promise<number> {
     await server.close();
   } finally {
     profiles.close();
+    await tracing.shutdown();
   }
   return 0;
 }

@@ -27,7 +27,9 @@ import { createS3ObjectReader } from './storage/s3-object-reader.js';
 import { createS3Store } from './storage/s3-store.js';
 import type { ArtifactStore, ProfileStore } from './storage/types.js';
 import { createSilentLogger } from './telemetry/logger.js';
-import type { Logger } from './telemetry/types.js';
+import type { Logger, Tracing } from './telemetry/types.js';
+import { tracingSecrets } from './config/tracing.js';
+import { withUploadSpans } from './storage/traced-store.js';
 import { createActionSpace } from './toolset/create.js';
 
 /**
@@ -80,7 +82,7 @@ export function createProfileDirectory(config: Config, logger: Logger = createSi
   };
 }
 
-export function createBrowser(config: Config, logger: Logger): BrowserSandbox {
+export function createBrowser(config: Config, logger: Logger, tracing?: Tracing): BrowserSandbox {
   if (chromiumSandboxDisabled()) {
     logger.warn(
       { uid: 0, chromiumSandbox: false },
@@ -89,6 +91,7 @@ export function createBrowser(config: Config, logger: Logger): BrowserSandbox {
   }
   return createPlaywrightSandbox({
     logger: logger.child({ component: 'browser' }),
+    ...(tracing ? { tracing } : {}),
     ...(config.CHROMIUM_PATH ? { chromiumPath: config.CHROMIUM_PATH } : {}),
     ...(config.BROWSER_HOST_RULES ? { hostRules: config.BROWSER_HOST_RULES } : {}),
   });
@@ -165,7 +168,7 @@ export function inputFileOpener(config: Config, logger: Logger, credentials?: { 
  * environment variables when they are set there.
  */
 export function processSecrets(config: Config, env: NodeJS.ProcessEnv = process.env): string[] {
-  return [config.API_KEY, config.ANTHROPIC_API_KEY, env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN].filter(
+  return [config.API_KEY, config.ANTHROPIC_API_KEY, env.AWS_SECRET_ACCESS_KEY, env.AWS_SESSION_TOKEN, ...tracingSecrets(config)].filter(
     (s): s is string => typeof s === 'string' && s.length > 0,
   );
 }
@@ -188,11 +191,14 @@ export function createRunnerDeps(options: {
   profileStore?: ProfileStore;
   live?: LiveRelay;
   human?: RunnerDeps['human'];
+  /** Where each execution's trace goes (startTracing); absent: nowhere. */
+  tracing?: Tracing;
 }): RunnerDeps {
   const { config, logger } = options;
   return {
     browser: options.browser,
-    store: options.store,
+    store: options.tracing ? withUploadSpans(options.store, options.tracing) : options.store,
+    ...(options.tracing ? { tracing: options.tracing } : {}),
     ...(options.recorder ? { recorder: options.recorder } : {}),
     ...(options.controlPlane ? { controlPlane: options.controlPlane } : {}),
     ...(options.observers ? { observers: options.observers } : {}),

@@ -16,7 +16,7 @@ import { startHealthServer, type HealthServer } from './telemetry/health.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { createCapacity } from './telemetry/capacity.js';
 import type { RecordingFile } from './model/types.js';
-import type { Logger } from './telemetry/types.js';
+import type { Logger, Tracing } from './telemetry/types.js';
 
 /**
  * The daemon (docs/operations.md): explicit states, logged on change.
@@ -43,6 +43,8 @@ const OUTBOX_DRAIN_MS = 10_000;
 export interface DaemonOptions {
   /** Replays this recording instead of calling Claude (the demo without an API key). */
   replay?: RecordingFile;
+  /** Where each execution's trace goes (startTracing, in main.ts, which ends it after the daemon). */
+  tracing?: Tracing;
 }
 
 export async function startDaemon(config: Config, logger: Logger, options: DaemonOptions = {}): Promise<Daemon> {
@@ -58,7 +60,8 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   const scope = new Scope((error, resource) => logger.warn({ err: error, resource }, 'the daemon could not close a resource'));
   try {
     const metrics = createMetrics();
-    const http = createHttpControlPlane({ baseUrl: config.API_BASE_URL!, apiKey: config.API_KEY!, logger: logger.child({ component: 'control-plane' }) });
+    const { tracing } = options;
+    const http = createHttpControlPlane({ baseUrl: config.API_BASE_URL!, apiKey: config.API_KEY!, logger: logger.child({ component: 'control-plane' }), ...(tracing ? { tracing } : {}) });
     // Final reports go through a durable outbox: stored first, delivered in the background.
     const controlPlane = scope.use('outbox', createOutbox({ dir: path.join(config.WORK_DIR, 'outbox'), inner: http, logger: logger.child({ component: 'outbox' }) }), (outbox) => outbox.close());
     await controlPlane.resume();
@@ -89,7 +92,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     const recorder = createRecorder(config, logger);
     // Warm video encoders end once no execution runs (docs/operations.md#shared-video-encoder).
     if (recorder) scope.use('video encoders', recorder, (encoders) => encoders.close?.());
-    const browser = scope.use('browser', createBrowser(config, logger), (chromium) => chromium.close());
+    const browser = scope.use('browser', createBrowser(config, logger, tracing), (chromium) => chromium.close());
     metrics.setBrowserSandbox(!chromiumSandboxDisabled());
     const deps = createRunnerDeps({
       config,
@@ -103,6 +106,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       ...(recorder ? { recorder } : {}),
       ...(runCache ? { runCache } : {}),
       ...(options.replay ? { replay: options.replay } : {}),
+      ...(tracing ? { tracing } : {}),
       observers: [(events, id) => metrics.watch(events, id)],
     });
 

@@ -6,6 +6,9 @@ import { ConfigError, loadConfig, requireDaemonSettings } from './config/schema.
 import { processSecrets } from './compose.js';
 import { startDaemon, type Daemon } from './daemon.js';
 import { createLogger } from './telemetry/logger.js';
+import { noTracing } from './telemetry/tracing.js';
+import type { Tracing } from './telemetry/types.js';
+import { startTracing, WORKER_SERVICE_NAME } from './tracing/start.js';
 
 async function main(): Promise<void> {
   let config;
@@ -19,7 +22,9 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger({ level: config.LOG_LEVEL, secrets: processSecrets(config) });
+  // Log lines carry the ids of the span open where they are written, once tracing has started.
+  let tracing: Tracing = noTracing;
+  const logger = createLogger({ level: config.LOG_LEVEL, secrets: processSecrets(config), traceIds: () => tracing.logFields() });
   // Signals are handled from the first moment: a SIGTERM while the daemon starts (a pod stopped
   // during a rollout) stops it once started, through the same graceful path, instead of killing
   // it between two steps of its start.
@@ -36,7 +41,9 @@ async function main(): Promise<void> {
       logger.info({ signal }, 'stop requested while starting: stopping once started');
       return;
     }
-    void daemon.shutdown(signal).then(() => {
+    void daemon.shutdown(signal).then(async () => {
+      // The last spans (the final reports') are exported before the process ends.
+      await tracing.shutdown();
       logger.info({}, 'bye');
       process.exitCode = 0;
       // Everything is closed; if a stray handle keeps the loop alive, do not hang the pod.
@@ -45,7 +52,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  running.daemon = await startDaemon(config, logger);
+  // With no OTEL_EXPORTER_OTLP_*ENDPOINT, nothing of OpenTelemetry is loaded (docs/operations.md#traces).
+  tracing = await startTracing(config, { serviceName: WORKER_SERVICE_NAME, logger });
+  running.daemon = await startDaemon(config, logger, { tracing });
   if (stopWhenStarted) onSignal(stopWhenStarted);
 }
 

@@ -123,6 +123,7 @@ async function askModel(run: AgentRun): Promise<ModelResponse> {
   deps.events.emit('model_turn', {
     step: stats.nSteps,
     by: 'model',
+    model: response.model,
     latencyMs: receivedAt - requestAt,
     overheadMs: run.lastResponseAt === undefined ? null : requestAt - run.lastResponseAt,
     stopReason: response.stopReason,

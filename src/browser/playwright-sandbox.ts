@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
-import type { Logger } from '../telemetry/types.js';
+import type { Logger, Tracing } from '../telemetry/types.js';
 import { disableFeaturesSwitch } from './chromium-features.js';
 import { createConfinement } from './confinement.js';
 import { attachDownloads, type DownloadTracker } from './downloads.js';
@@ -29,6 +29,8 @@ export interface PlaywrightSandboxOptions {
   logger: Logger;
   /** Default true; false shows the window (debugging on a desktop). */
   headless?: boolean;
+  /** Each settle wait is a span of the execution's trace (docs/operations.md#traces). */
+  tracing?: Tracing;
 }
 
 const LAUNCH_TIMEOUT_MS = 30_000;
@@ -212,6 +214,7 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
           ...(downloads ? { downloads } : {}),
           downloadRelay,
           logger: sessionLogger,
+          ...(opts.tracing ? { tracing: opts.tracing } : {}),
           onClosed: () => sessions.delete(session),
         });
         const profiled = context;

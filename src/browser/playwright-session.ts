@@ -7,7 +7,7 @@
  * (playwright-tab.ts). Every call stops when the run's signal fires (cancellable.ts).
  */
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
-import type { Logger } from '../telemetry/types.js';
+import type { Logger, Tracing } from '../telemetry/types.js';
 import type { BlockReports } from './block-reports.js';
 import { cancellable, settledOrAborted } from '../domain/cancel.js';
 import type { SessionGuard } from './confinement.js';
@@ -40,6 +40,8 @@ export interface SessionParts {
   /** Present when the session saves downloads (downloads.ts). */
   downloads?: DownloadTracker;
   logger: Logger;
+  /** Each settle wait becomes a span, a child of whatever runs it (an action, a replayed step). */
+  tracing?: Tracing;
   onClosed: () => void;
 }
 
@@ -67,7 +69,9 @@ export function createSession(parts: SessionParts): BrowserSession {
   const tabs = createTabRegistry(parts.page, { context, guard, files: parts.files, network, frameNavigations, onCrash: reportCrash, closing: () => closing !== undefined });
   if (parts.downloadRelay) parts.downloadRelay.listener = (download) => tabs.record({ type: 'download', download });
   const input = createSessionInput({ browser, activeTab: () => tabs.requireActive(), openTabs: () => tabs.open.length, closing: () => closing !== undefined, logger });
-  const settle = createSettle({ tabs, network, files: parts.files, frameNavigations, lastInputAt: () => input.lastInputAt(), logger });
+  const settleOnce = createSettle({ tabs, network, files: parts.files, frameNavigations, lastInputAt: () => input.lastInputAt(), logger });
+  const { tracing } = parts;
+  const settle = tracing?.enabled ? (signal: AbortSignal, sinceMs?: number) => tracing.inSpan('settle', {}, () => settleOnce(signal, sinceMs)) : settleOnce;
 
   /**
    * Runs a navigation of the active tab; a page that failed to load is an answer, a dead one an

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseRedisAddress } from '../domain/redis-address.js';
 import { parseProfileKeys, type ProfileKeyring } from '../domain/profile-crypto.js';
 import { ConfigError, bool, int, optionalString, optionalUrl, parseEnvironment } from './env.js';
+import { TRACING_SECRET_VARIABLES, tracingSettingsSchema } from './tracing.js';
 
 export { ConfigError };
 
@@ -176,6 +177,8 @@ export const configSchema = z.object({
   PROFILE_MAX_BYTES: int(1_024, 1024 ** 3).default(5 * 1024 ** 2),
   /** Local scratch folder for artifacts being made and uploads not yet done. */
   WORK_DIR: z.string().trim().min(1).default(path.join(os.tmpdir(), 'execution-worker')),
+  /** The standard OpenTelemetry variables (config/tracing.ts, docs/configuration.md#traces). */
+  ...tracingSettingsSchema.shape,
 });
 
 export type Config = z.output<typeof configSchema>;
@@ -184,7 +187,7 @@ export type Config = z.output<typeof configSchema>;
  * How the worker's variables are read: the values of those holding keys are never repeated in an
  * error, and an empty S3_PREFIX is a value of its own (no prefix), not "use the default".
  */
-export const WORKER_VARIABLES = { secret: new Set(['API_KEY', 'ANTHROPIC_API_KEY', 'PROFILE_KEYS']), emptyIsValue: new Set(['S3_PREFIX']) } as const;
+export const WORKER_VARIABLES = { secret: new Set(['API_KEY', 'ANTHROPIC_API_KEY', 'PROFILE_KEYS', ...TRACING_SECRET_VARIABLES]), emptyIsValue: new Set(['S3_PREFIX']) } as const;
 
 /** Parses the environment; throws one ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -13,5 +13,10 @@ export const jobData = z.object({
   inputPayload: z.unknown().optional(),
   /** The version's specification as stored (checked by the worker when it prepares the run); absent: the worker fetches it. */
   specification: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * A W3C `traceparent` (docs/operations.md#traces): the execution's trace continues it. The worker
+   * ignores one that does not read as a `traceparent` (domain/job.ts); not a string: the job is malformed.
+   */
+  traceparent: z.string().max(512).optional(),
 });
 export type JobData = z.infer<typeof jobData>;

@@ -3,7 +3,8 @@ import { executionReading } from '../contract/executions.js';
 import { formatIssues } from '../contract/json.js';
 import { completedReport, failedReport, resumedReport, waitingReport } from '../contract/reports.js';
 import { versionListReading } from '../contract/workflows.js';
-import type { Logger } from '../telemetry/types.js';
+import { noTracing } from '../telemetry/tracing.js';
+import type { Logger, Tracing } from '../telemetry/types.js';
 import { backoffDelayMs, parseRetryAfterMs, sleep as defaultSleep } from './retry.js';
 import type { ExecutionReading } from '../contract/executions.js';
 import type { VersionReading } from '../contract/workflows.js';
@@ -32,6 +33,11 @@ export interface HttpControlPlaneOptions {
   maxDelayMs?: number;
   /** Attempts of `markStarted` and the GETs before they give up. Default 5. */
   maxAttempts?: number;
+  /**
+   * Each attempt is a client span of the trace active where the call is made (HTTP semantic
+   * conventions) and carries its W3C `traceparent` (docs/operations.md#traces).
+   */
+  tracing?: Tracing;
   /** Seams for unit tests: the jitter source and the wait between attempts. */
   random?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -55,6 +61,8 @@ export class ControlPlaneError extends Error {
 type RetryPolicy = { kind: 'attempts'; maxAttempts: number } | { kind: 'deadline'; deadlineMs: number };
 
 interface CallOptions {
+  /** The path with its variable parts named (`/api/executions/{executionId}/started`): the span's name. */
+  template: string;
   body?: unknown;
   signal?: AbortSignal;
   policy: RetryPolicy;
@@ -82,6 +90,8 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
   const final: RetryPolicy = { kind: 'deadline', deadlineMs: finalReportDeadlineMs };
   const random = opts.random ?? Math.random;
   const wait = opts.sleep ?? defaultSleep;
+  const tracing = opts.tracing ?? noTracing;
+  const server = serverOf(baseUrl);
 
   async function call(method: 'GET' | 'POST', path: string, options: CallOptions): Promise<Reply> {
     const url = `${baseUrl}${path}`;
@@ -96,16 +106,27 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
       options.signal?.throwIfAborted();
       let reply: (Reply & { retryAfterMs: number | undefined }) | undefined;
       let networkError: unknown;
+      const span = tracing.startSpan(`${method} ${options.template}`, {
+        kind: 'client',
+        attributes: { 'http.request.method': method, 'url.full': server.url(path), 'url.template': options.template, 'server.address': server.address, 'server.port': server.port, 'http.request.resend_count': attempt > 0 ? attempt : undefined },
+      });
       try {
         const timeout = AbortSignal.timeout(requestTimeoutMs);
         const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-        const response = await fetch(url, { method, headers, body: payload, signal });
+        const sent = { ...headers };
+        tracing.withSpan(span, () => tracing.inject(sent));
+        const response = await fetch(url, { method, headers: sent, body: payload, signal });
         const text = await response.text();
         reply = { status: response.status, body: parseBody(text), retryAfterMs: parseRetryAfterMs(response.headers.get('retry-after')) };
+        span.setAttributes({ 'http.response.status_code': reply.status });
+        if (reply.status >= 400) span.fail(String(reply.status));
       } catch (error) {
+        span.fail(options.signal?.aborted ? 'cancelled' : error instanceof Error ? error.name : 'network', describeNetworkError(error));
         // The caller gave up: that is not a failure of the API, and it is not retried.
         if (options.signal?.aborted) throw options.signal.reason;
         networkError = error;
+      } finally {
+        span.end();
       }
 
       if (reply !== undefined) {
@@ -138,10 +159,11 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
   }
 
   const executionPath = (id: string, suffix = ''): string => `/api/executions/${encodeURIComponent(id)}${suffix}`;
+  const executionTemplate = (suffix = ''): string => `/api/executions/{executionId}${suffix}`;
 
   return {
     async getExecution(executionId, signal): Promise<ExecutionReading> {
-      const reply = await call('GET', executionPath(executionId), { signal, policy: bounded });
+      const reply = await call('GET', executionPath(executionId), { template: executionTemplate(), signal, policy: bounded });
       const read = executionReading.safeParse(reply.body);
       if (!read.success) {
         throw new ControlPlaneError(`GET ${executionPath(executionId)} answered an unexpected body (${formatIssues(read.error.issues)})`, reply.status);
@@ -151,7 +173,7 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
 
     async listVersions(workflowId, signal): Promise<VersionReading[]> {
       const path = `/api/workflows/${encodeURIComponent(workflowId)}/versions`;
-      const reply = await call('GET', path, { signal, policy: bounded });
+      const reply = await call('GET', path, { template: '/api/workflows/{workflowId}/versions', signal, policy: bounded });
       const read = versionListReading.safeParse(reply.body);
       if (!read.success) {
         throw new ControlPlaneError(`GET ${path} answered an unexpected body (${formatIssues(read.error.issues)})`, reply.status);
@@ -161,6 +183,7 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
 
     async markStarted(executionId, startedAt, signal): Promise<StartedResult> {
       const reply = await call('POST', executionPath(executionId, '/started'), {
+        template: executionTemplate('/started'),
         body: { startedAt },
         signal,
         policy: bounded,
@@ -176,22 +199,22 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
 
     async markWaiting(executionId, report: WaitingReport, signal: AbortSignal) {
       const path = executionPath(executionId, '/waiting');
-      await call('POST', path, { body: reportBody(waitingReport, report, path), signal, policy: bounded });
+      await call('POST', path, { template: executionTemplate('/waiting'), body: reportBody(waitingReport, report, path), signal, policy: bounded });
     },
 
     async markResumed(executionId, report: ResumedReport, signal: AbortSignal) {
       const path = executionPath(executionId, '/resumed');
-      await call('POST', path, { body: reportBody(resumedReport, report, path), signal, policy: bounded });
+      await call('POST', path, { template: executionTemplate('/resumed'), body: reportBody(resumedReport, report, path), signal, policy: bounded });
     },
 
     async reportCompleted(executionId, report: CompletedReport, signal?: AbortSignal) {
       const path = executionPath(executionId, '/completed');
-      await call('POST', path, { body: reportBody(completedReport, report, path), policy: final, ...(signal ? { signal } : {}) });
+      await call('POST', path, { template: executionTemplate('/completed'), body: reportBody(completedReport, report, path), policy: final, ...(signal ? { signal } : {}) });
     },
 
     async reportFailed(executionId, report: FailedReport, signal?: AbortSignal) {
       const path = executionPath(executionId, '/failed');
-      await call('POST', path, { body: reportBody(failedReport, report, path), policy: final, ...(signal ? { signal } : {}) });
+      await call('POST', path, { template: executionTemplate('/failed'), body: reportBody(failedReport, report, path), policy: final, ...(signal ? { signal } : {}) });
     },
   };
 
@@ -206,6 +229,26 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
     log.error({ path, problem: formatIssues(checked.error.issues) }, 'a report is not of its shape; sent as it is');
     return report;
   }
+}
+
+/**
+ * The API's address as spans show it (`server.address`, `server.port`, `url.full`): never a user
+ * or password the base URL may hold, and the calls have no query.
+ */
+function serverOf(baseUrl: string): { address: string | undefined; port: number | undefined; url(path: string): string } {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(baseUrl);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed) return { address: undefined, port: undefined, url: (path) => path };
+  const origin = `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
+  return {
+    address: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: parsed.port ? Number(parsed.port) : parsed.protocol === 'https:' ? 443 : 80,
+    url: (path) => `${origin}${path}`,
+  };
 }
 
 function isRetryableStatus(status: number): boolean {

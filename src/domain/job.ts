@@ -1,14 +1,20 @@
 import { formatIssues } from '../contract/json.js';
 import { jobData, type JobData } from '../contract/job.js';
 import { ExecutionError } from './errors.js';
+import { parseTraceParent } from './trace-context.js';
 
 export type { JobData } from '../contract/job.js';
 
-/** Validates job data (docs/queue-and-jobs.md#job-data); throws `invalid_job` with every fault named. */
+/**
+ * Validates job data (docs/queue-and-jobs.md#job-data); throws `invalid_job` with every fault
+ * named. A `traceparent` that does not read as one is dropped: the execution starts a trace of its
+ * own, as W3C Trace Context says of a header it cannot read.
+ */
 export function parseJobData(raw: unknown): JobData {
   const parsed = jobData.safeParse(raw);
   if (!parsed.success) throw new ExecutionError('invalid_job', `invalid job data: ${formatIssues(parsed.error.issues)}`);
-  return parsed.data;
+  const { traceparent, ...data } = parsed.data;
+  return traceparent !== undefined && parseTraceParent(traceparent) ? { ...data, traceparent: traceparent.trim() } : data;
 }
 
 /** The execution id of malformed job data, when it can still be read (to report the failure). */

@@ -3,7 +3,7 @@ import { isPrefix, type KeyPath } from '../domain/key-path.js';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { withShownFileUrls } from '../domain/input-files.js';
 import { createSecretVault } from '../domain/secrets.js';
-import type { Logger } from '../telemetry/types.js';
+import type { Logger, Tracing } from '../telemetry/types.js';
 import { markSecrets } from './default-input.js';
 import { HttpError, unprocessable } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
@@ -24,6 +24,8 @@ export interface CreateExecutionDeps {
   store: Store;
   queue: JobQueue;
   logger: Logger;
+  /** Where the service's spans go (docs/operations.md#traces); absent: nowhere. */
+  tracing?: Tracing;
   /** PROFILE_KEYS: open the sealed secrets of versions' default inputs (default-input.ts). */
   inputKeys?: ProfileKeyring;
 }
@@ -37,6 +39,8 @@ export interface CreateExecutionInput {
   executionId?: string;
   /** Where the input has secrets besides what the schema marks: a default input's (default-input.ts). */
   secretPaths?: readonly KeyPath[];
+  /** The span of the request or the tick that makes the execution, carried by the job. */
+  traceparent?: string;
 }
 
 export async function createExecution(deps: CreateExecutionDeps, input: CreateExecutionInput): Promise<ExecutionRow> {
@@ -94,6 +98,7 @@ export async function createExecution(deps: CreateExecutionDeps, input: CreateEx
       workflowVersionId: version.workflow_version_uuid,
       inputPayload,
       specification,
+      ...(input.traceparent ? { traceparent: input.traceparent } : {}),
     });
   } catch (error) {
     const message = `could not enqueue the execution: ${error instanceof Error ? error.message : String(error)}`;

@@ -11,8 +11,11 @@ import type { Logger } from '../telemetry/types.js';
  */
 
 export interface JobQueue {
-  /** Enqueues an execution's job: the API gives every field (the worker would otherwise fetch what is missing). */
-  add(data: Required<JobData>): Promise<void>;
+  /**
+   * Enqueues an execution's job: the API gives every field (the worker would otherwise fetch what
+   * is missing), and the `traceparent` of the span that made it when it traces.
+   */
+  add(data: Required<Omit<JobData, 'traceparent'>> & Pick<JobData, 'traceparent'>): Promise<void>;
   /**
    * The execution is deleted: a job still waiting, or ended, is removed; a job a worker runs
    * keeps `maskedInput` (the input with secrets as placeholders) in place of its input.

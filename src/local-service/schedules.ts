@@ -5,6 +5,7 @@ import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionView } from './store.js';
 import { defaultRunInput } from './default-input.js';
 import { redisOptions } from '../domain/redis-address.js';
+import { noTracing } from '../telemetry/tracing.js';
 
 /**
  * Scheduled versions (docs/api.md#triggers). Each workflow whose current version is
@@ -56,6 +57,7 @@ const TICK_JOB = 'tick';
 
 export function createSchedules(opts: SchedulesOptions): Schedules {
   const { store, logger } = opts;
+  const tracing = opts.tracing ?? noTracing;
   const name = schedulesQueueName(opts.queueName);
   const connection = redisOptions(opts.redisUrl) as ConnectionOptions;
   const queue = new Queue<TickData, TickResult>(name, { connection, prefix: opts.queuePrefix });
@@ -91,7 +93,27 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
     logger.info({ workflowId, versionId: version.workflow_version_uuid, pattern: schedule.pattern, tz: schedule.tz }, 'schedule set');
   }
 
+  /** A tick starts the trace of the execution it makes (docs/operations.md#traces). */
   async function tick(job: Job<TickData, TickResult>): Promise<TickResult> {
+    const { workflowId, workflowVersionId } = job.data;
+    const span = tracing.startSpan('schedule tick', {
+      kind: 'consumer',
+      parent: null,
+      attributes: { 'workflow.id': workflowId, 'workflow_version.id': workflowVersionId, 'messaging.system': 'bullmq', 'messaging.destination.name': name, 'messaging.message.id': job.id },
+    });
+    try {
+      const result = await tracing.withSpan(span, () => tickIn(job, span.traceparent));
+      span.setAttributes('executionId' in result ? { 'execution.id': result.executionId } : { 'schedule.skipped': result.skipped });
+      return result;
+    } catch (error) {
+      span.fail(error instanceof Error ? error.name : 'error', error instanceof Error ? error.message : String(error));
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  async function tickIn(job: Job<TickData, TickResult>, traceparent: string | undefined): Promise<TickResult> {
     const { workflowId, workflowVersionId } = job.data;
     const [workflow, version] = await Promise.all([store.getWorkflow(workflowId), store.currentVersion(workflowId)]);
     if (!workflow || !version || version.workflow_version_uuid !== workflowVersionId || !wanted(version)) {
@@ -103,7 +125,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
     const executionId = tickExecutionId(opts.queuePrefix, name, job.id ?? `${workflowId}:${job.timestamp}`);
     if (await store.getExecution(executionId)) return { executionId };
     const input = defaultRunInput(version, opts.inputKeys);
-    const execution = await createExecution(opts, { workflow, version, inputPayload: input.payload, secretPaths: input.secretPaths, trigger: 'schedule', executionId });
+    const execution = await createExecution(opts, { workflow, version, inputPayload: input.payload, secretPaths: input.secretPaths, trigger: 'schedule', executionId, ...(traceparent ? { traceparent } : {}) });
     return { executionId: execution.execution_uuid };
   }
 

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { describeRedisAddress, redisOptions } from '../domain/redis-address.js';
-import type { Logger } from '../telemetry/types.js';
+import type { Logger, Tracing } from '../telemetry/types.js';
 import { accessCheck, KEY_OR_SESSION, PUBLIC } from './access.js';
 import { createRedisApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createApp, type App, type ServedRoute } from './app.js';
@@ -71,6 +71,11 @@ export interface LocalServerOptions {
    * (docs/secrets.md#at-rest); without, a default input with secrets is refused.
    */
   inputKeys?: ProfileKeyring;
+  /**
+   * Where the service's spans go (docs/operations.md#traces): the execute route and each
+   * schedule tick start the trace its execution continues. Absent: nowhere.
+   */
+  tracing?: Tracing;
 }
 
 export interface LocalServer {
@@ -109,7 +114,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   let baseUrl = '';
 
   const { app, routes } = createApp(log);
-  const schedules = createSchedules({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, store, queue, logger: log, ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
+  const schedules = createSchedules({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, store, queue, logger: log, ...(opts.tracing ? { tracing: opts.tracing } : {}), ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -178,7 +183,7 @@ async function addRoutes(app: App, { auth, apiKeys, store, queue, live, schedule
   // The OpenAPI document is made from the routes' schemas (openapi.ts); its components are added as shared schemas.
   for (const schema of componentSchemas()) app.addSchema(schema);
   await app.register(fastifySwagger, swaggerOptions);
-  addWorkflowRoutes(app, { store, queue, logger: log, schedules, allowEverySecond: opts.allowEverySecond ?? false, ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
+  addWorkflowRoutes(app, { store, queue, logger: log, schedules, ...(opts.tracing ? { tracing: opts.tracing } : {}), allowEverySecond: opts.allowEverySecond ?? false, ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
   addPublishRoutes(app, { store, schedules, logger: log });
   addExecutionRoutes(app, { store, logger: log });
   addHumanRoutes(app, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix, logger: log });

@@ -6,7 +6,9 @@ import { SPECIFICATION_FIELDS, type Specification } from '../contract/specificat
 import { EDITABLE_FIELDS, cacheCleared, versionList, workflow, workflowCreate, workflowList, workflowUpdate, type Workflow, type WorkflowRow, type WorkflowVersion } from '../contract/workflows.js';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { optionalBody, type App } from './app.js';
-import type { Logger } from '../telemetry/types.js';
+import { noTracing } from '../telemetry/tracing.js';
+import type { Logger, Tracing } from '../telemetry/types.js';
+import { inServerSpan } from './request-span.js';
 import { createExecution } from './create-execution.js';
 import { notFound, unprocessable } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
@@ -28,12 +30,16 @@ export interface RouteDeps {
   store: Store;
   queue: JobQueue;
   logger: Logger;
+  /** Where the service's spans go (docs/operations.md#traces); absent: nowhere. */
+  tracing?: Tracing;
   schedules: Schedules;
   /** Test-only: schedules may fire every second (docs/api.md#triggers). */
   allowEverySecond: boolean;
   /** PROFILE_KEYS: seal the secrets of versions' default inputs (default-input.ts); none refuses a default input with secrets. */
   inputKeys?: ProfileKeyring;
 }
+
+const EXECUTE_ROUTE = '/api/workflows/:workflowId/execute';
 
 export async function workflowView(deps: Pick<RouteDeps, 'store' | 'schedules'>, row: WorkflowRow): Promise<Workflow> {
   const { workflow_uuid, name, description, slug, created_at, updated_at } = row;
@@ -56,6 +62,7 @@ const normalise = async (request: FastifyRequest): Promise<void> => {
 
 export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
   const { store, queue, logger, schedules } = deps;
+  const tracing = deps.tracing ?? noTracing;
   const triggerOpts = { allowEverySecond: deps.allowEverySecond, ...(deps.inputKeys ? { inputKeys: deps.inputKeys } : {}) };
   const view = (row: WorkflowRow) => workflowView(deps, row);
 
@@ -183,7 +190,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
     return { items, total: items.length };
   });
 
-  app.post('/api/workflows/:workflowId/execute', {
+  app.post(EXECUTE_ROUTE, {
     config: KEY_OR_SESSION,
     // No body is `{}`; `input_payload` is read as `inputPayload`.
     preValidation: async (request) => {
@@ -204,13 +211,18 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
     },
   }, async (request, reply) => {
     const { params: { workflowId: id }, body } = request;
-    const workflow = await store.getWorkflow(id);
-    const version = workflow ? await store.currentVersion(id) : undefined;
-    if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
-    // Without inputPayload the version's default input is used (null when it has none), its secrets too.
-    const input = Object.hasOwn(body, 'inputPayload') ? { payload: body.inputPayload, secretPaths: [] } : defaultRunInput(version, deps.inputKeys);
-    const execution = await createExecution(deps, { workflow, version, inputPayload: input.payload, secretPaths: input.secretPaths, trigger: 'manual' });
-    return reply.code(201).send(execution);
+    // The execution's trace starts here, continuing the caller's when it sent one (docs/operations.md#traces).
+    return inServerSpan(tracing, request, reply, EXECUTE_ROUTE, { 'workflow.id': id }, async (span) => {
+      const workflow = await store.getWorkflow(id);
+      const version = workflow ? await store.currentVersion(id) : undefined;
+      if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
+      // Without inputPayload the version's default input is used (null when it has none), its secrets too.
+      const input = Object.hasOwn(body, 'inputPayload') ? { payload: body.inputPayload, secretPaths: [] } : defaultRunInput(version, deps.inputKeys);
+      const traceparent = span.traceparent;
+      const execution = await createExecution(deps, { workflow, version, inputPayload: input.payload, secretPaths: input.secretPaths, trigger: 'manual', ...(traceparent ? { traceparent } : {}) });
+      span.setAttributes({ 'execution.id': execution.execution_uuid, 'workflow_version.id': execution.workflow_version_uuid });
+      return reply.code(201).send(execution);
+    });
   });
 }
 

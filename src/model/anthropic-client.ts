@@ -73,6 +73,10 @@ export function createAnthropicModel(opts: AnthropicModelOptions): ModelClient {
     // non-streaming requests outright.
     timeout: timeoutMs,
     fetch: observedFetch(logger),
+    // The worker makes each request's span itself, from the run's events, with the GenAI
+    // conventions (docs/operations.md#traces): the SDK's own spans would count each request twice,
+    // and could carry prompt content past the worker's redaction.
+    openTelemetry: false,
     // Only the SDK's warnings and errors, through our logger; its debug level would dump
     // request details we do not want in the process log.
     logLevel: 'warn',

@@ -71,7 +71,7 @@ export async function checkFinalPage(deps: FinalCheckDeps, input: AgentInput, re
   addUsage(stats, response);
   const verdict = verdictOf(response);
   const report: FinalCheckReport = { ran: true, matches: verdict?.matches ?? null, reason: verdict ? vault.redact(verdict.reason) : null };
-  events.emit('final_check', { matches: report.matches, reason: report.reason, latencyMs: now() - requestAt, usage: response.usage });
+  events.emit('final_check', { matches: report.matches, reason: report.reason, latencyMs: now() - requestAt, usage: response.usage, model: response.model, stopReason: response.stopReason });
   if (!verdict) return { ok: false, why: 'the final check gave no verdict', report };
   // The reason goes inside a sentence of the hand-over: its own full stop is dropped.
   if (!verdict.matches) return { ok: false, why: `the final check found that the page does not show the task done with this input: ${(report.reason ?? '').replace(/[\s.]+$/, '')}`, report };

@@ -131,6 +131,7 @@ async function ask(deps: RepairDeps, agent: AgentInput, request: { system: TextB
   deps.events.emit('model_turn', {
     step: stats.nSteps,
     by: 'repair',
+    model: response.model,
     latencyMs: now() - requestAt,
     overheadMs: null,
     stopReason: response.stopReason,

@@ -31,6 +31,8 @@ export type LoggedEvents = {
   model_turn: {
     step: number;
     by: 'model' | 'repair';
+    /** The model that answered (the response's `model`). */
+    model?: string;
     latencyMs: number;
     overheadMs: number | null;
     stopReason: StopReason;
@@ -78,7 +80,7 @@ export type LoggedEvents = {
   };
   run_cache: Pick<CacheReport, keyof CacheReport>;
   run_cache_saved: { versionId: string; steps: number; actions: number };
-  final_check: { matches: boolean | null; reason: string | null; latencyMs: number; usage: TokenUsage };
+  final_check: { matches: boolean | null; reason: string | null; latencyMs: number; usage: TokenUsage; model?: string; stopReason?: StopReason };
   profile_loaded: { id: string; loaded: boolean; cookies: number; origins: number; savedAt?: string };
   profile_unreadable: { id: string; reason: string };
   profile_stale: { id: string };

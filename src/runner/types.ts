@@ -10,7 +10,7 @@ import type { ModelClient, RecordingFile } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
 import type { RunCacheStore } from '../run-cache/types.js';
 import type { ArtifactStore } from '../storage/types.js';
-import type { Logger } from '../telemetry/types.js';
+import type { Logger, Tracing } from '../telemetry/types.js';
 import type { ExecutionEventSource } from './events.js';
 import type { ProfileSettings } from './profile.js';
 import type { ActionSpace, ActionSpaceChoice, ActionSpaceKind, ActionSpaceOptions } from '../toolset/types.js';
@@ -61,6 +61,8 @@ export interface RunnerDeps {
    * execution as it opens. A new observer of every run goes here: the runner does not change.
    */
   observers?: ReadonlyArray<(events: ExecutionEventSource, executionId: string) => void>;
+  /** Where the execution's trace goes (docs/operations.md#traces); absent: nowhere, at no cost. */
+  tracing?: Tracing;
   now?: () => number;
 }
 

@@ -20,14 +20,20 @@ export function scrubFromProcessLog(redact: Redact): () => void {
   };
 }
 
+/**
+ * A text with every live secret replaced: the same redactions for the process's other exits, such
+ * as the spans it exports (src/tracing/), as for its log.
+ */
+export function scrubText(text: string): string {
+  let out = text;
+  for (const redact of active) out = redact(out);
+  return out;
+}
+
 /** One log line (JSON text and a newline) with every live secret replaced in each string. */
 export function scrubLogLine(line: string): string {
   if (active.size === 0) return line;
-  const redactAll = (text: string) => {
-    let out = text;
-    for (const redact of active) out = redact(out);
-    return out;
-  };
+  const redactAll = scrubText;
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);

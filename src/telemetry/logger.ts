@@ -14,7 +14,14 @@ export function createLogger(options: {
   destination?: NodeJS.WritableStream;
   /** Values (keys) scrubbed from every line for the logger's whole life. */
   secrets?: readonly string[];
+  /**
+   * The ids of the span open where a line is written (the tracing port's `logFields`), added to
+   * the line as `trace_id` and `span_id` (docs/operations.md#traces). Read as each line is written,
+   * so it may be bound after the logger is made (tracing starts once the logger can report on it).
+   */
+  traceIds?: () => { trace_id: string; span_id: string } | undefined;
 }): Logger {
+  const { traceIds } = options;
   if (options.secrets && options.secrets.length > 0) scrubFromProcessLog(createSecretVault(undefined, undefined, options.secrets).redact);
   return pino(
     {
@@ -27,6 +34,8 @@ export function createLogger(options: {
         censor: '[REDACTED]',
       },
       formatters: { level: (label) => ({ level: label }) },
+      // A fresh object each line: pino merges the line's own fields into what the mixin returns.
+      ...(traceIds ? { mixin: () => traceIds() ?? {} } : {}),
       hooks: { streamWrite: scrubLogLine },
     },
     (options.destination ?? process.stdout) as pino.DestinationStream,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refIn } from '../../demo/workflow.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startScriptedModelServer, turn, memberBlock, toolUseBlock, type RecordedRequest, type ScriptedModelServer } from '../support/scripted-model-server.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
 
 /**
@@ -13,7 +14,8 @@ import { startStaticServer, type StaticServer } from '../support/static-server.j
  * the next page's URL, upper- and lower-cased by CSS, whitespace collapsed, base64, cut short,
  * collapsed then cut short, escaped then cut short),
  * and beacons it to a host outside the allow-list. No exit may carry it in any form: the model's
- * requests, logs.jsonl, steps.vtt, output.json, recording.json, and the process log (docs/secrets.md#exits).
+ * requests, logs.jsonl, steps.vtt, output.json, recording.json, the process log, and the spans of
+ * the run's trace as an OTLP receiver gets them (docs/secrets.md#exits).
  */
 
 // Quotes, a backslash, a double space, non-ASCII and more than 200 characters; MARK is its
@@ -24,6 +26,7 @@ const FIXTURES = path.resolve('test/fixtures/secret-forms');
 
 let site: StaticServer;
 let model: ScriptedModelServer;
+let receiver: OtlpReceiver;
 let dir: string;
 
 /** The text of the last tool results the model was sent. */
@@ -33,7 +36,7 @@ function lastResults(request: RecordedRequest): string {
 }
 
 beforeAll(async () => {
-  dir = await tempDir('secret-exits');
+  [dir, receiver] = await Promise.all([tempDir('secret-exits'), startOtlpReceiver()]);
   site = await startStaticServer({
     root: FIXTURES,
     handle: (req, res) => {
@@ -78,7 +81,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.allSettled([site?.close(), model?.stop()]);
+  await Promise.allSettled([site?.close(), model?.stop(), receiver?.close()]);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -125,7 +128,7 @@ describe('a secret a page transforms', () => {
     const specFile = path.join(dir, 'spec.json');
     await writeFile(specFile, JSON.stringify(spec));
     const out = path.join(dir, 'out');
-    const run = await cli(['run', '--spec', specFile, '--input', JSON.stringify({ pw: SECRET }), '--out', out], { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url });
+    const run = await cli(['run', '--spec', specFile, '--input', JSON.stringify({ pw: SECRET }), '--out', out], { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
     expect(run.code, run.stderr.split('\n').slice(-30).join('\n')).toBe(0);
 
     // The page did show the value in each form: the model saw the placeholder there.
@@ -142,6 +145,10 @@ describe('a secret a page transforms', () => {
     model.requests.forEach((r, i) => (exits[`model request ${i + 1}`] = r.rawBody));
     const [executionId] = await readdir(path.join(out, 'executions'));
     for (const file of ['logs.jsonl', 'steps.vtt', 'output.json', 'recording.json']) exits[file] = await readFile(path.join(out, 'executions', executionId!, file), 'utf8');
+    // The run's trace, exported before the command exited: names, attributes, events, statuses.
+    expect(receiver.spans.filter((span) => span.name === 'execution')).toHaveLength(1);
+    exits['trace'] = JSON.stringify(receiver.spans);
+    expect(exits['trace']).toContain('{{pw}}');
     for (const [exit, text] of Object.entries(exits)) expect(leaks(text), exit).toEqual([]);
     expect(exits['logs.jsonl']).toContain('tracker.test/collect?v={{pw}}');
     // The label of the click on the echo carried the secret: steps.vtt shows its placeholder.

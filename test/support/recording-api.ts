@@ -11,6 +11,8 @@ export interface RecordedCall {
   method: string;
   path: string;
   serviceKey: string | undefined;
+  /** The W3C `traceparent` header the call carried (docs/operations.md#traces). */
+  traceparent: string | undefined;
   body: unknown;
 }
 
@@ -46,7 +48,7 @@ export async function startRecordingApi(): Promise<RecordingApi> {
     req.on('data', (chunk: string) => (raw += chunk));
     req.on('end', () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      const call: RecordedCall = { at: Date.now(), method: req.method ?? '', path, serviceKey: req.headers['x-service-key'] as string | undefined, body: raw ? JSON.parse(raw) : undefined };
+      const call: RecordedCall = { at: Date.now(), method: req.method ?? '', path, serviceKey: req.headers['x-service-key'] as string | undefined, traceparent: req.headers.traceparent as string | undefined, body: raw ? JSON.parse(raw) : undefined };
       calls.push(call);
       for (const wake of [...callWaiters]) wake();
       const send = (status: number, body: unknown) => {

@@ -366,10 +366,22 @@ describe('docker/compose.yaml', () => {
   // minioadmin credentials and an anonymous policy that listed the bucket: never again.
   it('publishes every port on 127.0.0.1 only, unless BIND_ADDRESS opens it', () => {
     const published = Object.entries(services).flatMap(([name, d]) => (asMap(d, name).ports === undefined ? [] : asList(asMap(d, name).ports, `${name} ports`).map((p) => [name, String(p)] as const)));
-    expect(published.map(([name]) => name).sort()).toEqual(['api', 'minio', 'minio']);
+    expect(published.map(([name]) => name).sort()).toEqual(['api', 'jaeger', 'minio', 'minio']);
     for (const [name, port] of published) {
       expect(port, name).toMatch(/^\$\{BIND_ADDRESS:-127\.0\.0\.1\}:\d+:\d+$/);
       expect(interpolate(port), name).toMatch(/^127\.0\.0\.1:/);
+    }
+  });
+
+  it('has a tracing backend only under the tracing profile, and exports nothing unless told to', () => {
+    const jaeger = service('jaeger');
+    expect(jaeger.profiles).toEqual(['tracing']);
+    expect(String(jaeger.image)).toMatch(/^jaegertracing\/jaeger:2\./);
+    for (const name of ['api', 'worker']) {
+      const env = asMap(service(name).environment, `${name} environment`);
+      // Unset by default (an empty variable is "use the default"): no endpoint, no traces.
+      expect(interpolate(String(env.OTEL_EXPORTER_OTLP_ENDPOINT)), name).toBe('');
+      expect(String(env.OTEL_EXPORTER_OTLP_ENDPOINT), name).toBe('${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
     }
   });
 
