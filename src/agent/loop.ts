@@ -1,5 +1,5 @@
 import { errorFromSignal } from '../domain/errors.js';
-import type { AssistantBlock, ModelResponse, TextBlock, TokenUsage, ToolUseBlock } from '../model/types.js';
+import type { AssistantBlock, ModelResponse, TextBlock, ToolUseBlock } from '../model/types.js';
 import { ASK_HUMAN_DEFINITION } from './ask-human.js';
 import { browserCall } from './browser-call.js';
 import { contextOverflow, withCacheBreakpoints } from './conversation.js';
@@ -27,6 +27,8 @@ export function createRunStats(): RunStats {
     nAgentActions: 0,
     nScreenshots: 0,
     usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+    costUsd: 0,
+    models: new Map(),
   };
 }
 
@@ -71,6 +73,7 @@ function prepareRun(deps: AgentDeps, input: AgentInput, stats: RunStats): AgentR
         ...(input.inputFiles && input.inputFiles.length > 0 ? { inputFiles: input.inputFiles, uploadHow: space.uploadHow } : {}),
         outputSchema: input.spec.outputSchema,
         ...(deps.human ? { askHuman: { approvals: input.spec.approvals ?? [] } } : {}),
+        ...(input.budget ? { budget: input.budget } : {}),
         now: new Date(now()),
       }),
       cache_control: { type: 'ephemeral' },
@@ -119,7 +122,6 @@ async function askModel(run: AgentRun): Promise<ModelResponse> {
   );
   const receivedAt = now();
   stats.nSteps++;
-  addUsage(stats.usage, response.usage);
   deps.events.emit('model_turn', {
     step: stats.nSteps,
     by: 'model',
@@ -197,13 +199,6 @@ function textOf(content: AssistantBlock[]): string | undefined {
     .map((b) => b.text)
     .join('\n');
   return text || undefined;
-}
-
-function addUsage(total: TokenUsage, turn: TokenUsage): void {
-  total.inputTokens += turn.inputTokens;
-  total.outputTokens += turn.outputTokens;
-  total.cacheReadInputTokens += turn.cacheReadInputTokens;
-  total.cacheCreationInputTokens += turn.cacheCreationInputTokens;
 }
 
 function throwIfAborted(signal: AbortSignal): void {

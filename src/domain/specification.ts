@@ -27,6 +27,11 @@ export interface Specification {
   humanTimeoutMs?: number;
   /** The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md). */
   profile?: string;
+  /**
+   * The run's cap on model tokens (as billed) and on their estimated cost in USD
+   * (docs/specification.md#budget); each defaults to RUN_BUDGET_TOKENS / RUN_BUDGET_USD.
+   */
+  budget?: { tokens?: number; usd?: number };
 }
 
 export type JsonSchema = Record<string, unknown> | boolean;
@@ -116,6 +121,16 @@ const specificationSchema = z.object({
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     })
     .meta({ pattern: '^[A-Za-z0-9._-]{1,128}$', not: { enum: ['.', '..'] }, description: 'The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md).' })
+    .optional(),
+  // Strict: a misspelt cap (`dollars`, `max_usd`) is refused rather than left out, which would
+  // leave the run uncapped.
+  budget: z
+    .object({
+      tokens: z.number().int('must be a whole number').min(1).meta({ description: 'Cap on model tokens as the API bills them: input, output, cache reads and cache writes.' }).optional(),
+      usd: z.number().positive('must be more than 0').meta({ description: "Cap on those tokens' estimated cost, in USD, at each model's prices." }).optional(),
+    })
+    .strict()
+    .meta({ description: 'The run\'s budget (default RUN_BUDGET_TOKENS / RUN_BUDGET_USD); reaching either cap fails the run with budget_exceeded, and no further model request is sent.' })
     .optional(),
 });
 

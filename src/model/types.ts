@@ -100,6 +100,8 @@ export interface ModelTurnRequest {
    * (the API refuses a forced tool choice then), so the caller still checks what was called.
    */
   toolChoice?: { type: 'tool'; name: string };
+  /** The run's token budget and what is left of it; sent as the API's task budget where the model takes one. */
+  taskBudget?: TaskBudget;
 }
 
 export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn' | (string & {});
@@ -109,6 +111,36 @@ export interface TokenUsage {
   outputTokens: number;
   cacheReadInputTokens: number;
   cacheCreationInputTokens: number;
+}
+
+/** USD per million tokens of each kind the API bills (docs/model.md#prices). */
+export interface TokenPrices {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheReadPerMTok: number;
+  /** The 5-minute cache's write price (the worker's breakpoints are `ephemeral`). */
+  cacheWritePerMTok: number;
+}
+
+/** What one request of a model cost, and where its prices came from. */
+export interface PricedUsage {
+  usd: number;
+  /** `table`: the worker's price table; `configured`: MODEL_PRICES; `fallback`: an id neither knows. */
+  source: 'table' | 'configured' | 'fallback';
+}
+
+/** Prices a request's usage by its model (the price table and MODEL_PRICES: docs/model.md#prices). */
+export interface ModelPricing {
+  price(model: string, usage: TokenUsage): PricedUsage;
+}
+
+/**
+ * The run's token budget as a request carries it (docs/model.md#task-budgets): the whole and
+ * what is left. The client sends it as the API's task budget where the model takes one.
+ */
+export interface TaskBudget {
+  total: number;
+  remaining: number;
 }
 
 export interface ModelResponse {

@@ -3,6 +3,7 @@ import type { Counters } from '../control-plane/types.js';
 import type { HumanInput, HumanKind, HumanOutcome } from '../domain/human-protocol.js';
 import type { ErrorCode } from '../domain/errors.js';
 import type { CacheReport } from '../domain/run-cache.js';
+import type { UsageReport } from '../domain/usage.js';
 import type { StopReason, TokenUsage } from '../model/types.js';
 import { createEventStream, type EventLine, type EventSink, type EventSource, type EventStream, type EventStreamOptions } from '../telemetry/event-stream.js';
 import type { ActionTrace } from '../toolset/types.js';
@@ -98,7 +99,7 @@ type ExecutionEnd = {
   code?: ErrorCode;
   message?: string;
   counters: Counters & { durationMs: number };
-  usage: TokenUsage & { estimatedCostUsd: number | null };
+  usage: UsageReport;
   video: { durationMs: number; frames: number; droppedFrames: number } | null;
 };
 
@@ -119,6 +120,12 @@ export type InternalEvents = {
    * Taking it costs page reads: the loop asks for it only while something hears this event.
    */
   action_trace: { step: number; trace: ActionTrace };
+  /**
+   * One model request's usage and estimated cost, told by the run's metered model client, which
+   * every request passes (the agent's, a final check's, a repair's): the metrics hear it. The
+   * `model_turn` and `final_check` lines already show the usage.
+   */
+  model_usage: { model: string; usage: TokenUsage; costUsd: number };
 };
 
 /** Every event of an execution, logged or internal. */
