@@ -5,6 +5,7 @@ import { browserCall } from './browser-call.js';
 import { contextOverflow, withCacheBreakpoints } from './conversation.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
 import { openStartPage } from './start-page.js';
+import { createRepeatWatch } from './stuck-loop.js';
 import { runToolCalls, type CallBatch } from './tool-calls.js';
 import { FINISH_DEFINITION } from './tools.js';
 import type { AgentDeps, AgentInput, AgentOutcome, AgentRun, RunStats } from './types.js';
@@ -53,6 +54,7 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
     }
     const batch = await runToolCalls(run, calls);
     if (batch.finished) return endRun(run, batch.finished);
+    if (batch.stuck) return batch.stuck;
     await answer(run, batch);
   }
 }
@@ -81,7 +83,7 @@ function prepareRun(deps: AgentDeps, input: AgentInput, stats: RunStats): AgentR
   ];
   const tools = [...space.tools(), ...(deps.human ? [ASK_HUMAN_DEFINITION] : []), FINISH_DEFINITION];
   tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: { type: 'ephemeral' } };
-  return { deps, input, stats, now, system, tools, history: [], nudged: false, outputRetries: 0 };
+  return { deps, input, stats, now, system, tools, history: [], nudged: false, outputRetries: 0, repeats: createRepeatWatch(deps.session) };
 }
 
 /** The first user message: the task (or what a replay did) and the page as it is. */

@@ -16,6 +16,7 @@ import type { Message, ModelClient, TextBlock, TokenUsage, ToolDefinition } from
 import type { ExecutionEventSink } from '../runner/events.js';
 import type { ActionSpace } from '../toolset/types.js';
 import type { AskHuman } from './ask-human.js';
+import type { RepeatWatch } from './stuck-loop.js';
 
 export interface AgentDeps {
   model: ModelClient;
@@ -85,4 +86,6 @@ export interface AgentRun {
   lastResponseAt?: number;
   /** Set once a turn used most of a context the API does not manage: the run ends before the next request. */
   overflow?: string;
+  /** Identical actions on an unchanged page, across turns (stuck-loop.ts). */
+  repeats: RepeatWatch;
 }

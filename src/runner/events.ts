@@ -55,6 +55,8 @@ export type LoggedEvents = {
     point?: { x: number; y: number };
     durationMs?: number;
   };
+  /** The same action again on a page it did not change (docs/action-spaces.md#stuck-loops): answered as an error, or the run stopped. */
+  repeated_action: { step: number; tool: string; action: string; label: string; repeats: number; outcome: 'warned' | 'stopped' };
   blocked: { url: string; layer: BlockLayer | (string & {}); reason: string; for?: 'input_file' };
   download: Omit<DownloadEvent, 'path'>;
   step_screenshot: { step: number; key: string; bytes: number; mediaType: string };
@@ -144,7 +146,7 @@ export type StepEventName = { [K in LoggedEventName]: LoggedEvents[K] extends { 
  * Every logged event with a step, as a list (step screenshots follow them); the check below fails
  * to compile when an event with a `step` is added to the map and not here.
  */
-export const STEP_EVENTS = ['model_turn', 'model_prefix_mismatch', 'action', 'step_screenshot', 'replayed_step', 'replay_stopped', 'replay_started_later', 'step_repair'] as const satisfies readonly StepEventName[];
+export const STEP_EVENTS = ['model_turn', 'model_prefix_mismatch', 'action', 'repeated_action', 'step_screenshot', 'replayed_step', 'replay_stopped', 'replay_started_later', 'step_repair'] as const satisfies readonly StepEventName[];
 const everyStepEvent: [Exclude<StepEventName, (typeof STEP_EVENTS)[number]>] extends [never] ? true : never = true;
 void everyStepEvent;
 
