@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { PricedUsage, TokenUsage } from '../model/types.js';
 
 /**
@@ -24,6 +25,14 @@ export interface UsageReport extends TokenUsage {
   /** The same, by model, in the order the models were first asked. */
   byModel: Array<{ model: string } & ModelUsage>;
 }
+
+/**
+ * What a reader of `output.json` takes of its cost (the local API's dashboard: the cost per
+ * execution and per workflow). Checked against `UsageReport` below, so the two cannot disagree.
+ */
+export const outputCostSchema = z.object({ usage: z.object({ estimatedCostUsd: z.number().nonnegative().nullable() }) });
+const costAgrees: Pick<UsageReport, 'estimatedCostUsd'> extends z.infer<typeof outputCostSchema>['usage'] ? (z.infer<typeof outputCostSchema>['usage'] extends Pick<UsageReport, 'estimatedCostUsd'> ? true : never) : never = true;
+void costAgrees;
 
 /** `output.json`'s `budget`: the caps the run had (null: none). */
 export interface BudgetReport {

@@ -3,6 +3,7 @@ import { HttpError, notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams, ref, reportSchema } from './openapi.js';
 import type { ExecutionRow, ExecutionStatus } from './store.js';
 import { executionQuery } from './validation.js';
+import type { RunCostReader } from './run-cost.js';
 import type { RouteDeps } from './workflow-routes.js';
 import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
 
@@ -10,7 +11,8 @@ import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
  * Execution endpoints: the list and the poll of the seed, and the worker's reports
  * (docs/api.md#every-call), which move the status `queued → running → completed | failed` (or `queued → failed` when
  * a run fails before it starts). Anything else is refused with 409. A report repeated with the
- * same timestamp (a client retrying after a lost answer) answers 200 and changes nothing.
+ * same timestamp (a client retrying after a lost answer) answers 200 and changes nothing. The end
+ * of a run also records its cost, read from its output.json (run-cost.ts).
  */
 
 interface StartedBody {
@@ -36,8 +38,8 @@ interface FailedBody extends Counters {
   error: { code: string; message: string };
 }
 
-export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, 'store' | 'logger'>): void {
-  const { store, logger } = deps;
+export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, 'store' | 'logger'> & { runCost: RunCostReader }): void {
+  const { store, logger, runCost } = deps;
 
   app.get('/api/executions', {
     config: KEY_OR_SESSION,
@@ -89,7 +91,7 @@ export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, '
     schema: reportSchema('Report a completed run', 'CompletedReport', 'running → completed. Repeating it with the same completedAt answers 200 unchanged.'),
   }, async (request) => {
     const body = request.body as CompletedBody;
-    const fields = { completed_at: body.completedAt, waiting: null, ...counterFields(body) };
+    const fields = { completed_at: body.completedAt, waiting: null, ...counterFields(body), cost_usd: await runCost(idOf(request)) };
     return move(idOf(request), ['running', 'waiting'], 'completed', fields, 'completed_at');
   });
 
@@ -98,7 +100,7 @@ export function addExecutionRoutes(app: FastifyInstance, deps: Pick<RouteDeps, '
     schema: reportSchema('Report a failed run', 'FailedReport', 'queued | running | waiting → failed. Repeating it with the same failedAt answers 200 unchanged.'),
   }, async (request) => {
     const body = request.body as FailedBody;
-    const fields = { failed_at: body.failedAt, error: { code: body.error.code, message: body.error.message }, waiting: null, ...counterFields(body) };
+    const fields = { failed_at: body.failedAt, error: { code: body.error.code, message: body.error.message }, waiting: null, ...counterFields(body), cost_usd: await runCost(idOf(request)) };
     return move(idOf(request), ['queued', 'running', 'waiting'], 'failed', fields, 'failed_at');
   });
 }

@@ -61,6 +61,8 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         created_at: dateTime,
         updated_at: dateTime,
         current_version: ref('WorkflowVersion'),
+        cost_usd: { type: 'number', description: 'The estimated model cost of its executions together (those whose cost is known), in US dollars.' },
+        costed_executions: { type: 'integer', description: 'How many of its executions cost_usd adds up.' },
       },
     },
     Execution: {
@@ -88,6 +90,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         completed_at: { type: ['string', 'null'], format: 'date-time' },
         failed_at: { type: ['string', 'null'], format: 'date-time' },
         error: { type: ['object', 'null'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+        cost_usd: { type: ['number', 'null'], description: 'The run\'s estimated model cost in US dollars, each model at its own prices (output.json usage.estimatedCostUsd); null until it ends, or when its output.json cannot be read.' },
         waiting: {
           type: ['object', 'null'],
           description: 'While the status is waiting: what the agent asks a person.',

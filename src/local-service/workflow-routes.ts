@@ -30,15 +30,17 @@ export interface RouteDeps {
   inputKeys?: ProfileKeyring;
 }
 
-/** A workflow as the API answers it: its fields and its current version. */
+/** A workflow as the API answers it: its fields, its current version and what its executions cost (docs/api.md#cost). */
 export interface WorkflowView extends WorkflowRow {
   current_version: VersionView | null;
+  cost_usd: number;
+  costed_executions: number;
 }
 
 export async function workflowView(deps: Pick<RouteDeps, 'store' | 'schedules'>, row: WorkflowRow): Promise<WorkflowView> {
   const { workflow_uuid, name, description, slug, created_at, updated_at } = row;
-  const [current] = await presentVersions(deps, workflow_uuid, (await deps.store.currentVersion(workflow_uuid)) ?? []);
-  return { workflow_uuid, name, description, slug, created_at, updated_at, current_version: current ?? null };
+  const [[current], cost] = await Promise.all([presentVersions(deps, workflow_uuid, (await deps.store.currentVersion(workflow_uuid)) ?? []), deps.store.workflowCost(workflow_uuid)]);
+  return { workflow_uuid, name, description, slug, created_at, updated_at, current_version: current ?? null, cost_usd: cost.usd, costed_executions: cost.executions };
 }
 
 /** Versions as answered: `next_run_at` on the current one when it is scheduled (version-triggers.ts). */
