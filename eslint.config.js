@@ -1,4 +1,4 @@
-// Lint: TypeScript rules plus the import direction of the README's architecture, checked on every CI run.
+// Lint: TypeScript rules plus the import direction of docs/architecture.md, checked on every CI run.
 import tseslint from 'typescript-eslint';
 import { noImportCycle } from './scripts/lint/no-import-cycle.js';
 
@@ -93,6 +93,18 @@ export default tseslint.config(
     },
   },
   ...ADAPTER_DIRS.map(adapterRule),
+  {
+    // The wire shapes (docs/architecture.md#wire-shapes): both programs, the worker and the local
+    // service, read them, so they sit below both and import zod, each other, and the pure parts
+    // of src/domain they state (key paths, the one allow-list parser, the error codes), nothing else.
+    files: ['src/contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!zod$|\\./[a-z-]+\\.js$|\\.\\./domain/(key-path|allow-list|errors)\\.js$)', message: 'src/contract/ imports zod, its own files and domain/key-path.js, domain/allow-list.js or domain/errors.js only.' }] },
+      ],
+    },
+  },
   {
     // The page scripts run in the browser, bundled on their own (scripts/build-page-scripts.ts):
     // they import one another and nothing else (no package, no Node module, no worker code).

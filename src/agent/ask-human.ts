@@ -1,3 +1,4 @@
+import type { HumanExchange } from '../contract/output.js';
 import { ExecutionError } from '../domain/errors.js';
 import { grantsApproval, HUMAN_KINDS, type HumanAnswer, type HumanKind } from '../domain/human-protocol.js';
 import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
@@ -43,13 +44,8 @@ export interface HumanGate {
   ask(request: HumanRequest, signal: AbortSignal): Promise<HumanAnswer>;
 }
 
-/** One question and its answer, for output.json's `human`. */
-export interface HumanExchange extends HumanRequest {
-  answer: string | null;
-  by: string | null;
-  askedAt: string;
-  answeredAt: string | null;
-}
+/** One question and its answer, for output.json's `human`: declared with output.json. */
+export type { HumanExchange } from '../contract/output.js';
 
 export interface AskHuman {
   /** Runs one `ask_human` call: the result for the model and the images it carries. */

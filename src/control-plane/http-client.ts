@@ -1,15 +1,13 @@
+import type { z } from 'zod';
+import { executionReading } from '../contract/executions.js';
+import { formatIssues } from '../contract/json.js';
+import { completedReport, failedReport, resumedReport, waitingReport } from '../contract/reports.js';
+import { versionListReading } from '../contract/workflows.js';
 import type { Logger } from '../telemetry/types.js';
 import { backoffDelayMs, parseRetryAfterMs, sleep as defaultSleep } from './retry.js';
-import type {
-  CompletedReport,
-  ControlPlane,
-  ExecutionRecord,
-  FailedReport,
-  ResumedReport,
-  StartedResult,
-  WaitingReport,
-  VersionRecord,
-} from './types.js';
+import type { ExecutionReading } from '../contract/executions.js';
+import type { VersionReading } from '../contract/workflows.js';
+import type { CompletedReport, ControlPlane, FailedReport, ResumedReport, StartedResult, WaitingReport } from './types.js';
 
 /**
  * The control-plane port over HTTP (docs/api.md): the operator's API as the worker calls it.
@@ -144,21 +142,23 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
   const executionPath = (id: string, suffix = ''): string => `/api/executions/${encodeURIComponent(id)}${suffix}`;
 
   return {
-    async getExecution(executionId, signal) {
+    async getExecution(executionId, signal): Promise<ExecutionReading> {
       const reply = await call('GET', executionPath(executionId), { signal, policy: bounded });
-      if (!isObject(reply.body) || typeof reply.body.execution_uuid !== 'string') {
-        throw new ControlPlaneError(`GET ${executionPath(executionId)} answered an unexpected body: ${summarise(reply.body)}`, reply.status, reply.body);
+      const read = executionReading.safeParse(reply.body);
+      if (!read.success) {
+        throw new ControlPlaneError(`GET ${executionPath(executionId)} answered an unexpected body (${formatIssues(read.error.issues)}): ${summarise(reply.body)}`, reply.status, reply.body);
       }
-      return reply.body as ExecutionRecord;
+      return read.data;
     },
 
-    async listVersions(workflowId, signal) {
+    async listVersions(workflowId, signal): Promise<VersionReading[]> {
       const path = `/api/workflows/${encodeURIComponent(workflowId)}/versions`;
       const reply = await call('GET', path, { signal, policy: bounded });
-      if (!isObject(reply.body) || !Array.isArray(reply.body.items)) {
-        throw new ControlPlaneError(`GET ${path} answered no items array: ${summarise(reply.body)}`, reply.status, reply.body);
+      const read = versionListReading.safeParse(reply.body);
+      if (!read.success) {
+        throw new ControlPlaneError(`GET ${path} answered an unexpected body (${formatIssues(read.error.issues)}): ${summarise(reply.body)}`, reply.status, reply.body);
       }
-      return reply.body.items as VersionRecord[];
+      return read.data.items;
     },
 
     async markStarted(executionId, startedAt, signal): Promise<StartedResult> {
@@ -177,37 +177,37 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
     },
 
     async markWaiting(executionId, report: WaitingReport, signal: AbortSignal) {
-      const body = { waitingAt: report.waitingAt, kind: report.kind, question: report.question, choices: report.choices, timeoutAt: report.timeoutAt };
-      await call('POST', executionPath(executionId, '/waiting'), { body, signal, policy: bounded });
+      const path = executionPath(executionId, '/waiting');
+      await call('POST', path, { body: reportBody(waitingReport, report, path), signal, policy: bounded });
     },
 
     async markResumed(executionId, report: ResumedReport, signal: AbortSignal) {
-      await call('POST', executionPath(executionId, '/resumed'), { body: { resumedAt: report.resumedAt, answeredBy: report.answeredBy }, signal, policy: bounded });
+      const path = executionPath(executionId, '/resumed');
+      await call('POST', path, { body: reportBody(resumedReport, report, path), signal, policy: bounded });
     },
 
     async reportCompleted(executionId, report: CompletedReport, signal?: AbortSignal) {
-      const body = { completedAt: report.completedAt, ...reportTail(report) };
-      await call('POST', executionPath(executionId, '/completed'), { body, policy: final, ...(signal ? { signal } : {}) });
+      const path = executionPath(executionId, '/completed');
+      await call('POST', path, { body: reportBody(completedReport, report, path), policy: final, ...(signal ? { signal } : {}) });
     },
 
     async reportFailed(executionId, report: FailedReport, signal?: AbortSignal) {
-      const body = { failedAt: report.failedAt, error: { code: report.error.code, message: report.error.message }, ...reportTail(report) };
-      await call('POST', executionPath(executionId, '/failed'), { body, policy: final, ...(signal ? { signal } : {}) });
+      const path = executionPath(executionId, '/failed');
+      await call('POST', path, { body: reportBody(failedReport, report, path), policy: final, ...(signal ? { signal } : {}) });
     },
   };
-}
 
-/** The fields both final reports end with (docs/api.md), copied so no stray field is sent. */
-function reportTail(report: CompletedReport | FailedReport) {
-  return {
-    durationMs: report.durationMs,
-    nSteps: report.nSteps,
-    nAgentActions: report.nAgentActions,
-    nScreenshots: report.nScreenshots,
-    outputUrl: report.outputUrl,
-    videoUrl: report.videoUrl,
-    logsUrl: report.logsUrl,
-  };
+  /**
+   * A report's body: its fields as its schema declares them (docs/api.md#every-call), so no stray
+   * field is sent. One that is not of its shape is a bug: logged, and sent as it is, never dropped
+   * (the API's answer says the rest).
+   */
+  function reportBody<S extends z.ZodType>(schema: S, report: z.input<S>, path: string): unknown {
+    const checked = schema.safeParse(report);
+    if (checked.success) return checked.data;
+    log.error({ path, problem: formatIssues(checked.error.issues) }, 'a report is not of its shape; sent as it is');
+    return report;
+  }
 }
 
 function isRetryableStatus(status: number): boolean {
@@ -227,7 +227,7 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** The first readable message of an error body: the seed's `detail[].msg`, or a string detail. */
+/** The first readable message of an error body: the service description's `detail[].msg`, or a string detail. */
 function errorMessage(body: unknown): string | undefined {
   if (!isObject(body)) return typeof body === 'string' && body !== '' ? body.slice(0, 500) : undefined;
   const detail = body.detail;

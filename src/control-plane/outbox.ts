@@ -1,8 +1,10 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { formatIssues } from '../contract/json.js';
+import { outboxEntry, type OutboxEntry as Entry } from '../contract/reports.js';
 import type { Logger } from '../telemetry/types.js';
 import { sleep } from './retry.js';
-import type { CompletedReport, ControlPlane, FailedReport } from './types.js';
+import type { ControlPlane } from './types.js';
 
 /**
  * A durable outbox for final reports (docs/api.md: never dropped silently). A report is
@@ -23,13 +25,6 @@ export interface Outbox extends ControlPlane {
   drain(timeoutMs: number): Promise<boolean>;
   /** Stops delivery attempts; pending reports stay on disk for the next start. */
   close(): Promise<void>;
-}
-
-interface Entry {
-  kind: 'completed' | 'failed';
-  executionId: string;
-  report: CompletedReport | FailedReport;
-  storedAt: string;
 }
 
 export function createOutbox(options: {
@@ -85,14 +80,14 @@ export function createOutbox(options: {
   async function deliver(entry: Entry): Promise<Outcome> {
     for (let round = 1; !stop.signal.aborted; round++) {
       try {
-        if (entry.kind === 'completed') await inner.reportCompleted(entry.executionId, entry.report as CompletedReport, stop.signal);
-        else await inner.reportFailed(entry.executionId, entry.report as FailedReport, stop.signal);
+        if (entry.kind === 'completed') await inner.reportCompleted(entry.executionId, entry.report, stop.signal);
+        else await inner.reportFailed(entry.executionId, entry.report, stop.signal);
         return { kind: 'delivered', round };
       } catch (error) {
         if (stop.signal.aborted) break;
         if (isFinalRefusal(error)) return { kind: 'refused', error };
         logger.error({ executionId: entry.executionId, kind: entry.kind, round, err: String(error), retryInMs: retryEveryMs }, 'final report not delivered yet; kept in the outbox');
-        // Ends early when the outbox closes; the loop then stops.
+        // Ends early, rejecting, when the outbox closes: the loop then stops (its condition reads the signal).
         await sleep(retryEveryMs, stop.signal).catch(() => undefined);
       }
     }
@@ -114,7 +109,9 @@ export function createOutbox(options: {
         if (!name.endsWith('.json')) continue;
         const file = path.join(options.dir, name);
         try {
-          const entry = JSON.parse(await readFile(file, 'utf8')) as Entry;
+          const read = outboxEntry.safeParse(JSON.parse(await readFile(file, 'utf8')));
+          if (!read.success) throw new Error(`not an outbox entry: ${formatIssues(read.error.issues)}`);
+          const entry = read.data;
           logger.warn({ executionId: entry.executionId, kind: entry.kind, storedAt: entry.storedAt }, 'delivering a final report left by an earlier run');
           deliverInBackground(entry, file);
         } catch (error) {

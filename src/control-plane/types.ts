@@ -1,71 +1,21 @@
 /**
- * The control-plane port: the operator's API as the worker sees it (docs/api.md).
- * Response shapes are the seed's (snake_case); request bodies are camelCase.
+ * The control-plane port: the operator's API as the worker sees it (docs/api.md). The shapes of
+ * what it reads (the service description's snake_case records) and of the reports it sends
+ * (camelCase bodies) are declared in src/contract/.
  */
+import type { ExecutionReading } from '../contract/executions.js';
+import type { VersionReading } from '../contract/workflows.js';
+import type { CompletedReport, FailedReport, ResumedReport, WaitingReport } from '../contract/reports.js';
 
-/** An execution as `GET /api/executions/{id}` returns it (fields the worker reads). */
-export interface ExecutionRecord {
-  execution_uuid: string;
-  workflow_uuid?: string | null;
-  workflow_version_uuid?: string | null;
-  status?: string | null;
-  input_payload?: unknown;
-  [key: string]: unknown;
-}
-
-/** A version as `GET /api/workflows/{workflow_uuid}/versions` lists it. */
-export interface VersionRecord {
-  workflow_version_uuid: string;
-  workflow_uuid: string;
-  specification: unknown;
-  version?: number | null;
-  is_current?: boolean | null;
-  [key: string]: unknown;
-}
-
-export interface Counters {
-  nSteps: number;
-  nAgentActions: number;
-  nScreenshots: number;
-}
-
-export interface ArtifactUrls {
-  outputUrl: string | null;
-  videoUrl: string | null;
-  logsUrl: string | null;
-}
-
-export interface CompletedReport extends Counters, ArtifactUrls {
-  completedAt: string;
-  durationMs: number;
-}
-
-export interface FailedReport extends Counters, ArtifactUrls {
-  failedAt: string;
-  error: { code: string; message: string };
-  durationMs: number;
-}
-
-/** The agent waits for a person (docs/human-in-the-loop.md). */
-export interface WaitingReport {
-  waitingAt: string;
-  kind: 'question' | 'approval' | 'takeover';
-  question: string;
-  choices: string[] | null;
-  timeoutAt: string;
-}
-
-/** A person answered and the run goes on. */
-export interface ResumedReport {
-  resumedAt: string;
-  answeredBy: string | null;
-}
+export type { ArtifactUrls, CompletedReport, Counters, FailedReport, ResumedReport, WaitingReport } from '../contract/reports.js';
 
 export type StartedResult = { ok: true } | { ok: false; status: number; reason: string };
 
 export interface ControlPlane {
-  getExecution(executionId: string, signal: AbortSignal): Promise<ExecutionRecord>;
-  listVersions(workflowId: string, signal: AbortSignal): Promise<VersionRecord[]>;
+  /** An execution as `GET /api/executions/{id}` returns it (the fields the worker reads). */
+  getExecution(executionId: string, signal: AbortSignal): Promise<ExecutionReading>;
+  /** The versions `GET /api/workflows/{workflow_uuid}/versions` lists. */
+  listVersions(workflowId: string, signal: AbortSignal): Promise<VersionReading[]>;
   /** `{ ok: false }` on 404/409: the execution is no longer runnable. */
   markStarted(executionId: string, startedAt: string, signal: AbortSignal): Promise<StartedResult>;
   /**

@@ -4,9 +4,10 @@
  * each tool is declared all derive from this table; which model gets which row is the model
  * table's (model/tool-versions.ts).
  */
+import { TOOLSETS } from '../contract/specification.js';
 
 /** The specification's `toolset`: the browser toolset, or computer use. */
-export const ACTION_SPACE_KINDS = ['browser', 'computer'] as const;
+export const ACTION_SPACE_KINDS = TOOLSETS;
 export type ActionSpaceKind = (typeof ACTION_SPACE_KINDS)[number];
 
 interface ToolTypeRow {

@@ -1,7 +1,8 @@
 /**
  * A person in the loop, on the wire (docs/human-in-the-loop.md): the Redis stream through which
  * a waiting run hears from people. Shared by the worker (src/human/) and the local service, so
- * the key, the entry shapes, the stream's lifetime and the approval rule live here, once.
+ * the key, the stream's lifetime and the approval rule live here, once; the entries' shapes are
+ * contract/human.ts's.
  *
  *   {prefix}:{queue}:answers:{executionId}   stream; an entry's field is one of
  *     answer   JSON { "answer": string, "decision"?: "approve" | "deny", "by"?: string }: ends the wait (the first one wins)
@@ -11,12 +12,14 @@
  * order they were given.
  */
 
+import { answerEntry, humanInput, type AnswerEntry, type HumanAnswer, type HumanInput, type HumanKind } from '../contract/human.js';
+
+export { HUMAN_DECISIONS, HUMAN_KINDS } from '../contract/human.js';
+export type { HumanAnswer, HumanDecision, HumanInput, HumanKind } from '../contract/human.js';
+
 export function answersStreamKey(queuePrefix: string, queueName: string, executionId: string): string {
   return `${queuePrefix}:${queueName}:answers:${executionId}`;
 }
-
-export type HumanKind = 'question' | 'approval' | 'takeover';
-export const HUMAN_KINDS: readonly HumanKind[] = ['question', 'approval', 'takeover'];
 
 /** How a wait ended, as the `resumed` line and the answers metric say it. */
 export type HumanOutcome = 'answered' | 'approved' | 'denied' | 'timed_out';
@@ -24,18 +27,6 @@ export type HumanOutcome = 'answered' | 'approved' | 'denied' | 'timed_out';
 export function answerOutcome(kind: HumanKind, answer: ApprovalAnswer): HumanOutcome {
   if (kind !== 'approval') return 'answered';
   return grantsApproval(answer) ? 'approved' : 'denied';
-}
-
-/** A person's explicit choice on an approval (the dashboard's Approve and Deny buttons). */
-export type HumanDecision = 'approve' | 'deny';
-export const HUMAN_DECISIONS: readonly HumanDecision[] = ['approve', 'deny'];
-
-export interface HumanAnswer {
-  /** The answer's text: a choice, free text, `done` after a takeover; the decision's word when only a decision was given. */
-  answer: string;
-  /** An explicit approve or deny; null when the person wrote text only. */
-  decision: HumanDecision | null;
-  by: string | null;
 }
 
 /** What the approval rule reads of an answer. */
@@ -54,40 +45,18 @@ export function grantsApproval(answer: ApprovalAnswer): boolean {
   return answer.answer.trim().toLowerCase() === 'approve';
 }
 
-/**
- * A person's input for the page. Pointer positions are fractions of the page (0–1), so a viewer
- * showing a scaled picture needs no knowledge of the viewport.
- */
-export type HumanInput =
-  | { kind: 'click'; x: number; y: number; button?: 'left' | 'middle' | 'right' }
-  | { kind: 'move'; x: number; y: number }
-  | { kind: 'wheel'; x: number; y: number; deltaX?: number; deltaY?: number }
-  | { kind: 'key'; key: string }
-  | { kind: 'text'; text: string };
-
 /** Reads an `answer` field; undefined when it is not the documented JSON (an unknown decision included). */
 export function parseAnswer(raw: string): HumanAnswer | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const { answer, decision, by } = value as Record<string, unknown>;
-  if (decision !== undefined && decision !== null && !(HUMAN_DECISIONS as readonly unknown[]).includes(decision)) return undefined;
-  const chosen = (decision ?? null) as HumanDecision | null;
-  // A decision alone is an answer: its word is the text shown to the model and kept in output.json.
-  const text = typeof answer === 'string' ? answer : answer === undefined && chosen ? chosen : undefined;
-  if (text === undefined) return undefined;
-  return { answer: text, decision: chosen, by: typeof by === 'string' && by !== '' ? by : null };
+  const read = answerEntry.safeParse(parseJson(raw));
+  return read.success ? read.data : undefined;
 }
 
 /** The `answer` field of a stream entry for an answer (the local API writes it; tests too). */
-export function answerField(answer: { answer?: string; decision?: HumanDecision | null; by?: string | null }): string {
+export function answerField(answer: AnswerEntry): string {
   const text = answer.answer ?? answer.decision;
   if (text === undefined || text === null) throw new Error('an answer needs a text or a decision');
-  return JSON.stringify({ answer: text, ...(answer.decision ? { decision: answer.decision } : {}), ...(answer.by ? { by: answer.by } : {}) });
+  const entry: AnswerEntry = { answer: text, ...(answer.decision ? { decision: answer.decision } : {}), ...(answer.by ? { by: answer.by } : {}) };
+  return JSON.stringify(entry);
 }
 
 /**
@@ -105,34 +74,17 @@ export function answersStreamTtlMs(timeoutAt: string | null | undefined, nowMs: 
   return untilDeadline + ANSWERS_STREAM_GRACE_MS;
 }
 
-const fraction = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1;
-const delta = (v: unknown): boolean => v === undefined || (typeof v === 'number' && Number.isFinite(v) && Math.abs(v) <= 10_000);
-
 /** Reads an `input` field; undefined for anything not a well-formed input. */
 export function parseInput(raw: string): HumanInput | undefined {
-  let value: Record<string, unknown>;
+  const read = humanInput.safeParse(parseJson(raw));
+  return read.success ? read.data : undefined;
+}
+
+/** The JSON of a stream field; undefined when it is not JSON (then it is of no shape). */
+function parseJson(raw: string): unknown {
   try {
-    value = JSON.parse(raw) as Record<string, unknown>;
+    return JSON.parse(raw) as unknown;
   } catch {
     return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  switch (value.kind) {
-    case 'click': {
-      const button = value.button ?? 'left';
-      if (!fraction(value.x) || !fraction(value.y) || (button !== 'left' && button !== 'middle' && button !== 'right')) return undefined;
-      return { kind: 'click', x: value.x, y: value.y, button };
-    }
-    case 'move':
-      return fraction(value.x) && fraction(value.y) ? { kind: 'move', x: value.x, y: value.y } : undefined;
-    case 'wheel':
-      if (!fraction(value.x) || !fraction(value.y) || !delta(value.deltaX) || !delta(value.deltaY)) return undefined;
-      return { kind: 'wheel', x: value.x, y: value.y, deltaX: (value.deltaX as number | undefined) ?? 0, deltaY: (value.deltaY as number | undefined) ?? 0 };
-    case 'key':
-      return typeof value.key === 'string' && value.key.length > 0 && value.key.length <= 64 ? { kind: 'key', key: value.key } : undefined;
-    case 'text':
-      return typeof value.text === 'string' && value.text.length > 0 && value.text.length <= 10_000 ? { kind: 'text', text: value.text } : undefined;
-    default:
-      return undefined;
   }
 }

@@ -1,43 +1,19 @@
-import { z } from 'zod';
+import { formatIssues } from '../contract/json.js';
+import { jobData, type JobData } from '../contract/job.js';
 import { ExecutionError } from './errors.js';
-import { formatIssues } from './specification.js';
 
-/** The data of one queue job (docs/queue-and-jobs.md). */
-export interface JobData {
-  executionId: string;
-  workflowId?: string;
-  workflowVersionId?: string;
-  /** `undefined` when the job does not carry it (then the API is asked). */
-  inputPayload?: unknown;
-  /** Raw specification; validated by `parseSpecification` later. */
-  specification?: unknown;
-}
+export type { JobData } from '../contract/job.js';
 
-const jobDataSchema = z.object({
-  executionId: z.string().trim().min(1, 'must be a non-empty string').max(200),
-  workflowId: z.string().min(1).optional(),
-  workflowVersionId: z.string().min(1).optional(),
-  inputPayload: z.unknown().optional(),
-  specification: z.record(z.string(), z.unknown()).optional(),
-});
-
-/** Validates job data; throws `invalid_job` with every fault named. */
+/** Validates job data (docs/queue-and-jobs.md#job-data); throws `invalid_job` with every fault named. */
 export function parseJobData(raw: unknown): JobData {
-  const parsed = jobDataSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new ExecutionError('invalid_job', `invalid job data: ${formatIssues(parsed.error.issues)}`);
-  }
-  const data: JobData = { executionId: parsed.data.executionId };
-  if (parsed.data.workflowId !== undefined) data.workflowId = parsed.data.workflowId;
-  if (parsed.data.workflowVersionId !== undefined) data.workflowVersionId = parsed.data.workflowVersionId;
-  if (raw !== null && typeof raw === 'object' && 'inputPayload' in raw) data.inputPayload = parsed.data.inputPayload;
-  if (parsed.data.specification !== undefined) data.specification = parsed.data.specification;
-  return data;
+  const parsed = jobData.safeParse(raw);
+  if (!parsed.success) throw new ExecutionError('invalid_job', `invalid job data: ${formatIssues(parsed.error.issues)}`);
+  return parsed.data;
 }
 
 /** The execution id of malformed job data, when it can still be read (to report the failure). */
 export function readableExecutionId(raw: unknown): string | undefined {
-  if (raw === null || typeof raw !== 'object') return undefined;
-  const id = (raw as Record<string, unknown>).executionId;
-  return typeof id === 'string' && id.trim().length > 0 && id.length <= 200 ? id.trim() : undefined;
+  if (raw === null || typeof raw !== 'object' || !Object.hasOwn(raw, 'executionId')) return undefined;
+  const id = jobData.shape.executionId.safeParse((raw as { executionId: unknown }).executionId);
+  return id.success ? id.data : undefined;
 }

@@ -1,8 +1,9 @@
 /**
- * The live view's wire between the two programs (docs/operations.md#the-live-view): the worker publishes an execution's
- * frames and events on Redis only while the local service says someone watches it. Shared by
- * the worker's relay (src/live/) and the local service's hub (src/local-service/): names and
- * message shapes live here, once.
+ * The live view's wire between the two programs (docs/operations.md#the-live-view): the worker
+ * publishes an execution's frames and events on Redis only while the local service says someone
+ * watches it. Shared by the worker's relay (src/live/) and the local service's hub
+ * (src/local-service/): the channels and their timing live here, once; the messages' shapes are
+ * contract/live.ts's.
  *
  *   {prefix}:{queue}:live:watch          the local service → every worker: "someone watches X",
  *                                        on each new viewer (`join`) and every LIVE_HEARTBEAT_MS
@@ -13,6 +14,9 @@
  * A worker that hears no notice for LIVE_WATCH_TTL_MS, or whose publish reaches no subscriber,
  * stops publishing: nothing is sent for executions nobody watches.
  */
+
+import type { z } from 'zod';
+import { liveMessage, watchNotice, type LiveMessage, type WatchNotice } from '../contract/live.js';
 
 /** How often the local service repeats its notice while an execution has viewers. */
 export const LIVE_HEARTBEAT_MS = 2_000;
@@ -35,29 +39,25 @@ export function liveChannelNames(queuePrefix: string, queueName: string): LiveCh
   };
 }
 
-export interface WatchNotice {
-  executionId: string;
-  /** A new viewer: the worker sends the events so far and the newest frame again. */
-  join: boolean;
-}
+export type { LiveEvent, LiveMessage, WatchNotice } from '../contract/live.js';
 
-/** A logs.jsonl line (redacted, as written) with its sequence number in the execution. */
-export interface LiveEvent {
-  seq: number;
-  line: Record<string, unknown>;
-}
-
-/**
- * On the events channel: new lines (one as it happens, or all so far after a join, so a viewer
- * may get a line twice and keeps one per `seq`), or the end of the run.
- */
-export type LiveMessage = { kind: 'events'; events: LiveEvent[] } | { kind: 'end' };
-
+/** Reads a watch notice; undefined when it is not one. */
 export function parseWatchNotice(text: string): WatchNotice | undefined {
+  return readJson(watchNotice, text);
+}
+
+/** Reads a message of an execution's events channel; undefined when it is not one. */
+export function parseLiveMessage(text: string): LiveMessage | undefined {
+  return readJson(liveMessage, text);
+}
+
+function readJson<S extends z.ZodType>(schema: S, text: string): z.output<S> | undefined {
+  let value: unknown;
   try {
-    const value = JSON.parse(text) as Partial<WatchNotice>;
-    return typeof value.executionId === 'string' ? { executionId: value.executionId, join: value.join === true } : undefined;
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  const read = schema.safeParse(value);
+  return read.success ? read.data : undefined;
 }

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { profileHeader, type ProfileHeader } from '../contract/profile.js';
 
 /**
  * Browser profiles at rest (docs/profiles.md#at-rest): AES-256-GCM with a fresh 96-bit IV per
@@ -16,15 +17,6 @@ const MAGIC = Buffer.from('EWPROF1\n');
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
-
-/** A profile id (contract: letters, digits, `.`, `_`, `-`; at most 128). `.` and `..` are refused: an id is also a file name. */
-export const PROFILE_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
-export function profileIdProblem(id: string): string | undefined {
-  if (!PROFILE_ID.test(id)) return 'must be 1 to 128 letters, digits, ".", "_" or "-"';
-  if (id === '.' || id === '..') return 'must not be "." or ".."';
-  return undefined;
-}
 
 export interface ProfileKey {
   id: string;
@@ -59,20 +51,10 @@ export function parseProfileKeys(text: string): ProfileKeyring {
   return { current: keys[0]!, byId: new Map(keys.map((k) => [k.id, k.key])) };
 }
 
-export interface ProfileHeader {
-  /** Key id that encrypted it. */
-  kid: string;
-  /** ISO time the run that saved it ended. */
-  savedAt: string;
-  /** Hosts the state has cookies or storage for. */
-  hosts: string[];
-  cookies: number;
-  origins: number;
-}
-
 /** Encrypts a profile's state (any JSON) for `id` with the ring's current key. */
 export function sealProfile(id: string, state: unknown, ring: ProfileKeyring, meta: Omit<ProfileHeader, 'kid'>): Buffer {
-  const header = Buffer.from(JSON.stringify({ kid: ring.current.id, ...meta } satisfies ProfileHeader));
+  const written: ProfileHeader = { kid: ring.current.id, ...meta };
+  const header = Buffer.from(JSON.stringify(written));
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', ring.current.key, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(associatedData(id, header));
@@ -92,11 +74,11 @@ export function readProfileHeader(blob: Buffer): { ok: true; header: ProfileHead
   } catch {
     return { ok: false, reason: 'the header is not JSON' };
   }
-  const h = header as Partial<ProfileHeader> | null;
-  if (!h || typeof h.kid !== 'string' || typeof h.savedAt !== 'string' || !Array.isArray(h.hosts)) return { ok: false, reason: 'the header lacks its fields' };
+  const parsed = profileHeader.safeParse(header);
+  if (!parsed.success) return { ok: false, reason: 'the header lacks its fields' };
   const rest = blob.subarray(end + 1);
   if (rest.length < IV_BYTES + TAG_BYTES) return { ok: false, reason: 'the blob is cut short' };
-  return { ok: true, header: { kid: h.kid, savedAt: h.savedAt, hosts: h.hosts.map(String), cookies: Number(h.cookies ?? 0), origins: Number(h.origins ?? 0) }, headerBytes, rest };
+  return { ok: true, header: parsed.data, headerBytes, rest };
 }
 
 /** Decrypts a blob saved for `id`, or says why it cannot be read (the reason holds no value). */

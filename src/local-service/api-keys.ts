@@ -1,5 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { apiKeyRecord, type ApiKeyRecord } from '../contract/access.js';
+
+export type { ApiKeyRecord } from '../contract/access.js';
 
 /**
  * API keys made in the dashboard (Settings → API Keys, docs/operations.md#api-keys): named, shown
@@ -20,14 +23,6 @@ import type { Redis } from 'ioredis';
  *   used       hash  a credential's tag → ISO time of its last use (bootstrap keys too)
  */
 
-export interface ApiKeyRecord {
-  /** A uuid: what the API and the dashboard name the key by. */
-  id: string;
-  /** Chosen by whoever made it; unique; the identity its requests carry (`by`, the logs). */
-  name: string;
-  created_at: string;
-}
-
 export interface ApiKeyStore {
   /** Stores a new key's record under the key's hash; false when the name is taken. */
   add(record: ApiKeyRecord, keyHash: string): Promise<boolean>;
@@ -44,8 +39,6 @@ export interface ApiKeyStore {
 
 /** The prefix every dashboard-made key starts with: easy to recognise in a leaked file. */
 export const KEY_PREFIX = 'ewk_';
-/** What a name may be: it shows in logs and in `by`, so plain characters, at most 64. */
-export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,63}$/;
 /** Names of the `API_KEYS` entries, by position: reserved. */
 export const BOOTSTRAP_NAME = /^bootstrap-\d+$/i;
 
@@ -89,12 +82,8 @@ return raw
 
 export function createRedisApiKeyStore(redis: Redis, prefix: string): ApiKeyStore {
   const key = { records: `${prefix}records`, hashes: `${prefix}hashes`, names: `${prefix}names`, used: `${prefix}used` };
-  // The stored JSON holds the key's hash too (for removal); a record never shows it.
-  const parse = (raw: string | null): ApiKeyRecord | undefined => {
-    if (raw === null) return undefined;
-    const { id, name, created_at } = JSON.parse(raw) as ApiKeyRecord;
-    return { id, name, created_at };
-  };
+  // The stored JSON holds the key's hash too (for removal); the record's schema leaves it out.
+  const parse = (raw: string | null): ApiKeyRecord | undefined => (raw === null ? undefined : apiKeyRecord.parse(JSON.parse(raw)));
 
   return {
     async add(record, keyHash) {

@@ -1,19 +1,26 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault, type RouteOptions } from 'fastify';
+import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import FindMyWay from 'find-my-way';
 import type { Logger } from '../telemetry/types.js';
 import type { Access } from './access.js';
 import type { Credential } from './auth.js';
-import { HttpError, issuesFromAjv, unprocessable } from './http-errors.js';
+import { HttpError, unprocessable } from './http-errors.js';
 import { SECURITY_HEADERS } from './security-headers.js';
 import { requestValidatorCompiler } from './validation.js';
 
 /**
  * The local service's Fastify instance and what every route shares: bodies read as JSON and only
  * when sent as `application/json` (an empty body is no body; any other type is 415 before a
- * handler runs, so a page elsewhere cannot post a `text/plain` "simple request" that acts),
- * schemas validated with our Ajv, the seed's error shape for every error (validation, size,
- * unknown route, wrong method), the browser security headers, and a debug line per request. The
- * routes, and the hooks deciding access (access.ts, host-guard.ts), are added by server.ts.
+ * handler runs, so a page elsewhere cannot post a `text/plain` "simple request" that acts), the
+ * routes' zod schemas (src/contract/) parsing what comes in (validation.ts) and checking what goes
+ * out, the service description's error shape for every error (validation, size, unknown route,
+ * wrong method), the browser security headers, and a debug line per request. The routes, and the
+ * hooks deciding access (access.ts, host-guard.ts), are added by server.ts.
+ *
+ * Handlers are typed by their route's schemas (fastify-type-provider-zod's type provider): the
+ * body, query and parameters a handler reads, and the answer it returns, are the types the
+ * schemas infer. An answer that is not of its declared shape is a 500 (logged), never sent.
  */
 
 declare module 'fastify' {
@@ -49,10 +56,12 @@ export async function optionalBody(request: FastifyRequest): Promise<void> {
   request.body ??= {};
 }
 
-const VALIDATION_PART: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRoute[] } {
+/** The service's Fastify instance, its routes typed by their zod schemas. */
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+
+export function createApp(log: Logger): { app: App; routes: ServedRoute[] } {
   // HEAD only where declared (files, health, the document): the API's routes answer 405 to it.
   const app = Fastify({
     logger: false,
@@ -61,18 +70,19 @@ export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRo
     return503OnClosing: false,
     forceCloseConnections: true,
     // A path that does not decode (`%E0%A4%A`) names nothing here: 404, like any unknown path.
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
       if (error.code !== 'FST_ERR_BAD_URL') throw error;
-      void (reply as unknown as FastifyReply).code(404).headers(SECURITY_HEADERS).send({ detail: [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }] });
+      void reply.code(404).headers(SECURITY_HEADERS).send({ detail: [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }] });
     },
-  });
+  }).withTypeProvider<ZodTypeProvider>();
   // Fastify wants a plain value here; the authorisation hook sets the real one per request.
   app.decorateRequest('credential', null as never);
   app.setValidatorCompiler(requestValidatorCompiler());
-  // Response schemas document the answers (OpenAPI); the handlers' values are written as they are.
-  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Each answer is checked against its status's schema on its way out (an unknown field is left
+  // out); one that is not of its shape throws, and the error handler answers 500.
+  app.setSerializerCompiler(serializerCompiler);
 
-  // Which methods a path has, for a 405 with `Allow` instead of Fastify's 404 (the seed's answer).
+  // Which methods a path has, for a 405 with `Allow` instead of Fastify's 404.
   const known = FindMyWay();
   const routes: ServedRoute[] = [];
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -99,7 +109,12 @@ export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRo
     // Set before a handler writes; a handler may still replace one (artifacts' CSP).
     reply.headers(SECURITY_HEADERS);
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
+    // A string is sent as text without passing the serializer: on a route that declares its
+    // answers (JSON, checked), a text answer is a handler's mistake, not a body to send.
+    if (typeof payload === 'string' && request.routeOptions.schema?.response && String(reply.getHeader('content-type')).startsWith('text/plain')) {
+      throw new Error(`${request.method} ${request.routeOptions.url ?? ''} answered text where its route declares a JSON answer`);
+    }
     if (!reply.hasHeader('cache-control')) reply.header('Cache-Control', 'no-store');
     return payload;
   });
@@ -123,10 +138,6 @@ export function createApp(log: Logger): { app: FastifyInstance; routes: ServedRo
 
   app.setErrorHandler(async (error: FastifyError | HttpError, request, reply) => {
     if (error instanceof HttpError) return reply.code(error.status).send({ detail: error.detail });
-    if (error.validation) {
-      const part = VALIDATION_PART[error.validationContext ?? 'body'] ?? 'body';
-      return reply.code(422).send({ detail: issuesFromAjv(error.validation, [part]) });
-    }
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return reply.code(413).send({ detail: [{ loc: ['body'], msg: `body larger than ${MAX_BODY_BYTES} bytes`, type: 'too_large' }] });
     }

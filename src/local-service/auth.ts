@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
+import { storedGrant, type StoredGrant } from '../contract/access.js';
 import { bootstrapName, hashApiKey, KEY_PREFIX, storedKeyTag, type ApiKeyStore } from './api-keys.js';
 
 /** What auth reads of a request: its headers, and its cookies as @fastify/cookie parsed them. */
@@ -100,13 +101,7 @@ export interface Grant {
   notAfterMs?: number;
 }
 
-interface Stored {
-  keyTag: string;
-  expiresAtMs: number;
-  /** A login link's route, and the latest end of the session it opens. */
-  route?: string;
-  notAfterMs?: number;
-}
+type Stored = StoredGrant;
 
 export function isDashboardRoute(route: string): boolean {
   return ROUTE.test(route) && route.length <= 300;
@@ -163,7 +158,10 @@ export function createAuth(opts: AuthOptions): Auth {
     const storeId = `${kind}:${digest(id).toString('base64url')}`;
     const raw = take ? await store.take(storeId) : await store.get(storeId);
     if (raw === undefined) return undefined;
-    const stored = JSON.parse(raw) as Stored;
+    const read = storedGrant.safeParse(JSON.parse(raw));
+    // A record of another shape opens nothing (contract/access.ts).
+    if (!read.success) return undefined;
+    const stored = read.data;
     // The store's own expiry is the first guard; the time and the key are checked again here.
     if (!(stored.expiresAtMs > nowMs)) return undefined;
     const identity = await liveName(stored.keyTag);

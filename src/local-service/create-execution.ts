@@ -3,12 +3,14 @@ import { isPrefix, type KeyPath } from '../domain/key-path.js';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { withShownFileUrls } from '../domain/input-files.js';
 import { createSecretVault } from '../domain/secrets.js';
-import type { JsonSchema } from '../domain/specification.js';
 import type { Logger } from '../telemetry/types.js';
 import { markSecrets } from './default-input.js';
 import { HttpError, unprocessable } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
-import type { ExecutionRow, Store, VersionRow, WorkflowRow } from './store.js';
+import type { ExecutionRow } from '../contract/executions.js';
+import type { JsonSchema } from '../contract/json.js';
+import type { VersionRow, WorkflowRow } from '../contract/workflows.js';
+import type { Store } from './store.js';
 import { validateInputPayload } from './validation.js';
 
 /**

@@ -1,9 +1,11 @@
+import type { z } from 'zod';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { formatPath, isPrefix, leavesOf, valueAt, withValueAt, type KeyPath } from '../domain/key-path.js';
 import { openValue, sealValue } from '../domain/sealed-values.js';
 import { placeholder } from '../domain/secrets.js';
 import { isObject, unprocessable } from './http-errors.js';
-import type { VersionTrigger } from './store.js';
+import { formatIssues } from '../contract/json.js';
+import { sealedInputSecrets, type VersionTrigger } from '../contract/workflows.js';
 
 /**
  * A version's default input (`configuration.inputPayload`) at rest (docs/secrets.md#at-rest).
@@ -22,9 +24,7 @@ import type { VersionTrigger } from './store.js';
 
 const PURPOSE = 'default input';
 
-interface SealedSecrets {
-  secrets: Array<{ path: KeyPath; value: unknown }>;
-}
+type SealedSecrets = z.input<typeof sealedInputSecrets>;
 
 /** What a version stores of a clear default input whose secrets are at `secretPaths`. */
 export function sealDefaultInput(payload: unknown, secretPaths: readonly KeyPath[], keys: ProfileKeyring | undefined): { masked: unknown; sealed: string | null } {
@@ -77,8 +77,12 @@ export function revealDefaultInput(version: Pick<VersionTrigger, 'configuration'
   if (!opened.ok) {
     throw unprocessable([{ loc: ['configuration', 'inputPayload'], msg: `the version's default input has secret values that cannot be read: ${opened.reason}`, type: 'default_input_unreadable' }]);
   }
+  const sealed = sealedInputSecrets.safeParse(opened.value);
+  if (!sealed.success) {
+    throw unprocessable([{ loc: ['configuration', 'inputPayload'], msg: `the version's default input has secret values that cannot be read: ${formatIssues(sealed.error.issues)}`, type: 'default_input_unreadable' }]);
+  }
   let payload = stored.masked;
-  for (const { path, value } of (opened.value as SealedSecrets).secrets) payload = withValueAt(payload, path, value);
+  for (const { path, value } of sealed.data.secrets) payload = withValueAt(payload, path, value);
   return payload;
 }
 

@@ -3,10 +3,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import type { App } from './app.js';
 import { ARTIFACT_CSP, artifactServing } from '../domain/artifact-serving.js';
 import { HttpError, notFound } from './http-errors.js';
 import { KEY_OR_SESSION, PUBLIC } from './access.js';
+import { pathParams } from './openapi.js';
 
 /**
  * Files served by the local server, through @fastify/static (ranges, conditional requests,
@@ -46,7 +48,7 @@ const DASHBOARD_FILE = /^[a-z0-9-]+\.(html|js|css|svg)$/;
 const SEND_OPTIONS = { contentType: false, cacheControl: false, dotfiles: 'allow' } as const;
 
 /** `/` and `/dashboard/{file}`: a flat folder of small files, no build step. */
-export async function addDashboardRoutes(app: FastifyInstance): Promise<void> {
+export async function addDashboardRoutes(app: App): Promise<void> {
   const root = dashboardDir();
   await app.register(fastifyStatic, { root, serve: false });
   const serve = (reply: FastifyReply, name: string): FastifyReply => {
@@ -56,7 +58,7 @@ export async function addDashboardRoutes(app: FastifyInstance): Promise<void> {
     return reply.sendFile(name, root, SEND_OPTIONS);
   };
   app.route({ method: ['GET', 'HEAD'], url: '/', config: PUBLIC, schema: { hide: true }, handler: async (_request, reply) => serve(reply, 'index.html') });
-  app.route({ method: ['GET', 'HEAD'], url: '/dashboard/:file', config: PUBLIC, schema: { hide: true }, handler: async (request, reply) => serve(reply, (request.params as { file: string }).file) });
+  app.route({ method: ['GET', 'HEAD'], url: '/dashboard/:file', config: PUBLIC, schema: { hide: true, params: pathParams('file') }, handler: async (request, reply) => serve(reply, request.params.file) });
 }
 
 /**
@@ -64,12 +66,12 @@ export async function addDashboardRoutes(app: FastifyInstance): Promise<void> {
  * folder (`..`, symlinks pointing out, encoded separators) answer 404, as does anything not a
  * regular file: the resolved real path must lie inside the folder's real path.
  */
-export function addArtifactRoutes(app: FastifyInstance, root: string | undefined): void {
-  app.route({ method: ['GET', 'HEAD'], url: '/artifacts/*', config: KEY_OR_SESSION, schema: { hide: true }, handler: async (request, reply) => {
+export function addArtifactRoutes(app: App, root: string | undefined): void {
+  app.route({ method: ['GET', 'HEAD'], url: '/artifacts/*', config: KEY_OR_SESSION, schema: { hide: true, params: pathParams('*') }, handler: async (request, reply) => {
     if (!root) throw new HttpError(404, [{ loc: ['path'], msg: 'no artifacts folder is configured', type: 'not_found' }]);
     // The wildcard as the router decoded it, exactly once, whatever the spelling of the target
     // (`/%61rtifacts/…`, an absolute-form target): never decoded again here.
-    const { realRoot, file, decoded } = await resolveInside(root, (request.params as { '*': string })['*']);
+    const { realRoot, file, decoded } = await resolveInside(root, request.params['*']);
     const serving = artifactServing(decoded);
     reply.headers({
       'Content-Type': serving.contentType,
@@ -86,6 +88,7 @@ export function addArtifactRoutes(app: FastifyInstance, root: string | undefined
 async function resolveInside(root: string, decoded: string): Promise<{ realRoot: string; file: string; decoded: string }> {
   const outside = notFound(['path'], 'artifact');
   if (decoded.includes('\0') || decoded.includes('\\')) throw outside;
+  // A path that does not resolve (missing, a loop, no permission) names no file here: 404, like any other.
   const realRoot = await fs.realpath(root).catch(() => undefined);
   if (!realRoot) throw outside;
   const candidate = path.resolve(realRoot, decoded.replace(/^\/+/, ''));

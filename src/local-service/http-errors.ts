@@ -1,16 +1,15 @@
 import type { ErrorObject } from 'ajv';
+import type { z } from 'zod';
+import type { ValidationIssue } from '../contract/api-errors.js';
+
+export type { ValidationIssue } from '../contract/api-errors.js';
 
 /**
- * The errors of the local API. Every error answers the seed's error shape,
- * `{ "detail": [{ "loc": [...], "msg": "...", "type": "..." }] }`, whatever its status (401,
- * 404, 409, 413, 422), so a client reads one shape only (docs/operations.md#the-local-api-and-dashboard).
+ * The errors of the local API. Every error answers the service description's error shape,
+ * `{ "detail": [{ "loc": [...], "msg": "...", "type": "..." }] }` (contract/api-errors.ts),
+ * whatever its status (401, 404, 409, 413, 422), so a client reads one shape only
+ * (docs/operations.md#the-local-api-and-dashboard).
  */
-
-export interface ValidationIssue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-}
 
 /** An answer other than success, thrown by handlers and written by the error handler (app.ts). */
 export class HttpError extends Error {
@@ -46,6 +45,49 @@ export function issuesFromAjv(errors: readonly Partial<ErrorObject>[], prefix: (
     const msg = e.keyword === 'required' ? 'field required' : (e.message ?? 'is invalid');
     return { loc, msg, type: e.keyword === 'required' ? 'missing' : (e.keyword ?? 'invalid') };
   });
+}
+
+/**
+ * zod's faults as `detail[]` entries, in the vocabulary the API documents: `loc` is `prefix` then
+ * the field's path, `type` the JSON Schema keyword the fault fails (`missing` for a required
+ * field, one entry per field a closed object does not take). Writing the keyword is ours: zod
+ * names its faults by its own codes, the document promises JSON Schema's.
+ */
+export function issuesFromZod(issues: readonly z.core.$ZodIssue[], prefix: (string | number)[]): ValidationIssue[] {
+  return issues.flatMap((issue): ValidationIssue[] => {
+    const loc = [...prefix, ...issue.path.map((key) => (typeof key === 'number' ? key : String(key)))];
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ loc: [...loc, key], msg: 'must NOT have additional properties', type: 'additionalProperties' }));
+    if (issue.code === 'invalid_type' && issue.input === undefined) return [{ loc, msg: 'field required', type: 'missing' }];
+    return [{ loc, msg: issue.message, type: keywordOf(issue) }];
+  });
+}
+
+function keywordOf(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+    case 'invalid_union':
+      return 'type';
+    case 'too_small':
+    case 'too_big': {
+      const edge = issue.code === 'too_small' ? 'min' : 'max';
+      if (issue.origin === 'string') return `${edge}Length`;
+      if (issue.origin === 'array' || issue.origin === 'set') return `${edge}Items`;
+      if (issue.origin === 'object') return `${edge}Properties`;
+      const word = edge === 'min' ? 'minimum' : 'maximum';
+      return issue.inclusive === false ? `exclusive${word[0]!.toUpperCase()}${word.slice(1)}` : word;
+    }
+    case 'invalid_format':
+      return issue.format === 'regex' || issue.format === 'starts_with' || issue.format === 'ends_with' || issue.format === 'includes' ? 'pattern' : 'format';
+    case 'invalid_value':
+      return 'enum';
+    case 'not_multiple_of':
+      return 'multipleOf';
+    case 'custom':
+      // A refinement names the keyword its JSON Schema states it with (`x-allow-list-entry`, `pattern`).
+      return typeof issue.params?.keyword === 'string' ? issue.params.keyword : 'custom';
+    default:
+      return issue.code;
+  }
 }
 
 function pointerToPath(pointer: string): (string | number)[] {

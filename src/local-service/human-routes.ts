@@ -1,11 +1,15 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { answerField, answersStreamKey, answersStreamTtlMs, type HumanDecision, type HumanInput } from '../domain/human-protocol.js';
+import { z } from 'zod';
+import type { ExecutionRow, ExecutionStatus } from '../contract/executions.js';
+import { answerRequest, humanInput, liveInputRequest } from '../contract/human.js';
+import { resumedReportAccepted, waitingReportAccepted } from '../contract/reports.js';
+import { answerField, answersStreamKey, answersStreamTtlMs } from '../domain/human-protocol.js';
+import type { App } from './app.js';
 import type { Credential } from './auth.js';
 import type { Logger } from '../telemetry/types.js';
 import { HttpError, notFound } from './http-errors.js';
 import { humanSchema, reportSchema } from './openapi.js';
-import type { ExecutionRow, ExecutionStatus, Store } from './store.js';
+import type { Store } from './store.js';
 import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
 
 /**
@@ -19,13 +23,9 @@ import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
  * one question the first is taken and the second refused.
  */
 
-interface WaitingBody {
-  waitingAt: string;
-  kind: 'question' | 'approval' | 'takeover';
-  question: string;
-  choices?: string[] | null;
-  timeoutAt?: string | null;
-}
+/** What the answer and input routes answer with 202: the execution, and the stream entry an answer became. */
+const answerTaken = z.object({ execution_uuid: z.string(), entry: z.string() });
+const inputTaken = z.object({ execution_uuid: z.string() });
 
 /** How long "this question was answered" is remembered (longer than any wait). */
 const ANSWERED_TTL_MS = 31 * 86_400_000;
@@ -33,13 +33,13 @@ const ANSWERED_TTL_MS = 31 * 86_400_000;
 const STREAM_MAX_LENGTH = 10_000;
 
 export function addHumanRoutes(
-  app: FastifyInstance,
+  app: App,
   deps: { store: Store; redis: Redis; queuePrefix: string; queueName: string; keyPrefix: string; logger: Logger },
 ): void {
   const { store, redis, logger } = deps;
   const streamKey = (id: string) => answersStreamKey(deps.queuePrefix, deps.queueName, id);
 
-  const move = async (id: string, from: readonly ExecutionStatus[], to: ExecutionStatus, fields: Partial<ExecutionRow>, idempotencyField: keyof ExecutionRow) => {
+  const move = async (id: string, from: readonly ExecutionStatus[], to: ExecutionStatus, fields: Partial<ExecutionRow>, idempotencyField: keyof ExecutionRow & string) => {
     const result = await store.transition(id, { from, to, fields, idempotencyField });
     if (result.kind === 'missing') throw notFound(['path', 'execution_uuid'], 'execution');
     if (result.kind === 'conflict') throw new HttpError(409, [{ loc: ['path', 'execution_uuid'], msg: `execution is ${result.current}; it cannot become ${to}`, type: 'conflict' }]);
@@ -75,37 +75,34 @@ export function addHumanRoutes(
     return results[0]![1] as string;
   };
 
-  const idOf = (request: FastifyRequest): string => (request.params as { execution_uuid: string }).execution_uuid;
-
   app.post('/api/executions/:execution_uuid/waiting', {
     config: KEY_ONLY,
-    schema: reportSchema('Report that the run waits for a person', 'WaitingReport', 'running → waiting, with the question. Repeating it with the same waitingAt answers 200 unchanged.'),
-  }, async (request) => {
-    const body = request.body as WaitingBody;
+    schema: reportSchema('Report that the run waits for a person', waitingReportAccepted, 'running → waiting, with the question. Repeating it with the same waitingAt answers 200 unchanged.'),
+  }, async ({ params, body }) => {
     const waiting = { kind: body.kind, question: body.question, choices: body.choices ?? null, waitingAt: body.waitingAt, timeoutAt: body.timeoutAt ?? null };
-    return move(idOf(request), ['running'], 'waiting', { waiting, waiting_at: body.waitingAt }, 'waiting_at');
+    return move(params.execution_uuid, ['running'], 'waiting', { waiting, waiting_at: body.waitingAt }, 'waiting_at');
   });
 
   app.post('/api/executions/:execution_uuid/resumed', {
     config: KEY_ONLY,
-    schema: reportSchema('Report that a person answered', 'ResumedReport', 'waiting → running. Repeating it with the same resumedAt answers 200 unchanged.'),
-  }, async (request) => {
-    const body = request.body as { resumedAt: string; answeredBy?: string | null };
-    return move(idOf(request), ['waiting'], 'running', { waiting: null, resumed_at: body.resumedAt, answered_by: body.answeredBy ?? null }, 'resumed_at');
+    schema: reportSchema('Report that a person answered', resumedReportAccepted, 'waiting → running. Repeating it with the same resumedAt answers 200 unchanged.'),
+  }, async ({ params, body }) => {
+    return move(params.execution_uuid, ['waiting'], 'running', { waiting: null, resumed_at: body.resumedAt, answered_by: body.answeredBy ?? null }, 'resumed_at');
   });
 
   app.post('/api/executions/:execution_uuid/answer', {
     config: KEY_OR_SESSION,
     schema: humanSchema(
       'Answer the question of a waiting execution',
-      'AnswerRequest',
+      answerRequest,
       "Written to the execution's answers stream for the worker, under the signed-in identity. An approval is granted only by `\"decision\": \"approve\"` (or the answer `approve`). The first answer to a question is taken; another answers 409, as does an execution that is not waiting.",
+      answerTaken,
     ),
   }, async (request, reply) => {
-    const body = request.body as { answer?: string; decision?: HumanDecision };
+    const { body } = request;
     // Who answers is who signed in; a `by` in the body is no one's word.
     const by = answererOf(request.credential);
-    const id = idOf(request);
+    const id = request.params.execution_uuid;
     if (body.answer === undefined && body.decision === undefined) throw new HttpError(422, [{ loc: ['body', 'answer'], msg: 'give an answer, a decision ("approve" or "deny"), or both', type: 'missing' }]);
     const execution = await waitingExecution(id, 'an answer');
     const waiting = execution.waiting!;
@@ -118,9 +115,9 @@ export function addHumanRoutes(
       logger.info({ executionId: id }, 'an answer ignored: the question was already answered');
       throw new HttpError(409, [{ loc: ['path', 'execution_uuid'], msg: 'this question was already answered', type: 'conflict' }]);
     }
-    const entry = await append(execution, 'answer', answerField({ ...body, by })).catch(async (error: unknown) => {
-      // Not written: the question stays open for another try.
-      await redis.del(mark).catch(() => undefined);
+    const entry = await append(execution, 'answer', answerField({ answer: body.answer, decision: body.decision, by })).catch(async (error: unknown) => {
+      // Not written: the question stays open for another try (a mark left behind expires with ANSWERED_TTL_MS).
+      await redis.del(mark).catch((cleanup: unknown) => logger.warn({ executionId: id, err: cleanup }, 'could not reopen the question after a failed answer'));
       throw error;
     });
     logger.info({ executionId: id, by, decision: body.decision ?? null }, 'answer written');
@@ -131,30 +128,20 @@ export function addHumanRoutes(
     config: KEY_OR_SESSION,
     schema: humanSchema(
       "A person's input for the page of a waiting execution (takeover)",
-      'LiveInput',
+      liveInputRequest,
       "A click, pointer move, wheel, key or text, passed to the execution's page in the order sent. Typed text is never logged. 409 unless the execution waits.",
+      inputTaken,
     ),
   }, async (request, reply) => {
-    const body = request.body as HumanInput;
-    const id = idOf(request);
+    const { body } = request;
+    const id = request.params.execution_uuid;
     const execution = await waitingExecution(id, 'input');
-    const input = inputOf(body);
-    if (!input) throw new HttpError(422, [{ loc: ['body'], msg: `${body.kind} needs ${body.kind === 'key' ? 'key' : body.kind === 'text' ? 'text' : 'x and y'}`, type: 'missing' }]);
-    await append(execution, 'input', JSON.stringify(input));
+    // The stream entry the worker reads: the body with what its kind needs (the schema checked the ranges).
+    const input = humanInput.safeParse(body);
+    if (!input.success) throw new HttpError(422, [{ loc: ['body'], msg: `${body.kind} needs ${body.kind === 'key' ? 'key' : body.kind === 'text' ? 'text' : 'x and y'}`, type: 'missing' }]);
+    await append(execution, 'input', JSON.stringify(input.data));
     return reply.code(202).send({ execution_uuid: id });
   });
-}
-
-/** The input as the worker reads it, with what its kind needs (the schema checked the ranges). */
-function inputOf(body: Record<string, unknown>): HumanInput | undefined {
-  const { kind, x, y } = body;
-  const hasPoint = typeof x === 'number' && typeof y === 'number';
-  if (kind === 'click' && hasPoint) return { kind, x, y, button: (body.button as 'left' | 'middle' | 'right' | undefined) ?? 'left' };
-  if (kind === 'move' && hasPoint) return { kind, x, y };
-  if (kind === 'wheel' && hasPoint) return { kind, x, y, deltaX: (body.deltaX as number | undefined) ?? 0, deltaY: (body.deltaY as number | undefined) ?? 0 };
-  if (kind === 'key' && typeof body.key === 'string') return { kind, key: body.key };
-  if (kind === 'text' && typeof body.text === 'string') return { kind, text: body.text };
-  return undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
+import type { JobData } from '../contract/job.js';
 import { redisOptions } from '../domain/redis-address.js';
 import { runCacheKey } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
@@ -9,16 +10,9 @@ import type { Logger } from '../telemetry/types.js';
  * uuid, so a double submit cannot enqueue the same execution twice.
  */
 
-export interface ExecutionJobData {
-  executionId: string;
-  workflowId: string;
-  workflowVersionId: string;
-  inputPayload: unknown;
-  specification: Record<string, unknown>;
-}
-
 export interface JobQueue {
-  add(data: ExecutionJobData): Promise<void>;
+  /** Enqueues an execution's job: the API gives every field (the worker would otherwise fetch what is missing). */
+  add(data: Required<JobData>): Promise<void>;
   /**
    * The execution is deleted: a job still waiting, or ended, is removed; a job a worker runs
    * keeps `maskedInput` (the input with secrets as placeholders) in place of its input.
@@ -33,7 +27,7 @@ export interface JobQueue {
 const JOB_NAME = 'execute';
 
 export function createJobQueue(opts: { redisUrl: string; queueName: string; queuePrefix: string; logger: Logger }): JobQueue {
-  const queue = new Queue<ExecutionJobData>(opts.queueName, {
+  const queue = new Queue<JobData>(opts.queueName, {
     // ioredis's and BullMQ's option types differ in detail; the object is ioredis's own.
     connection: redisOptions(opts.redisUrl) as ConnectionOptions,
     prefix: opts.queuePrefix,

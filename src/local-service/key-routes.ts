@@ -1,10 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import { apiKeyCreate, apiKeyCreated, apiKeyList, type ApiKeyView } from '../contract/access.js';
 import type { Logger } from '../telemetry/types.js';
+import type { App } from './app.js';
 import { identityOf, KEY_ONLY, KEY_OR_SESSION } from './access.js';
 import { BOOTSTRAP_NAME, hashApiKey, newApiKey, newKeyRecord, storedKeyTag, type ApiKeyStore } from './api-keys.js';
 import type { Auth } from './auth.js';
 import { HttpError, notFound } from './http-errors.js';
-import { answer, commonErrors, errorAnswer, notFoundAnswer, pathParams, ref } from './openapi.js';
+import { answer, commonErrors, errorAnswer, notFoundAnswer, pathParams } from './openapi.js';
 
 /**
  * API keys (docs/operations.md#api-keys), as the dashboard's Settings → API Keys shows them:
@@ -17,33 +18,21 @@ import { answer, commonErrors, errorAnswer, notFoundAnswer, pathParams, ref } fr
  * cookie also gives) may list and revoke keys but never mint one that would outlive it.
  */
 
-/** A key as listed: never the key itself. */
-export interface KeyView {
-  id: string;
-  name: string;
-  source: 'bootstrap' | 'dashboard';
-  created_at: string | null;
-  last_used_at: string | null;
-  revocable: boolean;
-  /** Whether the request asking comes from this key (or a session it opened). */
-  current: boolean;
-}
-
-export function addKeyRoutes(app: FastifyInstance, deps: { auth: Auth; keys: ApiKeyStore; logger: Logger }): void {
+export function addKeyRoutes(app: App, deps: { auth: Auth; keys: ApiKeyStore; logger: Logger }): void {
   const { auth, keys, logger } = deps;
 
   app.get('/api/keys', {
     config: KEY_OR_SESSION,
     schema: {
       summary: 'Every API key: the bootstrap keys of API_KEYS and the keys made here, with their last use; never a key itself',
-      response: { 200: answer('`{ "keys": [...] }`, bootstrap keys first, then by creation.', ref('ApiKeyList')), ...commonErrors },
+      response: { 200: answer('`{ "keys": [...] }`, bootstrap keys first, then by creation.', apiKeyList), ...commonErrors },
     },
   }, async (request) => {
     const records = await keys.list();
     const tags = [...auth.bootstrap.map((b) => b.tag), ...records.map((r) => storedKeyTag(r.id))];
     const used = await keys.lastUsed(tags);
     const own = request.credential.kind === 'none' ? undefined : request.credential.keyTag;
-    const views: KeyView[] = [
+    const views: ApiKeyView[] = [
       ...auth.bootstrap.map((b, i) => ({ id: b.name, name: b.name, source: 'bootstrap' as const, created_at: null, last_used_at: used[i] ?? null, revocable: false, current: b.tag === own })),
       ...records.map((r, i) => ({
         id: r.id,
@@ -63,15 +52,15 @@ export function addKeyRoutes(app: FastifyInstance, deps: { auth: Auth; keys: Api
     schema: {
       summary: 'Make a named API key: the answer holds the key, shown this once (only its hash is kept)',
       description: 'Takes an API key in X-Service-Key, not a dashboard session: a session cannot mint a key that outlives it.',
-      body: ref('ApiKeyCreate'),
+      body: apiKeyCreate,
       response: {
-        201: answer('The key (`key`, shown once) and its listing.', ref('ApiKeyCreated')),
+        201: answer('The key (`key`, shown once) and its listing.', apiKeyCreated),
         409: errorAnswer('A key with this name exists (names are unique whatever their case).'),
         ...commonErrors,
       },
     },
   }, async (request, reply) => {
-    const { name } = request.body as { name: string };
+    const { name } = request.body;
     if (BOOTSTRAP_NAME.test(name)) {
       throw new HttpError(422, [{ loc: ['body', 'name'], msg: '`bootstrap-<n>` names the keys of API_KEYS', type: 'reserved' }]);
     }
@@ -81,8 +70,7 @@ export function addKeyRoutes(app: FastifyInstance, deps: { auth: Auth; keys: Api
       throw new HttpError(409, [{ loc: ['body', 'name'], msg: `a key named "${name}" exists`, type: 'conflict' }]);
     }
     logger.info({ key: record.name, keyId: record.id, by: identityOf(request.credential) }, 'API key made');
-    const view: KeyView = { ...record, source: 'dashboard', last_used_at: null, revocable: true, current: false };
-    return reply.code(201).send({ ...view, key });
+    return reply.code(201).send({ ...record, source: 'dashboard', last_used_at: null, revocable: true, current: false, key });
   });
 
   app.delete('/api/keys/:keyId', {
@@ -98,7 +86,7 @@ export function addKeyRoutes(app: FastifyInstance, deps: { auth: Auth; keys: Api
       },
     },
   }, async (request, reply) => {
-    const { keyId } = request.params as { keyId: string };
+    const { keyId } = request.params;
     if (auth.bootstrap.some((b) => b.name === keyId)) {
       throw new HttpError(409, [{ loc: ['path', 'keyId'], msg: 'a key of API_KEYS is revoked by taking it out of API_KEYS and restarting', type: 'bootstrap_key' }]);
     }

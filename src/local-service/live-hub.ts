@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { Redis } from 'ioredis';
 import { redisOptions } from '../domain/redis-address.js';
-import { LIVE_HEARTBEAT_MS, liveChannelNames, type LiveMessage, type WatchNotice } from '../domain/live-protocol.js';
+import { LIVE_HEARTBEAT_MS, liveChannelNames, parseLiveMessage, type WatchNotice } from '../domain/live-protocol.js';
 import type { Logger } from '../telemetry/types.js';
 
 /**
@@ -111,16 +111,13 @@ export function createLiveHub(opts: { redisUrl: string; queuePrefix: string; que
       for (const viewer of audience) send(viewer, text, 'frame');
       return;
     }
-    let parsed: LiveMessage;
-    try {
-      parsed = JSON.parse(message.toString('utf8')) as LiveMessage;
-    } catch {
-      return;
-    }
+    // A message of another shape (another version of the worker) is nothing to show.
+    const parsed = parseLiveMessage(message.toString('utf8'));
+    if (!parsed) return;
     if (parsed.kind === 'events') {
       const text = `event: events\ndata: ${JSON.stringify(parsed.events)}\n\n`;
       for (const viewer of audience) send(viewer, text, 'message');
-    } else if (parsed.kind === 'end') {
+    } else {
       for (const viewer of audience) {
         send(viewer, 'event: end\ndata: {}\n\n', 'message');
         finish(viewer);
@@ -145,7 +142,8 @@ export function createLiveHub(opts: { redisUrl: string; queuePrefix: string; que
       clearInterval(heartbeat);
       heartbeat = undefined;
     }
-    await connections?.sub.unsubscribe(...channels).catch(() => undefined);
+    // A channel left subscribed only brings messages nobody reads (byChannel forgot it): logged, not thrown.
+    await connections?.sub.unsubscribe(...channels).catch((error: Error) => log.warn({ executionId, err: error.message }, 'live view: could not unsubscribe'));
   };
 
   return {

@@ -1,7 +1,7 @@
-import { profileIdProblem } from '../domain/profile-crypto.js';
-import type { FastifyInstance } from 'fastify';
+import { profileIdProblem, profileList, type ProfileSummary } from '../contract/profile.js';
+import type { App } from './app.js';
 import { HttpError, notFound } from './http-errors.js';
-import { answer, commonErrors, notFoundAnswer, pathParams, ref } from './openapi.js';
+import { answer, commonErrors, notFoundAnswer, pathParams } from './openapi.js';
 import { KEY_OR_SESSION } from './access.js';
 
 /**
@@ -10,15 +10,7 @@ import { KEY_OR_SESSION } from './access.js';
  * the blobs' clear headers only.
  */
 
-export interface ProfileSummary {
-  id: string;
-  /** Hosts the saved state has cookies or storage for. */
-  hosts: string[];
-  /** ISO time of the last save. */
-  updated: string;
-  /** Bytes stored (encrypted). */
-  size: number;
-}
+export type { ProfileSummary } from '../contract/profile.js';
 
 /** What the service needs of the profiles' store (wired by cli.ts). */
 export interface ProfileDirectory {
@@ -27,7 +19,7 @@ export interface ProfileDirectory {
   delete(id: string): Promise<boolean>;
 }
 
-export function addProfileRoutes(app: FastifyInstance, profiles: ProfileDirectory | undefined): void {
+export function addProfileRoutes(app: App, profiles: ProfileDirectory | undefined): void {
   const directory = (): ProfileDirectory => {
     if (!profiles) throw new HttpError(404, [{ loc: ['path'], msg: 'no profile store is configured', type: 'not_found' }]);
     return profiles;
@@ -38,11 +30,7 @@ export function addProfileRoutes(app: FastifyInstance, profiles: ProfileDirector
     schema: {
       summary: "The workers' browser profiles, without any value (docs/profiles.md)",
       response: {
-        200: answer('`{ "profiles": [...] }`: each id, the hosts its state is for, when it was last saved, its stored size.', {
-          type: 'object',
-          required: ['profiles'],
-          properties: { profiles: { type: 'array', items: ref('Profile') } },
-        }),
+        200: answer('`{ "profiles": [...] }`: each id, the hosts its state is for, when it was last saved, its stored size.', profileList),
         ...commonErrors,
       },
     },
@@ -52,7 +40,7 @@ export function addProfileRoutes(app: FastifyInstance, profiles: ProfileDirector
     config: KEY_OR_SESSION,
     schema: { summary: 'Delete a browser profile: the next run that names it signs in afresh', params: pathParams('profileId'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
   }, async (request, reply) => {
-    const { profileId: id } = request.params as { profileId: string };
+    const { profileId: id } = request.params;
     if (profileIdProblem(id)) throw notFound(['path', 'profileId'], 'profile');
     if (!(await directory().delete(id))) throw notFound(['path', 'profileId'], 'profile');
     return reply.code(204).send();

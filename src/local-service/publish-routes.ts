@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { workflowVersion, type VersionStatus } from '../contract/workflows.js';
+import type { App } from './app.js';
 import { notFound } from './http-errors.js';
-import { answer, commonErrors, notFoundAnswer, pathParams, ref } from './openapi.js';
-import type { VersionStatus } from './store.js';
+import { answer, commonErrors, notFoundAnswer, pathParams } from './openapi.js';
 import { presentVersions, type RouteDeps } from './workflow-routes.js';
 import { KEY_OR_SESSION } from './access.js';
 
@@ -15,14 +15,13 @@ const statusSchema = (summary: string) => ({
   summary,
   description: 'The version keeps its number and content; `updated_at` changes.',
   params: pathParams('id', 'versionId'),
-  response: { 200: answer('The version after the change.', ref('WorkflowVersion')), 404: notFoundAnswer, ...commonErrors },
+  response: { 200: answer('The version after the change.', workflowVersion), 404: notFoundAnswer, ...commonErrors },
 });
 
-export function addPublishRoutes(app: FastifyInstance, deps: Pick<RouteDeps, 'store' | 'schedules' | 'logger'>): void {
+export function addPublishRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'schedules' | 'logger'>): void {
   const { store, schedules, logger } = deps;
 
-  const setStatus = (status: VersionStatus) => async (request: FastifyRequest) => {
-    const { id, versionId } = request.params as { id: string; versionId: string };
+  const setStatus = async (id: string, versionId: string, status: VersionStatus) => {
     if (!(await store.getWorkflow(id))) throw notFound(['path', 'id'], 'workflow');
     const known = (await store.listVersions(id)).some((v) => v.workflow_version_uuid === versionId);
     if (!known || !(await store.setVersionStatus(versionId, status))) throw notFound(['path', 'versionId'], 'version');
@@ -32,15 +31,15 @@ export function addPublishRoutes(app: FastifyInstance, deps: Pick<RouteDeps, 'st
     const after = (await store.listVersions(id)).find((v) => v.workflow_version_uuid === versionId);
     if (!after) throw notFound(['path', 'versionId'], 'version');
     const [shown] = await presentVersions(deps, id, after);
-    return shown;
+    return shown!;
   };
 
   app.post('/api/workflows/:id/versions/:versionId/publish', {
     schema: statusSchema('Publish a version in place: the current version, published, runs (and its schedule starts)'),
     config: KEY_OR_SESSION,
-  }, setStatus('published'));
+  }, async ({ params }) => setStatus(params.id, params.versionId, 'published'));
   app.post('/api/workflows/:id/versions/:versionId/unpublish', {
     schema: statusSchema('Unpublish a version in place (it becomes a draft): the current version, a draft, is not executed and its schedule stops'),
     config: KEY_OR_SESSION,
-  }, setStatus('draft'));
+  }, async ({ params }) => setStatus(params.id, params.versionId, 'draft'));
 }

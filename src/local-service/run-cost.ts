@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { outputCostSchema } from '../domain/usage.js';
+import { z } from 'zod';
+import { usageReport } from '../contract/output.js';
 import type { Logger } from '../telemetry/types.js';
 
 /**
@@ -12,6 +13,12 @@ import type { Logger } from '../telemetry/types.js';
  * file that does not say.
  */
 export type RunCostReader = (executionId: string) => Promise<number | null>;
+
+/**
+ * What this reads of output.json: its usage's cost, as the contract declares it (the rest of the
+ * document, and the usage's other fields, may be of an older or newer worker).
+ */
+const outputCost = z.object({ usage: usageReport.pick({ estimatedCostUsd: true }) });
 
 /** Cap on the bytes read: output.json holds the agent's output, which may be large; a cost is not worth more. */
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -29,7 +36,7 @@ export function createRunCostReader(artifactsDir: string | undefined, logger: Lo
     try {
       if ((await stat(file)).size > MAX_OUTPUT_BYTES) return null;
       const text = await readFile(file, 'utf8');
-      const parsed = outputCostSchema.safeParse(JSON.parse(text));
+      const parsed = outputCost.safeParse(JSON.parse(text));
       return parsed.success ? parsed.data.usage.estimatedCostUsd : null;
     } catch (err) {
       // No output.json (a run that failed before it wrote one) is no cost to show, not an error.

@@ -1,13 +1,13 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import { Redis } from 'ioredis';
+import { z } from 'zod';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { describeRedisAddress, redisOptions } from '../domain/redis-address.js';
 import type { Logger } from '../telemetry/types.js';
 import { accessCheck, KEY_OR_SESSION, PUBLIC } from './access.js';
 import { createRedisApiKeyStore, type ApiKeyStore } from './api-keys.js';
-import { createApp, type ServedRoute } from './app.js';
+import { createApp, type App, type ServedRoute } from './app.js';
 import { createAuth, type Auth } from './auth.js';
 import { addExecutionRoutes } from './execution-routes.js';
 import { createRunCostReader } from './run-cost.js';
@@ -18,19 +18,18 @@ import { addHumanRoutes } from './human-routes.js';
 import { createJobQueue, type JobQueue } from './job-queue.js';
 import { addKeyRoutes } from './key-routes.js';
 import { createLiveHub, type LiveHub } from './live-hub.js';
-import { commonErrors, notFoundAnswer, pathParams, responseSchemas, swaggerOptions } from './openapi.js';
+import { answer, commonErrors, componentSchemas, notFoundAnswer, pathParams, swaggerOptions } from './openapi.js';
 import { addProfileRoutes, type ProfileDirectory } from './profile-routes.js';
 import { addPublishRoutes } from './publish-routes.js';
 import { createSchedules, type Schedules } from './schedules.js';
 import { createRedisSessionStore } from './session-store.js';
 import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
 import { createStore, type Store } from './store.js';
-import { namedRequestSchemas } from './validation.js';
 import { addWorkflowRoutes } from './workflow-routes.js';
 
 /**
  * The operator's API served locally (`execution-worker serve`, docs/operations.md#the-local-api-and-dashboard): every endpoint of
- * the seed, the worker's calls (docs/api.md#every-call), API keys, an OpenAPI document, the
+ * the service description, the worker's calls (docs/api.md#every-call), API keys, an OpenAPI document, the
  * dashboard and the live view of running executions, in one Fastify server (app.ts) with its
  * state in Redis.
  *
@@ -151,6 +150,9 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   return { url, routes, close };
 }
 
+/** `GET /login?token=…`: a token the query does not give, or gives twice, is no token. */
+const loginQuery = z.object({ token: z.string().optional().catch(undefined) });
+
 interface Parts {
   auth: Auth;
   apiKeys: ApiKeyStore;
@@ -167,15 +169,15 @@ interface Parts {
 }
 
 /** The plugins, the access hooks and every route, on the parts `startLocalServer` opened. */
-async function addRoutes(app: FastifyInstance, { auth, apiKeys, store, queue, live, schedules, redis, keyPrefix, log, opts, port, baseUrl }: Parts): Promise<void> {
+async function addRoutes(app: App, { auth, apiKeys, store, queue, live, schedules, redis, keyPrefix, log, opts, port, baseUrl }: Parts): Promise<void> {
   // `request.cookies`, parsed before the access hook reads the session cookie.
   await app.register(fastifyCookie);
   // First the host (DNS rebinding), then who may come in: both on the route Fastify matched.
   app.addHook('onRequest', hostGuard(port, opts.publicHosts ?? []));
   app.addHook('onRequest', accessCheck(auth));
 
-  // The OpenAPI document is made from the routes' schemas (openapi.ts); it must see them added.
-  for (const schema of [...namedRequestSchemas(), ...Object.entries(responseSchemas).map(([name, schema]) => ({ $id: name, ...schema }))]) app.addSchema(schema);
+  // The OpenAPI document is made from the routes' schemas (openapi.ts); its components are added as shared schemas.
+  for (const schema of componentSchemas()) app.addSchema(schema);
   await app.register(fastifySwagger, swaggerOptions);
   addWorkflowRoutes(app, { store, queue, logger: log, schedules, allowEverySecond: opts.allowEverySecond ?? false, ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
   addPublishRoutes(app, { store, schedules, logger: log });
@@ -198,9 +200,9 @@ async function addRoutes(app: FastifyInstance, { auth, apiKeys, store, queue, li
       return reply.headers({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache' }).send(openApi);
     },
   });
-  app.route({ method: ['GET', 'HEAD'], url: '/healthz', config: PUBLIC, schema: { hide: true }, handler: async () => ({ status: 'ok' }) });
-  app.get('/login', { config: PUBLIC, schema: { hide: true } }, async (request: FastifyRequest, reply: FastifyReply) => {
-    const outcome = await redeemLoginLink(auth, (request.query as { token?: unknown }).token?.toString() ?? null);
+  app.route({ method: ['GET', 'HEAD'], url: '/healthz', config: PUBLIC, schema: { hide: true, response: { 200: answer('Alive.', z.object({ status: z.literal('ok') })) } }, handler: async () => ({ status: 'ok' as const }) });
+  app.get('/login', { config: PUBLIC, schema: { hide: true, querystring: loginQuery } }, async (request, reply) => {
+    const outcome = await redeemLoginLink(auth, request.query.token ?? null);
     if (outcome.status === 303) return reply.code(303).headers({ Location: outcome.location, 'Set-Cookie': outcome.cookie, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).send();
     return reply.code(401).headers({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).send(outcome.page);
   });
@@ -213,10 +215,10 @@ async function addRoutes(app: FastifyInstance, { auth, apiKeys, store, queue, li
       description:
         'Events: `frame` (a JPEG screen, base64, a few per second while the page changes), `events` (a JSON array of `{ seq, line }`: logs.jsonl lines; a line may come twice, keep one per seq), `end` (the run is over). Frames travel from the worker only while someone watches.',
       params: pathParams('executionId'),
-      response: { 200: { description: 'The stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, 404: notFoundAnswer, ...commonErrors },
+      response: { 200: { description: 'The stream.', content: { 'text/event-stream': { schema: z.string() } } }, 404: notFoundAnswer, ...commonErrors },
     },
-  }, async (request: FastifyRequest, reply: FastifyReply) => {
-    const { executionId } = request.params as { executionId: string };
+  }, async (request, reply) => {
+    const { executionId } = request.params;
     const execution = await store.getExecution(executionId);
     if (!execution) throw notFound(['path', 'executionId'], 'execution');
     if (execution.status === 'completed' || execution.status === 'failed') {

@@ -1,9 +1,9 @@
+import { loginLink, loginLinkRequest, sessionInfo } from '../contract/access.js';
 import { grantOf, LOGIN_LINK_TTL_MS, type Auth } from './auth.js';
-import type { FastifyInstance } from 'fastify';
-import { optionalBody } from './app.js';
+import { optionalBody, type App } from './app.js';
 import { HttpError } from './http-errors.js';
-import { answer, commonErrors, ref } from './openapi.js';
-import { identityOf, KEY_ONLY, KEY_OR_SESSION } from './access.js';
+import { answer, commonErrors } from './openapi.js';
+import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
 
 /**
  * Dashboard sessions (see auth.ts): sign in with a key, sign out, and login links that open one
@@ -16,7 +16,7 @@ import { identityOf, KEY_ONLY, KEY_OR_SESSION } from './access.js';
  *   GET    /login?token=…     (outside /api) sets the cookie and opens the route
  */
 
-export function addSessionRoutes(app: FastifyInstance, deps: { auth: Auth; baseUrl: () => string }): void {
+export function addSessionRoutes(app: App, deps: { auth: Auth; baseUrl: () => string }): void {
   const { auth } = deps;
 
   app.post('/api/session', {
@@ -27,7 +27,7 @@ export function addSessionRoutes(app: FastifyInstance, deps: { auth: Auth; baseU
     const { credential } = request;
     // A session is made from a key only: a session cannot extend itself forever.
     if (credential.kind !== 'key') throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'signing in needs an API key', type: 'unauthorized' }]);
-    return reply.code(204).headers({ 'Set-Cookie': await auth.openSession({ keyTag: credential.keyTag }), 'Cache-Control': 'no-store' }).send();
+    return reply.headers({ 'Set-Cookie': await auth.openSession({ keyTag: credential.keyTag }), 'Cache-Control': 'no-store' }).code(204).send();
   });
 
   app.get('/api/session', {
@@ -35,22 +35,22 @@ export function addSessionRoutes(app: FastifyInstance, deps: { auth: Auth; baseU
     schema: {
       summary: 'How this request is signed in, and as whom',
       response: {
-        200: answer('`{ "via": "key" | "session", "identity" }`: `identity` is the name of the key (for a session, of the key that opened it).', {
-          type: 'object',
-          required: ['via', 'identity'],
-          properties: { via: { type: 'string', enum: ['key', 'session'] }, identity: { type: 'string' } },
-        }),
+        200: answer('`{ "via": "key" | "session", "identity" }`: `identity` is the name of the key (for a session, of the key that opened it).', sessionInfo),
         ...commonErrors,
       },
     },
-  }, async (request) => ({ via: request.credential.kind, identity: identityOf(request.credential) }));
+  }, async ({ credential }) => {
+    // The access check let in a key or a session only; anything else has no identity to tell.
+    if (credential.kind === 'none') throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }]);
+    return { via: credential.kind, identity: credential.identity };
+  });
 
   app.delete('/api/session', {
     config: KEY_OR_SESSION,
     schema: { summary: 'Sign out: ends the session on the server and clears the cookie', response: { 204: answer('Signed out.'), ...commonErrors } },
   }, async (request, reply) => {
     await auth.endSession(request);
-    return reply.code(204).headers({ 'Set-Cookie': auth.clearCookie(), 'Cache-Control': 'no-store' }).send();
+    return reply.headers({ 'Set-Cookie': auth.clearCookie(), 'Cache-Control': 'no-store' }).code(204).send();
   });
 
   app.post('/api/login-links', {
@@ -59,11 +59,11 @@ export function addSessionRoutes(app: FastifyInstance, deps: { auth: Auth; baseU
     schema: {
       summary: 'A short-lived, single-use link that opens a dashboard page already signed in',
       description: 'The link (`/login?token=…`) sets the session cookie and opens `route`; it works once, until `ttlSeconds` have passed.',
-      body: ref('LoginLinkRequest'),
-      response: { 201: answer('`{ "url", "expires_at" }`.', { type: 'object', properties: { url: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } } }), ...commonErrors },
+      body: loginLinkRequest,
+      response: { 201: answer('`{ "url", "expires_at" }`.', loginLink), ...commonErrors },
     },
   }, async (request, reply) => {
-    const body = request.body as { route?: string; ttlSeconds?: number };
+    const { body } = request;
     const grant = grantOf(request.credential);
     if (!grant) throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }]);
     // A link made with a session's cookie opens a session that ends when that one does.

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { z } from 'zod';
+import { execution, type ExecutionRow, type ExecutionStatus } from '../contract/executions.js';
+import { formatIssues } from '../contract/json.js';
+import { storedVersion, storedWorkflow, type VersionRow, type VersionStatus, type VersionTrigger, type WorkflowRow } from '../contract/workflows.js';
 
 /**
  * The local API's state, in Redis so it survives a restart of the API. Layout under `prefix`
@@ -15,93 +19,18 @@ import type { Redis } from 'ioredis';
  *   executions                   zset  execution id, by creation
  *   execution:{id}               hash  execution fields
  *
- * Hash values are JSON-encoded, so a field keeps its type (null, number, object) on the way back.
+ * Hash values are JSON-encoded, so a field keeps its type (null, number, object) on the way back,
+ * and each row is read through its schema (src/contract/), so what the API answers from it is of
+ * the shape it declares.
  */
 
-export const EXECUTION_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed'] as const;
-export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
-
-export interface WorkflowRow {
-  workflow_uuid: string;
-  name: string;
-  description: string;
-  slug: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export type VersionStatus = 'draft' | 'published';
-
-/** How a version is run, and whether it may be (docs/api.md#triggers). */
-export interface VersionTrigger {
-  /** `published` unless the version was created as a draft; a draft is never executed. */
-  status: VersionStatus;
-  trigger_type: 'manual' | 'schedule';
-  /** The cron expression of a `schedule` version; null for `manual`. */
-  schedule_expression: string | null;
-  /**
-   * Free-form; `inputPayload` in it is the version's default input, stored with each secret as
-   * its placeholder (default-input.ts).
-   */
-  configuration: Record<string, unknown>;
-  /**
-   * The default input's secret values, sealed with PROFILE_KEYS (default-input.ts); null when it
-   * has none. Absent on versions stored before secrets were kept apart. Never answered.
-   */
-  input_secrets?: string | null;
-}
-
-export interface VersionRow extends VersionTrigger {
-  workflow_version_uuid: string;
-  workflow_uuid: string;
-  specification: Record<string, unknown>;
-  version: number;
-  created_at: string;
-  updated_at: string;
-}
-
 /** Versions stored before triggers existed read as published and manual. */
-const TRIGGER_DEFAULTS: VersionTrigger = { status: 'published', trigger_type: 'manual', schedule_expression: null, configuration: {} };
+const TRIGGER_DEFAULTS = { status: 'published', trigger_type: 'manual', schedule_expression: null, configuration: {} } satisfies VersionTrigger;
+/** Executions stored before schedules existed were all made by an execute call. */
+const EXECUTION_DEFAULTS = { trigger: 'manual' } satisfies Partial<ExecutionRow>;
 
-/** A version as the API returns it: the stored row plus `is_current` and workflow-level fields. */
-export interface VersionView extends VersionRow {
-  is_current: boolean;
-  name: string;
-  description: string;
-}
-
-export interface ExecutionRow {
-  execution_uuid: string;
-  workflow_version_uuid: string;
-  workflow_uuid: string;
-  workflow_name: string;
-  version: number;
-  created_at: string;
-  updated_at: string;
-  status: ExecutionStatus;
-  /** What created it: an API call (`manual`) or its version's schedule. */
-  trigger: 'manual' | 'schedule';
-  input_payload: unknown;
-  duration_ms: number | null;
-  n_steps: number;
-  n_agent_actions: number;
-  n_screenshots: number;
-  output_url: string | null;
-  video_url: string | null;
-  logs_url: string | null;
-  started_at: string | null;
-  completed_at: string | null;
-  failed_at: string | null;
-  error: { code: string; message: string } | null;
-  /** The run's estimated model cost, from its output.json when it ended (run-cost.ts); null when unknown. */
-  cost_usd?: number | null;
-  /** While the run waits for a person: what it asks (docs/human-in-the-loop.md). */
-  waiting?: { kind: string; question: string; choices: string[] | null; waitingAt: string; timeoutAt: string | null } | null;
-  /** When the run last waited for a person, and who answered. */
-  waiting_at?: string | null;
-  resumed_at?: string | null;
-  answered_by?: string | null;
-}
+/** A version with what the store knows of it beside its row: whether it is current, and its workflow's name and description. */
+export type VersionView = VersionRow & { is_current: boolean; name: string; description: string };
 
 export type TransitionResult =
   | { kind: 'ok'; execution: ExecutionRow }
@@ -156,12 +85,19 @@ export function createStore(redis: Redis, prefix = '{api}:') {
 
   const encode = (row: object): Record<string, string> => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, JSON.stringify(v ?? null)]));
 
-  const decode = <T>(hash: Record<string, string>): T | undefined => {
+  /** A row as stored, read through its schema; undefined when the hash is empty (no such row). */
+  const decode = <S extends z.ZodType>(schema: S, hash: Record<string, string>, defaults: object = {}): z.output<S> | undefined => {
     if (Object.keys(hash).length === 0) return undefined;
-    return Object.fromEntries(Object.entries(hash).map(([k, v]) => [k, JSON.parse(v) as unknown])) as T;
+    const fields = { ...defaults, ...Object.fromEntries(Object.entries(hash).map(([k, v]) => [k, JSON.parse(v) as unknown])) };
+    const parsed = schema.safeParse(fields);
+    if (!parsed.success) throw new Error(`a stored row is not of its shape: ${formatIssues(parsed.error.issues)}`);
+    return parsed.data;
   };
+  const readWorkflow = (hash: Record<string, string>) => decode(storedWorkflow, hash);
+  const readVersion = (hash: Record<string, string>) => decode(storedVersion, hash, TRIGGER_DEFAULTS);
+  const readExecution = (hash: Record<string, string>) => decode(execution, hash, EXECUTION_DEFAULTS);
 
-  async function readAll<T>(keys: string[]): Promise<T[]> {
+  async function readAll<T>(keys: string[], read: (hash: Record<string, string>) => T | undefined): Promise<T[]> {
     if (keys.length === 0) return [];
     const pipeline = redis.pipeline();
     for (const k of keys) pipeline.hgetall(k);
@@ -169,7 +105,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
     const rows: T[] = [];
     for (const [error, hash] of results) {
       if (error) throw error;
-      const row = decode<T>(hash as Record<string, string>);
+      const row = read(hash as Record<string, string>);
       if (row !== undefined) rows.push(row);
     }
     return rows;
@@ -192,14 +128,14 @@ export function createStore(redis: Redis, prefix = '{api}:') {
   }
 
   async function getWorkflow(id: string): Promise<WorkflowRow | undefined> {
-    return decode<WorkflowRow>(await redis.hgetall(key.workflow(id)));
+    return readWorkflow(await redis.hgetall(key.workflow(id)));
   }
 
   async function listVersions(workflowId: string): Promise<VersionView[]> {
     const workflow = await getWorkflow(workflowId);
     if (!workflow) return [];
     const ids = await redis.zrange(key.versions(workflowId), 0, '-1');
-    const rows = (await readAll<VersionRow>(ids.map(key.version))).map((row) => ({ ...TRIGGER_DEFAULTS, ...row }));
+    const rows = await readAll(ids.map(key.version), readVersion);
     const latest = rows.reduce((max, r) => Math.max(max, r.version), 0);
     return rows.map((row) => ({ ...row, is_current: row.version === latest, name: workflow.name, description: workflow.description }));
   }
@@ -231,8 +167,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
     currentVersion,
 
     async getVersion(id: string): Promise<VersionRow | undefined> {
-      const row = decode<VersionRow>(await redis.hgetall(key.version(id)));
-      return row && { ...TRIGGER_DEFAULTS, ...row };
+      return readVersion(await redis.hgetall(key.version(id)));
     },
 
     /** Publishes or unpublishes a version in place (its content is unchanged, so no new version). */
@@ -250,7 +185,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
 
     async listWorkflows(limit: number, offset: number): Promise<{ items: WorkflowRow[]; total: number }> {
       const [ids, total] = await Promise.all([redis.zrevrange(key.workflows, String(offset), String(offset + limit - 1)), redis.zcard(key.workflows)]);
-      return { items: await readAll<WorkflowRow>(ids.map(key.workflow)), total };
+      return { items: await readAll(ids.map(key.workflow), readWorkflow), total };
     },
 
     async createWorkflow(input: { name: string; description: string; specification: Record<string, unknown>; trigger?: VersionTrigger }): Promise<WorkflowRow> {
@@ -281,7 +216,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
       const workflow = await getWorkflow(id);
       if (!workflow) return undefined;
       const [versionIds, executionIds] = await Promise.all([redis.zrange(key.versions(id), 0, '-1'), redis.zrange(key.workflowExecutions(id), 0, '-1')]);
-      const executions = await readAll<ExecutionRow>(executionIds.map(key.execution));
+      const executions = await readAll(executionIds.map(key.execution), readExecution);
       const tx = redis.multi();
       for (const v of versionIds) tx.del(key.version(v));
       for (const e of executionIds) tx.del(key.execution(e));
@@ -327,7 +262,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
     },
 
     async getExecution(id: string): Promise<ExecutionRow | undefined> {
-      return decode<ExecutionRow>(await redis.hgetall(key.execution(id)));
+      return readExecution(await redis.hgetall(key.execution(id)));
     },
 
     /** Newest first. A status filter reads the candidates' statuses (fine at a local API's scale). */
@@ -335,7 +270,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
       const index = query.workflowId !== undefined ? key.workflowExecutions(query.workflowId) : key.executions;
       if (query.status === undefined) {
         const [ids, total] = await Promise.all([redis.zrevrange(index, String(query.offset), String(query.offset + query.limit - 1)), redis.zcard(index)]);
-        return { items: await readAll<ExecutionRow>(ids.map(key.execution)), total };
+        return { items: await readAll(ids.map(key.execution), readExecution), total };
       }
       const ids = await redis.zrevrange(index, 0, '-1');
       const pipeline = redis.pipeline();
@@ -344,7 +279,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
       const wanted = JSON.stringify(query.status);
       const matching = ids.filter((_, i) => statuses[i]?.[1] === wanted);
       const page = matching.slice(query.offset, query.offset + query.limit);
-      return { items: await readAll<ExecutionRow>(page.map(key.execution)), total: matching.length };
+      return { items: await readAll(page.map(key.execution), readExecution), total: matching.length };
     },
 
     async transition(
@@ -357,9 +292,9 @@ export function createStore(redis: Redis, prefix = '{api}:') {
       const args = [JSON.stringify(change.to), idemField, idemValue, String(change.from.length), ...change.from.map((s) => JSON.stringify(s)), ...Object.entries(fields).flat()];
       const reply = (await redis.eval(TRANSITION_SCRIPT, 1, key.execution(id), ...args)) as string[];
       if (reply[0] === 'missing') return { kind: 'missing' };
-      if (reply[0] === 'conflict') return { kind: 'conflict', current: JSON.parse(reply[1] ?? 'null') as ExecutionStatus };
-      const execution = decode<ExecutionRow>(await redis.hgetall(key.execution(id)));
-      return execution ? { kind: 'ok', execution } : { kind: 'missing' };
+      if (reply[0] === 'conflict') return { kind: 'conflict', current: execution.shape.status.parse(JSON.parse(reply[1] ?? 'null')) };
+      const row = readExecution(await redis.hgetall(key.execution(id)));
+      return row ? { kind: 'ok', execution: row } : { kind: 'missing' };
     },
   };
 }

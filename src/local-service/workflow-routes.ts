@@ -1,20 +1,24 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import { execution, executeRequest } from '../contract/executions.js';
+import { pageQuery } from '../contract/lists.js';
+import { SPECIFICATION_FIELDS, type Specification } from '../contract/specification.js';
+import { EDITABLE_FIELDS, cacheCleared, versionList, workflow, workflowCreate, workflowList, workflowUpdate, type Workflow, type WorkflowRow, type WorkflowVersion } from '../contract/workflows.js';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
-import { optionalBody } from './app.js';
+import { optionalBody, type App } from './app.js';
 import type { Logger } from '../telemetry/types.js';
 import { createExecution } from './create-execution.js';
 import { notFound, unprocessable } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
-import { answer, commonErrors, notFoundAnswer, pathParams, ref, unavailableAnswer } from './openapi.js';
+import { answer, commonErrors, notFoundAnswer, pathParams, unavailableAnswer } from './openapi.js';
 import type { Schedules } from './schedules.js';
-import type { Store, VersionView, WorkflowRow } from './store.js';
-import { SPECIFICATION_FIELDS, checkSchemaCompiles, normaliseWorkflowBody, pageQuery, validateInputPayload } from './validation.js';
-import { TRIGGER_FIELDS, presentVersion, resolveTrigger } from './version-triggers.js';
+import type { Store, VersionView } from './store.js';
+import { checkSchemaCompiles, normaliseWorkflowBody, validateInputPayload } from './validation.js';
+import { presentVersion, resolveTrigger } from './version-triggers.js';
 import { defaultRunInput } from './default-input.js';
 import { KEY_OR_SESSION } from './access.js';
 
 /**
- * Workflow endpoints: the seed's create / edit (a new version) / delete (cascade) / versions
+ * Workflow endpoints: the service description's create / edit (a new version) / delete (cascade) / versions
  * list / execute, plus two reads the dashboard needs (`GET /api/workflows`, `GET
  * /api/workflows/{id}`).
  */
@@ -30,21 +34,14 @@ export interface RouteDeps {
   inputKeys?: ProfileKeyring;
 }
 
-/** A workflow as the API answers it: its fields, its current version and what its executions cost (docs/api.md#cost). */
-export interface WorkflowView extends WorkflowRow {
-  current_version: VersionView | null;
-  cost_usd: number;
-  costed_executions: number;
-}
-
-export async function workflowView(deps: Pick<RouteDeps, 'store' | 'schedules'>, row: WorkflowRow): Promise<WorkflowView> {
+export async function workflowView(deps: Pick<RouteDeps, 'store' | 'schedules'>, row: WorkflowRow): Promise<Workflow> {
   const { workflow_uuid, name, description, slug, created_at, updated_at } = row;
   const [[current], cost] = await Promise.all([presentVersions(deps, workflow_uuid, (await deps.store.currentVersion(workflow_uuid)) ?? []), deps.store.workflowCost(workflow_uuid)]);
   return { workflow_uuid, name, description, slug, created_at, updated_at, current_version: current ?? null, cost_usd: cost.usd, costed_executions: cost.executions };
 }
 
 /** Versions as answered: `next_run_at` on the current one when it is scheduled (version-triggers.ts). */
-export async function presentVersions(deps: Pick<RouteDeps, 'schedules'>, workflowId: string, versions: VersionView | VersionView[]): Promise<VersionView[]> {
+export async function presentVersions(deps: Pick<RouteDeps, 'schedules'>, workflowId: string, versions: VersionView | VersionView[]): Promise<WorkflowVersion[]> {
   const list = Array.isArray(versions) ? versions : [versions];
   const scheduled = list.some((v) => v.is_current && v.status === 'published' && v.trigger_type === 'schedule');
   const next = scheduled ? await deps.schedules.nextRunAt(workflowId) : null;
@@ -56,16 +53,16 @@ const normalise = async (request: FastifyRequest): Promise<void> => {
   request.body = normaliseWorkflowBody(request.body);
 };
 
-export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
   const { store, queue, logger, schedules } = deps;
   const triggerOpts = { allowEverySecond: deps.allowEverySecond, ...(deps.inputKeys ? { inputKeys: deps.inputKeys } : {}) };
   const view = (row: WorkflowRow) => workflowView(deps, row);
 
   app.get('/api/workflows', {
     config: KEY_OR_SESSION,
-    schema: { summary: 'List workflows (newest first)', querystring: pageQuery, response: { 200: answer('A page of workflows; total counts all.', ref('WorkflowList')), ...commonErrors } },
+    schema: { summary: 'List workflows (newest first)', querystring: pageQuery, response: { 200: answer('A page of workflows; total counts all.', workflowList), ...commonErrors } },
   }, async (request) => {
-    const { limit, offset } = request.query as { limit: number; offset: number };
+    const { limit, offset } = request.query;
     const page = await store.listWorkflows(limit, offset);
     return { items: await Promise.all(page.items.map(view)), total: page.total };
   });
@@ -73,15 +70,14 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post('/api/workflows', {
     config: KEY_OR_SESSION,
     preValidation: normalise,
-    schema: { summary: 'Create a workflow and publish version 1', body: ref('WorkflowCreate'), response: { 201: answer('The workflow with its current version (1).', ref('Workflow')), ...commonErrors } },
+    schema: { summary: 'Create a workflow and publish version 1', body: workflowCreate, response: { 201: answer('The workflow with its current version (1).', workflow), ...commonErrors } },
   }, async (request, reply) => {
-    const body = request.body as Record<string, unknown>;
+    const { body } = request;
     await checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
     await checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
     const specification = pickSpecification(body);
     const trigger = await resolveTrigger(body, undefined, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), triggerOpts);
-    const name = typeof body.name === 'string' ? body.name : defaultName(String(body.prompt));
-    const row = await store.createWorkflow({ name, description: typeof body.description === 'string' ? body.description : '', specification, trigger });
+    const row = await store.createWorkflow({ name: body.name ?? defaultName(body.prompt), description: body.description ?? '', specification, trigger });
     await schedules.sync(row.workflow_uuid);
     logger.info({ workflowId: row.workflow_uuid }, 'workflow created');
     return reply.code(201).send(await view(row));
@@ -89,9 +85,9 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.get('/api/workflows/:id', {
     config: KEY_OR_SESSION,
-    schema: { summary: 'One workflow', params: pathParams('id'), response: { 200: answer('The workflow.', ref('Workflow')), 404: notFoundAnswer, ...commonErrors } },
+    schema: { summary: 'One workflow', params: pathParams('id'), response: { 200: answer('The workflow.', workflow), 404: notFoundAnswer, ...commonErrors } },
   }, async (request) => {
-    const { id } = request.params as { id: string };
+    const { id } = request.params;
     const row = await store.getWorkflow(id);
     if (!row) throw notFound(['path', 'id'], 'workflow');
     return view(row);
@@ -103,28 +99,26 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
     schema: {
       summary: 'Edit a workflow: creates a new current version; previous versions are kept',
       params: pathParams('id'),
-      body: ref('WorkflowUpdate'),
-      response: { 200: answer('The workflow with its new current version.', ref('Workflow')), 404: notFoundAnswer, ...commonErrors },
+      body: workflowUpdate,
+      response: { 200: answer('The workflow with its new current version.', workflow), 404: notFoundAnswer, ...commonErrors },
     },
   }, async (request) => {
-    const { id } = request.params as { id: string };
-    const body = request.body as Record<string, unknown>;
-    const edited = Object.keys(body).filter((k) => k === 'name' || k === 'description' || (SPECIFICATION_FIELDS as readonly string[]).includes(k) || TRIGGER_FIELDS.includes(k));
-    if (edited.length === 0) throw unprocessable([{ loc: ['body'], msg: 'no editable field given', type: 'missing' }]);
+    const { params: { id }, body } = request;
+    if (!EDITABLE_FIELDS.some((field) => Object.hasOwn(body, field))) throw unprocessable([{ loc: ['body'], msg: 'no editable field given', type: 'missing' }]);
     await checkSchemaCompiles(body.payloadSchema, ['body', 'payloadSchema']);
     await checkSchemaCompiles(body.outputSchema, ['body', 'outputSchema']);
     const current = await store.currentVersion(id);
     if (!current) throw notFound(['path', 'id'], 'workflow');
     const specification: Record<string, unknown> = { ...current.specification };
     for (const field of SPECIFICATION_FIELDS) {
-      if (!(field in body)) continue;
+      if (!Object.hasOwn(body, field)) continue;
       if (body[field] === null) delete specification[field];
       else specification[field] = body[field];
     }
     const trigger = await resolveTrigger(body, current, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), triggerOpts);
     const changes: Parameters<Store['updateWorkflow']>[1] = { specification, trigger };
-    if (typeof body.name === 'string') changes.name = body.name;
-    if (typeof body.description === 'string') changes.description = body.description;
+    if (body.name !== undefined) changes.name = body.name;
+    if (body.description !== undefined) changes.description = body.description;
     const row = await store.updateWorkflow(id, changes);
     if (!row) throw notFound(['path', 'id'], 'workflow');
     await schedules.sync(id);
@@ -135,8 +129,8 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
     config: KEY_OR_SESSION,
     schema: { summary: 'Delete a workflow with all its versions and executions', params: pathParams('id'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
   }, async (request, reply) => {
-    const { id } = request.params as { id: string };
-    const versions = await store.listVersions(id).catch(() => []);
+    const { id } = request.params;
+    const versions = await store.listVersions(id);
     const executions = await store.deleteWorkflow(id);
     if (!executions) throw notFound(['path', 'id'], 'workflow');
     await schedules.remove(id);
@@ -148,7 +142,11 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
       });
     }
     // Its versions' run caches go with it.
-    for (const version of versions) await queue.clearRunCache(version.workflow_version_uuid).catch(() => false);
+    for (const version of versions) {
+      await queue.clearRunCache(version.workflow_version_uuid).catch((error: unknown) => {
+        logger.warn({ versionId: version.workflow_version_uuid, err: error }, 'could not clear the run cache of a deleted version');
+      });
+    }
     logger.info({ workflowId: id, executionsDeleted: executions.length }, 'workflow deleted');
     return reply.code(204).send();
   });
@@ -159,10 +157,10 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
     schema: {
       summary: "Forget the version's run cache: its next execution runs with the model (and leaves a new cache)",
       params: pathParams('id', 'versionId'),
-      response: { 200: answer('`cleared`: whether there was a cache.', { type: 'object', required: ['cleared'], properties: { cleared: { type: 'boolean' } } }), 404: notFoundAnswer, ...commonErrors },
+      response: { 200: answer('`cleared`: whether there was a cache.', cacheCleared), 404: notFoundAnswer, ...commonErrors },
     },
   }, async (request) => {
-    const { id, versionId } = request.params as { id: string; versionId: string };
+    const { id, versionId } = request.params;
     if (!(await store.getWorkflow(id))) throw notFound(['path', 'id'], 'workflow');
     if (!(await store.listVersions(id)).some((v) => v.workflow_version_uuid === versionId)) throw notFound(['path', 'versionId'], 'version');
     const cleared = await queue.clearRunCache(versionId);
@@ -175,10 +173,10 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
     schema: {
       summary: 'List the versions of a workflow (ascending version number; the highest is current)',
       params: pathParams('workflow_uuid'),
-      response: { 200: answer('Every version.', ref('VersionList')), 404: notFoundAnswer, ...commonErrors },
+      response: { 200: answer('Every version.', versionList), 404: notFoundAnswer, ...commonErrors },
     },
   }, async (request) => {
-    const { workflow_uuid: id } = request.params as { workflow_uuid: string };
+    const { workflow_uuid: id } = request.params;
     if (!(await store.getWorkflow(id))) throw notFound(['path', 'workflow_uuid'], 'workflow');
     const items = await presentVersions(deps, id, await store.listVersions(id));
     return { items, total: items.length };
@@ -191,31 +189,31 @@ export function addWorkflowRoutes(app: FastifyInstance, deps: RouteDeps): void {
       summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',
       description: "Without inputPayload the version's default input (`configuration.inputPayload`) is used. A current version that is a draft answers 422 (`type: version_draft`).",
       params: pathParams('workflowId'),
-      body: ref('ExecuteRequest'),
+      body: executeRequest,
       response: {
-        201: answer('The queued execution.', ref('Execution')),
+        201: answer('The queued execution.', execution),
         404: notFoundAnswer,
         503: unavailableAnswer('The queue could not be reached; the execution is recorded as failed.'),
         ...commonErrors,
       },
     },
   }, async (request, reply) => {
-    const { workflowId: id } = request.params as { workflowId: string };
-    const body = request.body as { inputPayload?: unknown };
+    const { params: { workflowId: id }, body } = request;
     const workflow = await store.getWorkflow(id);
     const version = workflow ? await store.currentVersion(id) : undefined;
     if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
     // Without inputPayload the version's default input is used (null when it has none), its secrets too.
-    const input = 'inputPayload' in body ? { payload: body.inputPayload, secretPaths: [] } : defaultRunInput(version, deps.inputKeys);
+    const input = Object.hasOwn(body, 'inputPayload') ? { payload: body.inputPayload, secretPaths: [] } : defaultRunInput(version, deps.inputKeys);
     const execution = await createExecution(deps, { workflow, version, inputPayload: input.payload, secretPaths: input.secretPaths, trigger: 'manual' });
     return reply.code(201).send(execution);
   });
 }
 
-function pickSpecification(body: Record<string, unknown>): Record<string, unknown> {
+/** The specification fields of a create body, as the version stores them. */
+function pickSpecification(body: Specification): Record<string, unknown> {
   const spec: Record<string, unknown> = {};
   for (const field of SPECIFICATION_FIELDS) {
-    if (body[field] !== undefined && body[field] !== null) spec[field] = body[field];
+    if (body[field] !== undefined) spec[field] = body[field];
   }
   return spec;
 }

@@ -267,6 +267,8 @@ function toResultContent(block: ToolResultContent): BetaTextBlockParam | BetaIma
   return {
     type: 'browser_state',
     tabs: block.tabs.map((tab) => ({ ...tab })),
+    // The state changes go back as the toolset reported them; our type keeps each one open
+    // (`type` and any fields), which the SDK's closed union cannot express: the cast says so.
     ...(block.state_changes ? { state_changes: structuredClone(block.state_changes) as unknown as BetaBrowserStateBlockParam['state_changes'] } : {}),
     ...(block.cache_control ? { cache_control: { type: 'ephemeral' as const } } : {}),
   };
@@ -289,7 +291,8 @@ function toAssistantParam(block: AssistantBlock): BetaContentBlockParam {
     return { type: 'tool_use', id: use.id, name: use.name, input: use.input, ...(use.toolset_name ? { toolset_name: use.toolset_name } : {}) } as BetaContentBlockParam;
   }
   // thinking, redacted_thinking and whatever else the model sent: back verbatim, as the API
-  // requires (thinking blocks carry a signature it checks).
+  // requires (thinking blocks carry a signature it checks). The block is the API's own, read
+  // from its answer (contract/recording.ts keeps it whole); no SDK type names "a block you sent".
   return block as unknown as BetaContentBlockParam;
 }
 

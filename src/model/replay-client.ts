@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import type { z } from 'zod';
+import { recordingFile } from '../contract/recording.js';
 import { ExecutionError } from '../domain/errors.js';
-import type { ModelClient, ModelResponse, RecordedTurn, RecordingFile } from './types.js';
+import type { ModelClient, ModelResponse, RecordingFile } from './types.js';
 
 /**
  * The replaying model (docs/operations.md#replaying-a-recording): answers each turn with the next recorded response, in
@@ -8,7 +10,7 @@ import type { ModelClient, ModelResponse, RecordedTurn, RecordingFile } from './
  * the browser allows.
  */
 
-export const RECORDING_FORMAT = 'execution-worker/recording@1';
+export { RECORDING_FORMAT } from '../contract/recording.js';
 
 export function createReplayModel(recording: RecordingFile): ModelClient {
   let next = 0;
@@ -44,57 +46,16 @@ export async function loadRecording(path: string): Promise<RecordingFile> {
   return parseRecording(raw, path);
 }
 
-/** Validates a recording already parsed from JSON. */
+/** Validates a recording already parsed from JSON (contract/recording.ts); the error names the first fault. */
 export function parseRecording(raw: unknown, source = 'recording'): RecordingFile {
-  const fail = (where: string, what: string): never => {
-    throw new Error(`invalid recording ${source}: ${where} ${what}`);
-  };
-  if (!isObject(raw)) return fail('(root)', 'must be a JSON object');
-  if (raw.format !== RECORDING_FORMAT) {
-    fail('format', `must be "${RECORDING_FORMAT}" (found ${JSON.stringify(raw.format ?? null)})`);
-  }
-  if (typeof raw.model !== 'string' || raw.model === '') fail('model', 'must be a non-empty string');
-  if (typeof raw.toolVersion !== 'string' || raw.toolVersion === '') fail('toolVersion', 'must be a non-empty string');
-  const display = raw.display;
-  if (!isObject(display) || !isPositiveInt(display.width) || !isPositiveInt(display.height)) {
-    fail('display', 'must be { width, height } in whole pixels');
-  }
-  if (!Array.isArray(raw.turns)) return fail('turns', 'must be an array');
-  raw.turns.forEach((turn: unknown, i: number) => checkTurn(turn, `turns[${i}]`, fail));
-  return raw as unknown as RecordingFile;
+  const parsed = recordingFile.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const [first] = parsed.error.issues;
+  throw new Error(`invalid recording ${source}: ${first ? `${where(first.path)} ${first.message}` : 'is not a recording'}`);
 }
 
-function checkTurn(turn: unknown, at: string, fail: (where: string, what: string) => never): asserts turn is RecordedTurn {
-  if (!isObject(turn)) fail(at, 'must be an object');
-  const t = turn as Record<string, unknown>;
-  if (typeof t.latencyMs !== 'number' || !Number.isFinite(t.latencyMs) || t.latencyMs < 0) {
-    fail(`${at}.latencyMs`, 'must be a number ≥ 0');
-  }
-  const response = t.response;
-  if (!isObject(response)) return fail(`${at}.response`, 'must be an object');
-  if (typeof response.id !== 'string') fail(`${at}.response.id`, 'must be a string');
-  if (typeof response.model !== 'string') fail(`${at}.response.model`, 'must be a string');
-  if (typeof response.stopReason !== 'string') fail(`${at}.response.stopReason`, 'must be a string');
-  if (!Array.isArray(response.content)) return fail(`${at}.response.content`, 'must be an array');
-  response.content.forEach((block: unknown, j: number) => {
-    const where = `${at}.response.content[${j}]`;
-    if (!isObject(block) || typeof block.type !== 'string') return fail(where, 'must be an object with a string "type"');
-    if (block.type === 'text' && typeof block.text !== 'string') fail(`${where}.text`, 'must be a string');
-    if (block.type === 'tool_use' && (typeof block.id !== 'string' || typeof block.name !== 'string' || !('input' in block))) {
-      fail(where, 'a tool_use block needs a string id, a string name and an input');
-    }
-  });
-  const usage = response.usage;
-  if (!isObject(usage)) return fail(`${at}.response.usage`, 'must be an object');
-  for (const key of ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens']) {
-    if (typeof usage[key] !== 'number') fail(`${at}.response.usage.${key}`, 'must be a number');
-  }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function isPositiveInt(value: unknown): boolean {
-  return typeof value === 'number' && Number.isInteger(value) && value > 0;
+/** A fault's place as a reader of the file would write it: `turns[0].response.usage`, `(root)` for the file itself. */
+function where(path: z.core.$ZodIssue['path']): string {
+  if (path.length === 0) return '(root)';
+  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`)).join('');
 }

@@ -2,31 +2,17 @@
  * The model port. One call is one model turn. Shapes follow the Messages API's JSON (so a
  * recording is the wire format) but are our own types: vendor SDK types stay in the adapter.
  */
+import type { PriceSource } from '../contract/output.js';
+import type { AssistantBlock, CacheControl, ModelResponse, TextBlock, TokenUsage } from '../contract/recording.js';
 import type { SingleComputerToolType, ToolsetType } from '../domain/action-spaces.js';
 
-export interface CacheControl {
-  type: 'ephemeral';
-}
-
-export interface TextBlock {
-  type: 'text';
-  text: string;
-  cache_control?: CacheControl;
-}
+/** What a model turn answers, as the Messages API's JSON: declared with `recording.json`, which holds them. */
+export type { AssistantBlock, CacheControl, ModelResponse, OpaqueBlock, RecordedTurn, RecordingFile, TextBlock, TokenUsage, ToolUseBlock, TurnNotes } from '../contract/recording.js';
 
 export interface ImageBlock {
   type: 'image';
   source: { type: 'base64'; media_type: 'image/png' | 'image/jpeg' | 'image/webp'; data: string };
   cache_control?: CacheControl;
-}
-
-export interface ToolUseBlock {
-  type: 'tool_use';
-  id: string;
-  name: string;
-  input: unknown;
-  /** Set on a call to a member of a client toolset (`browser`, `computer`); `name` is the member. */
-  toolset_name?: string;
 }
 
 /** The browser toolset's report of the tabs after a call, carried in its tool results. */
@@ -49,13 +35,6 @@ export interface ToolResultBlock {
   cache_control?: CacheControl;
 }
 
-/** Blocks we do not interpret (thinking, redacted_thinking, …) are passed back verbatim. */
-export interface OpaqueBlock {
-  type: 'thinking' | 'redacted_thinking' | (string & {});
-  [key: string]: unknown;
-}
-
-export type AssistantBlock = TextBlock | ToolUseBlock | OpaqueBlock;
 export type UserBlock = TextBlock | ImageBlock | ToolResultBlock;
 
 export type Message =
@@ -104,14 +83,8 @@ export interface ModelTurnRequest {
   taskBudget?: TaskBudget;
 }
 
-export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn' | (string & {});
-
-export interface TokenUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadInputTokens: number;
-  cacheCreationInputTokens: number;
-}
+/** `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, `refusal`, `pause_turn`, or one the API adds. */
+export type StopReason = ModelResponse['stopReason'];
 
 /** USD per million tokens of each kind the API bills (docs/model.md#prices). */
 export interface TokenPrices {
@@ -126,7 +99,7 @@ export interface TokenPrices {
 export interface PricedUsage {
   usd: number;
   /** `table`: the worker's price table; `configured`: MODEL_PRICES; `fallback`: an id neither knows. */
-  source: 'table' | 'configured' | 'fallback';
+  source: PriceSource;
 }
 
 /** Prices a request's usage by its model (the price table and MODEL_PRICES: docs/model.md#prices). */
@@ -143,26 +116,6 @@ export interface TaskBudget {
   remaining: number;
 }
 
-export interface ModelResponse {
-  id: string;
-  model: string;
-  content: AssistantBlock[];
-  stopReason: StopReason;
-  usage: TokenUsage;
-  /** What the client and the API did around this turn (absent in recordings made before it existed). */
-  notes?: TurnNotes;
-}
-
-/** docs/model.md#conversation-rules */
-export interface TurnNotes {
-  /** The context the request ran in: whether the API keeps it bounded, and the model's window. */
-  context?: { managed: boolean; maxInputTokens: number };
-  /** Input tokens the API's context management cleared from this request. */
-  clearedInputTokens?: number;
-  /** The API refused a thinking block's prefix; the request was sent again with `drop_block`. */
-  prefixMismatch?: string;
-}
-
 export interface ModelClient {
   /**
    * Runs one turn. Retries transient failures itself (429, 529, 5xx, network, honouring
@@ -172,18 +125,3 @@ export interface ModelClient {
   createTurn(request: ModelTurnRequest, signal: AbortSignal): Promise<ModelResponse>;
 }
 
-/** `recording.json` (docs/counters-and-artifacts.md#artifacts, docs/operations.md#replaying-a-recording): enough to replay a run with no model. */
-export interface RecordingFile {
-  format: 'execution-worker/recording@1';
-  model: string;
-  /** The action space's tool type (`browser_toolset_20260801`, `computer_toolset_20260801`, `computer_20251124`, …). */
-  toolVersion: string;
-  display: { width: number; height: number };
-  turns: RecordedTurn[];
-}
-
-export interface RecordedTurn {
-  /** Milliseconds the model took for this turn. */
-  latencyMs: number;
-  response: ModelResponse;
-}

@@ -7,7 +7,7 @@ import { pathId, type KeyPath } from '../domain/key-path.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
-import { EARLIER_RUN_CACHE_FORMATS, RUN_CACHE_FORMAT, pageShape, parseCacheEntry, type CachedAction, type CachedElement, type RunCacheEntry } from './format.js';
+import { EARLIER_RUN_CACHE_FORMATS, RUN_CACHE_FORMAT, pageShape, parseCacheEntry, type CachedAction, type RunCacheEntry } from './format.js';
 import type { RunCacheStore } from './types.js';
 import { inputDigests, inputLeaves, tieAction } from './values.js';
 
@@ -75,8 +75,9 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
               ...(trace.toolsetName ? { toolsetName: trace.toolsetName } : {}),
               input,
               page: pageShape(trace.url),
-              ...(trace.target ? { target: { ...trace.target } as CachedElement } : {}),
-              ...(trace.focus ? { focus: { ...trace.focus } as CachedElement } : {}),
+              // The browser's ElementIdentity is of the cached element's shape (a copy, as the entry keeps it).
+              ...(trace.target ? { target: { ...trace.target } } : {}),
+              ...(trace.focus ? { focus: { ...trace.focus } } : {}),
               ...(tied.refs.length > 0 ? { refs: tied.refs } : {}),
               ...(tied.guard ? { guard: tied.guard } : {}),
             };

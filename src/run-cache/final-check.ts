@@ -11,6 +11,7 @@
  */
 import type { AgentDeps, AgentInput, RunStats } from '../agent/loop.js';
 import { inputLines } from '../agent/prompt.js';
+import type { CacheReport } from '../domain/run-cache.js';
 import type { ModelResponse, ToolDefinition, ToolUseBlock } from '../model/types.js';
 import { viewPage } from './page-view.js';
 
@@ -32,13 +33,8 @@ export const VERIFY_DEFINITION: ToolDefinition = {
   },
 };
 
-/** What `output.json`'s `cache.finalCheck` says (docs/run-cache.md#what-it-reports). */
-export interface FinalCheckReport {
-  ran: boolean;
-  /** The model's verdict; null when it did not run. */
-  matches: boolean | null;
-  reason: string | null;
-}
+/** What `output.json`'s `cache.finalCheck` says (docs/run-cache.md#what-it-reports): declared with output.json. */
+export type FinalCheckReport = CacheReport['finalCheck'];
 
 export type FinalCheckOutcome =
   /** The page shows the input: the run completes with this output. */

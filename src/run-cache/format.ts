@@ -8,14 +8,16 @@
  * with its precondition: the page (URL without query values) and the element it acted on (role
  * and accessible name first), the input paths it entered by name and the guard of what else in
  * the input it may depend on (values.ts); secrets only ever appear as their placeholders. Paths
- * are arrays of keys (domain/key-path.ts), checked as such when an entry is read.
+ * are arrays of keys (domain/key-path.ts), checked as such when an entry is read. The entry's
+ * shape is declared in contract/run-cache.ts.
  */
 import { createHash } from 'node:crypto';
+import { runCacheEntry, type RunCacheEntry } from '../contract/run-cache.js';
 import type { Specification } from '../domain/specification.js';
-import type { KeyPath } from '../domain/key-path.js';
-import type { ActionGuard, InputDigest } from './values.js';
 
-export const RUN_CACHE_FORMAT = 'execution-worker/run-cache@3';
+export { RUN_CACHE_FORMAT } from '../contract/run-cache.js';
+export type { CachedAction, CachedElement, RunCacheEntry } from '../contract/run-cache.js';
+
 /**
  * Formats this worker reads but never replays, and why (docs/run-cache.md#earlier-formats): such
  * an entry counts as none and is replaced by the next completed run.
@@ -24,53 +26,6 @@ export const EARLIER_RUN_CACHE_FORMATS: ReadonlyMap<string, string> = new Map([
   ['execution-worker/run-cache@1', 'may hold input values as literals'],
   ['execution-worker/run-cache@2', 'tied values to the input by equality'],
 ]);
-
-/** An element as the cache identifies it (the browser port's ElementIdentity, restated for the domain). */
-export interface CachedElement {
-  role: string;
-  name: string;
-  tag: string;
-  type?: string;
-  id?: string;
-  nameAttr?: string;
-  testId?: string;
-  href?: string;
-  path?: string;
-}
-
-export interface CachedAction {
-  /** The tool (or toolset member) and its input as the model gave it: input values it entered by reference are their names, `{{path}}`. */
-  tool: string;
-  toolsetName?: string;
-  input: Record<string, unknown>;
-  /** `origin + path` of the page before the action, with the names of its query parameters. */
-  page: string;
-  target?: CachedElement;
-  focus?: CachedElement;
-  /** Input paths the action entered by reference (secrets included): the new input must have a value at each. */
-  refs?: KeyPath[];
-  /** Input paths the action may depend on without being tied to one: replayed only when the new input holds the same values there. */
-  guard?: ActionGuard;
-}
-
-export interface RunCacheEntry {
-  format: typeof RUN_CACHE_FORMAT;
-  versionId: string;
-  /** What in the specification shapes the run: a cache made under another one is not replayed. */
-  fingerprint: string;
-  /** The action space's tool type: actions of another space cannot be replayed. */
-  toolType: string;
-  createdAt: string;
-  sourceExecutionId: string;
-  steps: CachedAction[][];
-  /** Each input value of the cached run as a salted digest (secrets left out): which ones a new input changed. */
-  input: InputDigest[];
-  /**
-   * Input paths an earlier run entered that a repair found the pages no longer ask for (their
-   * page is gone): a new value there is not a value the replay failed to enter.
-   */
-  notAsked?: KeyPath[];
-}
 
 /** The parts of a specification that shape a run, hashed with the action space. */
 export function cacheFingerprint(spec: Specification, toolType: string): string {
@@ -115,28 +70,8 @@ export function numbersAside(text: string): string {
   return text.replace(/\d+/g, '#');
 }
 
-/** Reads a stored entry; anything not of this format, or not of its shape, is no cache at all. */
+/** Reads a stored entry (contract/run-cache.ts); anything not of this format, or not of its shape, is no cache at all. */
 export function parseCacheEntry(raw: unknown): RunCacheEntry | undefined {
-  if (!raw || typeof raw !== 'object') return undefined;
-  const e = raw as Partial<RunCacheEntry>;
-  if (e.format !== RUN_CACHE_FORMAT || typeof e.versionId !== 'string' || typeof e.fingerprint !== 'string' || typeof e.toolType !== 'string' || !Array.isArray(e.steps)) return undefined;
-  if (!Array.isArray(e.input) || !e.input.every((d: unknown) => isObject(d) && isKeyPath(d.path) && typeof d.digest === 'string')) return undefined;
-  if (e.notAsked !== undefined && !(Array.isArray(e.notAsked) && e.notAsked.every(isKeyPath))) return undefined;
-  return e.steps.every((step) => Array.isArray(step) && step.every(isCachedAction)) ? (e as RunCacheEntry) : undefined;
-}
-
-function isCachedAction(a: unknown): a is CachedAction {
-  if (!isObject(a) || typeof a.tool !== 'string' || typeof a.page !== 'string' || !isObject(a.input)) return false;
-  if (a.refs !== undefined && !(Array.isArray(a.refs) && a.refs.every(isKeyPath))) return false;
-  const guard = a.guard;
-  if (guard !== undefined && !(isObject(guard) && Array.isArray(guard.paths) && guard.paths.every(isKeyPath) && typeof guard.digest === 'string' && ['derived', 'toggle', 'named'].includes(String(guard.why)))) return false;
-  return [a.target, a.focus].every((el) => el === undefined || (isObject(el) && typeof el.role === 'string' && typeof el.name === 'string'));
-}
-
-function isKeyPath(path: unknown): path is KeyPath {
-  return Array.isArray(path) && path.every((key) => typeof key === 'string');
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  const read = runCacheEntry.safeParse(raw);
+  return read.success ? read.data : undefined;
 }

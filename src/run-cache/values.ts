@@ -17,6 +17,7 @@
  * round-trips, and no key reaches a prototype.
  */
 import { createHash } from 'node:crypto';
+import type { ActionGuard, InputDigest } from '../contract/run-cache.js';
 import { placeholdersIn, secretPathsOf, type InputSource } from '../domain/input-references.js';
 import { leavesOf, pathId, valueAt, type KeyPath } from '../domain/key-path.js';
 
@@ -29,18 +30,7 @@ export interface InputLeaf {
 }
 
 /** A salted digest of one input value of the cached run: the values themselves are never kept. */
-export interface InputDigest {
-  path: KeyPath;
-  digest: string;
-}
-
-export interface ActionGuard {
-  /** Input paths the action may depend on. */
-  paths: KeyPath[];
-  /** The cached run's values at those paths, hashed with the entry's fingerprint. */
-  digest: string;
-  why: 'derived' | 'toggle' | 'named';
-}
+export type { ActionGuard, InputDigest } from '../contract/run-cache.js';
 
 export const GUARD_REASONS: Record<ActionGuard['why'], string> = {
   derived: 'it enters a value the model wrote itself that may come from the input',

@@ -1,4 +1,5 @@
 import type { BrowserSession, StorageState } from '../browser/types.js';
+import type { ProfileReport } from '../contract/profile.js';
 import { ExecutionError } from '../domain/errors.js';
 import { openProfile, readProfileHeader, sealProfile, type ProfileKeyring } from '../domain/profile-crypto.js';
 import { profileSecrets } from '../domain/profile-secrets.js';
@@ -21,19 +22,8 @@ export interface ProfileSettings {
   maxBytes: number;
 }
 
-/** output.json's `profile` (counts, no values). */
-export interface ProfileReport {
-  id: string;
-  /** A saved state was read and put into the browser. */
-  loaded: boolean;
-  /** The run's state replaced the saved one. */
-  saved: boolean;
-  /** Cookies and origins of the state saved, else of the state loaded. */
-  cookies: number;
-  origins: number;
-  /** The loaded sign-in no longer worked: a page asked for a sign-in again. */
-  stale: boolean;
-}
+/** output.json's `profile` (counts, no values): declared with output.json. */
+export type { ProfileReport } from '../contract/profile.js';
 
 export class RunProfile {
   readonly report: ProfileReport;

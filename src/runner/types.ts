@@ -1,20 +1,19 @@
 import type { BrowserSandbox, Size } from '../browser/types.js';
-import type { ControlPlane, Counters } from '../control-plane/types.js';
-import type { ErrorCode } from '../domain/errors.js';
-import type { CacheReport } from '../domain/run-cache.js';
+import type { OutputDocument } from '../contract/output.js';
+import type { ArtifactUrls } from '../contract/reports.js';
+import type { ControlPlane } from '../control-plane/types.js';
 import type { OpenedFile } from '../domain/input-files.js';
 import type { HumanDesk } from '../human/types.js';
-import type { HumanExchange } from '../agent/ask-human.js';
 import type { LiveRelay } from '../live/types.js';
 import type { Specification } from '../domain/specification.js';
-import type { BudgetReport, RunBudget, UsageReport } from '../domain/usage.js';
+import type { RunBudget } from '../domain/usage.js';
 import type { ModelClient, ModelPricing, RecordingFile } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
 import type { RunCacheStore } from '../run-cache/types.js';
 import type { ArtifactStore } from '../storage/types.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ExecutionEventSource } from './events.js';
-import type { ProfileReport, ProfileSettings } from './profile.js';
+import type { ProfileSettings } from './profile.js';
 import type { ActionSpace, ActionSpaceChoice, ActionSpaceKind, ActionSpaceOptions } from '../toolset/types.js';
 
 /** Everything one execution needs from the outside, wired by main.ts or the CLI. */
@@ -93,45 +92,15 @@ export interface RunnerSettings {
   inputFileBuckets: readonly string[];
 }
 
-/** `output.json` (docs/counters-and-artifacts.md#artifacts). */
-export interface OutputDocument {
-  status: 'completed' | 'failed';
-  output: unknown;
-  error: { code: ErrorCode; message: string } | null;
-  counters: Counters & { durationMs: number };
-  /** Model tokens and their estimated cost, in all and by model (domain/usage.ts). */
-  usage: UsageReport;
-  /** The run's caps on tokens and cost; null where it had none. */
-  budget: BudgetReport;
-  /** Files the pages downloaded and the worker kept (docs/files-and-codes.md). */
-  downloads: SavedDownload[];
-  /** What the run cache did (docs/run-cache.md). */
-  cache: CacheReport;
-  /** Questions the agent asked a person, with their answers (docs/human-in-the-loop.md). */
-  human: HumanExchange[];
-  /** The run's browser profile (docs/profiles.md); only when the specification names one. */
-  profile?: ProfileReport;
-}
-
-/** One entry of output.json's `downloads`. */
-export interface SavedDownload {
-  name: string;
-  /** Where the page downloaded it from. */
-  url: string;
-  bytes: number;
-  sha256: string;
-  contentType: string;
-  /** The stored artifact (`downloads/{name}`): its reported url, null when it could not be stored. */
-  artifactUrl: string | null;
-}
+export type { OutputDocument, SavedDownload } from '../contract/output.js';
 
 export type ExecutionSummary =
   | { status: 'skipped'; executionId: string; reason: string }
   | {
-      status: 'completed' | 'failed';
+      status: OutputDocument['status'];
       executionId: string;
       document: OutputDocument;
-      urls: { outputUrl: string | null; videoUrl: string | null; logsUrl: string | null };
+      urls: ArtifactUrls;
       reported: boolean;
       /** The input with every secret as its placeholder; undefined when the input was not accepted. */
       maskedInput: unknown;

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { profileIdProblem } from '../domain/profile-crypto.js';
+import { profileIdProblem } from '../contract/profile.js';
 import { normalisePrefix } from './keys.js';
 import { createS3Client, s3ErrorMessage, type S3ClientOptions } from './s3-client.js';
 import type { ProfileBlobInfo, ProfileStore } from './types.js';

@@ -3,6 +3,8 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_INPUT, DEMO_WORKFLOW, demoToolsetTurn, lastObservation, turnOf } from '../../demo/workflow.js';
+import { outputDocument } from '../../src/contract/output.js';
+import { recordingFile } from '../../src/contract/recording.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { calls, startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
@@ -63,6 +65,8 @@ describe('execution-worker run', () => {
     expect(first.code, tail(first.stderr)).toBe(0);
     const doc1 = JSON.parse(first.stdout);
     expect(doc1).toMatchObject({ status: 'completed', output: { orderId: 'A-1001' }, counters: { nSteps: 3, nAgentActions: 6, nScreenshots: 1 } });
+    // Of its declared shape, and nothing beside it (a field the schema does not know would be dropped by the parse).
+    expect(outputDocument.parse(doc1)).toEqual(doc1);
 
     const [executionId] = await readdir(path.join(out1, 'executions'));
     const files = (await readdir(path.join(out1, 'executions', executionId!))).sort();
@@ -71,7 +75,9 @@ describe('execution-worker run', () => {
     // The browser toolset: the opening screen is the one image sent (the model read the rest as text).
     expect((await readdir(path.join(out1, 'executions', executionId!, 'steps'))).sort()).toEqual(['001.jpg']);
     const recording = path.join(out1, 'executions', executionId!, 'recording.json');
-    expect(JSON.parse(await readFile(recording, 'utf8')).turns).toHaveLength(3);
+    const recorded = JSON.parse(await readFile(recording, 'utf8'));
+    expect(recorded.turns).toHaveLength(3);
+    expect(recordingFile.parse(recorded)).toEqual(recorded);
 
     const modelCalls = model.requests.length;
     const second = await cli(['run', '--spec', specFile, '--input', JSON.stringify(DEMO_INPUT), '--replay', recording, '--out', path.join(dir, 'out2')], { STEP_SCREENSHOTS: 'false' });
@@ -104,7 +110,9 @@ describe('execution-worker run', () => {
     await writeFile(capped, JSON.stringify({ ...DEMO_WORKFLOW(`${shop.origin}/`), maxSteps: 2 }));
     const run = await cli(['run', '--spec', capped, '--input', JSON.stringify(DEMO_INPUT), '--replay', path.join(recordingDir, executionId!, 'recording.json'), '--out', path.join(dir, 'out3')]);
     expect(run.code, tail(run.stderr)).toBe(1);
-    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'failed', error: { code: 'max_steps' }, counters: { nSteps: 2 } });
+    const failed = JSON.parse(run.stdout);
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'max_steps' }, counters: { nSteps: 2 } });
+    expect(outputDocument.parse(failed)).toEqual(failed);
   });
 
   it('exits 2 with a clear message on bad usage', async () => {

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseSpecification, specificationJsonSchema } from '../../src/domain/specification.js';
+import { specification } from '../../src/contract/specification.js';
+import { toJsonSchema } from '../../src/contract/to-json-schema.js';
+import { parseSpecification } from '../../src/domain/specification.js';
 import { startHarness, type Harness } from '../contract/local-api-harness.js';
 
 /**
@@ -52,7 +54,7 @@ describe('the OpenAPI document', () => {
 
   it('publishes the specification as its zod schema generates it, and the API and the worker agree', async () => {
     const doc = (await h.call('GET', '/openapi.json')).body;
-    const generated = specificationJsonSchema();
+    const generated = toJsonSchema(specification) as { properties: unknown; required: unknown };
     expect(doc.components.schemas.Specification.properties).toEqual(generated.properties);
     expect(doc.components.schemas.Specification.required).toEqual(generated.required);
     const spec = { prompt: 'p', allowedDomains: ['shop.test:8443'], profile: 'tenant-a.crm', payloadSchema: true };

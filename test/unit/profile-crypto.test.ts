@@ -4,7 +4,8 @@ import { allowedState } from '../../src/browser/profile-state.js';
 import { createHostMatcher } from '../../src/browser/host-matcher.js';
 import type { StorageState } from '../../src/browser/types.js';
 import { ConfigError, loadConfig } from '../../src/config/schema.js';
-import { openProfile, parseProfileKeys, profileIdProblem, readProfileHeader, sealProfile } from '../../src/domain/profile-crypto.js';
+import { profileIdProblem } from '../../src/contract/profile.js';
+import { openProfile, parseProfileKeys, readProfileHeader, sealProfile } from '../../src/domain/profile-crypto.js';
 import { parseSpecification } from '../../src/domain/specification.js';
 
 const key = () => randomBytes(32).toString('base64');

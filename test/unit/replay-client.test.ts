@@ -1,10 +1,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError } from '../../src/domain/errors.js';
 import { createRecordingModel } from '../../src/model/recording-client.js';
-import { createReplayModel, loadRecording } from '../../src/model/replay-client.js';
+import { createReplayModel, loadRecording, parseRecording } from '../../src/model/replay-client.js';
 import type { ModelClient, ModelResponse, ModelTurnRequest, RecordingFile } from '../../src/model/types.js';
 
 const request: ModelTurnRequest = {
@@ -156,5 +157,59 @@ describe('loadRecording', () => {
   ])('rejects %s with a clear message', async (_label, content, pattern) => {
     const file = await write(`invalid-${Math.random().toString(36).slice(2)}.json`, JSON.stringify(content));
     await expect(loadRecording(file)).rejects.toThrow(pattern);
+  });
+});
+
+describe('parseRecording, for any recording', () => {
+  const text = fc.record({ type: fc.constant('text' as const), text: fc.string() });
+  const toolUse = fc.record(
+    { type: fc.constant('tool_use' as const), id: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), input: fc.jsonValue(), toolset_name: fc.constantFrom('browser', 'computer') },
+    { requiredKeys: ['type', 'id', 'name', 'input'] },
+  );
+  // A block the worker does not interpret, with whatever fields the API gave it.
+  const opaque = fc
+    .tuple(fc.constantFrom('thinking', 'redacted_thinking', 'server_tool_use', 'new_kind'), fc.dictionary(fc.string().filter((k) => k !== 'type' && k !== '__proto__'), fc.jsonValue(), { maxKeys: 3 }))
+    .map(([type, fields]) => ({ ...fields, type }));
+  const count = fc.nat();
+  const turn = fc.record({
+    latencyMs: fc.nat(),
+    response: fc.record({
+      id: fc.string(),
+      model: fc.string(),
+      content: fc.array(fc.oneof(text, toolUse, opaque), { maxLength: 4 }),
+      stopReason: fc.constantFrom('end_turn', 'tool_use', 'max_tokens', 'pause_turn'),
+      usage: fc.record({ inputTokens: count, outputTokens: count, cacheReadInputTokens: count, cacheCreationInputTokens: count }),
+    }),
+  });
+  const anyRecording = fc.record({
+    format: fc.constant('execution-worker/recording@1' as const),
+    model: fc.string({ minLength: 1 }),
+    toolVersion: fc.constantFrom('browser_toolset_20260801', 'computer_20251124'),
+    display: fc.record({ width: fc.integer({ min: 1, max: 4000 }), height: fc.integer({ min: 1, max: 4000 }) }),
+    turns: fc.array(turn, { maxLength: 4 }),
+  });
+
+  it('reads back what was written, blocks it does not interpret kept whole', () => {
+    fc.assert(
+      fc.property(anyRecording, (written) => {
+        const read = JSON.parse(JSON.stringify(written)) as unknown;
+        expect(parseRecording(read)).toEqual(read);
+      }),
+    );
+  });
+
+  it('refuses a recording with one field of a turn taken away, naming it', () => {
+    const fields = ['latencyMs', 'response', 'response.id', 'response.model', 'response.content', 'response.stopReason', 'response.usage', 'response.usage.outputTokens'];
+    fc.assert(
+      fc.property(anyRecording.filter((r) => r.turns.length > 0), fc.constantFrom(...fields), (written, field) => {
+        const broken = JSON.parse(JSON.stringify(written)) as { turns: Array<Record<string, Record<string, unknown>>> };
+        const keys = field.split('.');
+        let holder: Record<string, unknown> = broken.turns[0]!;
+        for (const key of keys.slice(0, -1)) holder = holder[key] as Record<string, unknown>;
+        delete holder[keys.at(-1)!];
+        const where = `turns[0].${field}`;
+        expect(() => parseRecording(broken)).toThrow(`: ${where} `);
+      }),
+    );
   });
 });

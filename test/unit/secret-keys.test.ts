@@ -112,7 +112,9 @@ describe('the vault, for any payload and any marks', () => {
           expect(valueAt(vault.maskedPayload, path)).toBe(placeholder);
           expect(vault.paths).toContain(formatPath(path));
           expect(vault.reveal(placeholder)).toBe(value);
-          expect(vault.redact(`[${value}]`)).not.toContain(value);
+          // A redacted text names the secret by its path, which is no secret (a value may be part of its own key's name).
+          const redacted = vault.paths.reduce((text, name) => text.split(`{{${name}}}`).join('{{}}'), vault.redact(`[${value}]`));
+          expect(redacted).not.toContain(value);
         }
         expect(vault.paths).toHaveLength(secrets.length);
       }),
