@@ -53,12 +53,12 @@ interface Run {
   lines: Array<Record<string, unknown>>;
 }
 
-async function run(script: ScriptedTurn[]): Promise<Run> {
+async function run(script: ScriptedTurn[], page = '/'): Promise<Run> {
   // Turns past the script would be the test's mistake: the run must have ended before them.
   const server = await startScriptedModelServer((_request, index) => script[index] ?? finish('failed', undefined, 'the script ran out'));
   try {
     const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: server.url, VIDEO_ENABLED: false }, logger, browser: sandbox, store: createLocalStore({ dir, prefix: '' }) });
-    const spec = { prompt: 'Save the order settings', allowedDomains: ['stuck.test'], startUrl: `http://stuck.test:${site.port}/` };
+    const spec = { prompt: 'Save the order settings', allowedDomains: ['stuck.test'], startUrl: `http://stuck.test:${site.port}${page}` };
     const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: null, specification: spec }, new AbortController().signal);
     if (summary.status === 'skipped') throw new Error('unexpected skip');
     const lines = readFileSync(fileURLToPath(summary.urls.logsUrl!), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -116,6 +116,24 @@ describe('stuck loops on real Chromium', () => {
     const scroll = member('scroll', { target: { type: 'coordinate', x: 640, y: 400 }, scroll_direction: 'down', scroll_amount: 3 });
     const r = await run(Array.from({ length: 8 }, () => scroll));
     expectStuckAfterFive(r, /scroll down 3/);
+  });
+
+  it('scrolling down a long page: the scrolls that move it are not counted, the fifth at its end stops the run', async () => {
+    const scroll = member('scroll', { target: { type: 'coordinate', x: 640, y: 400 }, scroll_direction: 'down', scroll_amount: 10 });
+    const r = await run(Array.from({ length: 20 }, () => scroll), '/long.html');
+    expect(r.summary.document.error?.code).toBe('agent_stuck');
+    // More than five scrolls: the first ones moved the page (a new scroll position each time).
+    const moving = r.requests.length - 5;
+    expect(moving).toBeGreaterThanOrEqual(1);
+    expect(r.summary.document.counters.nAgentActions).toBe(r.requests.length);
+    const answers = r.requests.slice(1).map((request) => resultsIn(request)[0]!.is_error === true);
+    // Errors only at the third and fourth scroll after the end was reached.
+    expect(answers).toEqual([...Array.from({ length: moving + 2 }, () => false), true, true]);
+    expect(repeated(r)).toEqual([
+      [3, 'warned'],
+      [4, 'warned'],
+      [5, 'stopped'],
+    ]);
   });
 
   it('a counter and a carousel change under each identical click: never stopped, the run finishes', async () => {
