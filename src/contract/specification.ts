@@ -41,6 +41,8 @@ const specificationShape = {
   startUrl: z
     .string()
     .min(1)
+    // An http(s) URL with no white space: the URL parser trims spaces away and takes any scheme (" shop.test:8443 " reads as scheme "shop.test"), which no browser run can start on.
+    .regex(/^[Hh][Tt][Tt][Pp][Ss]?:\/\/\S+$/, { message: 'must be an http or https URL without spaces' })
     .refine((url) => URL.canParse(url), { message: 'must be an absolute URL', params: { keyword: 'format' } })
     .meta({ format: 'uri', description: 'First page; must be allowed.' })
     .optional(),

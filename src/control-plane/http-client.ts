@@ -42,13 +42,13 @@ export class ControlPlaneError extends Error {
   override readonly name = 'ControlPlaneError';
   /** HTTP status of the last response; undefined when the last attempt never got one. */
   readonly status: number | undefined;
-  /** Parsed JSON (or text) of the last response body. */
-  readonly body: unknown;
 
-  constructor(message: string, status: number | undefined, body: unknown, options?: { cause?: unknown }) {
+  // No response body here, nor in the message: an execution's body holds its input, secrets
+  // included, and an error travels into logs.jsonl, output.json and the failed report. The
+  // message names the API's own error text or the fields that were wrong, never values.
+  constructor(message: string, status: number | undefined, options?: { cause?: unknown }) {
     super(message, options);
     this.status = status;
-    this.body = body;
   }
 }
 
@@ -69,8 +69,6 @@ interface Reply {
 
 /** A server asking for more than this is waited for this long only; the next attempt asks again. */
 const MAX_RETRY_AFTER_MS = 300_000;
-/** Response bodies are logged up to this many characters. */
-const MAX_LOGGED_BODY_CHARS = 4_000;
 
 export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPlane {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
@@ -114,8 +112,9 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
         if (reply.status >= 200 && reply.status < 300) return reply;
         if (options.passStatuses?.includes(reply.status)) return reply;
         if (!isRetryableStatus(reply.status)) {
-          log.error({ method, path, status: reply.status, body: loggableBody(reply.body) }, 'control-plane call refused');
-          throw new ControlPlaneError(`${method} ${path} answered ${reply.status}: ${summarise(reply.body)}`, reply.status, reply.body);
+          const reason = refusalReason(reply.body);
+          log.error({ method, path, status: reply.status, reason }, 'control-plane call refused');
+          throw new ControlPlaneError(`${method} ${path} answered ${reply.status}: ${reason}`, reply.status);
         }
       }
 
@@ -124,11 +123,10 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
       const exhausted =
         options.policy.kind === 'attempts' ? attempt + 1 >= options.policy.maxAttempts : elapsedMs >= options.policy.deadlineMs;
       if (exhausted) {
-        log.error({ method, path, attempts: attempt + 1, elapsedMs, failure, body: loggableBody(reply?.body) }, 'control-plane call failed after retries');
+        log.error({ method, path, attempts: attempt + 1, elapsedMs, failure, reason: reply ? refusalReason(reply.body) : undefined }, 'control-plane call failed after retries');
         throw new ControlPlaneError(
           `${method} ${path} failed after ${attempt + 1} attempts over ${elapsedMs} ms: ${failure}`,
           reply?.status,
-          reply?.body,
           { cause: networkError },
         );
       }
@@ -146,7 +144,7 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
       const reply = await call('GET', executionPath(executionId), { signal, policy: bounded });
       const read = executionReading.safeParse(reply.body);
       if (!read.success) {
-        throw new ControlPlaneError(`GET ${executionPath(executionId)} answered an unexpected body (${formatIssues(read.error.issues)}): ${summarise(reply.body)}`, reply.status, reply.body);
+        throw new ControlPlaneError(`GET ${executionPath(executionId)} answered an unexpected body (${formatIssues(read.error.issues)})`, reply.status);
       }
       return read.data;
     },
@@ -156,7 +154,7 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
       const reply = await call('GET', path, { signal, policy: bounded });
       const read = versionListReading.safeParse(reply.body);
       if (!read.success) {
-        throw new ControlPlaneError(`GET ${path} answered an unexpected body (${formatIssues(read.error.issues)}): ${summarise(reply.body)}`, reply.status, reply.body);
+        throw new ControlPlaneError(`GET ${path} answered an unexpected body (${formatIssues(read.error.issues)})`, reply.status);
       }
       return read.data.items;
     },
@@ -236,15 +234,13 @@ function errorMessage(body: unknown): string | undefined {
   return undefined;
 }
 
-function loggableBody(body: unknown): unknown {
-  if (body === undefined || body === null) return body;
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  return text.length <= MAX_LOGGED_BODY_CHARS ? body : `${text.slice(0, MAX_LOGGED_BODY_CHARS)}…`;
-}
-
-function summarise(body: unknown): string {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  return text === undefined ? '(empty)' : text.length > 300 ? `${text.slice(0, 300)}…` : text;
+/** What an error answer says of itself: the API's error text (capped), or that it said nothing readable. */
+function refusalReason(body: unknown): string {
+  const first = isObject(body) && Array.isArray(body.detail) && isObject(body.detail[0]) ? body.detail[0] : undefined;
+  // A validation item's place (`loc`) helps; the `input` such an item may echo is never taken.
+  const loc = first && Array.isArray(first.loc) ? first.loc.filter((part) => typeof part === 'string' || typeof part === 'number').join('.') : '';
+  const message = loc === '' ? errorMessage(body) : `${loc}: ${errorMessage(body) ?? ''}`;
+  return message === undefined ? '(no error message)' : message.length > 300 ? `${message.slice(0, 300)}…` : message;
 }
 
 function describeNetworkError(error: unknown): string {

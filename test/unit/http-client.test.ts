@@ -149,8 +149,8 @@ describe('http control plane: requests', () => {
     expect(delays).toEqual([]);
   });
 
-  it('does not retry a 422, logs its detail[] body and throws', async () => {
-    const detail = [{ loc: ['body', 'durationMs'], msg: 'must be integer', type: 'type' }];
+  it('does not retry a 422, logs what its detail[] says (never the input it echoes) and throws', async () => {
+    const detail = [{ loc: ['body', 'durationMs'], msg: 'must be integer', type: 'type', input: 'echoed-Secret-71' }];
     responders = [(_req, res) => json(res, 422, { detail })];
     const { plane } = client();
     const error = await plane.reportCompleted('e1', completed).then(
@@ -161,8 +161,25 @@ describe('http control plane: requests', () => {
     expect((error as ControlPlaneError).status).toBe(422);
     expect(seen).toHaveLength(1);
     const logged = logs.find((l) => l.level === 'error');
-    expect(logged?.obj).toMatchObject({ status: 422, body: { detail } });
+    expect(logged?.obj).toMatchObject({ status: 422, reason: 'body.durationMs: must be integer' });
+    expect((error as Error).message).toContain('body.durationMs: must be integer');
     expect(JSON.stringify(logs)).not.toContain(API_KEY);
+    expect(JSON.stringify(logs) + (error as Error).message + JSON.stringify(error)).not.toContain('echoed-Secret-71');
+  });
+});
+
+describe('http control plane: an answer of the wrong shape', () => {
+  it('names the wrong fields, never the values of the body (an execution holds its input, secrets included)', async () => {
+    const body = { execution_uuid: 'e1', workflow_version_uuid: 7, input_payload: { user: 'kofi', password: 'hunter2-SECRET' } };
+    responders = [(_req, res) => json(res, 200, body)];
+    const { plane } = client();
+    const error = await plane.getExecution('e1', signal()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ControlPlaneError);
+    expect((error as Error).message).toContain('workflow_version_uuid');
+    expect((error as Error).message + JSON.stringify(error) + JSON.stringify(logs)).not.toContain('hunter2-SECRET');
   });
 });
 
