@@ -30,6 +30,7 @@ import { flowAgent, type FlowInput } from '../test/support/flow-agent.js';
 import { startFlowApp, type FlowOptions } from '../test/support/flow-app.js';
 import { isFinalCheck } from '../test/support/run-cache-requests.js';
 import { startScriptedModelServer, type RecordedRequest } from '../test/support/scripted-model-server.js';
+import { addCost } from './cost.js';
 import { estimateInputTokens } from './toolset.js';
 
 const MODEL_LATENCY_MS = 1_500;
@@ -99,6 +100,7 @@ export async function benchCache(): Promise<Record<string, number | string>> {
       const filed = app.filed.slice(before);
       const asked = new Set(Object.keys(filed[0] ?? {}));
       const { cache: c } = summary.document;
+      addCost('cache', summary.document.usage.byModel);
       return {
         status: summary.document.status,
         requests: model.requests.length,

@@ -1,10 +1,12 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
  * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache,
- * throughput, phases, widgets, encoder, screenshot).
+ * throughput, phases, widgets, encoder, screenshot). The scenarios that talk to the scripted model
+ * server add what they cost, and a last section sums it by model (bench/cost.ts).
  */
 import { benchCache } from './cache.js';
 import { benchConfinement } from './confinement.js';
+import { anyCost, costFigures } from './cost.js';
 import { benchEncoderFloor } from './encoder-floor.js';
 import { benchLive } from './live-view.js';
 import { benchPhases } from './phases.js';
@@ -51,5 +53,10 @@ for (const name of names) {
     failed = true;
     process.stderr.write(`bench ${name} failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
   }
+}
+// What the scenarios that talked to the model cost, by model (bench/cost.ts).
+if (anyCost()) {
+  process.stdout.write('\n## cost by model (estimated, each model at its own prices)\n');
+  for (const [key, value] of Object.entries(costFigures())) process.stdout.write(`${key.padEnd(44)} ${value}\n`);
 }
 if (failed) process.exitCode = 1;

@@ -26,6 +26,7 @@ import { startTracing, WORKER_SERVICE_NAME } from '../src/tracing/start.js';
 import { startOtlpReceiver } from '../test/support/otlp-receiver.js';
 import { startRecordingApi } from '../test/support/recording-api.js';
 import { computer, delayed, finish, startScriptedModelServer, type ScriptedTurn } from '../test/support/scripted-model-server.js';
+import { addCost } from './cost.js';
 import { percentile, sampleTree } from './process-stats.js';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
@@ -63,6 +64,7 @@ async function runOnce(options: { config: Config; browser: BrowserSandbox; shop:
     const executionId = randomUUID();
     const summary = await runExecution(deps, { executionId, inputPayload: null, specification: { prompt: 'bench', allowedDomains: [new URL(options.shop.origin).host], startUrl: `${options.shop.origin}/`, maxSteps: options.steps + 5, model: EARLIER_TOOL_MODEL } }, new AbortController().signal);
     if (summary.status !== 'completed') throw new Error(`bench run did not complete: ${JSON.stringify(summary)}`);
+    addCost('steps', summary.document.usage.byModel);
     return { overheadsMs: stepOverheads(await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8')) };
   } finally {
     await Promise.all([model.stop(), recorder?.close?.()]);

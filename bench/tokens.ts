@@ -11,6 +11,7 @@
  */
 import { DEFAULT_CONTEXT_SETTINGS, type ContextSettings } from '../src/model/context-policy.js';
 import { longRun, type LongRun } from '../test/support/long-run.js';
+import { addCost, costsOf } from './cost.js';
 
 const MODELS = ['claude-fable-5-2', 'claude-mythos-5-1', 'claude-opus-5-5', 'claude-sonnet-5-5', 'claude-haiku-5-5', 'claude-sonnet-5'];
 const TURNS = 100;
@@ -26,6 +27,7 @@ function figures(run: LongRun) {
     last: run.requestTokens[run.requestTokens.length - 1] ?? 0,
     peak: Math.max(0, ...run.requestTokens),
     cacheRead: cacheReadInputTokens,
+    costUsd: run.stats.costUsd,
   };
 }
 
@@ -34,9 +36,11 @@ export async function benchTokens(): Promise<Record<string, number | string>> {
   let worstLast = 0;
   for (const space of ['computer', 'browser'] as const) {
     for (const model of MODELS) {
-      const f = figures(await longRun({ model, space, turns: TURNS }));
+      const run = await longRun({ model, space, turns: TURNS });
+      addCost(`tokens ${space}`, costsOf(run.stats.models));
+      const f = figures(run);
       worstLast = Math.max(worstLast, f.last);
-      out[`${space} ${model}`] = `${f.ok ? 'completed' : `FAILED (${f.refusals} refused)`}; input sent ${f.sent}, billed ${f.billed}, last ${f.last}, peak ${f.peak}, cache reads ${f.cacheRead}`;
+      out[`${space} ${model}`] = `${f.ok ? 'completed' : `FAILED (${f.refusals} refused)`}; input sent ${f.sent}, billed ${f.billed}, last ${f.last}, peak ${f.peak}, cache reads ${f.cacheRead}, cost $${f.costUsd.toFixed(4)}`;
     }
   }
   out['largest last request (tokens)'] = worstLast;

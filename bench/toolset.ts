@@ -36,6 +36,7 @@ import { createSilentLogger } from '../src/telemetry/logger.js';
 import { rankElements } from '../src/toolset/find-rank.js';
 import { calls, finish, startScriptedModelServer, turn, toolUseBlock, type RecordedRequest, type Script, type ScriptedContentBlock } from '../test/support/scripted-model-server.js';
 import { startStaticServer, type StaticServer } from '../test/support/static-server.js';
+import { addCost } from './cost.js';
 import { percentile } from './process-stats.js';
 import { neverAborted } from '../test/support/env.js';
 
@@ -218,6 +219,7 @@ async function runTask(config: Config, browser: BrowserSandbox, dir: string, tas
     };
     const summary = await runExecution(deps, { executionId: randomUUID(), inputPayload: task.input, specification }, new AbortController().signal);
     if (summary.status !== 'completed' || summary.document.status !== 'completed') throw new Error(`${task.name} with ${space} did not complete: ${JSON.stringify(summary.status === 'skipped' ? summary : summary.document.error)}`);
+    addCost(`toolset ${space}`, summary.document.usage.byModel);
     const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
     const overheadsMs = logs
       .trim()

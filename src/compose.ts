@@ -14,13 +14,14 @@ import { s3Location } from './domain/input-files.js';
 import type { LiveRelay } from './live/types.js';
 import type { Specification } from './domain/specification.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
+import { createModelPricing } from './model/prices.js';
 import { createRecordingModel } from './model/recording-client.js';
 import { createReplayModel } from './model/replay-client.js';
 import { chooseActionSpace } from './model/tool-versions.js';
 import type { ModelClient, RecordingFile } from './model/types.js';
 import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
 import type { VideoRecorder } from './recorder/types.js';
-import type { RunnerDeps, TokenPricing } from './runner/types.js';
+import type { RunnerDeps } from './runner/types.js';
 import { createLocalStore } from './storage/local-store.js';
 import { createLocalProfileStore, createS3ProfileStore } from './storage/profile-store.js';
 import { createS3ObjectReader } from './storage/s3-object-reader.js';
@@ -31,12 +32,6 @@ import type { Logger, Tracing } from './telemetry/types.js';
 import { tracingSecrets } from './config/tracing.js';
 import { withUploadSpans } from './storage/traced-store.js';
 import { createActionSpace } from './toolset/create.js';
-
-/**
- * Approximate list prices (USD per million tokens) of Sonnet-class models, for the estimated
- * cost in output.json. An estimate, not an invoice.
- */
-export const SONNET_PRICING: TokenPricing = { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 };
 
 /** Where the artifact store's bucket is: artifacts and browser profiles are kept there. */
 function bucketSettings(config: Config, bucket: string) {
@@ -205,6 +200,7 @@ export function createRunnerDeps(options: {
     ...(options.live ? { live: options.live } : {}),
     ...(options.human ? { human: options.human } : {}),
     createModel: modelFactory(config, logger, options.replay),
+    pricing: createModelPricing(config.MODEL_PRICES ?? {}),
     chooseActionSpace: (modelId, requested) => {
       const chosen = chooseActionSpace(modelId, requested);
       if (!chosen.ok) return chosen;
@@ -232,7 +228,10 @@ export function createRunnerDeps(options: {
       workDir: config.WORK_DIR,
       stepScreenshots: config.STEP_SCREENSHOTS,
       secrets: processSecrets(config),
-      pricing: SONNET_PRICING,
+      budget: {
+        ...(config.RUN_BUDGET_TOKENS !== undefined ? { tokens: config.RUN_BUDGET_TOKENS } : {}),
+        ...(config.RUN_BUDGET_USD !== undefined ? { usd: config.RUN_BUDGET_USD } : {}),
+      },
       downloadMaxBytes: config.DOWNLOAD_MAX_BYTES,
       inputFileMaxBytes: config.INPUT_FILE_MAX_BYTES,
       inputFileTimeoutMs: config.INPUT_FILE_TIMEOUT_MS,

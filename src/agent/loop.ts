@@ -1,10 +1,11 @@
 import { errorFromSignal } from '../domain/errors.js';
-import type { AssistantBlock, ModelResponse, TextBlock, TokenUsage, ToolUseBlock } from '../model/types.js';
+import type { AssistantBlock, ModelResponse, TextBlock, ToolUseBlock } from '../model/types.js';
 import { ASK_HUMAN_DEFINITION } from './ask-human.js';
 import { browserCall } from './browser-call.js';
 import { contextOverflow, withCacheBreakpoints } from './conversation.js';
 import { buildSystemPrompt, CONTINUE_AFTER_MAX_TOKENS_TEXT, FIRST_USER_TEXT, NUDGE_FINISH_TEXT } from './prompt.js';
 import { openStartPage } from './start-page.js';
+import { createRepeatWatch } from './stuck-loop.js';
 import { runToolCalls, type CallBatch } from './tool-calls.js';
 import { FINISH_DEFINITION } from './tools.js';
 import type { AgentDeps, AgentInput, AgentOutcome, AgentRun, RunStats } from './types.js';
@@ -27,6 +28,8 @@ export function createRunStats(): RunStats {
     nAgentActions: 0,
     nScreenshots: 0,
     usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+    costUsd: 0,
+    models: new Map(),
   };
 }
 
@@ -51,6 +54,7 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
     }
     const batch = await runToolCalls(run, calls);
     if (batch.finished) return endRun(run, batch.finished);
+    if (batch.stuck) return batch.stuck;
     await answer(run, batch);
   }
 }
@@ -71,6 +75,7 @@ function prepareRun(deps: AgentDeps, input: AgentInput, stats: RunStats): AgentR
         ...(input.inputFiles && input.inputFiles.length > 0 ? { inputFiles: input.inputFiles, uploadHow: space.uploadHow } : {}),
         outputSchema: input.spec.outputSchema,
         ...(deps.human ? { askHuman: { approvals: input.spec.approvals ?? [] } } : {}),
+        ...(input.budget ? { budget: input.budget } : {}),
         now: new Date(now()),
       }),
       cache_control: { type: 'ephemeral' },
@@ -78,7 +83,7 @@ function prepareRun(deps: AgentDeps, input: AgentInput, stats: RunStats): AgentR
   ];
   const tools = [...space.tools(), ...(deps.human ? [ASK_HUMAN_DEFINITION] : []), FINISH_DEFINITION];
   tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: { type: 'ephemeral' } };
-  return { deps, input, stats, now, system, tools, history: [], nudged: false, outputRetries: 0 };
+  return { deps, input, stats, now, system, tools, history: [], nudged: false, outputRetries: 0, repeats: createRepeatWatch(deps.session) };
 }
 
 /** The first user message: the task (or what a replay did) and the page as it is. */
@@ -119,7 +124,6 @@ async function askModel(run: AgentRun): Promise<ModelResponse> {
   );
   const receivedAt = now();
   stats.nSteps++;
-  addUsage(stats.usage, response.usage);
   deps.events.emit('model_turn', {
     step: stats.nSteps,
     by: 'model',
@@ -198,13 +202,6 @@ function textOf(content: AssistantBlock[]): string | undefined {
     .map((b) => b.text)
     .join('\n');
   return text || undefined;
-}
-
-function addUsage(total: TokenUsage, turn: TokenUsage): void {
-  total.inputTokens += turn.inputTokens;
-  total.outputTokens += turn.outputTokens;
-  total.cacheReadInputTokens += turn.cacheReadInputTokens;
-  total.cacheCreationInputTokens += turn.cacheCreationInputTokens;
 }
 
 function throwIfAborted(signal: AbortSignal): void {

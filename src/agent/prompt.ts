@@ -1,6 +1,7 @@
 import { placeholderOf, secretPathsOf } from '../domain/input-references.js';
 import { formatPath, pathId, type KeyPath } from '../domain/key-path.js';
 import type { Specification } from '../domain/specification.js';
+import type { RunBudget } from '../domain/usage.js';
 
 /**
  * The system prompt: the workflow's own words, its checklist, the input as named values (secrets
@@ -21,6 +22,8 @@ export function buildSystemPrompt(options: {
   outputSchema?: unknown;
   /** Present when the model may ask a person (`ask_human`), with the actions that need approval. */
   askHuman?: { approvals: readonly string[] };
+  /** The run's caps (docs/specification.md#budget): the model is told them in words, whatever else it is told. */
+  budget?: RunBudget;
   now: Date;
 }): string {
   const { spec } = options;
@@ -60,6 +63,8 @@ export function buildSystemPrompt(options: {
     );
   }
   if (options.askHuman) parts.push(humanRules(options.askHuman.approvals));
+  const budget = budgetRule(options.budget);
+  if (budget) parts.push(budget);
   if (options.outputSchema !== undefined) {
     parts.push(`The \`output\` of \`finish\` must validate against this JSON Schema:\n<output_schema>\n${JSON.stringify(options.outputSchema, null, 2)}\n</output_schema>`);
   }
@@ -118,6 +123,16 @@ function humanRules(approvals: readonly string[]): string {
     );
   }
   return lines.join('\n');
+}
+
+/** The run's budget in words: a model without the API's task budget learns it only here. */
+function budgetRule(budget: RunBudget | undefined): string | undefined {
+  const caps = [
+    ...(budget?.tokens !== undefined ? [`${budget.tokens.toLocaleString('en-US')} model tokens (input, output and cache reads and writes, as billed)`] : []),
+    ...(budget?.usd !== undefined ? [`$${budget.usd} of estimated model cost`] : []),
+  ];
+  if (caps.length === 0) return undefined;
+  return `This run has a budget of ${caps.join(' and ')}. Once it is used up the run is stopped with no result. Work directly, do not repeat what did not work, and call \`finish\` before the budget runs out.`;
 }
 
 function formatBytes(bytes: number): string {

@@ -10,10 +10,11 @@ import type { AskHuman } from './ask-human.js';
 import { ASK_HUMAN_TOOL } from './ask-human.js';
 import { browserCall } from './browser-call.js';
 import type { AgentInput, AgentOutcome, AgentRun } from './types.js';
+import { stuckText } from './stuck-loop.js';
 import { FINISH_TOOL } from './tools.js';
 
 /** What the calls need of the run: its deps, input and tallies, and the invalid outputs it let the model correct. */
-export type CallContext = Pick<AgentRun, 'deps' | 'input' | 'stats' | 'now' | 'outputRetries'>;
+export type CallContext = Pick<AgentRun, 'deps' | 'input' | 'stats' | 'now' | 'outputRetries' | 'repeats'>;
 
 /** A turn's calls as they run: the answers so far, and what they leave for the loop. */
 export interface CallBatch {
@@ -26,6 +27,8 @@ export interface CallBatch {
   changedSinceImage: boolean;
   /** Set by `finish` (or an output that stays invalid): the run ends after this turn. */
   finished?: AgentOutcome;
+  /** Set at the fifth identical action on an unchanged page (stuck-loop.ts): the run ends with `agent_stuck`. */
+  stuck?: AgentOutcome;
 }
 
 /** Invalid `finish` outputs the model may correct before the run fails with `output_invalid`. */
@@ -38,6 +41,11 @@ export async function runToolCalls(run: CallContext, calls: readonly ToolUseBloc
   for (const call of calls) {
     if (batch.finished) {
       batch.results.push(errorResult(call, 'not executed: finish was called before this tool call'));
+      continue;
+    }
+    // The run ends with this turn: nothing more of it is done.
+    if (batch.stuck) {
+      batch.results.push(errorResult(call, 'not executed: the run was stopped (the same action on an unchanged page)'));
       continue;
     }
     if (run.input.signal.aborted) throw errorFromSignal(run.input.signal);
@@ -128,6 +136,19 @@ async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
     touchedAt ?? startedAt,
   );
   if (report.ok && report.trace) deps.events.notify('action_trace', { step: stats.nSteps, trace: report.trace });
+  const repeat = await run.repeats.after(call, report, signal);
+  if (repeat.kind !== 'go') {
+    deps.events.emit('repeated_action', { step: stats.nSteps, tool: call.toolset_name ?? call.name, action: report.action, label: report.label, repeats: repeat.repeats, outcome: repeat.kind === 'stop' ? 'stopped' : 'warned' });
+    if (repeat.kind === 'stop') {
+      batch.stuck = { status: 'failed', code: 'agent_stuck', message: `the agent made the same action (${report.label}) ${repeat.repeats} times in a row on a page that did not change` };
+      batch.results.push(report.result);
+      return;
+    }
+    // Answered as an error: the rest of the turn's calls of its toolset are not run, as after any failed call.
+    batch.results.push(stuckResult(report.result, repeat.repeats));
+    if (call.toolset_name) batch.halted.add(call.toolset_name);
+    return;
+  }
   batch.results.push(report.result);
   if (!report.ok) {
     if (call.toolset_name) batch.halted.add(call.toolset_name);
@@ -173,6 +194,11 @@ function resultText(result: ToolResultBlock): string | undefined {
     .join('\n');
   if (!text) return undefined;
   return text.length > 2_000 ? `${text.slice(0, 2_000)}… (${text.length} characters)` : text;
+}
+
+/** The action's own result, said to be an error, with why first: what it shows (a screenshot) is kept. */
+function stuckResult(result: ToolResultBlock, repeats: number): ToolResultBlock {
+  return { ...result, is_error: true, content: [{ type: 'text', text: stuckText(repeats) }, ...result.content] };
 }
 
 function errorResult(call: ToolUseBlock, message: string): ToolResultBlock {

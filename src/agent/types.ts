@@ -11,10 +11,12 @@ import type { InputFile } from '../domain/input-files.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
 import type { SecretVault } from '../domain/secrets.js';
 import type { Specification } from '../domain/specification.js';
+import type { ModelUsage, RunBudget } from '../domain/usage.js';
 import type { Message, ModelClient, TextBlock, TokenUsage, ToolDefinition } from '../model/types.js';
 import type { ExecutionEventSink } from '../runner/events.js';
 import type { ActionSpace } from '../toolset/types.js';
 import type { AskHuman } from './ask-human.js';
+import type { RepeatWatch } from './stuck-loop.js';
 
 export interface AgentDeps {
   model: ModelClient;
@@ -46,14 +48,24 @@ export interface AgentInput {
    */
   inputFiles?: readonly InputFile[];
   maxTokens?: number;
+  /** The run's caps, told to the model in words (the metered client enforces them: runner/usage-meter.ts). */
+  budget?: RunBudget;
   /** Steps already taken (a run that continues after a replay): the model learns what was done. */
   resume?: { done: string; steps: number };
   signal: AbortSignal;
 }
 
-/** Mutable tallies owned by the caller, so they survive a run that throws. */
+/**
+ * Mutable tallies owned by the caller, so they survive a run that throws. The model's usage and
+ * cost are added by the run's metered model client alone (runner/usage-meter.ts), the one place
+ * every request passes: the loop, a replay's final check and a repair only count steps.
+ */
 export interface RunStats extends Counters {
   usage: TokenUsage;
+  /** Estimated cost of `usage`, each request at its model's prices (USD, not rounded). */
+  costUsd: number;
+  /** Usage and cost by model id, in the order the models were first asked. */
+  models: Map<string, ModelUsage>;
 }
 
 export type AgentOutcome = { status: 'completed'; output: unknown } | { status: 'failed'; code: ErrorCode; message: string };
@@ -74,4 +86,6 @@ export interface AgentRun {
   lastResponseAt?: number;
   /** Set once a turn used most of a context the API does not manage: the run ends before the next request. */
   overflow?: string;
+  /** Identical actions on an unchanged page, across turns (stuck-loop.ts). */
+  repeats: RepeatWatch;
 }

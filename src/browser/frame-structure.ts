@@ -196,6 +196,7 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     },
 
     pageText: (maxChars) => top.pageText(maxChars),
+    contentDigest: () => top.contentDigest(),
 
     pointOf: (ref) =>
       routed(

@@ -30,6 +30,8 @@ export interface PageStructure {
   /** Ranks the page's elements with `rank` (indices, best first) and returns the lines of the first `limit`. */
   find(rank: (candidates: FoundElement[]) => number[], limit: number): Promise<string[]>;
   pageText(maxChars: number): Promise<{ text: string; total: number; cut: boolean }>;
+  /** A short digest of what the top document shows (page/digest.ts): equal while the page did not change. */
+  contentDigest(): Promise<string>;
   /** A point inside the element, scrolled into view and not covered by another element. */
   pointOf(ref: string): Promise<StructureResult<Point>>;
   setValue(ref: string, value: string | number | boolean): Promise<StructureResult<{ shown?: string; at?: number }>>;
@@ -304,6 +306,10 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
 
     async pageText(maxChars) {
       return (await call('pageText', [maxChars])).value;
+    },
+
+    async contentDigest() {
+      return (await call('contentDigest', [])).value;
     },
 
     pointOf: (ref) =>

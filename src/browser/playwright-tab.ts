@@ -134,6 +134,7 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     readPage: (options, signal) => read(signal, () => structure.readPage(options)),
     find: (rank, limit, signal) => read(signal, () => structure.find(rank, limit)),
     pageText: (maxChars, signal) => read(signal, () => structure.pageText(maxChars)),
+    contentDigest: (signal) => read(signal, () => structure.contentDigest()),
     pointOf: (ref, signal) => read(signal, () => structure.pointOf(ref)),
     setValue: (ref, value, signal) => read(signal, () => structure.setValue(ref, value)),
     scrollTo: (ref, signal) => read(signal, () => structure.scrollTo(ref)),

@@ -265,6 +265,11 @@ export interface PageReader {
   readPage(options: PageReadOptions, signal: AbortSignal): Promise<StructureResult<PageRead>>;
   find(rank: (candidates: FoundElement[]) => number[], limit: number, signal: AbortSignal): Promise<string[]>;
   pageText(maxChars: number, signal: AbortSignal): Promise<{ text: string; total: number; cut: boolean }>;
+  /**
+   * A short digest of what the page shows (its text, field values, scrolling; not its frames):
+   * two reads are equal when the page did not change in between (docs/action-spaces.md#stuck-loops).
+   */
+  contentDigest(signal: AbortSignal): Promise<string>;
   /** Runs a script expression in the page (its own world and authority) and returns its value as text. */
   evaluate(expression: string, timeoutMs: number, signal: AbortSignal): Promise<StructureResult<string>>;
   /** The days of the pop-up calendar the page shows, and its previous/next month controls. */

@@ -20,12 +20,13 @@ const capabilityFields = z
     compact: z.boolean(),
     adaptiveThinking: z.boolean(),
     maxInputTokens: z.number().int().min(1_000),
+    taskBudget: z.boolean(),
   })
   .partial()
   .strict();
 
-/** `{"model id" | "*": {clearToolUses?, compact?, adaptiveThinking?, maxInputTokens?}}`, as JSON. */
-const capabilityOverrides = z
+/** A variable holding JSON; empty or unset is undefined. */
+const jsonText = z
   .string()
   .trim()
   .optional()
@@ -37,8 +38,31 @@ const capabilityOverrides = z
       ctx.addIssue({ code: 'custom', message: `must be JSON: ${(error as Error).message}` });
       return z.NEVER;
     }
+  });
+
+/** `{"model id" | "*": {clearToolUses?, compact?, adaptiveThinking?, maxInputTokens?, taskBudget?}}`, as JSON. */
+const capabilityOverrides = jsonText.pipe(z.record(z.string().min(1), capabilityFields).optional());
+
+/** One model's prices, USD per million tokens (docs/model.md#prices). */
+const priceFields = z
+  .object({
+    inputPerMTok: z.number().min(0),
+    outputPerMTok: z.number().min(0),
+    cacheReadPerMTok: z.number().min(0),
+    cacheWritePerMTok: z.number().min(0),
   })
-  .pipe(z.record(z.string().min(1), capabilityFields).optional());
+  .strict();
+
+/** `{"model id, family or *": {inputPerMTok, outputPerMTok, cacheReadPerMTok, cacheWritePerMTok}}`, as JSON. */
+const priceOverrides = jsonText.pipe(z.record(z.string().trim().min(1), priceFields).optional());
+
+/** A positive amount of dollars, written as digits with an optional decimal part. */
+const usd = z
+  .string()
+  .trim()
+  .regex(/^\d+(\.\d+)?$/, 'must be a positive amount of dollars, such as 2 or 0.50')
+  .transform(Number)
+  .pipe(z.number().positive('must be more than 0').max(1_000_000, 'must be at most 1000000'));
 
 /** The newest Sonnet the browser use tool's documentation lists (Sonnet 5.5 is not on it). */
 export const DEFAULT_MODEL = 'claude-sonnet-5';
@@ -82,6 +106,12 @@ export const configSchema = z.object({
   ANTHROPIC_MAX_RETRIES: int(0, 20).default(4),
   /** Model capabilities stated by the operator (JSON by model id or `*`) instead of asking the Models API; unset: ask it. */
   ANTHROPIC_MODEL_CAPABILITIES: capabilityOverrides,
+  /** Prices of models the worker's table does not know, or new prices of those it does (JSON by model id, family or `*`; docs/model.md#prices). */
+  MODEL_PRICES: priceOverrides,
+  /** A run's cap on model tokens (as billed: input, output, cache reads and writes) when the specification sets none; unset: no cap. */
+  RUN_BUDGET_TOKENS: int(1, 1_000_000_000_000).optional(),
+  /** A run's cap on the estimated cost of its model tokens, in USD, when the specification sets none; unset: no cap. */
+  RUN_BUDGET_USD: usd.optional(),
   /** Cap on agent steps when the specification sets none. */
   MAX_STEPS: int(1, 10_000).default(50),
   /** Cap on a run's wall time when the specification sets none. */

@@ -49,6 +49,13 @@ export const execution = z.object({
   completed_at: isoTime.nullable(),
   failed_at: isoTime.nullable(),
   error: reportedError.nullable(),
+  /** The run's estimated model cost, from its output.json when it ended (docs/api.md#cost); absent in rows stored before costs were kept. */
+  cost_usd: z
+    .number()
+    .min(0)
+    .nullable()
+    .meta({ description: "The run's estimated model cost in US dollars, each model at its own prices (output.json usage.estimatedCostUsd); null until it ends, or when its output.json cannot be read." })
+    .optional(),
   /** While the run waits for a person: what it asks (docs/human-in-the-loop.md). */
   waiting: waitingReport.nullable().meta({ description: 'While the status is waiting: what the agent asks a person.' }).optional(),
   /** When the run last waited for a person, and who answered. */

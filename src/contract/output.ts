@@ -54,13 +54,44 @@ export const humanExchange = z.object({
 });
 export type HumanExchange = z.infer<typeof humanExchange>;
 
+/** Where a model's prices came from (docs/model.md#prices): the worker's table, MODEL_PRICES, or neither (the fallback). */
+export const PRICE_SOURCES = ['table', 'configured', 'fallback'] as const;
+export type PriceSource = (typeof PRICE_SOURCES)[number];
+
+/** What the requests to one model used and cost (`usage.byModel`). */
+export const modelUsage = tokenUsage.extend({
+  model: z.string(),
+  requests: count,
+  /** Estimated, at that model's prices, rounded to 6 decimals. */
+  costUsd: z.number().min(0),
+  /** `fallback` once any request was priced as a model nobody priced. */
+  prices: z.enum(PRICE_SOURCES),
+});
+export type ModelUsageReport = z.infer<typeof modelUsage>;
+
+/** A run's model usage and what it cost (docs/counters-and-artifacts.md#outputjson), also on the last line of logs.jsonl. */
+export const usageReport = tokenUsage.extend({
+  /** Each request at its own model's prices, rounded to 6 decimals; null only in documents written before prices per model. */
+  estimatedCostUsd: z.number().min(0).nullable(),
+  /** Tokens as the API bills them: input, output, cache reads and cache writes together (what a token budget counts). */
+  billedTokens: count,
+  /** By model, in the order the models were first asked. */
+  byModel: z.array(modelUsage),
+});
+export type UsageReport = z.infer<typeof usageReport>;
+
+/** The run's caps (docs/specification.md#budget); null where it had none. */
+export const budgetReport = z.object({ tokens: z.number().int().min(1).nullable(), usd: z.number().positive().nullable() });
+export type BudgetReport = z.infer<typeof budgetReport>;
+
 export const outputDocument = z.object({
   status: z.enum(['completed', 'failed']),
   /** The agent's output (checked against the specification's outputSchema); null for a failed run. */
   output: z.unknown(),
   error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }).nullable(),
   counters: counters.extend({ durationMs: count }),
-  usage: tokenUsage.extend({ estimatedCostUsd: z.number().nullable() }),
+  usage: usageReport,
+  budget: budgetReport,
   /** Files the pages downloaded and the worker kept. */
   downloads: z.array(savedDownload),
   cache: cacheReport,

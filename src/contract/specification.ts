@@ -67,6 +67,16 @@ const specificationShape = {
     .meta({ description: 'How long a run may wait for a person (default HUMAN_TIMEOUT_MS; 0: the agent cannot ask).' })
     .optional(),
   profile: profileId.meta({ description: 'The browser profile the run signs in with and keeps its sign-in in (docs/profiles.md).' }).optional(),
+  // Strict: a misspelt cap (`dollars`, `max_usd`) is refused rather than left out, which would
+  // leave the run uncapped.
+  budget: z
+    .object({
+      tokens: z.number().int('must be a whole number').min(1).meta({ description: 'Cap on model tokens as the API bills them: input, output, cache reads and cache writes.' }).optional(),
+      usd: z.number().positive('must be more than 0').meta({ description: "Cap on those tokens' estimated cost, in USD, at each model's prices." }).optional(),
+    })
+    .strict()
+    .meta({ description: "The run's budget (docs/specification.md#budget; default RUN_BUDGET_TOKENS / RUN_BUDGET_USD); reaching either cap fails the run with budget_exceeded, and no further model request is sent." })
+    .optional(),
 };
 
 /** The specification, camelCase: what the worker runs and the API stores. */

@@ -4,7 +4,7 @@
  * versions list of any operator's API (the service description's shape).
  */
 import { z } from 'zod';
-import { isoTime, jsonObject, keyPath, snakeCaseAliases } from './json.js';
+import { count, isoTime, jsonObject, keyPath, snakeCaseAliases } from './json.js';
 import { listOf } from './lists.js';
 import { SPECIFICATION_ALIASES, SPECIFICATION_FIELDS, specification } from './specification.js';
 
@@ -134,8 +134,12 @@ export const workflowVersion = storedVersion.omit({ input_secrets: true }).exten
 });
 export type WorkflowVersion = z.infer<typeof workflowVersion>;
 
-/** A workflow as the API answers it: its fields and its current version. */
-export const workflow = storedWorkflow.extend({ current_version: workflowVersion.nullable() });
+/** A workflow as the API answers it: its fields, its current version and what its executions cost (docs/api.md#cost). */
+export const workflow = storedWorkflow.extend({
+  current_version: workflowVersion.nullable(),
+  cost_usd: z.number().min(0).meta({ description: 'The estimated model cost of its executions together (those whose cost is known), in US dollars.' }),
+  costed_executions: count.meta({ description: 'How many of its executions cost_usd adds up.' }),
+});
 export type Workflow = z.infer<typeof workflow>;
 
 export const workflowList = listOf(workflow);

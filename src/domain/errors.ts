@@ -16,6 +16,8 @@ export const ERROR_CODES = [
   'worker_lost',
   'human_timeout',
   'approval_denied',
+  'budget_exceeded',
+  'agent_stuck',
   'internal',
 ] as const;
 

@@ -4,6 +4,7 @@ import { completedReportAccepted, failedReportAccepted, startedReport } from '..
 import type { App } from './app.js';
 import { HttpError, isObject, notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams, reportSchema } from './openapi.js';
+import type { RunCostReader } from './run-cost.js';
 import type { RouteDeps } from './workflow-routes.js';
 import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
 
@@ -11,11 +12,12 @@ import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
  * Execution endpoints: the list and the poll of the service description, and the worker's reports
  * (docs/api.md#every-call), which move the status `queued → running → completed | failed` (or `queued → failed` when
  * a run fails before it starts). Anything else is refused with 409. A report repeated with the
- * same timestamp (a client retrying after a lost answer) answers 200 and changes nothing.
+ * same timestamp (a client retrying after a lost answer) answers 200 and changes nothing. The end
+ * of a run also records its cost, read from its output.json (run-cost.ts).
  */
 
-export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'logger'>): void {
-  const { store, logger } = deps;
+export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'logger'> & { runCost: RunCostReader }): void {
+  const { store, logger, runCost } = deps;
 
   app.get('/api/executions', {
     config: KEY_OR_SESSION,
@@ -64,7 +66,7 @@ export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'lo
     config: KEY_ONLY,
     schema: reportSchema('Report a completed run', completedReportAccepted, 'running → completed. Repeating it with the same completedAt answers 200 unchanged.'),
   }, async ({ params, body }) => {
-    const fields = { completed_at: body.completedAt, waiting: null, ...counterFields(body) };
+    const fields = { completed_at: body.completedAt, waiting: null, ...counterFields(body), cost_usd: await runCost(params.execution_uuid) };
     return move(params.execution_uuid, ['running', 'waiting'], 'completed', fields, 'completed_at');
   });
 
@@ -72,7 +74,7 @@ export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'lo
     config: KEY_ONLY,
     schema: reportSchema('Report a failed run', failedReportAccepted, 'queued | running | waiting → failed. Repeating it with the same failedAt answers 200 unchanged.'),
   }, async ({ params, body }) => {
-    const fields = { failed_at: body.failedAt, error: { code: body.error.code, message: body.error.message }, waiting: null, ...counterFields(body) };
+    const fields = { failed_at: body.failedAt, error: { code: body.error.code, message: body.error.message }, waiting: null, ...counterFields(body), cost_usd: await runCost(params.execution_uuid) };
     return move(params.execution_uuid, ['queued', 'running', 'waiting'], 'failed', fields, 'failed_at');
   });
 }

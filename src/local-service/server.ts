@@ -10,6 +10,7 @@ import { createRedisApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createApp, type App, type ServedRoute } from './app.js';
 import { createAuth, type Auth } from './auth.js';
 import { addExecutionRoutes } from './execution-routes.js';
+import { createRunCostReader } from './run-cost.js';
 import { addArtifactRoutes, addDashboardRoutes } from './file-routes.js';
 import { notFound } from './http-errors.js';
 import { hostGuard, type PublicHost } from './host-guard.js';
@@ -185,7 +186,7 @@ async function addRoutes(app: App, { auth, apiKeys, store, queue, live, schedule
   await app.register(fastifySwagger, swaggerOptions);
   addWorkflowRoutes(app, { store, queue, logger: log, schedules, ...(opts.tracing ? { tracing: opts.tracing } : {}), allowEverySecond: opts.allowEverySecond ?? false, ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
   addPublishRoutes(app, { store, schedules, logger: log });
-  addExecutionRoutes(app, { store, logger: log });
+  addExecutionRoutes(app, { store, logger: log, runCost: createRunCostReader(opts.artifactsDir, log) });
   addHumanRoutes(app, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix, logger: log });
   addSessionRoutes(app, { auth, baseUrl });
   addKeyRoutes(app, { auth, keys: apiKeys, logger: log });

@@ -238,6 +238,29 @@ export function createStore(redis: Redis, prefix = '{api}:') {
         .exec();
     },
 
+    /**
+     * What a workflow's executions cost together (docs/api.md#cost): the sum of the costs known,
+     * and how many executions have one. Read per execution (fine at a local API's scale), so an
+     * execution deleted or reported twice is never counted wrong.
+     */
+    async workflowCost(workflowId: string): Promise<{ usd: number; executions: number }> {
+      const ids = await redis.zrange(key.workflowExecutions(workflowId), 0, '-1');
+      if (ids.length === 0) return { usd: 0, executions: 0 };
+      const pipeline = redis.pipeline();
+      for (const id of ids) pipeline.hget(key.execution(id), 'cost_usd');
+      let micros = 0;
+      let executions = 0;
+      for (const [error, value] of (await pipeline.exec()) ?? []) {
+        if (error) throw error;
+        const usd = typeof value === 'string' ? (JSON.parse(value) as unknown) : null;
+        if (typeof usd !== 'number') continue;
+        // In millionths of a dollar (each cost has 6 decimals): the sum has no float drift.
+        micros += Math.round(usd * 1_000_000);
+        executions += 1;
+      }
+      return { usd: micros / 1_000_000, executions };
+    },
+
     async getExecution(id: string): Promise<ExecutionRow | undefined> {
       return readExecution(await redis.hgetall(key.execution(id)));
     },

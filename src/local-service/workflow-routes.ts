@@ -43,8 +43,8 @@ const EXECUTE_ROUTE = '/api/workflows/:workflowId/execute';
 
 export async function workflowView(deps: Pick<RouteDeps, 'store' | 'schedules'>, row: WorkflowRow): Promise<Workflow> {
   const { workflow_uuid, name, description, slug, created_at, updated_at } = row;
-  const [current] = await presentVersions(deps, workflow_uuid, (await deps.store.currentVersion(workflow_uuid)) ?? []);
-  return { workflow_uuid, name, description, slug, created_at, updated_at, current_version: current ?? null };
+  const [[current], cost] = await Promise.all([presentVersions(deps, workflow_uuid, (await deps.store.currentVersion(workflow_uuid)) ?? []), deps.store.workflowCost(workflow_uuid)]);
+  return { workflow_uuid, name, description, slug, created_at, updated_at, current_version: current ?? null, cost_usd: cost.usd, costed_executions: cost.executions };
 }
 
 /** Versions as answered: `next_run_at` on the current one when it is scheduled (version-triggers.ts). */

@@ -14,6 +14,7 @@ import { ExecutionError } from '../domain/errors.js';
 import type { Logger } from '../telemetry/types.js';
 import { createCapabilityLookup, type CapabilityOverrides, type ModelCapabilities } from './capabilities.js';
 import { contextParams, DEFAULT_CONTEXT_SETTINGS, isManaged, isPrefixMismatch, type ContextSettings } from './context-policy.js';
+import { taskBudgetParams } from './task-budget.js';
 import type {
   AssistantBlock,
   ImageBlock,
@@ -197,6 +198,7 @@ function apiErrorDetail(error: APIError): string {
 
 function toParams(request: ModelTurnRequest, caps: ModelCapabilities, settings: ContextSettings, dropBlock: boolean): MessageCreateParamsNonStreaming {
   const context = contextParams(caps, settings, dropBlock);
+  const budget = taskBudgetParams(caps, request.taskBudget);
   const params: MessageCreateParamsNonStreaming = {
     model: request.model,
     max_tokens: request.maxTokens,
@@ -208,7 +210,8 @@ function toParams(request: ModelTurnRequest, caps: ModelCapabilities, settings: 
   if (context.thinking) params.thinking = context.thinking;
   // Thinking and a forced tool choice do not go together (the API answers 400): thinking wins.
   else if (request.toolChoice) params.tool_choice = { type: 'tool', name: request.toolChoice.name };
-  const betas = [...new Set([...request.betas, ...context.betas])];
+  if (budget.output_config) params.output_config = budget.output_config;
+  const betas = [...new Set([...request.betas, ...context.betas, ...budget.betas])];
   if (betas.length > 0) params.betas = betas;
   return params;
 }

@@ -1,4 +1,5 @@
 import { isToolsetType } from '../domain/action-spaces.js';
+import { tableTaskBudget } from './task-budget.js';
 import { modelTools } from './tool-versions.js';
 
 /**
@@ -16,6 +17,8 @@ export interface ModelCapabilities {
   adaptiveThinking: boolean;
   /** The model's context window, in input tokens. */
   maxInputTokens: number;
+  /** The API's task budget is accepted (`output_config.task_budget`: docs/model.md#task-budgets). The Models API does not say it: the table does. */
+  taskBudget: boolean;
 }
 
 export type CapabilitySource = 'models-api' | 'override' | 'table';
@@ -49,11 +52,12 @@ export function tableCapabilities(model: string): ModelCapabilities {
   const id = model.trim().toLowerCase();
   const tools = modelTools(id);
   const maxInputTokens = FABLE_MYTHOS.test(id) ? 1_000_000 : 200_000;
+  const taskBudget = tableTaskBudget(id);
   if (isToolsetType(tools.computer.type) || tools.browser !== 'no') {
-    return { clearToolUses: true, compact: true, adaptiveThinking: true, maxInputTokens };
+    return { clearToolUses: true, compact: true, adaptiveThinking: true, maxInputTokens, taskBudget };
   }
-  if (id.startsWith('claude-3-')) return { clearToolUses: false, compact: false, adaptiveThinking: false, maxInputTokens };
-  return { clearToolUses: true, compact: false, adaptiveThinking: false, maxInputTokens };
+  if (id.startsWith('claude-3-')) return { clearToolUses: false, compact: false, adaptiveThinking: false, maxInputTokens, taskBudget };
+  return { clearToolUses: true, compact: false, adaptiveThinking: false, maxInputTokens, taskBudget };
 }
 
 /** The Models API's answer in our terms; what it leaves out comes from the table. */
@@ -67,6 +71,8 @@ export function fromModelInfo(info: ModelInfoLike, fallback: ModelCapabilities):
     compact: managed && cm?.compact_20260112?.supported === true,
     adaptiveThinking: caps.thinking?.supported === true && caps.thinking.types?.adaptive?.supported === true,
     maxInputTokens: info.max_input_tokens ?? fallback.maxInputTokens,
+    // The Models API has no field for it (docs/model.md#task-budgets): the table's answer stands.
+    taskBudget: fallback.taskBudget,
   };
 }
 

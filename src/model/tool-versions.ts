@@ -102,7 +102,7 @@ const UNKNOWN = row(TOOLSET, 'unknown');
  * `claude-opus-5-20260724` and `claude-opus-5-latest` are Opus 5; `claude-opus-5-5` is not (a
  * one- or two-digit segment after the family is another version).
  */
-function sameFamily(id: string, prefix: string): boolean {
+export function sameFamily(id: string, prefix: string): boolean {
   if (prefix.endsWith('-')) return id.startsWith(prefix);
   if (id === prefix) return true;
   if (!id.startsWith(`${prefix}-`)) return false;

@@ -2,7 +2,8 @@
  * The model port. One call is one model turn. Shapes follow the Messages API's JSON (so a
  * recording is the wire format) but are our own types: vendor SDK types stay in the adapter.
  */
-import type { AssistantBlock, CacheControl, ModelResponse, TextBlock } from '../contract/recording.js';
+import type { PriceSource } from '../contract/output.js';
+import type { AssistantBlock, CacheControl, ModelResponse, TextBlock, TokenUsage } from '../contract/recording.js';
 import type { SingleComputerToolType, ToolsetType } from '../domain/action-spaces.js';
 
 /** What a model turn answers, as the Messages API's JSON: declared with `recording.json`, which holds them. */
@@ -78,10 +79,42 @@ export interface ModelTurnRequest {
    * (the API refuses a forced tool choice then), so the caller still checks what was called.
    */
   toolChoice?: { type: 'tool'; name: string };
+  /** The run's token budget and what is left of it; sent as the API's task budget where the model takes one. */
+  taskBudget?: TaskBudget;
 }
 
 /** `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, `refusal`, `pause_turn`, or one the API adds. */
 export type StopReason = ModelResponse['stopReason'];
+
+/** USD per million tokens of each kind the API bills (docs/model.md#prices). */
+export interface TokenPrices {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheReadPerMTok: number;
+  /** The 5-minute cache's write price (the worker's breakpoints are `ephemeral`). */
+  cacheWritePerMTok: number;
+}
+
+/** What one request of a model cost, and where its prices came from. */
+export interface PricedUsage {
+  usd: number;
+  /** `table`: the worker's price table; `configured`: MODEL_PRICES; `fallback`: an id neither knows. */
+  source: PriceSource;
+}
+
+/** Prices a request's usage by its model (the price table and MODEL_PRICES: docs/model.md#prices). */
+export interface ModelPricing {
+  price(model: string, usage: TokenUsage): PricedUsage;
+}
+
+/**
+ * The run's token budget as a request carries it (docs/model.md#task-budgets): the whole and
+ * what is left. The client sends it as the API's task budget where the model takes one.
+ */
+export interface TaskBudget {
+  total: number;
+  remaining: number;
+}
 
 export interface ModelClient {
   /**

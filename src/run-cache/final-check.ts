@@ -68,7 +68,6 @@ export async function checkFinalPage(deps: FinalCheckDeps, input: AgentInput, re
     signal,
   );
   stats.nScreenshots++;
-  addUsage(stats, response);
   const verdict = verdictOf(response);
   const report: FinalCheckReport = { ran: true, matches: verdict?.matches ?? null, reason: verdict ? vault.redact(verdict.reason) : null };
   events.emit('final_check', { matches: report.matches, reason: report.reason, latencyMs: now() - requestAt, usage: response.usage, model: response.model, stopReason: response.stopReason });
@@ -104,11 +103,4 @@ function verdictOf(response: ModelResponse): { matches: boolean; reason: string;
   const { matches, reason, output } = args as Record<string, unknown>;
   if (typeof matches !== 'boolean') return undefined;
   return { matches, reason: typeof reason === 'string' ? reason.trim() : '', ...(output !== undefined ? { output } : {}) };
-}
-
-export function addUsage(stats: RunStats, response: ModelResponse): void {
-  stats.usage.inputTokens += response.usage.inputTokens;
-  stats.usage.outputTokens += response.usage.outputTokens;
-  stats.usage.cacheReadInputTokens += response.usage.cacheReadInputTokens;
-  stats.usage.cacheCreationInputTokens += response.usage.cacheCreationInputTokens;
 }

@@ -16,7 +16,6 @@ import { enterText, enterValue, placeholderOf, placeholdersIn, type InputSource 
 import { pathId, type KeyPath } from '../domain/key-path.js';
 import type { AssistantBlock, ImageBlock, Message, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import type { ActionTrace } from '../toolset/types.js';
-import { addUsage } from './final-check.js';
 import { viewPage } from './page-view.js';
 import { probeAction, type PreconditionContext } from './precondition.js';
 import { firstMessage, FLOW_CHANGED_TOOL, notYetText, pageText, REPAIR_TOOLS, repairSystemPrompt, STEP_DONE_TOOL, type RepairBrief } from './repair-request.js';
@@ -127,7 +126,6 @@ async function ask(deps: RepairDeps, agent: AgentInput, request: { system: TextB
   );
   stats.nSteps++;
   stats.nScreenshots += imagesIn(request.history.at(-1));
-  addUsage(stats, response);
   deps.events.emit('model_turn', {
     step: stats.nSteps,
     by: 'repair',

@@ -4,6 +4,7 @@ import { createAskHuman, type AskHuman } from '../agent/ask-human.js';
 import type { BrowserSession, DownloadEvent } from '../browser/types.js';
 import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../domain/errors.js';
 import { emptyCacheReport } from '../domain/run-cache.js';
+import { resolveBudget } from '../domain/usage.js';
 import type { ActiveRecording } from '../recorder/types.js';
 import type { ActionSpace } from '../toolset/types.js';
 import { ARTIFACT_FILES } from './artifacts.js';
@@ -14,6 +15,7 @@ import { createHumanGate, type RunnerHumanGate } from './human-gate.js';
 import { attachLiveView } from './live-view.js';
 import type { Prepared } from './prepare.js';
 import { Scope } from './scope.js';
+import { meterModel } from './usage-meter.js';
 
 /**
  * The browser phase: the session, the video, the live view, the human gate, then the agent (or
@@ -116,6 +118,10 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
 
   const model = deps.createModel({ modelId: plan.modelId, toolVersion: space.toolType, display: space.display });
   ended.recording = model.recording;
+  // Every request of the run goes through the meter, whoever sends it (the agent, the final check,
+  // a repair): its usage is counted and priced there, and its budget holds there.
+  ended.budget = resolveBudget(spec.budget, deps.settings.budget);
+  const client = meterModel(model.client, { stats: ended.stats, budget: ended.budget, pricing: deps.pricing, events });
   // The run cache (docs/run-cache.md): on unless the worker or the workflow turned it off, and only
   // for a known version (the cache is the version's). A run with approvals is never replayed: a
   // replay must not take a gated action unasked.
@@ -126,10 +132,10 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
     executionId: job.executionId,
     keep: () => (human?.ask.exchanges.length ?? 0) === 0,
     // The final check is no step: its picture is not a step's (steps/NNN.jpg keep the steps' numbers).
-    checkModel: model.client,
+    checkModel: client,
     agentDeps: {
       ...(human ? { human: human.ask } : {}),
-      model: ctx.stepShots ? ctx.stepShots.wrap(model.client) : model.client,
+      model: ctx.stepShots ? ctx.stepShots.wrap(client) : client,
       space,
       session,
       events,
@@ -140,6 +146,7 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
       modelId: plan.modelId,
       vault: ctx.secrets.vault,
       maxSteps: spec.maxSteps ?? deps.settings.maxSteps,
+      budget: ended.budget,
       startUrl: plan.startUrl,
       ...(plan.validateOutput ? { validateOutput: plan.validateOutput } : {}),
       ...(plan.inputFiles.length > 0 ? { inputFiles: plan.inputFiles } : {}),

@@ -3,6 +3,7 @@ import type { Counters } from '../control-plane/types.js';
 import type { HumanInput, HumanKind, HumanOutcome } from '../domain/human-protocol.js';
 import type { ErrorCode } from '../domain/errors.js';
 import type { CacheReport } from '../domain/run-cache.js';
+import type { UsageReport } from '../domain/usage.js';
 import type { StopReason, TokenUsage } from '../model/types.js';
 import { createEventStream, type EventLine, type EventSink, type EventSource, type EventStream, type EventStreamOptions } from '../telemetry/event-stream.js';
 import type { ActionTrace } from '../toolset/types.js';
@@ -56,6 +57,8 @@ export type LoggedEvents = {
     point?: { x: number; y: number };
     durationMs?: number;
   };
+  /** The same action again on a page it did not change (docs/action-spaces.md#stuck-loops): answered as an error, or the run stopped. */
+  repeated_action: { step: number; tool: string; action: string; label: string; repeats: number; outcome: 'warned' | 'stopped' };
   blocked: { url: string; layer: BlockLayer | (string & {}); reason: string; for?: 'input_file' };
   download: Omit<DownloadEvent, 'path'>;
   step_screenshot: { step: number; key: string; bytes: number; mediaType: string };
@@ -100,7 +103,7 @@ type ExecutionEnd = {
   code?: ErrorCode;
   message?: string;
   counters: Counters & { durationMs: number };
-  usage: TokenUsage & { estimatedCostUsd: number | null };
+  usage: UsageReport;
   video: { durationMs: number; frames: number; droppedFrames: number } | null;
 };
 
@@ -121,6 +124,12 @@ export type InternalEvents = {
    * Taking it costs page reads: the loop asks for it only while something hears this event.
    */
   action_trace: { step: number; trace: ActionTrace };
+  /**
+   * One model request's usage and estimated cost, told by the run's metered model client, which
+   * every request passes (the agent's, a final check's, a repair's): the metrics hear it. The
+   * `model_turn` and `final_check` lines already show the usage.
+   */
+  model_usage: { model: string; usage: TokenUsage; costUsd: number };
 };
 
 /** Every event of an execution, logged or internal. */
@@ -139,7 +148,7 @@ export type StepEventName = { [K in LoggedEventName]: LoggedEvents[K] extends { 
  * Every logged event with a step, as a list (step screenshots follow them); the check below fails
  * to compile when an event with a `step` is added to the map and not here.
  */
-export const STEP_EVENTS = ['model_turn', 'model_prefix_mismatch', 'action', 'step_screenshot', 'replayed_step', 'replay_stopped', 'replay_started_later', 'step_repair'] as const satisfies readonly StepEventName[];
+export const STEP_EVENTS = ['model_turn', 'model_prefix_mismatch', 'action', 'repeated_action', 'step_screenshot', 'replayed_step', 'replay_stopped', 'replay_started_later', 'step_repair'] as const satisfies readonly StepEventName[];
 const everyStepEvent: [Exclude<StepEventName, (typeof STEP_EVENTS)[number]>] extends [never] ? true : never = true;
 void everyStepEvent;
 

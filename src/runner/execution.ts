@@ -6,6 +6,7 @@ import type { HumanExchange } from '../agent/ask-human.js';
 import type { DownloadEvent } from '../browser/types.js';
 import type { ExecutionError } from '../domain/errors.js';
 import type { JobData } from '../domain/job.js';
+import type { RunBudget } from '../domain/usage.js';
 import { emptyCacheReport, type CacheReport } from '../domain/run-cache.js';
 import { createSecretVault, type SecretVault } from '../domain/secrets.js';
 import type { LiveChannel } from '../live/types.js';
@@ -63,6 +64,8 @@ export interface RunEnd {
   human: readonly HumanExchange[];
   profile?: ProfileReport;
   recording?: () => RecordingFile;
+  /** The caps the run had; absent when it failed before they were known. */
+  budget?: RunBudget;
 }
 
 /** A run that failed before the browser: no steps, no video. */

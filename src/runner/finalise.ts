@@ -1,10 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { RunStats } from '../agent/loop.js';
+import { usageReport } from '../domain/usage.js';
 import type { CompletedReport, FailedReport } from '../control-plane/types.js';
 import { ARTIFACT_FILES, uploadArtifacts, uploadDownloads, writeJson, type ArtifactKind } from './artifacts.js';
 import type { ExecutionContext, RunEnd } from './execution.js';
-import type { ExecutionSummary, OutputDocument, RunnerDeps, SavedDownload } from './types.js';
+import type { ExecutionSummary, OutputDocument, SavedDownload } from './types.js';
 
 /**
  * The finalise phase, in a fixed order whatever happened before it: the downloads are uploaded,
@@ -24,7 +24,8 @@ export async function finalise(ctx: ExecutionContext, run: RunEnd): Promise<Exec
     output: outcome.status === 'completed' ? vault.redactValue(outcome.output) : null,
     error: outcome.status === 'failed' ? { code: outcome.code, message: vault.redact(outcome.message) } : null,
     counters: { nSteps: stats.nSteps, nAgentActions: stats.nAgentActions, nScreenshots: stats.nScreenshots, durationMs },
-    usage: { ...stats.usage, estimatedCostUsd: estimateCost(stats.usage, deps.settings.pricing) },
+    usage: usageReport(stats.usage, stats.costUsd, stats.models),
+    budget: { tokens: run.budget?.tokens ?? null, usd: run.budget?.usd ?? null },
     downloads: vault.redactValue(downloads),
     cache: { ...run.cache, modelSteps: run.cache.used ? run.cache.modelSteps : stats.nSteps },
     human: vault.redactValue(run.human.map((exchange) => ({ ...exchange }))),
@@ -76,15 +77,4 @@ export async function finalise(ctx: ExecutionContext, run: RunEnd): Promise<Exec
   ctx.live?.close();
   log.info({ status: outcome.status, code: document.error?.code, ...document.counters, reported }, `execution ${outcome.status}`);
   return { status: outcome.status, executionId: job.executionId, document, urls, reported, maskedInput: vault.maskedPayload };
-}
-
-function estimateCost(usage: RunStats['usage'], pricing: RunnerDeps['settings']['pricing']): number | null {
-  if (!pricing) return null;
-  const cost =
-    (usage.inputTokens * pricing.inputPerMTok +
-      usage.outputTokens * pricing.outputPerMTok +
-      usage.cacheReadInputTokens * pricing.cacheReadPerMTok +
-      usage.cacheCreationInputTokens * pricing.cacheWritePerMTok) /
-    1_000_000;
-  return Math.round(cost * 1_000_000) / 1_000_000;
 }

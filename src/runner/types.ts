@@ -6,7 +6,8 @@ import type { OpenedFile } from '../domain/input-files.js';
 import type { HumanDesk } from '../human/types.js';
 import type { LiveRelay } from '../live/types.js';
 import type { Specification } from '../domain/specification.js';
-import type { ModelClient, RecordingFile } from '../model/types.js';
+import type { RunBudget } from '../domain/usage.js';
+import type { ModelClient, ModelPricing, RecordingFile } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
 import type { RunCacheStore } from '../run-cache/types.js';
 import type { ArtifactStore } from '../storage/types.js';
@@ -28,6 +29,8 @@ export interface RunnerDeps {
     client: ModelClient;
     recording(): RecordingFile;
   };
+  /** Each model's prices (docs/model.md#prices): the cost in output.json, the metrics and a dollar budget. */
+  pricing: ModelPricing;
   /** The action space of a model and the specification's `toolset` (docs/action-spaces.md), or why it cannot be had. */
   chooseActionSpace(modelId: string, requested: ActionSpaceKind | undefined): { ok: true; choice: ActionSpaceChoice } | { ok: false; reason: string };
   /** Builds the chosen action space on the execution's browser session. */
@@ -81,21 +84,14 @@ export interface RunnerSettings {
   stepScreenshots: boolean;
   /** Values never to appear in artifacts (API keys). */
   secrets: string[];
-  /** Price per million tokens, for the estimated cost in output.json. */
-  pricing?: TokenPricing;
+  /** RUN_BUDGET_TOKENS, RUN_BUDGET_USD: a run's caps when its specification sets none (docs/specification.md#budget). */
+  budget: RunBudget;
   /** DOWNLOAD_MAX_BYTES: a download past it is cancelled. */
   downloadMaxBytes: number;
   /** INPUT_FILE_MAX_BYTES, INPUT_FILE_TIMEOUT_MS, INPUT_FILE_BUCKETS (docs/files-and-codes.md). */
   inputFileMaxBytes: number;
   inputFileTimeoutMs: number;
   inputFileBuckets: readonly string[];
-}
-
-export interface TokenPricing {
-  inputPerMTok: number;
-  outputPerMTok: number;
-  cacheReadPerMTok: number;
-  cacheWritePerMTok: number;
 }
 
 export type { OutputDocument, SavedDownload } from '../contract/output.js';

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { EventMap, EventSource } from './event-stream.js';
+import type { EventSource } from './event-stream.js';
 
 /**
  * Prometheus metrics of the daemon (`GET /metrics`). Fed by execution events, so the runner
@@ -11,7 +11,7 @@ export interface Metrics {
    * Subscribes to one execution's events, a typed handler per event it counts (the id tells the
    * executions waiting for a person apart). The stream goes with the execution: nothing to undo.
    */
-  watch<Lines extends MetricEvents, Inner extends EventMap>(events: EventSource<Lines, Inner>, executionId: string): void;
+  watch<Lines extends MetricEvents, Inner extends MetricInnerEvents>(events: EventSource<Lines, Inner>, executionId: string): void;
   /** Sources read at scrape time. */
   setSources(sources: MetricSources): void;
   uploadRetried(): void;
@@ -35,6 +35,11 @@ export type MetricEvents = {
   execution_failed: ExecutionEnd;
 };
 type ExecutionEnd = { code?: string; counters: { durationMs: number; nSteps: number } };
+
+/** The internal events (never a line) the metrics hear: each model request's cost, told where every request passes. */
+export type MetricInnerEvents = {
+  model_usage: { model: string; costUsd: number };
+};
 
 /** Values read at scrape time. */
 export interface MetricSources {
@@ -90,6 +95,12 @@ export function createMetrics(): Metrics {
   const prefixMismatches = new Counter({
     name: 'execution_worker_model_prefix_mismatches_total',
     help: 'Model requests refused by the thinking-block prefix check and sent again with drop_block (a worker bug: requests are append-only).',
+    registers: [registry],
+  });
+  const modelCost = new Counter({
+    name: 'execution_worker_model_cost_usd_total',
+    help: "Estimated cost of model requests in USD, each at its model's prices, by model.",
+    labelNames: ['model'] as const,
     registers: [registry],
   });
   const uploads = new Counter({
@@ -184,6 +195,7 @@ export function createMetrics(): Metrics {
         if (overheadMs !== null) stepOverhead.observe(overheadMs / 1000);
       });
       events.on('model_prefix_mismatch', () => prefixMismatches.inc());
+      events.on('model_usage', ({ model, costUsd }) => modelCost.inc({ model }, costUsd));
       events.on('blocked', ({ layer }) => blocked.inc({ layer }));
       const ended = (status: 'completed' | 'failed', { code, counters }: ExecutionEnd): void => {
         waiting.delete(executionId);

@@ -24,9 +24,9 @@ import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { flowAgent, type FlowInput } from '../support/flow-agent.js';
 import { startFlowApp, type FlowApp, type FlowApplication } from '../support/flow-app.js';
-import { isFinalCheck, isRepair } from '../support/run-cache-requests.js';
+import { flowChanged, isFinalCheck, isRepair } from '../support/run-cache-requests.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { finish, startScriptedModelServer, toolUse, type RecordedRequest } from '../support/scripted-model-server.js';
+import { finish, startScriptedModelServer, toolUse, turn, type RecordedRequest, type Script } from '../support/scripted-model-server.js';
 
 const logger = createSilentLogger();
 
@@ -69,12 +69,12 @@ interface Run {
   filed: FlowApplication[];
 }
 
-async function run(versionId: string, payload: FlowInput): Promise<Run> {
-  const model = await startScriptedModelServer(flowAgent(payload));
+async function run(versionId: string, payload: FlowInput, options: { spec?: Record<string, unknown>; script?: Script } = {}): Promise<Run> {
+  const model = await startScriptedModelServer(options.script ?? flowAgent(payload));
   try {
     const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
     const before = app.filed.length;
-    const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-permit', workflowVersionId: versionId, inputPayload: payload, specification: WORKFLOW(app.origin) }, new AbortController().signal);
+    const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-permit', workflowVersionId: versionId, inputPayload: payload, specification: { ...WORKFLOW(app.origin), ...options.spec } }, new AbortController().signal);
     if (summary.status === 'skipped') throw new Error('unexpected skip');
     const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
     return {
@@ -241,5 +241,47 @@ describe('a flow that really changed', () => {
     const takeOver = repeat.requests.find((r) => !isRepair(r) && !isFinalCheck(r))!;
     expect(JSON.stringify(takeOver.body)).toContain('found that the flow has changed');
     expect(repeat.events.filter((e) => e.type === 'model_turn' && e.by === 'model').length).toBeGreaterThan(0);
+  });
+});
+
+describe('the run cache draws on the run\'s budget (docs/specification.md#budget)', () => {
+  it('a repair counts: with the budget spent by it, the final check is never sent', async () => {
+    const version = await seeded('v-budget-check');
+    const before = await cache.get(version, new AbortController().signal);
+    app.options.renamed = ['permit'];
+    const repeat = await run(version, input(6), { spec: { budget: { tokens: 1 } } });
+    expect(repeat.summary.document).toMatchObject({ status: 'failed', error: { code: 'budget_exceeded' }, budget: { tokens: 1, usd: null } });
+    // The repair was the one request: its tokens are the run's, and the check was held back (the
+    // replay filed the application; unchecked, the run does not complete and leaves no cache).
+    expect(repeat.requests).toHaveLength(1);
+    expect(isRepair(repeat.requests[0]!)).toBe(true);
+    expect(repeat.summary.document.usage.byModel).toEqual([expect.objectContaining({ requests: 1 })]);
+    expect(repeat.events.some((e) => e.type === 'final_check')).toBe(false);
+    expect(await cache.get(version, new AbortController().signal)).toEqual(before);
+  });
+
+  it('a replay that needs a repair beyond a dollar budget ends budget_exceeded: the second repair is never sent', async () => {
+    const version = await seeded('v-budget-repair');
+    app.options.renamed = ['birth'];
+    app.options.relabelled = ['start'];
+    const repeat = await run(version, input(7), { spec: { budget: { usd: 0.000001 } } });
+    expect(repeat.summary.document).toMatchObject({ status: 'failed', error: { code: 'budget_exceeded', message: expect.stringContaining('$0.000001') } });
+    expect(repeat.requests).toHaveLength(1);
+    expect(isRepair(repeat.requests[0]!)).toBe(true);
+    expect(repeat.events.filter((e) => e.type === 'step_repair')).toHaveLength(1);
+    expect(repeat.summary.document.usage.estimatedCostUsd).toBeGreaterThan(0.000001);
+  });
+
+  it('the model taking a replay over counts: a flow that changed, the budget spent by the repair, no take-over request', async () => {
+    const version = await seeded('v-budget-takeover');
+    app.options.changedFlow = true;
+    // The repair sees at once that the flow changed: one request, then the model would take over.
+    const agent = flowAgent(input(8));
+    const script: Script = (request) => (isRepair(request) ? turn(flowChanged('The pages after this one are new.')) : agent(request));
+    const repeat = await run(version, input(8), { spec: { budget: { tokens: 1 } }, script });
+    expect(repeat.summary.document).toMatchObject({ status: 'failed', error: { code: 'budget_exceeded' } });
+    expect(repeat.requests).toHaveLength(1);
+    expect(isRepair(repeat.requests[0]!)).toBe(true);
+    expect(repeat.events.find((e) => e.type === 'step_repair')).toMatchObject({ outcome: 'flow_changed' });
   });
 });

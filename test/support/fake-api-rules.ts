@@ -17,6 +17,10 @@ import { createHash } from 'node:crypto';
  *   documents it (old tool results cleared, a compaction block summarising what came before it)
  *   and a prompt cache (a request reads the longest prefix an earlier one wrote at a breakpoint).
  * - **Models API**: `GET /v1/models/{id}` answers each known model's capabilities.
+ * - **Task budgets** (`output_config.task_budget`, beta `task-budgets-2026-03-13`): the shape
+ *   @anthropic-ai/sdk 1.12.0 types (`BetaTokenTaskBudget`: `type: "tokens"`, `total`, optional
+ *   `remaining`, nothing else), a `total` of at least 20,000 and a `remaining` within it, the beta
+ *   header, and only on the models the task budgets page lists; anything else is the API's 400.
  *
  * The clearing's exact batching is the API's own business; here the oldest results are cleared,
  * past the newest `keep` tool uses, in batches of at least `clear_at_least` tokens counted from
@@ -28,6 +32,9 @@ const REFUSES_COMPUTER_20251124 = /^claude-(fable-5-2|mythos-5-2|opus-5-5|sonnet
 /** Models before the toolsets (Opus 4.8). */
 const NO_TOOLSETS = /^claude-(opus-4-[0-7]|sonnet-4|haiku-4|opus-4(-\d{8})?$|3-)/;
 const NO_CONTEXT_MANAGEMENT = /^claude-3-/;
+/** The task budgets page's models, a dated id or `-latest` alias of each too. */
+const TASK_BUDGET_MODELS = new Set(['fable-5-1', 'mythos-5-1', 'fable-5', 'mythos-5', 'opus-5-5', 'opus-5', 'opus-4-8', 'opus-4-7', 'sonnet-5-5', 'haiku-5-5']);
+const TASK_BUDGET_BETA = 'task-budgets-2026-03-13';
 
 const SIGNING_KEY = 'scripted-model-server';
 
@@ -114,8 +121,41 @@ export function checkPrefix(body: Json): { refusal: ApiRefusal } | { dropped: st
   return { dropped };
 }
 
-/** The tool versions a model refuses, and context management it does not have. */
-export function checkRequestShape(body: Json): ApiRefusal | undefined {
+function takesTaskBudget(model: string): boolean {
+  const family = /^claude-(.+?)(?:-\d{8}|-latest)?$/.exec(model)?.[1];
+  return family !== undefined && TASK_BUDGET_MODELS.has(family);
+}
+
+/** `output_config.task_budget` as the SDK types it, on a model that takes it, with its beta. */
+function checkTaskBudget(body: Json, betas: readonly string[]): ApiRefusal | undefined {
+  const config = body.output_config;
+  if (config === undefined || config === null) return undefined;
+  if (typeof config !== 'object' || Array.isArray(config)) return { status: 400, message: 'output_config: Input should be a valid dictionary' };
+  const budget = (config as Json).task_budget;
+  if (budget === undefined || budget === null) return undefined;
+  const bad = (message: string): ApiRefusal => ({ status: 400, message: `output_config.task_budget${message}` });
+  if (!betas.includes(TASK_BUDGET_BETA)) return bad(`: requires the anthropic-beta header "${TASK_BUDGET_BETA}"`);
+  const model = String(body.model ?? '');
+  if (!takesTaskBudget(model)) return bad(`: task budgets are not supported by '${model}'`);
+  if (typeof budget !== 'object' || Array.isArray(budget)) return bad(': Input should be a valid dictionary');
+  const fields = budget as Json;
+  const extra = Object.keys(fields).filter((key) => !['type', 'total', 'remaining'].includes(key));
+  if (extra.length > 0) return bad(`.${extra[0]}: Extra inputs are not permitted`);
+  if (fields.type !== 'tokens') return bad(".type: Input should be 'tokens'");
+  const { total, remaining } = fields;
+  if (typeof total !== 'number' || !Number.isInteger(total)) return bad('.total: Input should be a valid integer');
+  if (total < 20_000) return bad('.total: Input should be greater than or equal to 20000');
+  if (remaining !== undefined && remaining !== null) {
+    if (typeof remaining !== 'number' || !Number.isInteger(remaining)) return bad('.remaining: Input should be a valid integer');
+    if (remaining < 0 || remaining > total) return bad('.remaining: must be between 0 and total');
+  }
+  return undefined;
+}
+
+/** The tool versions a model refuses, context management it does not have, and the task budget's rules. */
+export function checkRequestShape(body: Json, betas: readonly string[] = []): ApiRefusal | undefined {
+  const budget = checkTaskBudget(body, betas);
+  if (budget) return budget;
   const model = String(body.model ?? '');
   const tools = Array.isArray(body.tools) ? (body.tools as Json[]) : [];
   for (const tool of tools) {

@@ -97,6 +97,14 @@ function blockTokens(block: Json): number {
   }
 }
 
+/**
+ * Output tokens as the API bills them: everything the model wrote, its thinking, its text and its
+ * tool calls, at the same estimate as input (a few more for each block's framing).
+ */
+export function outputTokens(content: readonly Json[]): number {
+  return content.reduce((sum, block) => sum + 3 + (block.type === 'thinking' ? blockTokens(block) : block.type === 'text' ? blockTokens(block) : textTokens(canonical(block))), 0);
+}
+
 interface Segment {
   key: string;
   tokens: number;

@@ -1,6 +1,9 @@
 import { createRunStats, runAgent, type AgentOutcome, type RunStats } from '../../src/agent/loop.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
+import type { RunBudget } from '../../src/domain/usage.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
+import { createModelPricing } from '../../src/model/prices.js';
+import { meterModel } from '../../src/runner/usage-meter.js';
 import type { ContextSettings } from '../../src/model/context-policy.js';
 import { chooseActionSpace, type ActionSpaceKind } from '../../src/model/tool-versions.js';
 import type { ImageBlock, ToolResultBlock, ToolResultContent } from '../../src/model/types.js';
@@ -29,6 +32,8 @@ export interface LongRunOptions {
   server?: ScriptedModelServerOptions;
   /** The worker's client sees an override instead of asking the Models API. */
   capabilityOverrides?: Record<string, Record<string, unknown>>;
+  /** The run's caps (docs/specification.md#budget). */
+  budget?: RunBudget;
 }
 
 export interface LongRun {
@@ -107,7 +112,7 @@ export async function longRun(opts: LongRunOptions): Promise<LongRun> {
     const session = createFakeSession({ width: WIDTH, height: HEIGHT });
     const vault = createSecretVault({}, undefined);
     const real = createActionSpace({ kind: chosen.kind, computer: chosen.tools.computer, images: chosen.tools.images }, { session, secrets: vault, allowJavascript: false });
-    const model = createAnthropicModel({
+    const client = createAnthropicModel({
       apiKey: 'sk-ant-long-run',
       baseURL: server.url,
       maxRetries: 0,
@@ -115,6 +120,8 @@ export async function longRun(opts: LongRunOptions): Promise<LongRun> {
       ...(opts.contextSettings ? { contextSettings: opts.contextSettings } : {}),
       ...(opts.capabilityOverrides ? { capabilityOverrides: opts.capabilityOverrides } : {}),
     });
+    // As the runner composes it: every request counted and priced, the budget held (runner/usage-meter.ts).
+    const model = meterModel(client, { stats, budget: opts.budget ?? {}, pricing: createModelPricing(), events: stream });
     const outcome = await runAgent(
       { model, space: syntheticSpace(real), session, events: stream },
       {
@@ -122,6 +129,7 @@ export async function longRun(opts: LongRunOptions): Promise<LongRun> {
         modelId: opts.model,
         vault,
         maxSteps: opts.turns,
+        ...(opts.budget ? { budget: opts.budget } : {}),
         startUrl: 'https://shop.test/orders',
         signal: new AbortController().signal,
       },

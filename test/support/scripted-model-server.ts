@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkPrefix, checkRequestShape, hasPreservedThinking, modelInfo, thinkingBlock } from './fake-api-rules.js';
-import { account, COMPACTION_SUMMARY, type Accounting, type PromptCache } from './fake-api-tokens.js';
+import { account, COMPACTION_SUMMARY, outputTokens, type Accounting, type PromptCache } from './fake-api-tokens.js';
 
 /**
  * A local HTTP server speaking the Anthropic Messages API wire format, for tests that drive
@@ -138,7 +138,7 @@ export async function startScriptedModelServer(script: Script, options: Scripted
       const recorded: RecordedRequest = { method: req.method, url: req.url ?? '', headers: req.headers, body, rawBody, receivedAt: Date.now() };
       const index = requests.length;
       requests.push(recorded);
-      const refusal = body !== null && typeof body === 'object' ? applyRules(body as Record<string, unknown>) : undefined;
+      const refusal = body !== null && typeof body === 'object' ? applyRules(body as Record<string, unknown>, betasOf(req.headers)) : undefined;
       if (refusal) {
         refusals.push({ index, message: refusal.message });
         send(res, refusal.status, errorBody(refusal.status, refusal.message), { 'x-should-retry': 'false' });
@@ -194,9 +194,15 @@ export async function startScriptedModelServer(script: Script, options: Scripted
   };
 }
 
+/** The betas of a request: the SDK sends them in the `anthropic-beta` header, comma-separated. */
+function betasOf(headers: http.IncomingHttpHeaders): string[] {
+  const raw = headers['anthropic-beta'];
+  return [raw ?? []].flat().flatMap((value) => value.split(',')).map((beta) => beta.trim()).filter((beta) => beta !== '');
+}
+
 /** The request shape and the prefix check; `drop_block` removes the blocks it cannot bind. */
-function applyRules(body: Record<string, unknown>): { status: number; message: string } | undefined {
-  const shape = checkRequestShape(body);
+function applyRules(body: Record<string, unknown>, betas: readonly string[]): { status: number; message: string } | undefined {
+  const shape = checkRequestShape(body, betas);
   if (shape) return shape;
   const prefix = checkPrefix(body);
   return 'refusal' in prefix ? prefix.refusal : undefined;
@@ -220,7 +226,8 @@ function withApiBlocks(turn: ScriptedResponse, body: Record<string, unknown> | n
   }
   const out: ScriptedResponse = { ...turn, content: [...blocks, ...turn.content] };
   if (counted) {
-    out.usage = { input_tokens: counted.input, cache_read_input_tokens: counted.cacheRead, cache_creation_input_tokens: counted.cacheWrite, output_tokens: 20 };
+    // Billed as the API bills them: uncached input, cache reads and writes apart, and every block the model wrote as output.
+    out.usage = { input_tokens: counted.input, cache_read_input_tokens: counted.cacheRead, cache_creation_input_tokens: counted.cacheWrite, output_tokens: outputTokens(out.content) };
     if (counted.cleared) out.appliedEdits = [{ type: 'clear_tool_uses_20250919', cleared_input_tokens: counted.cleared.tokens, cleared_tool_uses: counted.cleared.toolUses }];
   }
   return out;

@@ -3,7 +3,9 @@ import { createRunStats, runAgent, type AgentInput } from '../../src/agent/loop.
 import { ExecutionError } from '../../src/domain/errors.js';
 import { compileSchema } from '../../src/domain/json-schema.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
+import { createModelPricing } from '../../src/model/prices.js';
 import type { ToolResultBlock } from '../../src/model/types.js';
+import { meterModel } from '../../src/runner/usage-meter.js';
 import { createComputerTool } from '../../src/toolset/computer-tool.js';
 import { createDisplayGeometry } from '../../src/toolset/display.js';
 import type { ActionSpace } from '../../src/toolset/types.js';
@@ -41,8 +43,10 @@ function setup(turns: Turn[], overrides: Partial<AgentInput> = {}, payload: unkn
       beta: 'computer-use-2025-11-24',
       zoom: true,
     });
+  // As the runner composes it: the meter adds up and prices every request (runner/usage-meter.ts).
+  const metered = meterModel(model, { stats, budget: {}, pricing: createModelPricing(), events: stream });
   const run = () =>
-    runAgent({ model, space: actions, session, events: stream }, input, stats);
+    runAgent({ model: metered, space: actions, session, events: stream }, input, stats);
   return { model, session, events, marks, stats, run, stream };
 }
 

@@ -10,6 +10,7 @@ import { configSchema, loadConfig } from '../../src/config/schema.js';
 import { loadServeConfig, serveSettingsSchema } from '../../src/config/serve.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
 import { SPECIFICATION_FIELDS } from '../../src/contract/specification.js';
+import { PRICE_TABLE } from '../../src/model/prices.js';
 import { MODEL_TABLE, chooseActionSpace, modelTools } from '../../src/model/tool-versions.js';
 import { ARTIFACT_FILES } from '../../src/runner/artifacts.js';
 import { STEPS_FOLDER } from '../../src/runner/step-screenshots.js';
@@ -188,6 +189,16 @@ describe('docs/', () => {
 
   it('documents every model family of the model table', () => {
     expect(undocumented('docs/action-spaces.md', MODEL_TABLE.map(([prefix]) => (prefix.endsWith('-') ? `${prefix}…` : prefix)))).toEqual([]);
+  });
+
+  it('states each row of the price table with the prices the table has, and no other row', () => {
+    const text = read('docs/model.md');
+    const table = text.slice(text.indexOf('| family | input | output | cache read | cache write |'));
+    const documented = [...table.matchAll(/^\| `([a-z0-9-]+)` \| \$([\d.]+) \| \$([\d.]+) \| \$([\d.]+) \| \$([\d.]+)(?: \(prompts over ([\d,]+) tokens: \$([\d.]+) \/ \$([\d.]+) \/ \$([\d.]+) \/ \$([\d.]+)\))? \|$/gm)].map((m) => m.slice(1).filter((v) => v !== undefined).join(' '));
+    const expected = PRICE_TABLE.map(([family, p]) =>
+      [family, p.inputPerMTok, p.outputPerMTok, p.cacheReadPerMTok, p.cacheWritePerMTok, ...(p.above ? [p.above.promptTokens.toLocaleString('en-US'), p.above.prices.inputPerMTok, p.above.prices.outputPerMTok, p.above.prices.cacheReadPerMTok, p.above.prices.cacheWritePerMTok] : [])].join(' '),
+    );
+    expect(documented).toEqual(expected);
   });
 
   it("states each model family's action space as the model table has it", () => {

@@ -38,7 +38,7 @@ describe('metrics of runs waiting for a person', () => {
     b!.emit('human_timeout', { kind: 'question', timeoutMs: 60_000 });
     expect(await value(metrics, 'execution_worker_waiting_for_human')).toBe(1);
     // A run stopped while it waits (SIGTERM) has no answer: its end removes it.
-    c!.emit('execution_failed', { code: 'worker_shutdown', counters: { nSteps: 2, nAgentActions: 1, nScreenshots: 1, durationMs: 9_000 }, usage: { ...usage, estimatedCostUsd: null }, video: null });
+    c!.emit('execution_failed', { code: 'worker_shutdown', counters: { nSteps: 2, nAgentActions: 1, nScreenshots: 1, durationMs: 9_000 }, usage: { ...usage, estimatedCostUsd: null, billedTokens: 0, byModel: [] }, video: null });
     expect(await value(metrics, 'execution_worker_waiting_for_human')).toBe(0);
     expect(await value(metrics, 'execution_worker_human_answers_total', { kind: 'approval', outcome: 'denied' })).toBe(1);
     expect(await value(metrics, 'execution_worker_human_answers_total', { kind: 'question', outcome: 'timed_out' })).toBe(1);
@@ -56,7 +56,7 @@ describe('metrics of runs waiting for a person', () => {
     watchedRun!.emit('model_turn', { step: 1, by: 'model', latencyMs: 2_000, overheadMs: null, stopReason: 'tool_use', usage, toolCalls: [] });
     watchedRun!.emit('model_turn', { step: 2, by: 'model', latencyMs: 1_000, overheadMs: 500, stopReason: 'tool_use', usage, toolCalls: [] });
     watchedRun!.emit('blocked', { url: 'https://evil.test/', layer: 'proxy', reason: 'not allowed' });
-    watchedRun!.emit('execution_completed', { counters: { nSteps: 2, nAgentActions: 1, nScreenshots: 2, durationMs: 3_000 }, usage: { ...usage, estimatedCostUsd: null }, video: null });
+    watchedRun!.emit('execution_completed', { counters: { nSteps: 2, nAgentActions: 1, nScreenshots: 2, durationMs: 3_000 }, usage: { ...usage, estimatedCostUsd: null, billedTokens: 0, byModel: [] }, video: null });
     expect(await value(metrics, 'execution_worker_waiting_for_human')).toBe(0);
     expect(await value(metrics, 'execution_worker_model_latency_seconds_sum')).toBe(3);
     // The first turn has no worker time before it (overheadMs null): only the second counts.

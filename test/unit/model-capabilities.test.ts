@@ -10,7 +10,10 @@ describe('model capabilities', () => {
       expect(tableCapabilities(model)).toMatchObject({ clearToolUses: true, compact: true, adaptiveThinking: true });
     }
     expect(tableCapabilities('claude-fable-5-2').maxInputTokens).toBe(1_000_000);
-    expect(tableCapabilities('claude-sonnet-4-5')).toEqual({ clearToolUses: true, compact: false, adaptiveThinking: false, maxInputTokens: 200_000 });
+    expect(tableCapabilities('claude-sonnet-4-5')).toEqual({ clearToolUses: true, compact: false, adaptiveThinking: false, maxInputTokens: 200_000, taskBudget: false });
+    // Task budgets: the models the task budgets page lists, by family; an id it does not name, none.
+    for (const model of ['claude-opus-4-7', 'claude-opus-5-5-20260922', 'claude-fable-5', 'claude-mythos-5-1', 'claude-haiku-5-5']) expect(tableCapabilities(model).taskBudget, model).toBe(true);
+    for (const model of ['claude-fable-5-2', 'claude-sonnet-5', 'claude-opus-4-6', 'claude-nova-7']) expect(tableCapabilities(model).taskBudget, model).toBe(false);
     expect(tableCapabilities('claude-3-7-sonnet-latest')).toMatchObject({ clearToolUses: false, compact: false });
   });
 
@@ -27,7 +30,7 @@ describe('model capabilities', () => {
         },
         table,
       ),
-    ).toEqual({ clearToolUses: true, compact: false, adaptiveThinking: false, maxInputTokens: 500_000 });
+    ).toEqual({ clearToolUses: true, compact: false, adaptiveThinking: false, maxInputTokens: 500_000, taskBudget: false });
     // A strategy listed while context management as a whole is not supported does not count.
     expect(fromModelInfo({ capabilities: { context_management: { supported: false, clear_tool_uses_20250919: { supported: true } } } }, table)).toMatchObject({ clearToolUses: false });
     expect(fromModelInfo({ capabilities: null, max_input_tokens: null }, table)).toEqual(table);
@@ -51,7 +54,7 @@ describe('model capabilities', () => {
     });
     const [a, b] = await Promise.all([lookup('claude-nova-7'), lookup('claude-nova-7')]);
     expect(a).toBe(b);
-    expect(a).toEqual({ source: 'models-api', capabilities: { clearToolUses: false, compact: false, adaptiveThinking: false, maxInputTokens: 300_000 } });
+    expect(a).toEqual({ source: 'models-api', capabilities: { clearToolUses: false, compact: false, adaptiveThinking: false, maxInputTokens: 300_000, taskBudget: false } });
     expect(await lookup('claude-slow')).toMatchObject({ source: 'table', capabilities: { clearToolUses: true } });
     expect(await lookup('claude-down')).toMatchObject({ source: 'table' });
     expect(await lookup('claude-proxy')).toEqual({ source: 'override', capabilities: { ...tableCapabilities('claude-proxy'), compact: false } });
@@ -62,7 +65,7 @@ describe('model capabilities', () => {
 });
 
 describe('the context policy', () => {
-  const all = { clearToolUses: true, compact: true, adaptiveThinking: true, maxInputTokens: 200_000 };
+  const all = { clearToolUses: true, compact: true, adaptiveThinking: true, maxInputTokens: 200_000, taskBudget: true };
 
   it('turns capabilities into the request’s context management, thinking and beta headers', () => {
     const params = contextParams(all, DEFAULT_CONTEXT_SETTINGS);

@@ -10,6 +10,7 @@ import { runExecution } from '../../src/runner/run-execution.js';
 import type { RunnerDeps } from '../../src/runner/types.js';
 import type { ArtifactStore } from '../../src/storage/types.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { createModelPricing } from '../../src/model/prices.js';
 import type { ActionSpace, ActionSpaceChoice } from '../../src/toolset/types.js';
 import { tempDir } from '../support/env.js';
 
@@ -102,6 +103,7 @@ async function rig(options: { openSession?: 'fails'; sessionClose?: 'fails'; mod
     recorder,
     store,
     createModel: () => ({ client: model, recording: () => ({ version: 1 }) as never }),
+    pricing: createModelPricing(),
     chooseActionSpace: () => ({ ok: true, choice: { kind: 'browser' } as ActionSpaceChoice }),
     createActionSpace: () => space,
     checkSpecification: () => undefined,
@@ -125,6 +127,7 @@ async function rig(options: { openSession?: 'fails'; sessionClose?: 'fails'; mod
       inputFileMaxBytes: 1_000_000,
       inputFileTimeoutMs: 1_000,
       inputFileBuckets: [],
+      budget: {},
     },
   };
   const job = { executionId: 'exec-order', inputPayload: null, specification: { prompt: 'Look', allowedDomains: ['shop.test'] } };

@@ -9,6 +9,7 @@
  * answer the next free number with their result.
  */
 import { annotate, axDirty, watchForNames } from './ax-store.js';
+import { contentDigest, watchScrolls } from './digest.js';
 import { deepActive, inputType, isInput } from './dom.js';
 import { focus, focused, hideText, setValue } from './fields.js';
 import { findCandidates, linesFor } from './find.js';
@@ -41,6 +42,7 @@ const api = {
     return !!el && hitAt(x, y) === el;
   },
   pageText,
+  contentDigest,
   lookup,
   refOf: (el: Element, next: number) => {
     const state = { next };
@@ -114,5 +116,6 @@ export type StructureApi = typeof api;
 
 if (!Object.prototype.hasOwnProperty.call(globalThis, STRUCTURE_KEY)) {
   watchForNames();
+  watchScrolls();
   Object.defineProperty(globalThis, STRUCTURE_KEY, { enumerable: false, value: api });
 }

@@ -4,7 +4,7 @@
 // HttpOnly session cookie: the key is given once on the Settings page (or a login link does it)
 // and never kept by the page. Text from the API is always inserted as text nodes, never as HTML.
 
-import { ApiError, api, errorBox, fmtDate, fmtMs, h, render, statusBadge } from './dom.js';
+import { ApiError, api, errorBox, fmtDate, fmtMs, fmtUsd, h, render, statusBadge } from './dom.js';
 import { executionPage } from './execution.js';
 import { profilesPage } from './profiles.js';
 import { settingsPage } from './settings.js';
@@ -39,13 +39,14 @@ async function workflowsPage() {
     list.items.length === 0
       ? h('p', { class: 'muted' }, 'No workflow yet.')
       : h('table', {},
-          h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Slug'), h('th', {}, 'Version'), h('th', {}, 'Updated'))),
+          h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Slug'), h('th', {}, 'Version'), h('th', {}, 'Updated'), h('th', {}, 'Cost'))),
           h('tbody', {}, list.items.map((w) =>
             h('tr', { 'data-testid': 'workflow-row' },
               h('td', {}, h('a', { href: `#/workflows/${w.workflow_uuid}` }, w.name)),
               h('td', {}, w.slug),
               h('td', {}, w.current_version ? `v${w.current_version.version}` : '—'),
               h('td', {}, fmtDate(w.updated_at)),
+              h('td', { 'data-testid': 'workflow-cost' }, workflowCost(w)),
             ))),
         ),
   );
@@ -138,6 +139,7 @@ async function workflowPage(id) {
     h('h1', { 'data-testid': 'workflow-name' }, w.name),
     h('p', { class: 'muted' }, `${w.slug} · v${w.current_version?.version ?? '?'} · ${w.description || 'no description'}`),
     currentTriggerLine(w.current_version),
+    h('p', { class: 'muted', 'data-testid': 'workflow-cost' }, `Cost: ${workflowCost(w)}`),
     h('h2', {}, 'Execute'),
     h('form', {
       'data-testid': 'execute-form',
@@ -188,10 +190,16 @@ async function workflowPage(id) {
   );
 }
 
+/** What a workflow's executions cost together, and over how many (those whose cost is known). */
+function workflowCost(w) {
+  const n = w.costed_executions ?? 0;
+  return n === 0 ? '—' : `${fmtUsd(w.cost_usd)} over ${n} execution${n === 1 ? '' : 's'}`;
+}
+
 function executionsTable(items) {
   if (items.length === 0) return h('p', { class: 'muted' }, 'No execution yet.');
   return h('table', { 'data-testid': 'executions' },
-    h('thead', {}, h('tr', {}, ['Status', 'Workflow', 'Created', 'Duration', 'Steps', 'Actions', 'Screenshots'].map((t) => h('th', {}, t)))),
+    h('thead', {}, h('tr', {}, ['Status', 'Workflow', 'Created', 'Duration', 'Steps', 'Actions', 'Screenshots', 'Cost'].map((t) => h('th', {}, t)))),
     h('tbody', {}, items.map((e) =>
       h('tr', { 'data-testid': 'execution-row', 'data-id': e.execution_uuid },
         h('td', {}, h('a', { href: `#/executions/${e.execution_uuid}` }, statusBadge(e.status)), e.status === 'waiting' ? h('span', { class: 'waiting-you', 'data-testid': 'waiting-for-you' }, ' waiting for you') : null),
@@ -201,6 +209,7 @@ function executionsTable(items) {
         h('td', {}, e.n_steps),
         h('td', {}, e.n_agent_actions),
         h('td', {}, e.n_screenshots),
+        h('td', { 'data-testid': 'execution-cost' }, fmtUsd(e.cost_usd)),
       ))),
   );
 }

@@ -26,6 +26,8 @@ export const fmtClock = (ms) => {
   const s = Math.max(0, ms) / 1000;
   return `${Math.floor(s / 60)}:${(s % 60).toFixed(1).padStart(4, '0')}`;
 };
+/** Dollars: cents from a dollar up, else four decimals (a run's cost is often a fraction of a cent); null or undefined: unknown. */
+export const fmtUsd = (usd) => (typeof usd !== 'number' ? '—' : usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`);
 export const fmtCount = (n) => (n >= 10_000 ? `${(n / 1000).toFixed(0)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n));
 export const statusBadge = (s) => h('span', { class: `status ${s}`, 'data-testid': 'status' }, s);
 

@@ -3,7 +3,7 @@
 // video's time highlights the step), the output and the raw log. A failed execution opens at
 // its failing step.
 
-import { ApiError, api, artifactUrl, errorBox, fetchArtifact, fmtDate, fmtMs, h, prettyJson, render, statusBadge } from './dom.js';
+import { ApiError, api, artifactUrl, errorBox, fetchArtifact, fmtDate, fmtMs, fmtUsd, h, prettyJson, render, statusBadge } from './dom.js';
 import { buildSteps, renderTimeline, stepAt } from './timeline.js';
 import { createHumanPanel } from './human.js';
 
@@ -85,6 +85,8 @@ function summaryList(e) {
     h('dt', {}, 'Trigger'), h('dd', { 'data-testid': 'execution-trigger' }, e.trigger === 'schedule' ? 'schedule (made by the version\'s schedule)' : 'manual'),
     h('dt', {}, 'Duration'), h('dd', {}, fmtMs(e.duration_ms)),
     h('dt', {}, 'Counters'), h('dd', { 'data-testid': 'counters' }, ended(e.status) ? `${e.n_steps} steps · ${e.n_agent_actions} actions · ${e.n_screenshots} screenshots` : 'reported when the run ends'),
+    // The estimated model cost, each model at its own prices (output.json usage.estimatedCostUsd).
+    h('dt', {}, 'Cost'), h('dd', { 'data-testid': 'cost' }, ended(e.status) ? fmtUsd(e.cost_usd) : 'known when the run ends'),
     h('dt', {}, 'Input'), h('dd', {}, h('code', {}, JSON.stringify(e.input_payload))),
   );
 }
@@ -176,6 +178,13 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
     // The run's browser profile (docs/profiles.md): counts only; a stale sign-in is called out.
     const text = `Profile ${profile.id}: ${profile.loaded ? 'loaded' : 'nothing to load'}, ${profile.saved ? 'saved' : 'not saved'} (${profile.cookies} cookies, ${profile.origins} origins).`;
     output.prepend(h('p', { class: profile.stale ? 'warning' : 'muted', 'data-testid': 'profile' }, profile.stale ? `${text} The saved sign-in no longer worked: the run signed in again.` : text));
+  }
+  const byModel = Array.isArray(doc?.usage?.byModel) ? doc.usage.byModel.filter((m) => typeof m?.model === 'string') : [];
+  if (byModel.length > 0) {
+    // What each model cost (output.json usage.byModel): a run may use more than one (a repair, the final check).
+    const budget = doc.budget && (doc.budget.tokens !== null || doc.budget.usd !== null) ? ` Budget: ${[doc.budget.tokens !== null ? `${doc.budget.tokens} tokens` : null, doc.budget.usd !== null ? fmtUsd(doc.budget.usd) : null].filter(Boolean).join(', ')}.` : '';
+    const models = byModel.map((m) => `${m.model} ${fmtUsd(m.costUsd)} (${m.requests} request${m.requests === 1 ? '' : 's'}${m.prices === 'table' ? '' : `, ${m.prices} prices`})`).join('; ');
+    output.prepend(h('p', { class: 'muted', 'data-testid': 'cost-by-model' }, `Cost by model: ${models}.${budget}`));
   }
   const downloads = Array.isArray(doc?.downloads) ? doc.downloads.filter((d) => typeof d?.name === 'string') : [];
   if (downloads.length > 0) {

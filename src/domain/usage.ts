@@ -1,0 +1,44 @@
+import type { ModelUsageReport, UsageReport } from '../contract/output.js';
+import type { Specification } from '../contract/specification.js';
+import type { TokenUsage } from '../model/types.js';
+
+export type { BudgetReport, UsageReport } from '../contract/output.js';
+
+/**
+ * A run's model usage and what it cost, as `output.json` and the last line of `logs.jsonl` carry
+ * it (docs/counters-and-artifacts.md#outputjson), and its budget (docs/specification.md#budget).
+ * The wire shapes are declared in contract/output.ts; here, how they are made.
+ */
+
+/** What the requests to one model used and cost while the run goes on (unrounded); output.json's `usage.byModel` without the model's id. */
+export type ModelUsage = Omit<ModelUsageReport, 'model'>;
+
+/** The caps of one run, as the specification's `budget` gives them; an absent cap is none. */
+export type RunBudget = NonNullable<Specification['budget']>;
+
+/** Tokens as the API bills them. */
+export function billedTokens(usage: TokenUsage): number {
+  return usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+}
+
+/** Dollars as reports show them: 6 decimals. */
+export function roundUsd(usd: number): number {
+  return Math.round(usd * 1_000_000) / 1_000_000;
+}
+
+/** The report of a run's usage, from its totals and its models. */
+export function usageReport(usage: TokenUsage, costUsd: number, models: ReadonlyMap<string, ModelUsage>): UsageReport {
+  return {
+    ...usage,
+    estimatedCostUsd: roundUsd(costUsd),
+    billedTokens: billedTokens(usage),
+    byModel: [...models].map(([model, used]) => ({ model, ...used, costUsd: roundUsd(used.costUsd) })),
+  };
+}
+
+/** The budget of a specification, each cap defaulting to the worker's. */
+export function resolveBudget(spec: RunBudget | undefined, defaults: RunBudget): RunBudget {
+  const tokens = spec?.tokens ?? defaults.tokens;
+  const usd = spec?.usd ?? defaults.usd;
+  return { ...(tokens !== undefined ? { tokens } : {}), ...(usd !== undefined ? { usd } : {}) };
+}

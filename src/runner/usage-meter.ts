@@ -1,0 +1,79 @@
+import type { RunStats } from '../agent/loop.js';
+import { ExecutionError } from '../domain/errors.js';
+import { billedTokens, type RunBudget } from '../domain/usage.js';
+import type { ModelClient, ModelPricing, ModelResponse, ModelTurnRequest, TokenUsage } from '../model/types.js';
+import type { ExecutionEventSink } from './events.js';
+
+/**
+ * The run's model client as every part of the run gets it: the agent's loop, a replay's final
+ * check, a repair, the model taking a replay over, the turns after a person answered. Each
+ * request passes here, so this is where a run's usage is added up and priced, and where its
+ * budget holds (docs/specification.md#budget):
+ *
+ * - before a request: once the run's billed tokens or their estimated cost have reached a cap,
+ *   no request is sent: the call throws `budget_exceeded` (the run then fails like any other,
+ *   its artifacts uploaded). A turn that crossed the cap has had its answer: its calls still
+ *   run, and a `finish` among them ends the run as the model said;
+ * - with a token cap, each request carries it and what is left (the API's task budget where the
+ *   model takes one: model/types.ts `taskBudget`);
+ * - after a response: its usage goes into the run's tallies, priced at its model's prices, and
+ *   is told as `model_usage` (the metrics' cost by model).
+ *
+ * A failed request (no response) bills nothing and adds nothing.
+ */
+export interface UsageMeterOptions {
+  stats: RunStats;
+  budget: RunBudget;
+  pricing: ModelPricing;
+  events: Pick<ExecutionEventSink, 'notify'>;
+}
+
+export function meterModel(inner: ModelClient, options: UsageMeterOptions): ModelClient {
+  const { stats, budget } = options;
+  return {
+    async createTurn(request: ModelTurnRequest, signal: AbortSignal): Promise<ModelResponse> {
+      const over = budgetReached(stats, budget);
+      if (over) throw new ExecutionError('budget_exceeded', over);
+      const sent: ModelTurnRequest = budget.tokens === undefined ? request : { ...request, taskBudget: { total: budget.tokens, remaining: budget.tokens - billedTokens(stats.usage) } };
+      const response = await inner.createTurn(sent, signal);
+      record(options, request.model, response.usage);
+      return response;
+    },
+  };
+}
+
+/** Why the run may send no further request, or undefined while it may. */
+export function budgetReached(stats: Pick<RunStats, 'usage' | 'costUsd'>, budget: RunBudget): string | undefined {
+  const tokens = billedTokens(stats.usage);
+  if (budget.tokens !== undefined && tokens >= budget.tokens) {
+    return `the run used ${tokens.toLocaleString('en-US')} model tokens, its budget is ${budget.tokens.toLocaleString('en-US')}: no further model request is sent`;
+  }
+  if (budget.usd !== undefined && stats.costUsd >= budget.usd) {
+    return `the run's model tokens cost an estimated $${stats.costUsd.toFixed(4)}, its budget is $${budget.usd}: no further model request is sent`;
+  }
+  return undefined;
+}
+
+function record(options: UsageMeterOptions, model: string, usage: TokenUsage): void {
+  const { stats, pricing, events } = options;
+  const priced = pricing.price(model, usage);
+  add(stats.usage, usage);
+  stats.costUsd += priced.usd;
+  let byModel = stats.models.get(model);
+  if (!byModel) {
+    byModel = { requests: 0, inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, costUsd: 0, prices: priced.source };
+    stats.models.set(model, byModel);
+  }
+  byModel.requests++;
+  add(byModel, usage);
+  byModel.costUsd += priced.usd;
+  if (priced.source === 'fallback') byModel.prices = 'fallback';
+  events.notify('model_usage', { model, usage: { ...usage }, costUsd: priced.usd });
+}
+
+function add(total: TokenUsage, turn: TokenUsage): void {
+  total.inputTokens += turn.inputTokens;
+  total.outputTokens += turn.outputTokens;
+  total.cacheReadInputTokens += turn.cacheReadInputTokens;
+  total.cacheCreationInputTokens += turn.cacheCreationInputTokens;
+}
