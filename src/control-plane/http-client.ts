@@ -41,6 +41,8 @@ export interface HttpControlPlaneOptions {
   /** Seams for unit tests: the jitter source and the wait between attempts. */
   random?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The clock a final report's deadline is measured on (tests give one that the waits move). */
+  now?: () => number;
 }
 
 /** A call that failed for good: a non-retried status, or retries exhausted. */
@@ -90,6 +92,7 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
   const final: RetryPolicy = { kind: 'deadline', deadlineMs: finalReportDeadlineMs };
   const random = opts.random ?? Math.random;
   const wait = opts.sleep ?? defaultSleep;
+  const now = opts.now ?? Date.now;
   const tracing = opts.tracing ?? noTracing;
   const server = serverOf(baseUrl);
 
@@ -101,7 +104,7 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
       headers['Content-Type'] = 'application/json';
       payload = JSON.stringify(options.body);
     }
-    const firstAttemptAt = Date.now();
+    const firstAttemptAt = now();
     for (let attempt = 0; ; attempt += 1) {
       options.signal?.throwIfAborted();
       let reply: (Reply & { retryAfterMs: number | undefined }) | undefined;
@@ -140,7 +143,7 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
       }
 
       const failure = reply !== undefined ? `status ${reply.status}` : describeNetworkError(networkError);
-      const elapsedMs = Date.now() - firstAttemptAt;
+      const elapsedMs = now() - firstAttemptAt;
       const exhausted =
         options.policy.kind === 'attempts' ? attempt + 1 >= options.policy.maxAttempts : elapsedMs >= options.policy.deadlineMs;
       if (exhausted) {

@@ -250,8 +250,21 @@ describe('http control plane: retries', () => {
 
   it('keeps retrying a final report until its deadline, then throws and logs', async () => {
     responders = [(_req, res) => json(res, 503, { detail: 'down' })];
-    // Real waits here, small ones: the deadline is measured on the clock.
-    const plane = createHttpControlPlane({ baseUrl, apiKey: API_KEY, logger: createLogger(logs), finalReportDeadlineMs: 150, baseDelayMs: 5, maxDelayMs: 20 });
+    // The deadline is measured on a clock only the waits move: however slow the machine, the same attempts are made.
+    let clock = 0;
+    const plane = createHttpControlPlane({
+      baseUrl,
+      apiKey: API_KEY,
+      logger: createLogger(logs),
+      finalReportDeadlineMs: 150,
+      baseDelayMs: 5,
+      maxDelayMs: 20,
+      random: () => 0.5,
+      now: () => clock,
+      sleep: async (ms) => {
+        clock += ms;
+      },
+    });
     const error = await plane.reportFailed('e1', { ...completed, failedAt: completed.completedAt, error: { code: 'internal', message: 'x' } }).then(
       () => undefined,
       (e: unknown) => e,
