@@ -98,11 +98,19 @@ export function createApp(log: Logger): { app: App; routes: ServedRoute[] } {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text) as unknown);
+      parsed = JSON.parse(text);
     } catch (error) {
-      done(unprocessable([{ loc: ['body'], msg: `invalid JSON: ${error instanceof Error ? error.message : String(error)}`, type: 'json_invalid' }]), undefined);
+      // The parser's message quotes the text around the fault (a password, maybe): only where it is.
+      const at = /position (\d+)/.exec(error instanceof Error ? error.message : '')?.[1];
+      return done(unprocessable([{ loc: ['body'], msg: at === undefined ? 'invalid JSON' : `invalid JSON at character ${at}`, type: 'json_invalid' }]), undefined);
     }
+    // JSON.parse keeps a `__proto__` key as an own property, which a copy into a plain object
+    // (zod's records do so) silently drops: refused rather than lost.
+    const proto = protoKeyPath(parsed);
+    if (proto !== undefined) return done(unprocessable([{ loc: ['body', ...proto], msg: 'a key named __proto__ is not accepted', type: 'key_refused' }]), undefined);
+    done(null, parsed);
   });
 
   app.addHook('onRequest', async (_request, reply) => {
@@ -158,4 +166,22 @@ export function createApp(log: Logger): { app: App; routes: ServedRoute[] } {
   });
 
   return { app, routes };
+}
+
+/** The path of the first `__proto__` key in a parsed JSON value, walked without recursion; undefined when there is none. */
+function protoKeyPath(value: unknown): (string | number)[] | undefined {
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  while (stack.length > 0) {
+    const { value: node, path } = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      node.forEach((item, index) => stack.push({ value: item, path: [...path, index] }));
+      continue;
+    }
+    for (const key of Object.keys(node)) {
+      if (key === '__proto__') return [...path, key];
+      stack.push({ value: (node as Record<string, unknown>)[key], path: [...path, key] });
+    }
+  }
+  return undefined;
 }

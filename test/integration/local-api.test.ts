@@ -141,6 +141,28 @@ describe('errors of the HTTP layer, in the seed\'s shape', () => {
     expect((await fetch(`${h.server.url}/healthz`, { method: 'HEAD' })).status).toBe(200);
   });
 
+  it('refuses a __proto__ key wherever it sits rather than dropping it, and a JSON fault says where, not what the text around it was', async () => {
+    const before = (await h.call('GET', '/api/workflows')).body.total as number;
+    for (const [raw, loc] of [
+      ['{"prompt":"p","allowedDomains":["a.test"],"configuration":{"__proto__":{"inputPayload":{"u":1}},"constructor":{"x":1}}}', ['body', 'configuration', '__proto__']],
+      ['{"__proto__":{"prompt":"p"},"prompt":"p","allowedDomains":["a.test"]}', ['body', '__proto__']],
+      ['{"prompt":"p","allowedDomains":["a.test"],"payloadSchema":{"type":"object","properties":{"a":{"items":[{"__proto__":1}]}}}}', ['body', 'payloadSchema', 'properties', 'a', 'items', 0, '__proto__']],
+    ] as const) {
+      const res = await h.call('POST', '/api/workflows', raw);
+      expect(res.status, raw).toBe(422);
+      expect(res.body.detail[0]).toMatchObject({ loc, type: 'key_refused' });
+    }
+    expect((await h.call('GET', '/api/workflows')).body.total).toBe(before);
+    // A key named constructor or prototype is an ordinary key, kept as given.
+    const kept = await h.call('POST', '/api/workflows', '{"prompt":"p","allowedDomains":["a.test"],"configuration":{"constructor":{"x":1},"prototype":2}}');
+    expect(kept.status).toBe(201);
+    expect(kept.body.current_version.configuration).toEqual({ constructor: { x: 1 }, prototype: 2 });
+    const broken = await h.call('POST', '/api/workflows', '{"prompt":"p","password": hunter2xyz}');
+    expect(broken.status).toBe(422);
+    expect(JSON.stringify(broken.body)).not.toContain('hunter2xyz');
+    expect(broken.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+  });
+
   it('reads a body as JSON only when it is sent as JSON, and refuses malformed, oversized and unreadable requests', async () => {
     const bad = await h.call('POST', '/api/workflows', '{"prompt":');
     expect(bad.status).toBe(422);
