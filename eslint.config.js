@@ -111,12 +111,12 @@ export default tseslint.config(
   {
     // The wire shapes (docs/architecture.md#wire-shapes): both programs, the worker and the local
     // service, read them, so they sit below both and import zod, each other, and the pure parts
-    // of src/domain they state (key paths, the one allow-list parser, the error codes), nothing else.
+    // of src/domain they state (key paths, the one allow-list parser, the error codes, the depth bound), nothing else.
     files: ['src/contract/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^(?!zod$|\\./[a-z-]+\\.js$|\\.\\./domain/(key-path|allow-list|errors)\\.js$)', message: 'src/contract/ imports zod, its own files and domain/key-path.js, domain/allow-list.js or domain/errors.js only.' }] },
+        { patterns: [{ regex: '^(?!zod$|\\./[a-z-]+\\.js$|\\.\\./domain/(key-path|allow-list|errors|json-bounds)\\.js$)', message: 'src/contract/ imports zod, its own files and domain/key-path.js, domain/allow-list.js, domain/errors.js or domain/json-bounds.js only.' }] },
       ],
     },
   },

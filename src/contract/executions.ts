@@ -4,7 +4,7 @@
  * list's query, and what the worker reads of an execution from any operator's API.
  */
 import { z } from 'zod';
-import { count, isoTime } from './json.js';
+import { boundedJsonValue, count, isoTime, MAX_DEPTH } from './json.js';
 import { listOf, pageQuery } from './lists.js';
 import { reportedError, waitingReport } from './reports.js';
 import { TRIGGER_TYPES } from './workflows.js';
@@ -18,7 +18,7 @@ export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
  */
 export const executeRequest = z
   .strictObject({
-    inputPayload: z.unknown().meta({ description: "Any JSON value; validated against the version's payloadSchema." }).optional(),
+    inputPayload: boundedJsonValue.meta({ description: `Any JSON value, at most ${MAX_DEPTH} levels deep; validated against the version's payloadSchema.` }).optional(),
   })
   .meta({ description: '`input_payload` is accepted too.' });
 /** The snake_case spelling an execute body may use. */

@@ -9,14 +9,37 @@
  * both programs (the worker and the local service) can use it.
  */
 import { z } from 'zod';
+import { depthReason, findTooDeep, MAX_DEPTH } from '../domain/json-bounds.js';
 import { formatPath } from '../domain/key-path.js';
 
-/** A JSON Schema given inside a specification or a version: an object or a boolean. */
-export const jsonSchemaValue = z.union([z.record(z.string(), z.unknown()), z.boolean()]);
+/**
+ * `schema` refusing a value that nests deeper than `MAX_DEPTH` levels (docs/secrets.md#bounds),
+ * with one fault at the path where it passes the bound; `keyword` is the fault's name (the
+ * local API's `type`). Measured by a loop (domain/json-bounds.ts) after the shallow shape is
+ * checked, so no step of the parse recurses into the value; a value within the bound is safe for
+ * every later walk (a schema's compile, structured clone, JSON.stringify).
+ */
+export function boundedJson<T extends z.ZodType>(schema: T, keyword = 'too_deep'): T {
+  return schema.superRefine((value, ctx) => {
+    const fault = findTooDeep(value);
+    if (fault) ctx.addIssue({ code: 'custom', message: depthReason(fault.max), path: [...fault.path], params: { keyword, maxDepth: fault.max } });
+  });
+}
+
+/** A JSON Schema given inside a specification or a version: an object or a boolean, at most `MAX_DEPTH` deep. */
+export const jsonSchemaValue = boundedJson(z.union([z.record(z.string(), z.unknown()), z.boolean()]));
 export type JsonSchema = z.infer<typeof jsonSchemaValue>;
 
-/** A JSON object with any fields. */
+/** A JSON object with any fields, kept as it is (a row the API wrote, an answer). */
 export const jsonObject = z.record(z.string(), z.unknown());
+
+/** A JSON object with any fields that comes from outside (a version's configuration): at most `MAX_DEPTH` deep. */
+export const boundedJsonObject = boundedJson(z.record(z.string(), z.unknown()));
+
+/** Any JSON value from outside (an input payload): at most `MAX_DEPTH` deep. */
+export const boundedJsonValue = boundedJson(z.unknown(), 'input_too_deep');
+
+export { MAX_DEPTH };
 
 /** A time as ISO 8601 with its zone (`Date#toISOString` writes them). */
 export const isoTime = z.iso.datetime({ offset: true });

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { checkAllowEntry } from '../domain/allow-list.js';
-import { camelCaseFields, formatIssues, jsonSchemaValue, snakeCaseAliases } from './json.js';
+import { camelCaseFields, formatIssues, jsonSchemaValue, MAX_DEPTH, snakeCaseAliases } from './json.js';
 import { profileId } from './profile.js';
 
 /** The specification's `toolset`: the browser toolset, or computer use (docs/action-spaces.md). */
@@ -46,8 +46,8 @@ const specificationShape = {
     .refine((url) => URL.canParse(url), { message: 'must be an absolute URL', params: { keyword: 'format' } })
     .meta({ format: 'uri', description: 'First page; must be allowed.' })
     .optional(),
-  payloadSchema: jsonSchemaValue.meta({ description: 'JSON Schema of the input payload.' }).optional(),
-  outputSchema: jsonSchemaValue.meta({ description: "JSON Schema of the agent's output." }).optional(),
+  payloadSchema: jsonSchemaValue.meta({ description: `JSON Schema of the input payload; at most ${MAX_DEPTH} levels deep.` }).optional(),
+  outputSchema: jsonSchemaValue.meta({ description: `JSON Schema of the agent's output; at most ${MAX_DEPTH} levels deep.` }).optional(),
   steps: z.array(z.string()).meta({ description: 'Ordered checklist completing the process.' }).optional(),
   maxSteps: z.number().int().min(1).max(10_000).optional(),
   timeoutMs: z.number().int().min(1).optional(),

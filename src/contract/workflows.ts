@@ -4,7 +4,7 @@
  * versions list of any operator's API (the service description's shape).
  */
 import { z } from 'zod';
-import { count, isoTime, jsonObject, keyPath, snakeCaseAliases } from './json.js';
+import { boundedJsonObject, count, isoTime, jsonObject, keyPath, MAX_DEPTH, snakeCaseAliases } from './json.js';
 import { listOf } from './lists.js';
 import { SPECIFICATION_ALIASES, SPECIFICATION_FIELDS, specification } from './specification.js';
 
@@ -30,9 +30,11 @@ const triggerRequestShape = {
       description:
         'Cron expression of a `schedule` version: 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first), or an @ macro, optionally preceded by `TZ=Area/City ` (default UTC). At most one run a minute.',
     }),
-  configuration: jsonObject
+  configuration: boundedJsonObject
     .nullable()
-    .meta({ description: "Free-form object kept with the version. `configuration.inputPayload` is the version's default input: scheduled runs use it, and so does an execute call without inputPayload." }),
+    .meta({
+      description: `Free-form object kept with the version, at most ${MAX_DEPTH} levels deep. \`configuration.inputPayload\` is the version's default input: scheduled runs use it, and so does an execute call without inputPayload.`,
+    }),
 };
 const TRIGGER_FIELDS = Object.keys(triggerRequestShape) as (keyof typeof triggerRequestShape)[];
 export const TRIGGER_ALIASES = snakeCaseAliases(TRIGGER_FIELDS);

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { ErrorObject } from 'ajv';
+import { depthProblem } from './json-bounds.js';
 import type { SecretMark } from './secret-marks.js';
 import type { JsonSchema } from './specification.js';
 
@@ -15,16 +16,17 @@ import type { JsonSchema } from './specification.js';
  *   keeps answering (`/healthz`, lock renewals, other requests) however long a check takes;
  * - within a time budget (`budgetMs`, 5 s by default): a check still running then has its thread
  *   ended (`Worker.terminate` stops JavaScript wherever it is) and answers `too_slow`;
- * - on a value at most `MAX_DEPTH` levels deep, measured here before it is sent (a loop, not a
- *   recursion): deeper values are refused, so no recursive walk of the value, here or in the
- *   thread, runs out of stack.
+ * - on a value and a schema at most `MAX_DEPTH` levels deep (json-bounds.ts), measured here
+ *   before either is sent (a loop, not a recursion): deeper ones are refused, so no recursive
+ *   walk, structured clone's included, runs out of stack;
+ * - and whatever goes wrong in sending or in the thread answers `failed`: every call resolves,
+ *   none leaves a rejection that nothing awaits (which would end the process).
  *
  * The thread also finds the schema's secret marks on the value (secret-marks.ts): that walk is
  * bounded by the schema's size times the value's, and the same budget covers it.
  */
 
-/** How deep an input or output may nest (objects and arrays): forms and records are a few levels deep. */
-export const MAX_DEPTH = 64;
+export { depthProblem, MAX_DEPTH } from './json-bounds.js';
 export const DEFAULT_BUDGET_MS = 5_000;
 
 export type CheckOutcome =
@@ -62,19 +64,6 @@ export interface SchemaCheckerOptions {
   budgetMs?: number;
   /** Checks run at once, one thread each. Default 2. */
   threads?: number;
-}
-
-/** Why a value is refused before any check, or undefined: it nests deeper than `MAX_DEPTH`. */
-export function depthProblem(value: unknown, max = MAX_DEPTH): string | undefined {
-  // Depth-first with an explicit stack: the value may be nested a million levels deep.
-  const stack: Array<{ node: unknown; depth: number }> = [{ node: value, depth: 0 }];
-  while (stack.length > 0) {
-    const { node, depth } = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth >= max) return `it nests deeper than ${max} levels of objects and arrays`;
-    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push({ node: child, depth: depth + 1 });
-  }
-  return undefined;
 }
 
 interface Job {
@@ -122,14 +111,25 @@ export function createSchemaChecker(options: SchemaCheckerOptions = {}): SchemaC
     return slot;
   };
 
+  /** Runs one job on `slot`; always resolves the job, never rejects (a send that throws answers `failed`). */
   const run = async (slot: Slot, job: Job): Promise<void> => {
+    try {
+      job.resolve(await exchange(slot, job));
+    } catch (error) {
+      // Only a fault of this code lands here; the job still gets an answer and the slot is let go.
+      slots.delete(slot);
+      void slot.worker.terminate().catch(() => undefined);
+      job.resolve({ id: 0, kind: 'failed', reason: `the schema check failed: ${reasonOf(error)}` });
+    }
+  };
+
+  const exchange = async (slot: Slot, job: Job): Promise<CheckReply | { kind: 'too_slow' }> => {
     slot.busy = true;
     try {
       await slot.ready;
     } catch (error) {
       slots.delete(slot);
-      job.resolve({ id: 0, kind: 'failed', reason: `the schema check thread could not start: ${error instanceof Error ? error.message : String(error)}` });
-      return;
+      return { id: 0, kind: 'failed', reason: `the schema check thread could not start: ${reasonOf(error)}` };
     }
     const id = nextId++;
     const reply = await new Promise<CheckReply | { kind: 'too_slow' }>((resolve) => {
@@ -157,18 +157,33 @@ export function createSchemaChecker(options: SchemaCheckerOptions = {}): SchemaC
       };
       slot.worker.on('message', onMessage);
       slot.worker.once('exit', onExit);
-      slot.worker.postMessage({ ...job.request, id } satisfies CheckRequest);
+      try {
+        slot.worker.postMessage({ ...job.request, id } satisfies CheckRequest);
+      } catch (error) {
+        // Structured clone refused the request (a value it cannot copy, or one that overflows its
+        // stack): nothing reached the thread, which stays usable.
+        cleanup();
+        resolve({ id, kind: 'failed', reason: `the request could not be sent to the schema check thread: ${reasonOf(error)}` });
+      }
     });
     slot.busy = false;
-    job.resolve(reply);
+    return reply;
   };
 
   const pump = (): void => {
     while (queue.length > 0 && !closed) {
-      const slot = [...slots].find((s) => !s.busy) ?? (slots.size < size ? startSlot() : undefined);
+      let slot: Slot | undefined;
+      try {
+        slot = [...slots].find((s) => !s.busy) ?? (slots.size < size ? startSlot() : undefined);
+      } catch (error) {
+        // A thread that cannot even be made (`new Worker` threw): the job answers so, now.
+        queue.shift()!.resolve({ id: 0, kind: 'failed', reason: `the schema check thread could not start: ${reasonOf(error)}` });
+        continue;
+      }
       if (!slot) return;
       const job = queue.shift()!;
-      void run(slot, job).finally(pump);
+      // run() never rejects, so this chain has no rejection for nobody to handle.
+      void run(slot, job).then(pump);
     }
   };
 
@@ -184,6 +199,8 @@ export function createSchemaChecker(options: SchemaCheckerOptions = {}): SchemaC
 
   return {
     async check(schema, value, opts = {}) {
+      const deepSchema = depthProblem(schema);
+      if (deepSchema) return { kind: 'invalid_schema', reason: `the schema is refused: ${deepSchema}` };
       const deep = depthProblem(value);
       if (deep) return { kind: 'too_deep', reason: deep };
       const reply = await submit({ op: 'check', schema, value, marks: opts.marks ?? false });
@@ -193,6 +210,8 @@ export function createSchemaChecker(options: SchemaCheckerOptions = {}): SchemaC
       return outcome;
     },
     async compile(schema) {
+      const deep = depthProblem(schema);
+      if (deep) return { ok: false, reason: `the schema is refused: ${deep}` };
       const reply = await submit({ op: 'compile', schema });
       if (reply.kind === 'compiled') return { ok: true };
       if (reply.kind === 'invalid_schema') return { ok: false, reason: reply.reason };
@@ -206,6 +225,10 @@ export function createSchemaChecker(options: SchemaCheckerOptions = {}): SchemaC
       slots.clear();
     },
   };
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**

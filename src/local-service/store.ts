@@ -146,19 +146,26 @@ export function createStore(redis: Redis, prefix = '{api}:') {
   }
 
   async function addVersion(workflowId: string, specification: Record<string, unknown>, trigger: VersionTrigger, now: string): Promise<VersionRow> {
+    // Encoded before the number is taken, so a row that cannot be encoded takes nothing.
+    const draft = { workflow_version_uuid: randomUUID(), workflow_uuid: workflowId, specification, ...trigger, created_at: now, updated_at: now };
+    const fields = encode(draft);
     // The number is allocated atomically, so concurrent edits never share one.
     const number = await redis.hincrby(key.workflow(workflowId), 'version_count', 1);
-    const row: VersionRow = {
-      workflow_version_uuid: randomUUID(),
-      workflow_uuid: workflowId,
-      specification,
-      version: number,
-      ...trigger,
-      created_at: now,
-      updated_at: now,
-    };
-    await redis.multi().hset(key.version(row.workflow_version_uuid), encode(row)).zadd(key.versions(workflowId), number, row.workflow_version_uuid).exec();
-    return row;
+    await written(
+      redis
+        .multi()
+        .hset(key.version(draft.workflow_version_uuid), { ...fields, version: JSON.stringify(number) })
+        .zadd(key.versions(workflowId), number, draft.workflow_version_uuid)
+        .exec(),
+    );
+    return { ...draft, version: number };
+  }
+
+  /** Waits for a MULTI and throws the first command's error (a failed MULTI writes nothing). */
+  async function written(replies: Promise<[Error | null, unknown][] | null>): Promise<void> {
+    const results = await replies;
+    if (results === null) throw new Error('the Redis transaction was aborted');
+    for (const [error] of results) if (error) throw error;
   }
 
   return {
@@ -191,9 +198,28 @@ export function createStore(redis: Redis, prefix = '{api}:') {
     async createWorkflow(input: { name: string; description: string; specification: Record<string, unknown>; trigger?: VersionTrigger }): Promise<WorkflowRow> {
       const id = randomUUID();
       const now = new Date().toISOString();
-      const row: WorkflowRow = { workflow_uuid: id, name: input.name, description: input.description, slug: await claimSlug(input.name, id), created_at: now, updated_at: now };
-      await redis.multi().hset(key.workflow(id), encode(row)).zadd(key.workflows, await nextSeq(), id).exec();
-      await addVersion(id, input.specification, input.trigger ?? TRIGGER_DEFAULTS, now);
+      const version: VersionRow = { workflow_version_uuid: randomUUID(), workflow_uuid: id, specification: input.specification, version: 1, ...(input.trigger ?? TRIGGER_DEFAULTS), created_at: now, updated_at: now };
+      // Encoded first: a version that cannot be written (JSON.stringify throws) leaves nothing, not even a slug.
+      const versionFields = encode(version);
+      const slug = await claimSlug(input.name, id);
+      const row: WorkflowRow = { workflow_uuid: id, name: input.name, description: input.description, slug, created_at: now, updated_at: now };
+      try {
+        const seq = await nextSeq();
+        // The workflow and its first version in one MULTI: both are there, or neither.
+        await written(
+          redis
+            .multi()
+            .hset(key.workflow(id), { ...encode(row), version_count: '1' })
+            .zadd(key.workflows, seq, id)
+            .hset(key.version(version.workflow_version_uuid), versionFields)
+            .zadd(key.versions(id), 1, version.workflow_version_uuid)
+            .exec(),
+        );
+      } catch (error) {
+        // The slug is ours (claimed above for this id); a workflow that was not written gives it back.
+        await redis.hdel(key.slugs, slug).catch(() => undefined);
+        throw error;
+      }
       return row;
     },
 

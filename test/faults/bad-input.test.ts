@@ -1,6 +1,7 @@
 import type { QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { findTooDeep } from '../../src/domain/json-bounds.js';
 import { stopAllDaemons } from '../support/daemon-process.js';
 import { openQueueEvents } from '../support/queue-events.js';
 import { finish } from '../support/scripted-model-server.js';
@@ -9,7 +10,8 @@ import { callsOf, onlyFinal, startRig, type FaultRig } from './harness.js';
 /**
  * 100 malformed jobs, then a good one, on one worker process. A job whose execution id can be
  * read gets exactly one `failed` report with the contract's code and is never started; one
- * whose id cannot be read fails in the queue with the reason; the worker keeps serving.
+ * whose id cannot be read fails in the queue with the reason; the worker keeps serving. Among
+ * them, specifications with schemas nested thousands of levels deep (docs/secrets.md#bounds).
  */
 
 let rig: FaultRig;
@@ -31,7 +33,16 @@ interface BadJob {
 }
 
 const HUGE = 200_000;
+/** Levels of a too-deep schema: past the bound and past structured clone's stack, within JSON.stringify's (the queue stores jobs as JSON). */
+const DEEP = 4_000;
 const PAYLOAD_SCHEMA = { type: 'object', required: ['user'], properties: { user: { type: 'string', maxLength: 10 } } };
+
+/** A schema `levels` objects deep: arrays of arrays of … strings. */
+function deepSchema(levels: number): Record<string, unknown> {
+  let schema: Record<string, unknown> = { type: 'string' };
+  for (let i = 1; i < levels; i++) schema = { type: 'array', items: schema };
+  return schema;
+}
 
 function malformedJobs(spec: (extra?: Record<string, unknown>) => Record<string, unknown>): BadJob[] {
   const unreadable: Array<(i: number) => unknown> = [
@@ -56,7 +67,10 @@ function malformedJobs(spec: (extra?: Record<string, unknown>) => Record<string,
             { prompt: 'p'.repeat(HUGE), allowedDomains: 'shop.test' },
             spec({ payloadSchema: { type: 'no-such-type' } }),
             spec({ maxSteps: -1 }),
-          ][i % 6],
+            // Past the depth bound, and deeper than structured clone can copy to the schema thread.
+            spec({ outputSchema: { type: 'object', properties: { x: deepSchema(DEEP) } } }),
+            spec({ payloadSchema: deepSchema(DEEP) }),
+          ][i % 8],
         }) as Record<string, unknown>,
     ],
     [
@@ -92,6 +106,7 @@ describe('malformed jobs', () => {
     const outcomes = await Promise.allSettled(added.map((job) => job.waitUntilFinished(events!, 60_000)));
     expect((await rig.api.waitForFinal(good)).path).toMatch(/\/completed$/);
 
+    let deepSeen = 0;
     bad.forEach((job, i) => {
       const outcome = outcomes[i]!;
       if (!job.expected.readable) {
@@ -106,7 +121,13 @@ describe('malformed jobs', () => {
       expect(final.kind, `job ${i}`).toBe('failed');
       expect(final.body, `job ${i}`).toMatchObject({ error: { code: job.expected.code }, nSteps: 0, videoUrl: null, durationMs: 0 });
       expect(callsOf(rig.api, executionId).started, `job ${i}`).toHaveLength(0);
+      const schemas = (job.data as { specification?: { outputSchema?: unknown; payloadSchema?: unknown } }).specification;
+      if (job.expected.code === 'invalid_specification' && (schemas?.outputSchema ?? schemas?.payloadSchema) && findTooDeep(schemas)) {
+        deepSeen += 1;
+        expect((final.body as { error: { message: string } }).error.message, `job ${i}`).toMatch(/(outputSchema|payloadSchema)\.\S+: it nests deeper than 64 levels of objects and arrays/);
+      }
     });
+    expect(deepSeen).toBe(2);
 
     // The API heard of nothing else: 60 failures, and the good one's started and completed.
     const readable = bad.filter((j) => j.expected.readable).length;
