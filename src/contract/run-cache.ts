@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { keyPath } from './json.js';
 
-export const RUN_CACHE_FORMAT = 'execution-worker/run-cache@3';
+export const RUN_CACHE_FORMAT = 'execution-worker/run-cache@4';
 
 /** An element as the cache identifies it: the browser port's ElementIdentity, as stored. */
 export const cachedElement = z.object({
@@ -35,7 +35,10 @@ export const actionGuard = z.object({
   paths: z.array(keyPath),
   /** The cached run's values at those paths, hashed with the entry's fingerprint. */
   digest: z.string(),
-  why: z.enum(['derived', 'toggle', 'named']),
+  /** `literal`: a value the model wrote itself, guarded on every input value it did not enter by name. */
+  why: z.enum(['literal', 'derived', 'toggle', 'named']),
+  /** Of the paths, those the action most likely comes from (the reason names them); absent when they are all the paths. */
+  from: z.array(keyPath).optional(),
 });
 export type ActionGuard = z.infer<typeof actionGuard>;
 

@@ -16,7 +16,7 @@ export const SKIPPED = new Set(['wait', 'screenshot', 'zoom', 'cursor_position']
 /** Actions that enter a value in the page. */
 export const SETS_VALUE = new Set(['form_input', 'type', 'file_upload', 'upload_file']);
 /** Roles whose click enters a value: it toggles a state or picks a choice. */
-const PICKED = new Set(['checkbox', 'switch', 'menuitemcheckbox', 'radio', 'option', 'menuitemradio']);
+export const PICKED = new Set(['checkbox', 'switch', 'menuitemcheckbox', 'radio', 'option', 'menuitemradio']);
 
 export function actionOf(cached: CachedAction): string {
   return cached.toolsetName ? cached.tool : String(cached.input.action ?? cached.tool);

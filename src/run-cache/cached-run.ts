@@ -30,7 +30,7 @@ import { describeAction, isEnterable } from './precondition.js';
 import { REPAIR_MODEL_STEPS, repairStep, type RepairOutcome } from './repair.js';
 import { replaySteps, type ReplayInput, type ReplayStop, type StopKind } from './replay.js';
 import type { RunCacheStore } from './types.js';
-import { changedPaths, guardHolds, inputLeaves } from './values.js';
+import { changedPaths, guardMiss, inputLeaves } from './values.js';
 
 export interface CachedRunOptions {
   /** Absent when the cache is off (RUN_CACHE=off, `cache: false`, no version to key it by). */
@@ -117,7 +117,8 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
   const leaves = inputLeaves(vault);
   const salt = entry.fingerprint;
   run.notAsked.push(...(entry.notAsked ?? []));
-  const unentered = neverEntered(entry, changedPaths(entry.input, leaves, salt));
+  const changed = changedPaths(entry.input, leaves, salt);
+  const unentered = neverEntered(entry, changed);
   const deps = { space, session, events, ...(agentDeps.now ? { now: agentDeps.now } : {}) };
   const progress: Progress = { done: [], reasons: [], notEntered: [] };
   let handOver: ReplayInput['handOver'] = unentered.length > 0 ? { ...afterLastEntry(entry.steps), reason: unenteredReason(unentered) } : undefined;
@@ -126,7 +127,7 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
   const spent = new Map<string, number>();
   const repaired = new Set<number>();
   for (;;) {
-    const replay = await replaySteps(deps, { steps: entry.steps, input: vault, leaves, salt, maxSteps: agentInput.maxSteps, signal: agentInput.signal, ...(handOver ? { handOver } : {}), ...(from ? { from } : {}) }, stats);
+    const replay = await replaySteps(deps, { steps: entry.steps, input: vault, leaves, salt, changed, maxSteps: agentInput.maxSteps, signal: agentInput.signal, ...(handOver ? { handOver } : {}), ...(from ? { from } : {}) }, stats);
     report.replayedSteps += replay.replayed;
     // Steps the page was already past stay in the next cache as they were.
     run.steps.push(...replay.skipped.map((cached) => ({ cached })), ...replay.traces);
@@ -148,10 +149,11 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
         mode,
         unentered,
         recent: progress.done.flat().slice(-3),
-        guardFails: (cached) => cached.guard !== undefined && !guardHolds(cached.guard, leaves, salt),
+        guardFails: (cached) => (cached.guard ? guardMiss(cached.guard, leaves, salt, changed) : undefined),
         agent: agentInput,
         leaves,
         salt,
+        changed,
         required,
         budget,
       },

@@ -25,6 +25,7 @@ export type { CachedAction, CachedElement, RunCacheEntry } from '../contract/run
 export const EARLIER_RUN_CACHE_FORMATS: ReadonlyMap<string, string> = new Map([
   ['execution-worker/run-cache@1', 'may hold input values as literals'],
   ['execution-worker/run-cache@2', 'tied values to the input by equality'],
+  ['execution-worker/run-cache@3', 'guarded only the literals it recognised as written from the input'],
 ]);
 
 /** The parts of a specification that shape a run, hashed with the action space. */

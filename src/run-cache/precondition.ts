@@ -9,13 +9,13 @@
 import type { BrowserSession, BrowserTab, ElementIdentity } from '../browser/types.js';
 import { ExecutionError } from '../domain/errors.js';
 import { enterText, enterValue, type InputSource } from '../domain/input-references.js';
-import { formatPath, valueAt } from '../domain/key-path.js';
+import { formatPath, valueAt, type KeyPath } from '../domain/key-path.js';
 import type { ToolUseBlock } from '../model/types.js';
 import type { ActionSpace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import { actionOf, describeElement, sameElement } from './actions.js';
 import { numbersAside, pageShape, samePage, type CachedAction } from './format.js';
-import { GUARD_REASONS, guardHolds, type InputLeaf } from './values.js';
+import { GUARD_REASONS, guardMiss, type InputLeaf } from './values.js';
 
 /**
  * Why a precondition does not hold: the page or element is not there (`absent`: another page, a
@@ -35,6 +35,8 @@ export interface PreconditionContext {
   leaves: readonly InputLeaf[];
   /** The entry's fingerprint: the salt of its guards' digests. */
   salt: string;
+  /** Input paths whose value differs from the entry's: what a failed guard's reason names. */
+  changed?: readonly KeyPath[];
 }
 
 /** Tab ids and scripts are not checked against the page: those steps go back to the model. */
@@ -48,8 +50,9 @@ export function checkAction(cached: CachedAction, ctx: PreconditionContext): Pro
   if (NOT_REPLAYED.has(action)) return { holds: false, kind: 'not_replayed', reason: `${action} steps are not replayed` };
   const missing = (cached.refs ?? []).find((path) => !isEnterable(valueAt(ctx.input.maskedPayload, path)));
   if (missing) return { holds: false, kind: 'no_value', reason: `the new input has no value at ${formatPath(missing)}, which the earlier run entered there` };
-  if (cached.guard && !guardHolds(cached.guard, ctx.leaves, ctx.salt)) {
-    return { holds: false, kind: 'guard', reason: `${GUARD_REASONS[cached.guard.why]} (${cached.guard.paths.map(formatPath).join(', ')}), and the new input differs there` };
+  const differs = cached.guard && guardMiss(cached.guard, ctx.leaves, ctx.salt, ctx.changed ?? []);
+  if (cached.guard && differs) {
+    return { holds: false, kind: 'guard', reason: `${GUARD_REASONS[cached.guard.why]}, and the new input differs at ${differs.map(formatPath).join(', ')}` };
   }
   return { holds: true };
 }

@@ -54,8 +54,8 @@ export interface RepairBrief {
   unentered: readonly KeyPath[];
   /** The last replayed actions, as the video labels them (names, no secrets). */
   recent: readonly string[];
-  /** Whether the new input differs where a guarded action may take its value from (values.ts). */
-  guardFails: (cached: CachedAction) => boolean;
+  /** Where the new input differs from what a guarded action may take its value from (values.ts), if it does. */
+  guardFails: (cached: CachedAction) => readonly KeyPath[] | undefined;
 }
 
 /** Actions listed before and after the step, at most. */
@@ -141,7 +141,8 @@ function describeForModel(cached: CachedAction | undefined, guardFails: RepairBr
   const element = cached.target ?? cached.focus;
   const where = element ? ` ${cached.target ? 'on' : 'into'} ${describeElement(element)}${attributes(element)}` : '';
   const what = ['value', 'text', 'url', 'paths'].filter((k) => cached.input[k] !== undefined).map((k) => `${k} ${JSON.stringify(cached.input[k])}`);
-  const guard = cached.guard && guardFails(cached) ? ` — the earlier run chose this itself; it may depend on its input's ${cached.guard.paths.map((p) => `{{${formatPath(p)}}}`).join(', ')}, where this input differs: do what this input needs` : '';
+  const differs = cached.guard ? guardFails(cached) : undefined;
+  const guard = differs ? ` — the earlier run chose this itself; it may depend on its input's ${differs.map((p) => `{{${formatPath(p)}}}`).join(', ')}, where this input differs: do what this input needs` : '';
   return `${action}${where}${what.length > 0 ? `: ${what.join(', ')}` : ''}${guard}`;
 }
 

@@ -32,6 +32,8 @@ export interface RepairInput extends RepairBrief {
   agent: AgentInput;
   leaves: readonly InputLeaf[];
   salt: string;
+  /** Input paths whose value differs from the entry's (a failed guard's reason names them). */
+  changed?: readonly KeyPath[];
   /** Input paths the step entered by name: the repair must enter each by name too, or say the page no longer asks for it. */
   required: readonly KeyPath[];
   /** Model steps this repair may take (fewer when the same action was repaired before). */
@@ -70,7 +72,7 @@ export async function repairStep(deps: RepairDeps, input: RepairInput, stats: Ru
   const { agent } = input;
   const { vault, signal } = agent;
   const redact = (text: string) => vault.redact(text);
-  const ctx: PreconditionContext = { session, space, input: vault, leaves: input.leaves, salt: input.salt };
+  const ctx: PreconditionContext = { session, space, input: vault, leaves: input.leaves, salt: input.salt, ...(input.changed ? { changed: input.changed } : {}) };
   const system: TextBlock[] = [{ type: 'text', text: repairSystemPrompt(agent, space.guide) }];
   const tools = [...space.tools(), ...REPAIR_TOOLS];
   const history: Message[] = [];

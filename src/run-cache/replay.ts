@@ -10,7 +10,7 @@
  */
 import type { BrowserSession } from '../browser/types.js';
 import type { InputSource } from '../domain/input-references.js';
-import { valueAt } from '../domain/key-path.js';
+import { valueAt, type KeyPath } from '../domain/key-path.js';
 import type { ExecutionEventSink } from '../runner/events.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
@@ -29,6 +29,8 @@ export interface ReplayInput {
   leaves: readonly InputLeaf[];
   /** The entry's fingerprint: the salt of its guards' digests. */
   salt: string;
+  /** Input paths whose value differs from the entry's (a failed guard's reason names them). */
+  changed?: readonly KeyPath[];
   maxSteps: number;
   /** Where the replay hands over at the latest, and why: before this action (docs/run-cache.md#values-the-earlier-run-never-entered). */
   handOver?: ActionAt & { reason: string };
@@ -87,7 +89,7 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
   }
   // A hand-over in the steps passed over happens where the replay begins.
   const handOver = input.handOver && before(input.handOver, from) ? { ...input.handOver, ...from } : input.handOver;
-  const ctx = { session, space, input: input.input, leaves: input.leaves, salt: input.salt };
+  const ctx = { session, space, input: input.input, leaves: input.leaves, salt: input.salt, ...(input.changed ? { changed: input.changed } : {}) };
   let n = 0;
   for (let index = from.step; index < input.steps.length; index++) {
     const step = input.steps[index]!;

@@ -6,12 +6,12 @@
  * value's name `{{path}}` (domain/input-references.ts): the cached action keeps the name, and the
  * replay enters the new input's value there. Nothing else ties a value to the input — equality
  * can be a coincidence (a checkbox ticked `true` while an unrelated boolean of the input was
- * `true`). A value the model wrote itself (a literal) that may come from the input — equal to an
- * input value, a piece of one, or one written otherwise — gives its action a guard: the input
- * paths it may come from, with a salted digest of their values in the cached run. A guarded
- * action replays only when the new input holds the same values there; otherwise the model takes
- * over at that action. The same for a click on an element named like an input value, and for a
- * click that toggles a checkbox while the input has yes/no values.
+ * `true`). A value the model wrote itself (a literal) and entered gives its action a guard on
+ * every input value it did not enter by name, with a salted digest of their values in the cached
+ * run: it may have been computed from any of them, in any form. A guarded action replays only
+ * when the new input holds the same values there; otherwise that step is repaired. A literal that
+ * enters no value (a key, a URL) and a click on an element named like an input value are guarded
+ * on the values they may come from; a click that toggles a checkbox, on the input's yes/no values.
  *
  * Paths are key paths (arrays of keys, domain/key-path.ts): any key, dotted or `__proto__`,
  * round-trips, and no key reaches a prototype.
@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import type { ActionGuard, InputDigest } from '../contract/run-cache.js';
 import { placeholdersIn, secretPathsOf, type InputSource } from '../domain/input-references.js';
 import { leavesOf, pathId, valueAt, type KeyPath } from '../domain/key-path.js';
+import { PICKED, SETS_VALUE } from './actions.js';
 
 /** One value of the input as the model saw it (never a secret: those are entered by name only). */
 export interface InputLeaf {
@@ -33,6 +34,7 @@ export interface InputLeaf {
 export type { ActionGuard, InputDigest } from '../contract/run-cache.js';
 
 export const GUARD_REASONS: Record<ActionGuard['why'], string> = {
+  literal: 'it enters a value the model wrote itself, not by name, which any value of the input may have decided',
   derived: 'it enters a value the model wrote itself that may come from the input',
   toggle: 'it toggles a checkbox while the input has yes/no values',
   named: 'it acts on an element named like an input value',
@@ -88,32 +90,64 @@ export interface TiedAction {
 /**
  * What a cached action depends on: the input paths it entered by reference, and a guard for the
  * literals it entered and the element names it acted on that may come from the input.
+ *
+ * An action that enters a value (SETS_VALUE: it types, sets a field or uploads) and holds anything
+ * the model wrote itself — text around or instead of `{{path}}` names, a boolean, a number, a file
+ * name — is guarded on every input value it did not enter by name: whatever the model computed
+ * the literal from (a name reversed, a number in a locale's format, a date spelled out), a change
+ * there stops the replay at it. That holds by construction, not by recognising the forms a value
+ * can be written in; the recognisers (derivedPaths) only say which values it most likely came
+ * from (`from`, for the reason shown), and add the values it named that its own text repeats.
+ * A click that ticks a box or picks a choice (actions.ts PICKED) enters a value no name can stand
+ * for, and is guarded the same way. Other actions (a key, a URL to open, a click on a button or a
+ * link) keep the recognisers: a click on "Save" replays whatever the input, one on an element
+ * named like an input value does not.
  */
 export function tieAction(action: { action: string; input: Record<string, unknown>; target?: { role?: unknown; name?: unknown }; focus?: { role?: unknown; name?: unknown } }, ctx: TieContext): TiedAction {
   const refs = new Map<string, KeyPath>();
-  const guards: Array<{ paths: KeyPath[]; why: ActionGuard['why'] }> = [];
+  const guards: Array<{ paths: KeyPath[]; why: ActionGuard['why']; from: KeyPath[] }> = [];
   const derived: KeyPath[] = [];
+  /** Literal texts the model wrote (names set aside), and whether it wrote any value itself. */
+  const literals: string[] = [];
+  let wroteValue = false;
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) return value.forEach(visit);
     if (typeof value === 'boolean') {
+      wroteValue = true;
       // Never tied by equality, whatever it equals: any yes/no value of the input may have decided it.
       derived.push(...ctx.leaves.filter(isYesNo).map((l) => l.path));
-    } else if (typeof value === 'number') derived.push(...derivedPaths(String(value), ctx.leaves));
-    else if (typeof value === 'string') {
+    } else if (typeof value === 'number') {
+      wroteValue = true;
+      literals.push(String(value));
+      derived.push(...derivedPaths(String(value), ctx.leaves));
+    } else if (typeof value === 'string') {
       let literal = '';
       let last = 0;
+      let named = 0;
       for (const ph of placeholdersIn(value)) {
-        const named = valueAt(ctx.input.maskedPayload, ph.path);
-        if (typeof named !== 'string' && typeof named !== 'number' && typeof named !== 'boolean') continue;
+        const at = valueAt(ctx.input.maskedPayload, ph.path);
+        if (typeof at !== 'string' && typeof at !== 'number' && typeof at !== 'boolean') continue;
         refs.set(pathId(ph.path), ph.path);
+        named++;
         literal += `${value.slice(last, ph.start)} `;
         last = ph.end;
       }
-      derived.push(...derivedPaths(literal + value.slice(last), ctx.leaves));
+      literal += value.slice(last);
+      // Entirely names (spacing between them aside) is the input's; anything else, "" included, the model's.
+      if (named === 0 || literal.trim() !== '') wroteValue = true;
+      literals.push(literal);
+      derived.push(...derivedPaths(literal, ctx.leaves));
     }
   };
   for (const [key, value] of Object.entries(action.input)) if (VALUE_KEYS.has(key)) visit(value);
-  if (derived.length > 0) guards.push({ paths: derived, why: 'derived' });
+  // A click that ticks a box or picks a choice enters a value no name can stand for: the model's own, too.
+  const targetRole = typeof action.target?.role === 'string' ? action.target.role : '';
+  if (!SETS_VALUE.has(action.action) && PICKED.has(targetRole) && !('value' in action.input)) wroteValue = true;
+  if ((SETS_VALUE.has(action.action) || PICKED.has(targetRole)) && wroteValue) {
+    // The values it entered by name come in with the new input; the rest may have decided what it wrote.
+    const others = ctx.leaves.filter((leaf) => !refs.has(pathId(leaf.path))).map((leaf) => leaf.path);
+    guards.push({ paths: [...others, ...derived], why: derived.length > 0 ? 'derived' : 'literal', from: derived });
+  } else if (derived.length > 0) guards.push({ paths: derived, why: 'derived', from: derived });
   for (const element of [action.target, action.focus]) {
     const name = typeof element?.name === 'string' ? element.name : '';
     if (name.trim() === '') continue;
@@ -121,20 +155,42 @@ export function tieAction(action: { action: string; input: Record<string, unknow
     // A choice, or a short name such as a calendar's day "4", is clicked for what its name says.
     // A name that is a piece of a value is not counted: "Create" is a word of many subjects.
     const named = derivedPaths(name, ctx.leaves, { shortValues: CHOICES.has(role) || name.trim().length <= 3, pieces: false });
-    if (named.length > 0) guards.push({ paths: named, why: 'named' });
+    if (named.length > 0) guards.push({ paths: named, why: 'named', from: named });
   }
   const role = typeof action.target?.role === 'string' ? action.target.role : '';
   if (TOGGLES.has(role) && !('value' in action.input)) {
     const yesNo = ctx.leaves.filter(isYesNo).map((l) => l.path);
-    if (yesNo.length > 0) guards.push({ paths: yesNo, why: 'toggle' });
+    if (yesNo.length > 0) guards.push({ paths: yesNo, why: 'toggle', from: yesNo });
   }
   const out: TiedAction = { refs: [...refs.values()] };
   if (guards.length > 0) {
-    const unique = new Map(guards.flatMap((g) => g.paths).map((p) => [pathId(p), p]));
-    const paths = [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => p);
-    out.guard = { paths, digest: digestOf(paths, ctx.leaves, ctx.salt), why: guards[0]!.why };
+    const paths = sortedUnique(guards.flatMap((g) => g.paths));
+    const from = sortedUnique(guards.flatMap((g) => g.from));
+    // The reason names what the action most likely depends on; `literal` only when nothing more is known.
+    const why = (guards.find((g) => g.why !== 'literal') ?? guards[0]!).why;
+    out.guard = { paths, digest: digestOf(paths, ctx.leaves, ctx.salt), why, ...(from.length > 0 && from.length < paths.length ? { from } : {}) };
   }
   return out;
+}
+
+function sortedUnique(paths: readonly KeyPath[]): KeyPath[] {
+  const unique = new Map(paths.map((p) => [pathId(p), p]));
+  return [...unique.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, p]) => p);
+}
+
+/**
+ * The input paths to name when a guard does not hold (undefined when it holds): those of its
+ * paths whose value changed (`changed`, from the entry's digests), the ones the action most
+ * likely came from first; a guard carried from an older entry may differ from the entry's
+ * digests, and then all its likely sources are named.
+ */
+export function guardMiss(guard: ActionGuard, leaves: readonly InputLeaf[], salt: string, changed: readonly KeyPath[]): KeyPath[] | undefined {
+  if (guardHolds(guard, leaves, salt)) return undefined;
+  const moved = new Set(changed.map(pathId));
+  const likely = (guard.from ?? guard.paths).filter((p) => moved.has(pathId(p)));
+  if (likely.length > 0) return likely;
+  const any = guard.paths.filter((p) => moved.has(pathId(p)));
+  return any.length > 0 ? any : [...(guard.from ?? guard.paths)];
 }
 
 /** An input value that may decide a tick: a boolean, a yes/no word, or 0 and 1. */

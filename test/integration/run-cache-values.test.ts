@@ -171,7 +171,7 @@ async function stored(versionId: string): Promise<string> {
 }
 
 describe('a replay with a changed input', () => {
-  it('enters the new booleans, numbers, one-character values, choices and dates by name, with one model request (the final check), on the record of the day', async () => {
+  it('enters the new booleans, numbers, one-character values, choices and dates by name, on the record of the day; the prompt\'s own literal is redone by one repair', async () => {
     const first = await run('v-values', FIRST);
     expect(first.summary.document).toMatchObject({ status: 'completed', cache: { used: false } });
     expect(first.saved).toMatchObject(expected(FIRST));
@@ -184,10 +184,12 @@ describe('a replay with a changed input', () => {
 
     const second: Invoice = { user: 'bob', password: 'pw-Secret-2', paid: false, amount: 9, code: 'B', currency: 'USD', due: '2026-05-06', quantity: '2', copies: '2', tier: '1' };
     const repeat = await run('v-values', second);
-    expect(repeat.requests).toHaveLength(1);
-    expect(isFinalCheck(repeat.requests[0]!)).toBe(true);
+    // The priority "1" the model wrote itself may depend on any input value, and the input changed: that step is
+    // repaired (docs/run-cache.md#values-from-the-input); every other value is replayed by name.
+    expect(repeat.requests.map(isRepair)).toEqual([true, false]);
+    expect(isFinalCheck(repeat.requests[1]!)).toBe(true);
     // The invoice of the day is another number: its link and page match by shape.
-    expect(repeat.summary.document).toMatchObject({ status: 'completed', output: { invoice: '1043' }, cache: { used: true, replayedSteps: 3, modelSteps: 0, fallbackAtStep: null } });
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', output: { invoice: '1043' }, cache: { used: true, replayedSteps: 3, repairedSteps: 1, fallbackAtStep: null } });
     expect(repeat.saved).toEqual({ id: '1043', ...expected(second) });
   });
 
@@ -195,8 +197,9 @@ describe('a replay with a changed input', () => {
     await run('v-repeated', FIRST);
     const parted: Invoice = { ...FIRST, user: 'cy', quantity: '3', copies: '5' };
     const repeat = await run('v-repeated', parted);
-    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 3, modelSteps: 0, fallbackAtStep: null } });
-    expect(repeat.requests).toHaveLength(1);
+    // The prompt's priority, a literal, is repaired (the input changed); the shared values are replayed by name.
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 3, repairedSteps: 1, fallbackAtStep: null } });
+    expect(repeat.requests.map(isRepair)).toEqual([true, false]);
     expect(repeat.saved).toMatchObject(expected(parted));
   });
 
@@ -206,7 +209,7 @@ describe('a replay with a changed input', () => {
     const repeat = await run('v-prompt', changed);
     // The priority "1" was the model's own; it equalled the tier: replayed only while the tier is "1". The model redid that step.
     expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, repairedSteps: 1, fallbackAtStep: null } });
-    expect(repeat.summary.document.cache.reason).toContain('it enters a value the model wrote itself that may come from the input (tier)');
+    expect(repeat.summary.document.cache.reason).toContain('it enters a value the model wrote itself that may come from the input, and the new input differs at tier');
     expect(repeat.requests.map(isRepair)).toEqual([true, false]);
     // The prompt's priority stays 1; the tier is the new input's.
     expect(repeat.saved).toMatchObject({ ...expected(changed), priority: '1', tier: '3' });
@@ -234,10 +237,11 @@ describe('a replay with a changed input', () => {
     await run('v-shape', FIRST);
     app.options.backlog = true;
     const repeat = await run('v-shape', { ...FIRST, user: 'fay' });
-    // Two links of that shape: the replay guesses nothing, and the model picks one.
-    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, repairedSteps: 1, fallbackAtStep: null } });
+    // Two links of that shape: the replay guesses nothing, and the model picks one. The prompt's priority, a
+    // literal, is repaired too: the input changed.
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, repairedSteps: 2, fallbackAtStep: null } });
     expect(repeat.summary.document.cache.reason).toMatch(/no link "Invoice #\d+" on the page/);
-    expect(repeat.requests.map(isRepair)).toEqual([true, false]);
+    expect(repeat.requests.map(isRepair)).toEqual([true, true, false]);
   });
 
   it('starts past the pages the run is already past (signed in already) instead of handing over to the model', async () => {
@@ -245,8 +249,9 @@ describe('a replay with a changed input', () => {
     app.options.open = true;
     const second: Invoice = { ...FIRST, user: 'dee', paid: false, amount: 4, code: 'Z', currency: 'GBP', due: '2027-01-31' };
     const repeat = await run('v-later', second);
-    expect(repeat.requests).toHaveLength(1);
-    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 2, modelSteps: 0, fallbackAtStep: null } });
+    // The prompt's priority, a literal, is repaired (the input changed): one request besides the final check.
+    expect(repeat.requests.map(isRepair)).toEqual([true, false]);
+    expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: true, replayedSteps: 2, repairedSteps: 1, fallbackAtStep: null } });
     expect(repeat.summary.document.cache.reason).toContain('the replay started at step 2');
     expect(repeat.saved).toMatchObject(expected(second));
   });
@@ -255,6 +260,7 @@ describe('a replay with a changed input', () => {
     await run('v-old', FIRST);
     const entry = JSON.parse(await stored('v-old')) as Record<string, unknown>;
     for (const [format, why] of [
+      ['execution-worker/run-cache@3', 'guarded only the literals it recognised as written from the input'],
       ['execution-worker/run-cache@2', 'tied values to the input by equality'],
       ['execution-worker/run-cache@1', 'may hold input values as literals'],
     ]) {
@@ -263,7 +269,7 @@ describe('a replay with a changed input', () => {
       const repeat = await run('v-old', second);
       expect(repeat.summary.document).toMatchObject({ status: 'completed', cache: { used: false, reason: `the cached run is of an earlier format (${format}) that ${why}: it is not replayed` } });
       expect(repeat.saved).toMatchObject(expected(second));
-      expect(JSON.parse(await stored('v-old'))).toMatchObject({ format: 'execution-worker/run-cache@3' });
+      expect(JSON.parse(await stored('v-old'))).toMatchObject({ format: 'execution-worker/run-cache@4' });
     }
   });
 });

@@ -145,15 +145,16 @@ describe('what a cached action depends on', () => {
     );
   });
 
-  it('never ties a boolean the model wrote, and guards it by the yes/no values only', () => {
+  it('never ties a boolean the model wrote, and guards it by every input value, the yes/no ones named first', () => {
     fc.assert(
       fc.property(payload, fc.boolean(), (input, value) => {
         const vault = createSecretVault(input, undefined);
         const leaves = inputLeaves(vault);
         const tied = tieAction({ action: 'form_input', input: { value } }, { input: vault, leaves, salt: 'fp' });
         expect(tied.refs).toEqual([]);
-        const yesNo = new Set(leaves.filter((l) => l.kind === 'boolean' || /^(true|false|yes|no|y|n|on|off|checked|unchecked|0|1)$/i.test(l.value.trim())).map((l) => pathId(l.path)));
-        for (const p of tied.guard?.paths ?? []) expect(yesNo.has(pathId(p))).toBe(true);
+        const yesNo = leaves.filter((l) => l.kind === 'boolean' || /^(true|false|yes|no|y|n|on|off|checked|unchecked|0|1)$/i.test(l.value.trim())).map((l) => pathId(l.path));
+        expect(new Set(tied.guard?.paths.map(pathId))).toEqual(new Set(leaves.map((l) => pathId(l.path))));
+        expect(new Set((tied.guard?.from ?? tied.guard?.paths ?? []).map(pathId))).toEqual(new Set(yesNo.length > 0 ? yesNo : leaves.map((l) => pathId(l.path))));
       }),
     );
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { pathId } from '../../src/domain/key-path.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { afterLastEntry } from '../../src/run-cache/actions.js';
 import { buildEntry } from '../../src/run-cache/entry.js';
@@ -53,30 +54,50 @@ describe('values from the input', () => {
   it('ties a value to an input path only when the model entered it by name', () => {
     expect(form('{{paid}}', 'checkbox')).toEqual({ refs: [['paid']] });
     expect(form('{{amount}}')).toEqual({ refs: [['amount']] });
-    expect(form('Dear {{watcher}}, see {{note}}')).toEqual({ refs: [['watcher'], ['note']] });
+    // Text around names is the model's own: guarded on the values it did not enter by name.
+    const letter = form('Dear {{watcher}}, see {{note}}');
+    expect(letter).toMatchObject({ refs: [['watcher'], ['note']], guard: { why: 'literal' } });
+    expect(letter.guard?.paths).not.toContainEqual(['watcher']);
+    expect(form('{{watcher}} {{note}}')).toEqual({ refs: [['watcher'], ['note']] });
     // A secret is entered by name too; a name of nothing is a literal.
     expect(form('{{secret}}')).toEqual({ refs: [['secret']] });
     expect(form('{{nowhere}}').refs).toEqual([]);
   });
 
-  it('never ties a literal, whatever it equals: it guards the paths it may come from', () => {
-    // A tick is never the input's boolean by equality: every yes/no value of the input may have decided it.
-    expect(form(true, 'checkbox')).toMatchObject({ refs: [], guard: { paths: [['paid']], why: 'derived' } });
-    expect(form(7).guard).toMatchObject({ paths: [['amount']], why: 'derived' });
-    expect(form('EUR', 'combobox').guard).toMatchObject({ paths: [['currency']] });
-    expect(form('2').guard).toMatchObject({ paths: [['copies'], ['quantity']] });
-    expect(form('04/03/2026').guard).toMatchObject({ paths: [['due']] });
-    expect(form('7.00').guard).toMatchObject({ paths: [['amount']] });
-    expect(form('yes', 'checkbox').guard).toMatchObject({ paths: [['paid']] });
+  it('never ties a literal, whatever it equals: it guards every value it did not enter by name, naming those it may come from', () => {
+    const every = new Set(inputLeaves(vault).map((l) => pathId(l.path)));
+    const guarded = (tied: ReturnType<typeof form>) => new Set(tied.guard?.paths.map(pathId));
+    // A tick is never the input's boolean by equality: any value of the input may have decided it, the yes/no ones most likely.
+    expect(form(true, 'checkbox')).toMatchObject({ refs: [], guard: { from: [['paid']], why: 'derived' } });
+    expect(guarded(form(true, 'checkbox'))).toEqual(every);
+    expect(form(7).guard).toMatchObject({ from: [['amount']], why: 'derived' });
+    expect(guarded(form(7))).toEqual(every);
+    expect(form('EUR', 'combobox').guard).toMatchObject({ from: [['currency']] });
+    expect(form('2').guard).toMatchObject({ from: [['copies'], ['quantity']] });
+    expect(form('04/03/2026').guard).toMatchObject({ from: [['due']] });
+    expect(form('7.00').guard).toMatchObject({ from: [['amount']] });
+    expect(form('yes', 'checkbox').guard).toMatchObject({ from: [['paid']] });
     // A piece of an input value: a first name typed into a search.
-    expect(form('Kofi').guard).toMatchObject({ paths: [['watcher']] });
-    expect(form('Mens').guard).toMatchObject({ paths: [['watcher']] });
-    // Text free of input values has no guard.
-    expect(form('Deliver by hand').guard).toBeUndefined();
+    expect(form('Kofi').guard).toMatchObject({ from: [['watcher']] });
+    expect(form('Mens').guard).toMatchObject({ from: [['watcher']] });
+    // Text that recalls no input value is guarded all the same: the model may have computed it from any.
+    expect(form('Deliver by hand').guard?.why).toBe('literal');
+    expect(guarded(form('Deliver by hand'))).toEqual(every);
+    expect(form('Deliver by hand').guard?.from).toBeUndefined();
+    // A key or a URL is not a value entered: guarded only where it recalls an input value.
+    expect(tieAction({ action: 'key', input: { action: 'key', text: 'Return' } }, ctx).guard).toBeUndefined();
+    expect(tieAction({ action: 'navigate', input: { url: 'https://app.test/people?q=Kofi%20Mensah' } }, ctx).guard).toMatchObject({ paths: [['watcher']], why: 'derived' });
     // A click on an element named like an input value is guarded, never tied; a toggle depends on yes/no values.
-    expect(tieAction({ action: 'left_click', input: {}, target: { role: 'option', name: 'Kofi Mensah' } }, ctx).guard).toMatchObject({ paths: [['watcher']], why: 'named' });
+    expect(tieAction({ action: 'left_click', input: {}, target: { role: 'link', name: 'Kofi Mensah' } }, ctx).guard).toMatchObject({ paths: [['watcher']], why: 'named' });
     expect(tieAction({ action: 'left_click', input: {}, target: { role: 'button', name: 'Create' } }, ctx).guard).toBeUndefined();
-    expect(tieAction({ action: 'left_click', input: { coordinate: [1, 2] }, target: { role: 'checkbox', name: 'Urgent' } }, ctx).guard).toMatchObject({ paths: [['paid']], why: 'toggle' });
+    // A click that picks a choice or ticks a box enters a value of the model's own: guarded on every value, its likely sources named.
+    const option = tieAction({ action: 'left_click', input: {}, target: { role: 'option', name: 'Kofi Mensah' } }, ctx);
+    expect(option.guard).toMatchObject({ from: [['watcher']], why: 'named' });
+    expect(guarded(option)).toEqual(every);
+    const tick = tieAction({ action: 'left_click', input: { coordinate: [1, 2] }, target: { role: 'checkbox', name: 'Urgent' } }, ctx);
+    expect(tick.guard).toMatchObject({ from: [['paid']], why: 'toggle' });
+    expect(guarded(tick)).toEqual(every);
+    expect(tieAction({ action: 'left_click', input: {}, target: { role: 'radio', name: 'Express' } }, ctx).guard?.why).toBe('literal');
   });
 
   it('holds a guard only while the new input has the same values there, under the same salt', () => {
@@ -84,8 +105,14 @@ describe('values from the input', () => {
     const leaves = (input: Record<string, unknown>) => inputLeaves(createSecretVault(input, schema));
     expect(guardHolds(guard, leaves(old), 'fp')).toBe(true);
     expect(guardHolds(guard, leaves({ ...old, quantity: '3', copies: '3' }), 'fp')).toBe(false);
-    expect(guardHolds(guard, leaves({ ...old, note: 'other' }), 'fp')).toBe(true);
+    // A literal entered depends on every value: an unrelated one changed stops it too; a secret is never compared.
+    expect(guardHolds(guard, leaves({ ...old, note: 'other' }), 'fp')).toBe(false);
+    expect(guardHolds(guard, leaves({ ...old, secret: 'other' }), 'fp')).toBe(true);
     expect(guardHolds(guard, leaves(old), 'another fingerprint')).toBe(false);
+    // A click named like a value depends on that value only.
+    const named = tieAction({ action: 'left_click', input: {}, target: { role: 'link', name: 'Kofi Mensah' } }, ctx).guard!;
+    expect(guardHolds(named, leaves({ ...old, note: 'other' }), 'fp')).toBe(true);
+    expect(guardHolds(named, leaves({ ...old, watcher: 'Ama Owusu' }), 'fp')).toBe(false);
   });
 
   it('finds the input values a literal may have been written from', () => {
