@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
  * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache,
- * throughput, phases, widgets, encoder, screenshot).
+ * throughput, phases, widgets, encoder, screenshot, secrets).
  */
 import { benchCache } from './cache.js';
 import { benchConfinement } from './confinement.js';
@@ -9,6 +9,7 @@ import { benchEncoderFloor } from './encoder-floor.js';
 import { benchLive } from './live-view.js';
 import { benchPhases } from './phases.js';
 import { benchScreenshot } from './screenshot.js';
+import { benchSecrets } from './secrets.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
 import { benchThroughput } from './throughput.js';
 import { benchTokens } from './tokens.js';
@@ -30,6 +31,7 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   widgets: benchWidgets,
   encoder: benchEncoderFloor,
   screenshot: benchScreenshot,
+  secrets: benchSecrets,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');
