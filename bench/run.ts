@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
  * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache,
- * throughput, phases, widgets, encoder, screenshot). The scenarios that talk to the scripted model
+ * throughput, phases, widgets, encoder, screenshot, secrets). The scenarios that talk to the scripted model
  * server add what they cost, and a last section sums it by model (bench/cost.ts).
  */
 import { benchCache } from './cache.js';
@@ -11,6 +11,7 @@ import { benchEncoderFloor } from './encoder-floor.js';
 import { benchLive } from './live-view.js';
 import { benchPhases } from './phases.js';
 import { benchScreenshot } from './screenshot.js';
+import { benchSecrets } from './secrets.js';
 import { benchLatencies, benchSteps } from './step-overhead.js';
 import { benchThroughput } from './throughput.js';
 import { benchTokens } from './tokens.js';
@@ -32,6 +33,7 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   widgets: benchWidgets,
   encoder: benchEncoderFloor,
   screenshot: benchScreenshot,
+  secrets: benchSecrets,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

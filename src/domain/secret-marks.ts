@@ -121,9 +121,9 @@ export function findSecretMarks(payload: unknown, schema: JsonSchema): SecretMar
 const DEFAULT_BASE = 'https://payload-schema.invalid/schema.json';
 
 /** Keywords whose value is one subschema, a list of them, or a table of them (both drafts). */
-const ONE = ['additionalItems', 'items', 'contains', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames', 'not', 'if', 'then', 'else', 'contentSchema'];
-const LIST = ['items', 'prefixItems', 'allOf', 'anyOf', 'oneOf'];
-const TABLE = ['$defs', 'definitions', 'properties', 'patternProperties', 'dependentSchemas', 'dependencies'];
+export const ONE = ['additionalItems', 'items', 'contains', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames', 'not', 'if', 'then', 'else', 'contentSchema'];
+export const LIST = ['items', 'prefixItems', 'allOf', 'anyOf', 'oneOf'];
+export const TABLE = ['$defs', 'definitions', 'properties', 'patternProperties', 'dependentSchemas', 'dependencies'];
 
 interface SchemaIndex {
   rootBase: string;

@@ -1,5 +1,5 @@
 import { ExecutionError } from './errors.js';
-import { formatPath, isPrefix, parsePath, pathId, valueAt, withValueAt, type KeyPath } from './key-path.js';
+import { MAX_REWRITE_PATHS, TooManyPathsError, formatPath, outermostPaths, parsePath, pathId, rewriteAt, valueAt, type KeyPath } from './key-path.js';
 import type { JsonSchema } from './specification.js';
 import { secretForms, type SecretForms } from './secret-forms.js';
 import { findSecretMarks, type SecretMark } from './secret-marks.js';
@@ -73,12 +73,18 @@ export function createSecretVault(
   const entries: SecretEntry[] = [];
   const maskedPayload = schema === undefined ? payload : mask(payload, options.marks ?? findSecretMarks(payload, schema), entries);
   const byPath = new Map(entries.map((e) => [pathId(e.path), e]));
-  const redactions: Array<{ value: string; placeholder: string; forms: SecretForms }> = [];
+  // A secret's forms are compiled when the vault first redacts: a vault made only for its masked
+  // payload (the local API's) never pays for them.
+  const redactions: Array<{ value: string; placeholder: string; forms?: SecretForms }> = [];
+  // A set and a sort before the next use rather than a search and a sort per value: a vault of
+  // many secrets is made in linear time (docs/secrets.md#bounds).
+  const known = new Set<string>();
+  let sorted = true;
   const addRedaction = (value: string, placeholder: string): void => {
-    if (value.trim().length === 0 || redactions.some((r) => r.value === value)) return;
-    redactions.push({ value, placeholder, forms: secretForms(value) });
-    // Longest first, so a secret that contains another is replaced whole.
-    redactions.sort((a, b) => b.value.length - a.value.length);
+    if (value.trim().length === 0 || known.has(value)) return;
+    known.add(value);
+    redactions.push({ value, placeholder });
+    sorted = false;
   };
   for (const e of entries) {
     addRedaction(e.value, placeholder(e.path));
@@ -96,8 +102,13 @@ export function createSecretVault(
   };
 
   const redact = (text: string): string => {
+    if (!sorted) {
+      // Longest first, so a secret that contains another is replaced whole.
+      redactions.sort((a, b) => b.value.length - a.value.length);
+      sorted = true;
+    }
     let out = text;
-    for (const r of redactions) out = r.forms.replace(out, r.placeholder);
+    for (const r of redactions) out = (r.forms ??= secretForms(r.value)).replace(out, r.placeholder);
     return out;
   };
   const redactValue = <T>(value: T): T => deepMapStrings(value, redact) as T;
@@ -130,18 +141,17 @@ export function placeholder(path: KeyPath): string {
  */
 const PLACEHOLDER = /\{\{(\s*(?:[A-Za-z0-9_.-]|\[(?:\d+|"(?:[^"\\]|\\.)*")\])+\s*)\}\}/g;
 
-/** Each value the marks name, replaced by its placeholder in a copy of the payload. */
+/**
+ * Each value the marks name, replaced by its placeholder in a copy of the payload, in one pass
+ * (key-path.ts `rewriteAt`): at most `MAX_REWRITE_PATHS` secrets, else `invalid_input`.
+ */
 function mask(payload: unknown, marks: readonly SecretMark[], out: SecretEntry[]): unknown {
-  // Outermost marks first: a marked object is one secret, its marked members are inside it.
-  const ordered = [...marks].sort((a, b) => a.path.length - b.path.length);
-  let masked = payload;
-  const taken: KeyPath[] = [];
-  for (const mark of ordered) {
+  if (marks.length > MAX_REWRITE_PATHS) throw new ExecutionError('invalid_input', new TooManyPathsError(marks.length).message);
+  // A marked object is one secret, its marked members are inside it.
+  for (const mark of outermostPaths(marks)) {
     const { path } = mark;
-    if (taken.some((outer) => isPrefix(outer, path))) continue;
     const value = valueAt(payload, path);
     if (value === undefined || value === null) continue;
-    taken.push(path);
     const name = formatPath(path);
     const entry: SecretEntry = { path, name, value: typeof value === 'string' ? value : JSON.stringify(value) };
     if (mark.totp) {
@@ -150,9 +160,8 @@ function mask(payload: unknown, marks: readonly SecretMark[], out: SecretEntry[]
       entry.seed = parsed.seed;
     }
     out.push(entry);
-    masked = withValueAt(masked, path, placeholder(path));
   }
-  return masked;
+  return rewriteAt(payload, out.map((e) => e.path), (path) => placeholder(path));
 }
 
 /** A copy of a JSON value with `fn` applied to every string, keys included. */

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
-import { formatPath, isPrefix, leavesOf, valueAt, withValueAt, type KeyPath } from '../domain/key-path.js';
+import { MAX_REWRITE_PATHS, formatPath, leavesOf, outermostPaths, pathId, rewriteAt, valueAt, type KeyPath } from '../domain/key-path.js';
 import { openValue, sealValue } from '../domain/sealed-values.js';
 import { placeholder } from '../domain/secrets.js';
 import { isObject, unprocessable } from './http-errors.js';
@@ -28,16 +28,17 @@ type SealedSecrets = z.input<typeof sealedInputSecrets>;
 
 /** What a version stores of a clear default input whose secrets are at `secretPaths`. */
 export function sealDefaultInput(payload: unknown, secretPaths: readonly KeyPath[], keys: ProfileKeyring | undefined): { masked: unknown; sealed: string | null } {
-  // Outermost first: a secret object is one secret, what it holds goes with it.
-  const ordered = [...secretPaths].sort((a, b) => a.length - b.length);
+  // A secret object is one secret: what it holds goes with it.
   const secrets: SealedSecrets['secrets'] = [];
-  for (const path of ordered) {
-    if (secrets.some((s) => isPrefix(s.path, path))) continue;
+  for (const { path } of outermostPaths(secretPaths.map((path) => ({ path })))) {
     const value = valueAt(payload, path);
     if (value === undefined || value === null) continue;
     secrets.push({ path, value });
   }
   if (secrets.length === 0) return { masked: payload, sealed: null };
+  if (secrets.length > MAX_REWRITE_PATHS) {
+    throw unprocessable([{ loc: ['body', 'configuration', 'inputPayload'], msg: `the default input holds ${secrets.length} secret values; at most ${MAX_REWRITE_PATHS} are kept`, type: 'too_many_secrets' }]);
+  }
   if (!keys) {
     throw unprocessable([
       {
@@ -47,8 +48,7 @@ export function sealDefaultInput(payload: unknown, secretPaths: readonly KeyPath
       },
     ]);
   }
-  let masked = payload;
-  for (const { path } of secrets) masked = withValueAt(masked, path, placeholder(path));
+  const masked = rewriteAt(payload, secrets.map((s) => s.path), (path) => placeholder(path));
   return { masked, sealed: sealValue(PURPOSE, { secrets } satisfies SealedSecrets, keys) };
 }
 
@@ -81,9 +81,8 @@ export function revealDefaultInput(version: Pick<VersionTrigger, 'configuration'
   if (!sealed.success) {
     throw unprocessable([{ loc: ['configuration', 'inputPayload'], msg: `the version's default input has secret values that cannot be read: ${formatIssues(sealed.error.issues)}`, type: 'default_input_unreadable' }]);
   }
-  let payload = stored.masked;
-  for (const { path, value } of sealed.data.secrets) payload = withValueAt(payload, path, value);
-  return payload;
+  const byPath = new Map(sealed.data.secrets.map((s) => [pathId(s.path), s.value]));
+  return rewriteAt(stored.masked, sealed.data.secrets.map((s) => s.path), (path) => byPath.get(pathId(path)));
 }
 
 /**
@@ -121,18 +120,21 @@ function markAt(path: KeyPath): Record<string, unknown> {
   return schema;
 }
 
+/** Where a default input given in an edit sends back a placeholder `base` showed for one of its secrets. */
+export function shownSecretPaths(payload: unknown, base: Pick<VersionTrigger, 'configuration'> | undefined): KeyPath[] {
+  const stored = base ? storedDefaultInput(base) : ({ has: false } as const);
+  if (!stored.has) return [];
+  return secretPathsOf(stored.masked).filter((path) => valueAt(payload, path) === placeholder(path));
+}
+
 /**
  * A default input given in an edit, with each placeholder the version before showed for one of
  * its secrets (`{{password}}` sent back as it was shown) standing for that secret: the stored
  * value is put back, so that an edit of the other fields keeps the secrets.
  */
 export function keepShownSecrets(payload: unknown, base: Pick<VersionTrigger, 'configuration' | 'input_secrets'> | undefined, keys: ProfileKeyring | undefined): unknown {
-  const stored = base ? storedDefaultInput(base) : ({ has: false } as const);
-  if (!base || !stored.has) return payload;
-  const shown = secretPathsOf(stored.masked).filter((path) => valueAt(payload, path) === placeholder(path));
-  if (shown.length === 0) return payload;
+  const shown = shownSecretPaths(payload, base);
+  if (!base || shown.length === 0) return payload;
   const clear = revealDefaultInput(base, keys);
-  let out = payload;
-  for (const path of shown) out = withValueAt(out, path, valueAt(clear, path));
-  return out;
+  return rewriteAt(payload, shown, (path) => valueAt(clear, path));
 }

@@ -6,6 +6,7 @@ import { TRIGGER_ALIASES } from '../contract/workflows.js';
 import { depthProblem, sharedSchemaChecker } from '../domain/schema-check.js';
 import type { SecretMark } from '../domain/secret-marks.js';
 import { isObject, issuesFromAjv, issuesFromZod, unprocessable } from './http-errors.js';
+import { MAX_REWRITE_PATHS } from '../domain/key-path.js';
 
 /**
  * Request validation of the local API. Bodies, query strings and path parameters are parsed by
@@ -93,6 +94,10 @@ export async function validateInputPayload(schema: unknown, payload: unknown, lo
   switch (checked.kind) {
     case 'checked':
       if (!checked.valid) throw unprocessable(issuesFromAjv(checked.errors, loc));
+      // Masking more secrets than this is refused where it happens; here it is a 422 with a reason.
+      if ((checked.marks?.length ?? 0) > MAX_REWRITE_PATHS) {
+        throw unprocessable([{ loc, msg: `the input has ${checked.marks!.length} secret values; at most ${MAX_REWRITE_PATHS} are taken`, type: 'too_many_secrets' }]);
+      }
       return checked.marks ?? [];
     case 'too_deep':
       throw unprocessable([{ loc, msg: `the input is refused: ${checked.reason}`, type: 'input_too_deep' }]);

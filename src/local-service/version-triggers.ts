@@ -5,7 +5,8 @@ import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import type { KeyPath } from '../domain/key-path.js';
 import { findSecretMarks, type SecretMark } from '../domain/secret-marks.js';
 import { createSecretVault } from '../domain/secrets.js';
-import { keepShownSecrets, revealDefaultInput, sealDefaultInput, secretPathsOf, storedDefaultInput } from './default-input.js';
+import { keepShownSecrets, revealDefaultInput, sealDefaultInput, secretPathsOf, shownSecretPaths, storedDefaultInput } from './default-input.js';
+import { assertKeptUnderSameSchema } from './kept-secrets.js';
 import { isObject, unprocessable, type ValidationIssue } from './http-errors.js';
 import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionView } from './store.js';
@@ -26,14 +27,14 @@ type TriggerBody = Pick<WorkflowCreate | WorkflowUpdate, 'status' | 'triggerType
  * the body asks for a draft. Throws 422 naming each faulty field.
  *
  * `checkInput(payload, loc)` validates a default input against the new version's payload schema
- * and answers the schema's secret marks on it. The default input is stored masked, its secrets
+ * (`opts.payloadSchema`) and answers the schema's secret marks on it. The default input is stored masked, its secrets
  * sealed (default-input.ts): those the schema marks, and those of the base's default input.
  */
 export async function resolveTrigger(
   body: TriggerBody,
   base: (VersionTrigger & { specification?: Record<string, unknown> }) | undefined,
   checkInput: (payload: unknown, loc: (string | number)[]) => Promise<readonly SecretMark[]>,
-  opts: { allowEverySecond: boolean; inputKeys?: ProfileKeyring },
+  opts: { allowEverySecond: boolean; inputKeys?: ProfileKeyring; payloadSchema?: unknown },
 ): Promise<VersionTrigger> {
   const triggerType = body.triggerType ?? base?.trigger_type ?? 'manual';
   const issues: ValidationIssue[] = [];
@@ -56,6 +57,12 @@ export async function resolveTrigger(
   if (issues.length > 0) throw unprocessable(issues);
 
   const hasInput = storedDefaultInput({ configuration }).has;
+  // The base's secrets this input keeps without their values: they are checked against the new
+  // schema only when it decides as the one they were given under did (kept-secrets.ts).
+  if (hasInput && base) {
+    const kept = given ? shownSecretPaths(configuration.inputPayload, base) : carriedSecretPaths(base);
+    assertKeptUnderSameSchema(kept, base.specification?.payloadSchema, opts.payloadSchema);
+  }
   // The clear default input: the body's (a placeholder the base showed standing for its secret),
   // or the base's own, its secrets opened.
   const payload = !hasInput ? null : given ? keepShownSecrets(configuration.inputPayload, base, opts.inputKeys) : revealDefaultInput(base!, opts.inputKeys);

@@ -123,7 +123,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
       if (body[field] === null) delete specification[field];
       else specification[field] = body[field];
     }
-    const trigger = await resolveTrigger(body, current, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), triggerOpts);
+    const trigger = await resolveTrigger(body, current, (payload, loc) => validateInputPayload(specification.payloadSchema, payload, loc), { ...triggerOpts, payloadSchema: specification.payloadSchema });
     const changes: Parameters<Store['updateWorkflow']>[1] = { specification, trigger };
     if (body.name !== undefined) changes.name = body.name;
     if (body.description !== undefined) changes.description = body.description;
