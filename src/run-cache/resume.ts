@@ -9,7 +9,8 @@
  * replay stopped at last (a dialog closed, the button it stopped at is there again). A step whose
  * first action is on this page but blocked (a changed value it depends on, no value in the
  * input) is where the replay goes on too: it stops there at once, and that step is repaired in
- * its turn. When nothing is left of the earlier run but what the repair did, the run goes to the
+ * its turn. Nothing past the stopped action is taken before the model acted or called
+ * `step_done`: a repair that only looked at the page does not pass over the step it was for. When nothing is left of the earlier run but what the repair did, the run goes to the
  * final check.
  */
 import type { ActionTrace } from '../toolset/types.js';
@@ -64,16 +65,22 @@ export async function findResume(probe: ProbeFn, input: ResumeInput): Promise<Re
     const own = firstUndone(stop.step, stop.action);
     if (await goesOn(own)) return { kind: 'at', at: own! };
   }
-  for (let step = stop.step + 1; step < steps.length; step++) {
-    const first = firstUndone(step, 0);
-    if (await goesOn(first)) return { kind: 'at', at: first! };
+  // Past the stopped action only once the model did something or said the step is done: a look at
+  // the page alone never passes over it (its value would simply not be entered).
+  const acted = input.done.length > 0 || input.stepDone;
+  if (acted) {
+    for (let step = stop.step + 1; step < steps.length; step++) {
+      const first = firstUndone(step, 0);
+      if (await goesOn(first)) return { kind: 'at', at: first! };
+    }
+    if (mode === 'replace') {
+      const rest = firstUndone(stop.step, stop.action + 1);
+      if (await goesOn(rest)) return { kind: 'at', at: rest! };
+    }
   }
-  if (mode === 'replace') {
-    const rest = firstUndone(stop.step, stop.action + 1);
-    if (await goesOn(rest)) return { kind: 'at', at: rest! };
-    // The stopped action again only when it now holds: blocked, it would only stop the replay again.
-    if (undone(stop) && (await probe(steps[stop.step]![stop.action]!)).holds) return { kind: 'at', at: stop };
-  }
+  // The stopped action again only when it now holds: blocked, it would only stop the replay again.
+  if (mode === 'replace' && undone(stop) && (await probe(steps[stop.step]![stop.action]!)).holds) return { kind: 'at', at: stop };
+  if (!acted) return { kind: 'none', reason: 'nothing was done yet: do the step on this page, then call step_done' };
   const left = nextLeft(steps, stop, mode, input.done);
   if (!left && (input.stepDone || input.done.length > 0)) return { kind: 'end' };
   if (!left) return { kind: 'none', reason: 'nothing of the earlier run is left to replay: call step_done once the step is done' };

@@ -173,6 +173,8 @@ export function issueAgent(redmine: Redmine, input: IssueInput, options: IssueAg
     // Asked without the browser (to read the output from the page text it is given): answer from that text.
     if (!body.tools?.some((t) => t.type?.startsWith('browser_toolset'))) return report(body);
     if (++turns > maxTurns) return finish('failed', undefined, `gave up after ${maxTurns} turns`);
+    // A repair asks for one cached step on the page as it is: it is done once this model acted there.
+    if (isRepair(body) && actedHere(body)) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
     const seen = ownRead(body);
     if (seen === undefined) return note('read', turn(readAll()));
     log.lastSeen = seen;
@@ -385,6 +387,18 @@ interface RequestBody {
   system?: string | Array<{ type: string; text?: string }>;
   tools?: Array<{ name?: string; type?: string }>;
   messages?: Array<{ role: string; content: unknown }>;
+}
+
+/** A repair request: the browser tools and the repair's own `step_done`. */
+function isRepair(body: RequestBody): boolean {
+  return body.tools?.some((t) => t.name === 'step_done') === true;
+}
+
+/** Whether this conversation already holds an action of this model (anything but a read or a wait). */
+function actedHere(body: RequestBody): boolean {
+  return (body.messages ?? []).some(
+    (m) => m.role === 'assistant' && Array.isArray(m.content) && (m.content as Block[]).some((b) => b.type === 'tool_use' && !['read_page', 'wait', 'step_done'].includes(String(b.name))),
+  );
 }
 
 function isVerification(body: RequestBody): boolean {
