@@ -9,6 +9,7 @@ import { createRepeatWatch } from './stuck-loop.js';
 import { runToolCalls, type CallBatch } from './tool-calls.js';
 import { FINISH_DEFINITION } from './tools.js';
 import type { AgentDeps, AgentInput, AgentOutcome, AgentRun, RunStats } from './types.js';
+import { thinkingOf, textOf } from './response-text.js';
 
 // The agent's shapes (types.ts), given with the loop that takes them.
 export type { AgentDeps, AgentInput, AgentOutcome, RunStats } from './types.js';
@@ -186,23 +187,7 @@ function isToolUse(block: AssistantBlock): block is ToolUseBlock {
   return block.type === 'tool_use';
 }
 
-/** The thinking the model showed (its summary): why it acted, for the step timeline. */
-function thinkingOf(content: AssistantBlock[]): string | undefined {
-  const text = content
-    .map((b) => (b.type === 'thinking' ? (b as { thinking?: unknown }).thinking : undefined))
-    .filter((t): t is string => typeof t === 'string')
-    .join('\n')
-    .trim();
-  return text || undefined;
-}
 
-function textOf(content: AssistantBlock[]): string | undefined {
-  const text = content
-    .filter((b): b is TextBlock => b.type === 'text')
-    .map((b) => b.text)
-    .join('\n');
-  return text || undefined;
-}
 
 function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw errorFromSignal(signal);

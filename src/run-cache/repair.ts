@@ -14,7 +14,7 @@ import type { AgentDeps, AgentInput, RunStats } from '../agent/loop.js';
 import { browserCall } from '../agent/browser-call.js';
 import { enterText, enterValue, placeholderOf, placeholdersIn, type InputSource } from '../domain/input-references.js';
 import { pathId, type KeyPath } from '../domain/key-path.js';
-import type { AssistantBlock, ImageBlock, Message, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import type { ImageBlock, Message, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { viewPage } from './page-view.js';
 import { probeAction, type PreconditionContext } from './precondition.js';
@@ -22,6 +22,7 @@ import { firstMessage, FLOW_CHANGED_TOOL, notYetText, pageText, REPAIR_TOOLS, re
 import { holdsValue } from './replay-check.js';
 import { findResume, type ResumePoint } from './resume.js';
 import { derivedPaths, type InputLeaf } from './values.js';
+import { thinkingOf, textOf } from '../agent/response-text.js';
 
 /** Model steps one repair may take before the model carries the rest of the run. */
 export const REPAIR_MODEL_STEPS = 3;
@@ -300,19 +301,4 @@ function imagesIn(message: Message | undefined): number {
   return message.content.filter((b) => b.type === 'image').length;
 }
 
-function thinkingOf(content: AssistantBlock[]): string | undefined {
-  const text = content
-    .map((b) => (b.type === 'thinking' ? (b as { thinking?: unknown }).thinking : undefined))
-    .filter((t): t is string => typeof t === 'string')
-    .join('\n')
-    .trim();
-  return text || undefined;
-}
 
-function textOf(content: AssistantBlock[]): string | undefined {
-  const text = content
-    .filter((b): b is TextBlock => b.type === 'text')
-    .map((b) => b.text)
-    .join('\n');
-  return text || undefined;
-}
