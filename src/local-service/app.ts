@@ -168,19 +168,35 @@ export function createApp(log: Logger): { app: App; routes: ServedRoute[] } {
   return { app, routes };
 }
 
-/** The path of the first `__proto__` key in a parsed JSON value, walked without recursion; undefined when there is none. */
+/**
+ * The path of the first `__proto__` key in a parsed JSON value; undefined when there is none.
+ * Walked without recursion, each node once, its path kept as a link to its parent and spelled
+ * out only for the key found: linear in the body whatever its depth.
+ */
 function protoKeyPath(value: unknown): (string | number)[] | undefined {
-  const stack: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  interface Visit {
+    value: unknown;
+    key: string | number;
+    parent: Visit | undefined;
+  }
+  const pathOf = (visit: Visit): (string | number)[] => {
+    const path: (string | number)[] = [];
+    for (let at: Visit | undefined = visit; at?.parent !== undefined; at = at.parent) path.push(at.key);
+    return path.reverse();
+  };
+  const stack: Visit[] = [{ value, key: '', parent: undefined }];
   while (stack.length > 0) {
-    const { value: node, path } = stack.pop()!;
+    const visit = stack.pop()!;
+    const node = visit.value;
     if (node === null || typeof node !== 'object') continue;
     if (Array.isArray(node)) {
-      node.forEach((item, index) => stack.push({ value: item, path: [...path, index] }));
+      node.forEach((item, index) => stack.push({ value: item, key: index, parent: visit }));
       continue;
     }
     for (const key of Object.keys(node)) {
-      if (key === '__proto__') return [...path, key];
-      stack.push({ value: (node as Record<string, unknown>)[key], path: [...path, key] });
+      const child: Visit = { value: (node as Record<string, unknown>)[key], key, parent: visit };
+      if (key === '__proto__') return pathOf(child);
+      stack.push(child);
     }
   }
   return undefined;

@@ -30,6 +30,8 @@ export interface Accounting {
   cacheWrite: number;
   /** Everything the model saw: input + cacheRead + cacheWrite. */
   total: number;
+  /** Output tokens billed: every block the model wrote (set when the answer is made). */
+  output?: number;
   cleared?: { tokens: number; toolUses: number };
   /** The request passed the compaction trigger: the response carries a compaction block. */
   compact: boolean;

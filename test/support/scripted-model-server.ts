@@ -228,6 +228,7 @@ function withApiBlocks(turn: ScriptedResponse, body: Record<string, unknown> | n
   if (counted) {
     // Billed as the API bills them: uncached input, cache reads and writes apart, and every block the model wrote as output.
     out.usage = { input_tokens: counted.input, cache_read_input_tokens: counted.cacheRead, cache_creation_input_tokens: counted.cacheWrite, output_tokens: outputTokens(out.content) };
+    counted.output = out.usage.output_tokens;
     if (counted.cleared) out.appliedEdits = [{ type: 'clear_tool_uses_20250919', cleared_input_tokens: counted.cleared.tokens, cleared_tool_uses: counted.cleared.toolUses }];
   }
   return out;

@@ -36,15 +36,19 @@ describe('the built page scripts', () => {
       }
     }
     const document = {};
-    const context = vm.createContext({ MutationObserver, document });
+    const listened: string[] = [];
+    // What a page has that the structure uses when it installs: its observers and its events (scrolls are watched).
+    const addEventListener = (type: string) => listened.push(type);
+    const context = vm.createContext({ MutationObserver, document, addEventListener });
     vm.runInContext(STRUCTURE_SOURCE, context);
     vm.runInContext(STRUCTURE_SOURCE, context);
-    const installed = Object.getOwnPropertyNames(context).filter((n) => n !== 'MutationObserver' && n !== 'document');
+    const installed = Object.getOwnPropertyNames(context).filter((n) => !['MutationObserver', 'document', 'addEventListener'].includes(n));
     expect(installed).toEqual([STRUCTURE_KEY]);
     expect(Object.keys(context)).not.toContain(STRUCTURE_KEY);
     const api = (context as Record<string, Record<string, unknown>>)[STRUCTURE_KEY]!;
     expect(typeof api.readPage).toBe('function');
     // Installed once: a second evaluation in the same world changes nothing.
     expect(observed).toEqual([document]);
+    expect(listened).toEqual(['scroll']);
   });
 });
