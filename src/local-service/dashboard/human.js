@@ -80,14 +80,20 @@ export function createHumanPanel(id) {
       frame = img;
       img.tabIndex = 0;
       img.draggable = false;
+      // The point is taken where the button went down, and focusing never scrolls: a picture
+      // taller than the window scrolled into view on focus, and the click then landed lower on
+      // the page than where the person pressed.
+      let pressedAt = null;
       img.addEventListener('mousedown', (e) => {
         if (!waiting) return;
         e.preventDefault();
-        img.focus();
+        pressedAt = at(e);
+        img.focus({ preventScroll: true });
       });
       img.addEventListener('click', (e) => {
         if (!waiting) return;
-        input({ kind: 'click', ...at(e), button: 'left' });
+        input({ kind: 'click', ...(pressedAt ?? at(e)), button: 'left' });
+        pressedAt = null;
       });
       img.addEventListener('wheel', (e) => {
         if (!waiting) return;
