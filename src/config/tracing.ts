@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bool, int, optionalString, optionalUrl } from './env.js';
+import { isTokenShaped } from '../domain/profile-secrets.js';
 
 /**
  * The standard OpenTelemetry variables the worker and the local API read (docs/operations.md#traces,
@@ -103,7 +104,18 @@ export function tracingWanted(settings: TracingSettings): boolean {
   return settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined || settings.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined;
 }
 
-/** The header values of the settings: secrets of the process (compose.ts's processSecrets). */
+/** Header names that carry a credential (`authorization`, `api-key`, `x-honeycomb-team`, `x-auth-token`, …). */
+const CREDENTIAL_HEADER = /auth|key|token|secret|passw|signature|cookie|session|team/i;
+
+/**
+ * The header values of the settings that are credentials: secrets of the process (compose.ts's
+ * processSecrets), scrubbed wherever they would show. A value is one when its header's name
+ * says so or it is shaped like a token; a dataset or tenant name (`x-honeycomb-dataset=checkout`)
+ * is not, or every "checkout" a page shows the model would be blanked out.
+ */
 export function tracingSecrets(settings: TracingSettings): string[] {
-  return [settings.OTEL_EXPORTER_OTLP_HEADERS, settings.OTEL_EXPORTER_OTLP_TRACES_HEADERS].flatMap((headers) => Object.values(headers ?? {})).filter((value) => value.length > 0);
+  return [settings.OTEL_EXPORTER_OTLP_HEADERS, settings.OTEL_EXPORTER_OTLP_TRACES_HEADERS]
+    .flatMap((headers) => Object.entries(headers ?? {}))
+    .filter(([name, value]) => value.length > 0 && (CREDENTIAL_HEADER.test(name) || isTokenShaped(value)))
+    .map(([, value]) => value);
 }

@@ -60,7 +60,7 @@ function characterClasses(text: string): number {
 }
 
 /** A word of a sentence that looks like a credential: long enough, and letters mixed with digits or signs, or very long. */
-function isTokenShaped(word: string): boolean {
+export function isTokenShaped(word: string): boolean {
   return word.length >= 16 && (characterClasses(word) >= 3 || word.length >= 32);
 }
 

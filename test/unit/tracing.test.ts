@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/schema.js';
-import { tracingSettingsSchema, tracingWanted } from '../../src/config/tracing.js';
+import { tracingSecrets, tracingSettingsSchema, tracingWanted } from '../../src/config/tracing.js';
+import { createSecretVault } from '../../src/domain/secrets.js';
 import { parseJobData } from '../../src/domain/job.js';
 import { formatTraceParent, parseTraceParent } from '../../src/domain/trace-context.js';
 import { noTracing } from '../../src/telemetry/tracing.js';
@@ -85,6 +86,18 @@ describe('tracing settings', () => {
         }),
       ),
     ).toEqual({ protocol: 'http/json', url: 'http://collector:4318/v1/traces', headers: { a: '2', authorization: 'Basic eA==' }, timeoutMs: 5000, compression: 'gzip' });
+  });
+
+  it('keeps the credentials of the OTLP headers secret, not the names of datasets and tenants beside them', () => {
+    const settings = tracingSettingsSchema.parse({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://api.honeycomb.test',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-honeycomb-team=hcKEY123456,x-honeycomb-dataset=checkout,x-scope-orgid=acme,authorization=Basic%20eA%3D%3D,x-tenant=Zq7rP2xK9mW4vB8n',
+    });
+    const secrets = tracingSecrets(settings);
+    expect(secrets.sort()).toEqual(['Basic eA==', 'Zq7rP2xK9mW4vB8n', 'hcKEY123456'].sort());
+    // A page that says "checkout" is shown as it is; the key is not.
+    const vault = createSecretVault(undefined, undefined, secrets);
+    expect(vault.redact('Welcome to Acme Corp. Proceed to checkout with hcKEY123456.')).toBe('Welcome to Acme Corp. Proceed to checkout with [REDACTED].');
   });
 
   it('names a bad value with a clear message, never repeating a header value', () => {
