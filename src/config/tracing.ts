@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { bool, int, optionalString, optionalUrl } from './env.js';
-import { isTokenShaped } from '../domain/profile-secrets.js';
+import { CREDENTIAL_NAME, isTokenShaped } from '../domain/profile-secrets.js';
 
 /**
  * The standard OpenTelemetry variables the worker and the local API read (docs/operations.md#traces,
@@ -104,8 +104,8 @@ export function tracingWanted(settings: TracingSettings): boolean {
   return settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined || settings.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined;
 }
 
-/** Header names that carry a credential (`authorization`, `api-key`, `x-honeycomb-team`, `x-auth-token`, …). */
-const CREDENTIAL_HEADER = /auth|key|token|secret|passw|signature|cookie|session|team/i;
+/** Header names that carry a credential: the general ones, and Honeycomb's `x-honeycomb-team`. */
+const CREDENTIAL_HEADER = new RegExp(`${CREDENTIAL_NAME.source}|team`, 'i');
 
 /**
  * The header values of the settings that are credentials: secrets of the process (compose.ts's

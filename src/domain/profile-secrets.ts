@@ -6,6 +6,9 @@ import type { StorageState } from '../browser/types.js';
  * log or an artifact.
  */
 
+/** Names of a key, header or field that say its value is a credential. */
+export const CREDENTIAL_NAME = /auth|key|token|secret|passw|signature|cookie|session|bearer|jwt|credential/i;
+
 /** Values shorter than this are not redacted as profile secrets: `1`, `true`, `en-GB` would blank out ordinary text. */
 const MIN_SECRET_LENGTH = 8;
 /** Strings taken from one state's structured values, at most: a profile holding app data must not make every redaction slow. */
@@ -19,36 +22,43 @@ const MAX_STRUCTURED_VISITS = 50_000;
  * also percent-encoded (`j%3A%7B…` cookies) or JSON inside a JSON string — each string of 8
  * characters or more without whitespace (a token inside `{"accessToken": …}` is shown by a page
  * on its own), and each token-shaped word of a string with whitespace (`Bearer eyJ…` shows its
- * token alone in a header). When a structured value holds more candidates than the bound, the
- * most token-like are taken (by character classes, then length), not the first ones: a token
- * stored after an app's cache of ids is still found.
+ * token alone in a header). A string under a key that names a credential (`access_token`,
+ * `apiKey`, `password`, `session`…) is always taken. Of the others, when a structured value holds
+ * more than the bound, the most token-like are taken (by character classes, then length), not
+ * the first ones: a token stored after an app's cache of ids is still found.
  */
 export function profileSecrets(state: StorageState): string[] {
   const values = [...state.cookies.map((c) => c.value), ...state.origins.flatMap((o) => o.localStorage.map((e) => e.value))];
   const out = new Set(values.filter((v) => v.length >= MIN_SECRET_LENGTH));
   const candidates = new Set<string>();
+  const credentials = new Set<string>();
   let visits = 0;
   const take = (text: string, depth: number): void => {
     for (const candidate of new Set([text, percentDecoded(text)])) {
       const parsed = parseStructured(candidate);
-      if (parsed !== undefined) walk(parsed, depth);
+      if (parsed !== undefined) walk(parsed, depth, '');
     }
   };
-  const walk = (value: unknown, depth: number): void => {
+  const walk = (value: unknown, depth: number, key: string): void => {
     if (visits >= MAX_STRUCTURED_VISITS) return;
     if (typeof value === 'string') {
       visits += 1;
+      // Under a key that names a credential (`access_token`, `apiKey`, `password`…) it is kept whatever the bound.
+      const found = CREDENTIAL_NAME.test(key) ? credentials : candidates;
       if (!/\s/u.test(value)) {
-        if (value.length >= MIN_SECRET_LENGTH) candidates.add(value);
+        if (value.length >= MIN_SECRET_LENGTH) found.add(value);
       } else {
-        for (const word of value.split(/\s+/u)) if (isTokenShaped(word)) candidates.add(word);
+        for (const word of value.split(/\s+/u)) if (isTokenShaped(word)) found.add(word);
       }
       if (depth < 3) take(value, depth + 1);
+    } else if (Array.isArray(value)) {
+      for (const item of value) walk(item, depth, key);
     } else if (value !== null && typeof value === 'object') {
-      for (const item of Object.values(value)) walk(item, depth);
+      for (const [name, item] of Object.entries(value)) walk(item, depth, name);
     }
   };
   for (const value of values) take(value, 0);
+  for (const credential of credentials) out.add(credential);
   const ranked = [...candidates].filter((c) => !out.has(c)).sort((a, b) => tokenRank(b) - tokenRank(a));
   for (const candidate of ranked.slice(0, MAX_STRUCTURED_SECRETS)) out.add(candidate);
   return [...out];

@@ -72,4 +72,11 @@ describe('profile values inside structured values', () => {
       { numRuns: 20 },
     );
   });
+
+  it('a token under a key that names a credential is kept however much else the profile holds (600 long presigned URLs before it)', () => {
+    const urls = Array.from({ length: 600 }, (_, i) => `https://bucket.s3.test/f/${i}?X-Amz-Signature=${'Ab12'.repeat(270)}`);
+    const auth0 = JSON.stringify({ body: { access_token: token, expires_in: 86400 } });
+    const secrets = profileSecrets({ cookies: [], origins: [{ origin: 'http://app.test', localStorage: [{ name: 'cache', value: JSON.stringify({ urls }) }, { name: '@@auth0spajs@@', value: auth0 }] }] });
+    expect(secrets).toContain(token);
+  });
 });
