@@ -15,8 +15,9 @@ export const jobData = z.object({
   specification: z.record(z.string(), z.unknown()).optional(),
   /**
    * A W3C `traceparent` (docs/operations.md#traces): the execution's trace continues it. The worker
-   * ignores one that does not read as a `traceparent` (domain/job.ts); not a string: the job is malformed.
+   * ignores one that does not read as a `traceparent`, whatever its length (domain/job.ts); not a
+   * string: the job is malformed.
    */
-  traceparent: z.string().max(512).optional(),
+  traceparent: z.string().optional(),
 });
 export type JobData = z.infer<typeof jobData>;

@@ -1,7 +1,7 @@
 import { formatIssues } from '../contract/json.js';
 import { jobData, type JobData } from '../contract/job.js';
 import { ExecutionError } from './errors.js';
-import { parseTraceParent } from './trace-context.js';
+import { formatTraceParent, parseTraceParent } from './trace-context.js';
 
 export type { JobData } from '../contract/job.js';
 
@@ -14,7 +14,9 @@ export function parseJobData(raw: unknown): JobData {
   const parsed = jobData.safeParse(raw);
   if (!parsed.success) throw new ExecutionError('invalid_job', `invalid job data: ${formatIssues(parsed.error.issues)}`);
   const { traceparent, ...data } = parsed.data;
-  return traceparent !== undefined && parseTraceParent(traceparent) ? { ...data, traceparent: traceparent.trim() } : data;
+  // Kept as read, version 00: a later version's extra fields do not travel on.
+  const read = traceparent !== undefined && traceparent.length <= 4096 ? parseTraceParent(traceparent) : undefined;
+  return read ? { ...data, traceparent: formatTraceParent(read) } : data;
 }
 
 /** The execution id of malformed job data, when it can still be read (to report the failure). */

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseTraceParent } from '../domain/trace-context.js';
+import { formatTraceParent, parseTraceParent } from '../domain/trace-context.js';
 import type { TraceAttributes, TraceSpan, Tracing } from '../telemetry/types.js';
 import { HttpError } from './http-errors.js';
 
@@ -12,7 +12,10 @@ import { HttpError } from './http-errors.js';
  */
 export async function inServerSpan<T>(tracing: Tracing, request: FastifyRequest, reply: FastifyReply, route: string, attributes: TraceAttributes, run: (span: TraceSpan) => Promise<T>): Promise<T> {
   const header = request.headers.traceparent;
-  const caller = typeof header === 'string' && parseTraceParent(header) ? header.trim() : undefined;
+  // Only what was read goes on, written as version 00: never the caller's text (a later version's
+  // extra fields, however long), which tracing off would hand on into the job as it came.
+  const read = typeof header === 'string' ? parseTraceParent(header) : undefined;
+  const caller = read ? formatTraceParent(read) : undefined;
   const span = tracing.startSpan(`${request.method} ${route}`, {
     kind: 'server',
     parent: caller ?? null,

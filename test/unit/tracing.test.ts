@@ -50,6 +50,10 @@ describe("the job's traceparent", () => {
     expect(parseJobData({ ...job, traceparent: ` ${good} ` }).traceparent).toBe(good);
     expect(parseJobData({ ...job, traceparent: 'not-a-traceparent' })).toEqual(job);
     expect(() => parseJobData({ ...job, traceparent: 7 })).toThrow(/traceparent/);
+    // A later version's extra fields, however long, do not fail the job nor travel on.
+    const later = `cc-${good.slice(3, 52)}-01-${'x'.repeat(600)}`;
+    expect(parseJobData({ ...job, traceparent: later }).traceparent).toBe(`00-${good.slice(3, 52)}-01`);
+    expect(parseJobData({ ...job, traceparent: `${good}${'-x'.repeat(5000)}` })).toEqual(job);
   });
 });
 
