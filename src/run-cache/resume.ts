@@ -14,7 +14,7 @@
  * final check.
  */
 import type { ActionTrace } from '../toolset/types.js';
-import { actionOf, sameElement, SKIPPED, type ActionAt } from './actions.js';
+import { actionOf, entersValue, PICKED, SETS_VALUE, sameElement, SKIPPED, type ActionAt } from './actions.js';
 import type { CachedAction } from './format.js';
 import { describeAction, type Probe } from './precondition.js';
 
@@ -65,9 +65,10 @@ export async function findResume(probe: ProbeFn, input: ResumeInput): Promise<Re
     const own = firstUndone(stop.step, stop.action);
     if (await goesOn(own)) return { kind: 'at', at: own! };
   }
-  // Past the stopped action only once the model did something or said the step is done: a look at
-  // the page alone never passes over it (its value would simply not be entered).
-  const acted = input.done.length > 0 || input.stepDone;
+  // Past the stopped action only once the model did something of its kind (entered a value, for
+  // an action that enters one) or said the step is done: a look at the page or a scroll alone
+  // never passes over it (its value would simply not be entered).
+  const acted = input.stepDone || input.done.some((trace) => (entersValue(steps[stop.step]![stop.action]!) ? traceEntersValue(trace) : isAction(trace)));
   if (acted) {
     for (let step = stop.step + 1; step < steps.length; step++) {
       const first = firstUndone(step, 0);
@@ -110,4 +111,19 @@ export function sameAction(cached: CachedAction, trace: ActionTrace): boolean {
   const same = (a: { role: string; name: string } | undefined, b: { role: string; name: string } | undefined) => (a === undefined ? b === undefined : b !== undefined && sameElement(a, b));
   if (!same(cached.target, trace.target) || (cached.focus !== undefined && !same(cached.focus, trace.focus))) return false;
   return VALUE_KEYS.every((key) => JSON.stringify(cached.input[key]) === JSON.stringify(trace.input[key]));
+}
+
+function traceAction(trace: ActionTrace): string {
+  return trace.toolsetName ? trace.tool : String(trace.input.action ?? trace.tool);
+}
+
+/** Whether a repair's action changed the page's state: not a wait, a read or a scroll. */
+function isAction(trace: ActionTrace): boolean {
+  const action = traceAction(trace);
+  return !SKIPPED.has(action) && !['scroll', 'scroll_to', 'mouse_move', 'read_page', 'find', 'get_page_text'].includes(action);
+}
+
+/** Whether a repair's action entered a value: it set or typed one, or picked or ticked something. */
+function traceEntersValue(trace: ActionTrace): boolean {
+  return SETS_VALUE.has(traceAction(trace)) || (trace.target !== undefined && PICKED.has(trace.target.role) && !('value' in trace.input));
 }

@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pathId, type KeyPath } from '../../src/domain/key-path.js';
-import { SKIPPED, actionOf } from '../../src/run-cache/actions.js';
+import { PICKED, SKIPPED, actionOf, entersValue } from '../../src/run-cache/actions.js';
 import { buildEntry } from '../../src/run-cache/entry.js';
 import { parseCacheEntry, type CachedAction } from '../../src/run-cache/format.js';
 import type { Probe } from '../../src/run-cache/precondition.js';
@@ -67,7 +67,10 @@ describe('where a replay goes on after a repair', () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
         const found = await run(s);
-        const acted = s.stepDone || s.done.length > 0;
+        // What counts as acting: an action of the stopped one's kind (a value entered, for one that enters a value).
+        const stopped = s.steps[s.stop.step]![s.stop.action]!;
+        const entered = (t: (typeof s.done)[number]) => ['form_input', 'type', 'file_upload', 'upload_file'].includes(t.tool) || (t.target !== undefined && PICKED.has(t.target.role) && !('value' in t.input));
+        const acted = s.stepDone || s.done.some((t) => (entersValue(stopped) ? entered(t) : !SKIPPED.has(t.tool) && !['scroll', 'scroll_to', 'mouse_move', 'read_page', 'find', 'get_page_text'].includes(t.tool)));
         // Before the model acted or said the step is done, the replay never passes the stopped action.
         if (!acted) {
           if (found.kind === 'at') expect(found.at.step === s.stop.step && found.at.action >= s.stop.action && (s.mode === 'insert' || found.at.action === s.stop.action)).toBe(true);
@@ -113,6 +116,9 @@ describe('where a replay goes on after a repair', () => {
     expect(await findResume(on('/c'), { steps: flow, stop: { step: 1, action: 0 }, mode: 'replace', done: [traceOf(flow[1]![1]!)], stepDone: true })).toEqual({ kind: 'at', at: { step: 2, action: 0 } });
     // The model filled the relabelled field only: the replay presses its Next.
     expect(await findResume(on('/b', ['City']), { steps: flow, stop: { step: 1, action: 0 }, mode: 'replace', done: [], stepDone: true })).toEqual({ kind: 'at', at: { step: 1, action: 1 } });
+    // A field to fill, and the model only scrolled while the next page's step already fits: the field is not passed over.
+    const scrolled = traceOf({ tool: 'scroll', toolsetName: 'browser', input: { direction: 'down' }, page: `${ORIGIN}/b` });
+    expect((await findResume(on('/c'), { steps: flow, stop: { step: 1, action: 0 }, mode: 'replace', done: [scrolled], stepDone: false })).kind).toBe('none');
     // The last step redone whole: the final check follows.
     expect(await findResume(on('/done'), { steps: flow, stop: { step: 2, action: 1 }, mode: 'replace', done: [], stepDone: true })).toEqual({ kind: 'end' });
     // Nowhere the earlier run went: the model is told what it did next.
