@@ -137,7 +137,9 @@ export function createHttpControlPlane(opts: HttpControlPlaneOptions): ControlPl
         if (options.passStatuses?.includes(reply.status)) return reply;
         if (!isRetryableStatus(reply.status)) {
           const reason = refusalReason(reply.body);
-          log.error({ method, path, status: reply.status, reason }, 'control-plane call refused');
+          // The process log keeps the answer's body (capped), as the API's refusals are read there; the process
+          // log is scrubbed of every secret the process knows. The error, which travels into a run's files, never does.
+          log.error({ method, path, status: reply.status, reason, body: loggableBody(reply.body) }, 'control-plane call refused');
           throw new ControlPlaneError(`${method} ${path} answered ${reply.status}: ${reason}`, reply.status);
         }
       }
@@ -278,6 +280,13 @@ function errorMessage(body: unknown): string | undefined {
   if (typeof detail === 'string') return detail;
   if (Array.isArray(detail) && isObject(detail[0]) && typeof detail[0].msg === 'string') return detail[0].msg;
   return undefined;
+}
+
+/** A refused call's body for the process log, cut at 4,000 characters. */
+function loggableBody(body: unknown): unknown {
+  if (body === undefined || body === null) return body;
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return text.length <= 4_000 ? body : `${text.slice(0, 4_000)}…`;
 }
 
 /** What an error answer says of itself: the API's error text (capped), or that it said nothing readable. */

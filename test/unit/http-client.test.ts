@@ -161,10 +161,11 @@ describe('http control plane: requests', () => {
     expect((error as ControlPlaneError).status).toBe(422);
     expect(seen).toHaveLength(1);
     const logged = logs.find((l) => l.level === 'error');
-    expect(logged?.obj).toMatchObject({ status: 422, reason: 'body.durationMs: must be integer' });
+    expect(logged?.obj).toMatchObject({ status: 422, reason: 'body.durationMs: must be integer', body: { detail } });
     expect((error as Error).message).toContain('body.durationMs: must be integer');
     expect(JSON.stringify(logs)).not.toContain(API_KEY);
-    expect(JSON.stringify(logs) + (error as Error).message + JSON.stringify(error)).not.toContain('echoed-Secret-71');
+    // The error travels into the run's files: it never holds the body.
+    expect((error as Error).message + JSON.stringify(error)).not.toContain('echoed-Secret-71');
   });
 });
 
