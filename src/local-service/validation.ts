@@ -67,9 +67,25 @@ function jsonType(expected: string): string {
   return expected;
 }
 
-/** Accepts the snake_case spellings of a workflow's fields (docs/specification.md#fields); an explicit camelCase field wins. */
+/** Accepts the snake_case spellings of a workflow's fields (docs/specification.md#fields); a field given in both spellings is refused. */
 export function normaliseWorkflowBody(body: unknown): unknown {
-  return isObject(body) ? camelCaseFields(camelCaseFields(body, SPECIFICATION_ALIASES), TRIGGER_ALIASES) : body;
+  if (!isObject(body)) return body;
+  oneSpelling(body, SPECIFICATION_ALIASES);
+  oneSpelling(body, TRIGGER_ALIASES);
+  return camelCaseFields(camelCaseFields(body, SPECIFICATION_ALIASES), TRIGGER_ALIASES);
+}
+
+/**
+ * The body as given when no field of it is spelt both ways (`allowed_domains` and
+ * `allowedDomains`); else a 422 naming both: which one the caller meant cannot be known.
+ */
+export function oneSpelling(body: Record<string, unknown>, aliases: Readonly<Record<string, string>>): Record<string, unknown> {
+  for (const [spelling, field] of Object.entries(aliases)) {
+    if (spelling !== field && Object.hasOwn(body, spelling) && Object.hasOwn(body, field)) {
+      throw unprocessable([{ loc: ['body', spelling], msg: `given twice, as ${spelling} and as ${field}: send one`, type: 'duplicate_field' }]);
+    }
+  }
+  return body;
 }
 
 /** Throws 422 when a schema given in a workflow cannot be compiled (compiled off the event loop: docs/secrets.md#bounds). */

@@ -15,7 +15,7 @@ import type { JobQueue } from './job-queue.js';
 import { answer, commonErrors, notFoundAnswer, pathParams, unavailableAnswer } from './openapi.js';
 import type { Schedules } from './schedules.js';
 import type { Store, VersionView } from './store.js';
-import { checkSchemaCompiles, normaliseWorkflowBody, validateInputPayload } from './validation.js';
+import { checkSchemaCompiles, normaliseWorkflowBody, oneSpelling, validateInputPayload } from './validation.js';
 import { presentVersion, resolveTrigger } from './version-triggers.js';
 import { defaultRunInput } from './default-input.js';
 import { KEY_OR_SESSION } from './access.js';
@@ -195,7 +195,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
     // No body is `{}`; `input_payload` is read as `inputPayload`.
     preValidation: async (request) => {
       await optionalBody(request);
-      if (isPlainObject(request.body)) request.body = camelCaseFields(request.body, EXECUTE_ALIASES);
+      if (isPlainObject(request.body)) request.body = camelCaseFields(oneSpelling(request.body, EXECUTE_ALIASES), EXECUTE_ALIASES);
     },
     schema: {
       summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',

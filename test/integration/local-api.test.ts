@@ -82,6 +82,15 @@ describe('the worker client against the local API', () => {
       expect(answer.status, `${method} ${url}`).toBe(422);
       expect(JSON.stringify(answer.body), `${method} ${url}`).toContain(field);
     }
+    // A field given in both spellings: which one was meant cannot be known.
+    for (const [url, body, field] of [
+      [`/api/workflows/${id}/execute`, { inputPayload: { user: 'a' }, input_payload: { user: 'b' } }, 'input_payload'],
+      ['/api/workflows', { prompt: 'p', allowedDomains: ['evil.test'], allowed_domains: ['shop.test'] }, 'allowed_domains'],
+    ] as const) {
+      const answer = await h.call('POST', url, body);
+      expect(answer.status, url).toBe(422);
+      expect(answer.body.detail[0], url).toMatchObject({ loc: ['body', field], type: 'duplicate_field' });
+    }
     // Nothing was created by the refused calls.
     const executions = (await h.call('GET', `/api/executions?workflow_uuid=${id}`)).body;
     expect(executions.total).toBe(1);
