@@ -9,7 +9,8 @@ import { startHarness, type Harness } from './local-api-harness.js';
  * (docs/security.md#secrets-at-rest), on the real local API and a real Redis: under the very
  * schema the secrets were stored under, an edit that keeps secret items of a `uniqueItems` array
  * by their placeholders and adds a guess is refused with the same 422 whatever the guess — equal
- * to a stored item or not — and stores nothing.
+ * to a stored item or not — and stores nothing, also when the schema sent drops the items'
+ * `writeOnly` mark (an annotation: the schema decides the same, and the codes stay secret).
  */
 
 const keys = parseProfileKeys(`k1:${randomBytes(32).toString('base64')}`);
@@ -36,9 +37,11 @@ describe('PATCH /api/workflows/{id} keeping secret items of a uniqueItems array 
     const versions = await versionCount();
     let reference: unknown;
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.constantFrom(...CODES, '1111', '2222'), fc.stringMatching(/^[0-9]{4}$/)), async (guess) => {
+      fc.asyncProperty(fc.oneof(fc.constantFrom(...CODES, '1111', '2222'), fc.stringMatching(/^[0-9]{4}$/)), fc.boolean(), async (guess, unmarked) => {
         const inputPayload = { user: 'kofi', backupCodes: ['{{backupCodes.0}}', '{{backupCodes.1}}', guess] };
-        const answer = await k.call('PATCH', `/api/workflows/${id}`, { payloadSchema: schema, configuration: { inputPayload } });
+        // Without its writeOnly mark (an annotation) the schema decides the same: the codes stay secret, and the rule holds.
+        const payloadSchema = unmarked ? { ...schema, properties: { ...schema.properties, backupCodes: { type: 'array', uniqueItems: true, items: { type: 'string' } } } } : schema;
+        const answer = await k.call('PATCH', `/api/workflows/${id}`, { payloadSchema, configuration: { inputPayload } });
         expect(answer.status, JSON.stringify(answer.body)).toBe(422);
         reference ??= answer.body;
         expect(answer.body).toEqual(reference);
