@@ -23,6 +23,9 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 export function createSchemaAjv(schema?: JsonSchema, extra: { coerceTypes?: boolean; useDefaults?: boolean } = {}): Ajv {
   const is2020 = typeof schema === 'object' && typeof schema.$schema === 'string' && schema.$schema.includes('2020-12');
   // Patterns run on a linear-time engine: a workflow's schema cannot stall the process (ReDoS).
+  // `$data` stays off: with it `const`, `enum` or `minimum` could compare a value of the input with
+  // another, and a caller could test a kept secret against a guess sent beside it
+  // (docs/security.md#secrets-at-rest); uniqueItems, the one keyword that does, is ruled on there.
   const options = { allErrors: true, strict: false, validateFormats: true, code: { regExp: safeRegExp }, ...extra } as const;
   const ajv = is2020 ? new Ajv2020(options) : new Ajv(options);
   addFormats(ajv as Ajv);

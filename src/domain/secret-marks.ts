@@ -36,6 +36,21 @@ export interface SecretMark {
 
 export function findSecretMarks(payload: unknown, schema: JsonSchema): SecretMark[] {
   const marks = new Map<string, SecretMark>();
+  forEachApplied(payload, schema, (node, value, path) => {
+    if (value !== null && (node.writeOnly === true || node['x-secret'] === true || node.format === 'totp')) {
+      const id = pathId(path);
+      const known = marks.get(id);
+      marks.set(id, { path, totp: node.format === 'totp' || (known?.totp ?? false) });
+    }
+  });
+  return [...marks.values()];
+}
+
+/**
+ * Calls `visit` once for each subschema of `schema` and each value of `payload` it may apply to
+ * (the walk above: every branch counted, whether or not it matches), with the value's path.
+ */
+export function forEachApplied(payload: unknown, schema: JsonSchema, visit: (node: Record<string, unknown>, value: unknown, path: KeyPath) => void): void {
   const index = indexSchema(schema);
   const visited = new Map<object, Set<string>>();
 
@@ -47,11 +62,7 @@ export function findSecretMarks(payload: unknown, schema: JsonSchema): SecretMar
     seen.add(id);
     visited.set(node, seen);
     const here = index.baseOf.get(node) ?? base;
-
-    if (value !== null && (node.writeOnly === true || node['x-secret'] === true || node.format === 'totp')) {
-      const known = marks.get(id);
-      marks.set(id, { path, totp: node.format === 'totp' || (known?.totp ?? false) });
-    }
+    visit(node, value, path);
     const targets = [
       ...(typeof node.$ref === 'string' ? index.resolve(node.$ref, here) : []),
       ...(typeof node.$dynamicRef === 'string' ? index.resolveDynamic(node.$dynamicRef, here) : []),
@@ -112,7 +123,6 @@ export function findSecretMarks(payload: unknown, schema: JsonSchema): SecretMar
   };
 
   walk(schema, payload, [], index.rootBase);
-  return [...marks.values()];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-import { formatPath, type KeyPath } from '../domain/key-path.js';
-import { LIST, ONE, TABLE } from '../domain/secret-marks.js';
+import { formatPath, pathId, type KeyPath } from '../domain/key-path.js';
+import { forEachApplied, LIST, ONE, TABLE } from '../domain/secret-marks.js';
+import type { JsonSchema } from '../domain/specification.js';
 import { unprocessable } from './http-errors.js';
 
 /**
@@ -84,6 +85,56 @@ export function assertKeptUnderSameSchema(kept: readonly KeyPath[], givenUnder: 
   }));
   if (kept.length > MAX_NAMED) {
     issues.push({ loc: ['body', 'configuration', 'inputPayload'], msg: `and ${kept.length - MAX_NAMED} more secret values: send them again in clear with the new schema`, type: 'secret_schema_changed' });
+  }
+  throw unprocessable(issues);
+}
+
+/**
+ * Throws 422 `secret_compared`, naming each kept secret and its array, when a kept secret sits in
+ * an array (at any depth below it) to which the payload schema may apply `"uniqueItems": true`.
+ *
+ * Under an unchanged schema a kept secret is still compared with what the caller sends next to
+ * it wherever a keyword compares two values of the input with each other: the caller puts a guess
+ * beside the secret and the answer says whether they are equal. In JSON Schema only `uniqueItems`
+ * does that (Ajv's `$data`, which would let `const`, `enum` or `minimum` read another value of the
+ * input, stays off: json-schema.ts). Every other keyword tests one value against constants of the
+ * schema (`const`, `enum`, `pattern`, `format`, bounds) or counts and names what is there
+ * (`required`, `dependentRequired`, `minItems`, `propertyNames`): under the schema the secret was
+ * given under, the caller learns at most how the schema's own tests judge it, never whether it
+ * equals a value they chose. So the rule is on the one comparing keyword, read with the secret
+ * walk (every branch counted, `$ref`s followed, `items`, `prefixItems`, `contains`, … alike): it
+ * is decided from the schema and where the placeholders are, before any secret is opened, and
+ * answers the same whatever the secret and the other items are.
+ *
+ * `payload` is the default input as the caller sent it (placeholders in place); the rule applies
+ * only then: an edit that sends no default input keeps the stored one whole, which passed under
+ * this same schema and has no value of the caller's beside the secret.
+ */
+export function assertKeptUncompared(kept: readonly KeyPath[], payload: unknown, schema: unknown): void {
+  if (kept.length === 0 || !isRecord(schema)) return;
+  const unique = new Map<string, KeyPath>();
+  forEachApplied(payload, schema as JsonSchema, (node, value, path) => {
+    if (node.uniqueItems === true && Array.isArray(value)) unique.set(pathId(path), path);
+  });
+  if (unique.size === 0) return;
+  const compared: { secret: KeyPath; array: KeyPath }[] = [];
+  for (const secret of kept) {
+    for (let depth = secret.length - 1; depth >= 0; depth--) {
+      const array = unique.get(pathId(secret.slice(0, depth)));
+      if (array) {
+        compared.push({ secret, array });
+        break;
+      }
+    }
+  }
+  if (compared.length === 0) return;
+  const issues = compared.slice(0, MAX_NAMED).map(({ secret, array }) => ({
+    loc: ['body', 'configuration', 'inputPayload', ...secret],
+    msg: `the secret value at ${formatPath(secret) || '(root)'} is not kept: it is in the array at ${formatPath(array) || '(root)'}, whose items the payload schema requires to be unique (uniqueItems), and checking that would compare it with the values sent beside it; send the value again in clear`,
+    type: 'secret_compared',
+  }));
+  if (compared.length > MAX_NAMED) {
+    issues.push({ loc: ['body', 'configuration', 'inputPayload'], msg: `and ${compared.length - MAX_NAMED} more secret values in arrays with uniqueItems: send them again in clear`, type: 'secret_compared' });
   }
   throw unprocessable(issues);
 }

@@ -6,7 +6,7 @@ import type { KeyPath } from '../domain/key-path.js';
 import { findSecretMarks, type SecretMark } from '../domain/secret-marks.js';
 import { createSecretVault } from '../domain/secrets.js';
 import { keepShownSecrets, revealDefaultInput, sealDefaultInput, secretPathsOf, shownSecretPaths, storedDefaultInput } from './default-input.js';
-import { assertKeptUnderSameSchema } from './kept-secrets.js';
+import { assertKeptUncompared, assertKeptUnderSameSchema } from './kept-secrets.js';
 import { isObject, unprocessable, type ValidationIssue } from './http-errors.js';
 import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionView } from './store.js';
@@ -62,6 +62,8 @@ export async function resolveTrigger(
   if (hasInput && base) {
     const kept = given ? shownSecretPaths(configuration.inputPayload, base) : carriedSecretPaths(base);
     assertKeptUnderSameSchema(kept, base.specification?.payloadSchema, opts.payloadSchema);
+    // Nor where the schema compares them with the values sent beside them (uniqueItems).
+    if (given) assertKeptUncompared(kept, configuration.inputPayload, opts.payloadSchema);
   }
   // The clear default input: the body's (a placeholder the base showed standing for its secret),
   // or the base's own, its secrets opened.
