@@ -175,6 +175,9 @@ describe('a run whose conversation the API compacts', () => {
     expect(r.server.requests).toHaveLength(2);
     expect(turns).toHaveLength(2);
     expect(turns[1]).toEqual(used(23_000, 1_000));
+    // The log says what the compacting request was billed, sampling by sampling.
+    const logged = r.lines.filter((line) => line.type === 'model_turn').map((line) => line.billed);
+    expect(logged).toEqual([undefined, [{ type: 'compaction', usage: used(180_000, 3_500) }, { type: 'message', usage: used(23_000, 1_000) }]]);
     const compaction = used(180_000, 3_500);
     expect(document.usage.billedTokens).toBe(turns.reduce((sum, usage) => sum + billedTokens(usage), 0) + billedTokens(compaction));
     expect(document.usage.billedTokens).toBeLessThanOrEqual(cap + 207_500);
