@@ -133,6 +133,7 @@ async function askModel(run: AgentRun): Promise<ModelResponse> {
     overheadMs: run.lastResponseAt === undefined ? null : requestAt - run.lastResponseAt,
     stopReason: response.stopReason,
     usage: response.usage,
+    ...(response.billed ? { billed: response.billed } : {}),
     ...(response.notes?.clearedInputTokens ? { clearedInputTokens: response.notes.clearedInputTokens } : {}),
     thinking: thinkingOf(response.content),
     text: textOf(response.content),

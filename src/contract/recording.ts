@@ -61,6 +61,18 @@ export const turnNotes = z.object({
 export type TurnNotes = z.infer<typeof turnNotes>;
 
 const aString = z.string({ error: 'must be a string' });
+
+/**
+ * One sampling the API billed within a request (its `usage.iterations`): the answer's own
+ * (`message`), a compaction of the conversation (`compaction`), or another kind the API adds.
+ * `model` is set where it is not the request's own model.
+ */
+export const billedIteration = z.object(
+  { type: aString, model: aString.optional(), usage: tokenUsage },
+  { error: 'must be an object' },
+);
+export type BilledIteration = z.infer<typeof billedIteration>;
+
 export const modelResponse = z.object(
   {
     id: aString,
@@ -68,7 +80,14 @@ export const modelResponse = z.object(
     content: z.array(assistantBlock, { error: 'must be an array' }),
     /** `end_turn`, `tool_use`, `max_tokens`, `stop_sequence`, `refusal`, `pause_turn`, or one the API adds. */
     stopReason: aString,
+    /** The answer's own sampling, as the API's top-level `usage` gives it: what the model read and wrote for this answer. */
     usage: tokenUsage,
+    /**
+     * Everything the request was billed, sampling by sampling, when the API itemised it (a
+     * compaction's tokens are in none of the top-level fields). Absent: `usage` alone.
+     * domain/usage.ts `billedParts` is the one reader.
+     */
+    billed: z.array(billedIteration, { error: 'must be an array' }).optional(),
     /** Absent in recordings made before notes existed. */
     notes: turnNotes.optional(),
   },

@@ -1,6 +1,6 @@
 import type { ModelUsageReport, UsageReport } from '../contract/output.js';
 import type { Specification } from '../contract/specification.js';
-import type { TokenUsage } from '../model/types.js';
+import type { ModelResponse, TokenUsage } from '../model/types.js';
 
 export type { BudgetReport, UsageReport } from '../contract/output.js';
 
@@ -19,6 +19,23 @@ export type RunBudget = NonNullable<Specification['budget']>;
 /** Tokens as the API bills them. */
 export function billedTokens(usage: TokenUsage): number {
   return usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+}
+
+/** One part of what a request was billed: the model that ran it and its tokens. */
+export interface BilledPart {
+  model: string;
+  usage: TokenUsage;
+}
+
+/**
+ * What a request was billed, part by part (docs/model.md#prices): the API's itemised samplings
+ * when it gave them (a compaction's tokens are only there), else the answer's usage. Each part
+ * at the model that ran it, the request's own model unless the API named another. Everything
+ * that counts or prices a request reads it here.
+ */
+export function billedParts(response: Pick<ModelResponse, 'usage' | 'billed'>, requestModel: string): BilledPart[] {
+  if (!response.billed || response.billed.length === 0) return [{ model: requestModel, usage: response.usage }];
+  return response.billed.map((part) => ({ model: part.model ?? requestModel, usage: part.usage }));
 }
 
 /** Dollars as reports show them: 6 decimals. */

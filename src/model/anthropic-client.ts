@@ -12,6 +12,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { ExecutionError } from '../domain/errors.js';
 import type { Logger } from '../telemetry/types.js';
+import { fromApiUsage } from './api-usage.js';
 import { createCapabilityLookup, type CapabilityOverrides, type ModelCapabilities } from './capabilities.js';
 import { contextParams, DEFAULT_CONTEXT_SETTINGS, isManaged, isPrefixMismatch, type ContextSettings } from './context-policy.js';
 import { taskBudgetParams } from './task-budget.js';
@@ -120,7 +121,7 @@ export function createAnthropicModel(opts: AnthropicModelOptions): ModelClient {
           throw toModelError(retryError, opts.maxRetries);
         }
       }
-      return fromMessage(message, notes);
+      return fromMessage(message, request.model, notes);
     },
   };
 }
@@ -302,7 +303,7 @@ function toAssistantParam(block: AssistantBlock): BetaContentBlockParam {
 
 // ---- response mapping: the SDK's → ours ----
 
-function fromMessage(message: BetaMessage, notes: TurnNotes): ModelResponse {
+function fromMessage(message: BetaMessage, requestModel: string, notes: TurnNotes): ModelResponse {
   const cleared = (message.context_management?.applied_edits ?? []).reduce((sum, edit) => sum + (edit.cleared_input_tokens ?? 0), 0);
   if (cleared > 0) notes.clearedInputTokens = cleared;
   return {
@@ -310,12 +311,7 @@ function fromMessage(message: BetaMessage, notes: TurnNotes): ModelResponse {
     model: message.model,
     content: message.content.map(fromContentBlock),
     stopReason: message.stop_reason ?? 'end_turn',
-    usage: {
-      inputTokens: message.usage.input_tokens ?? 0,
-      outputTokens: message.usage.output_tokens ?? 0,
-      cacheReadInputTokens: message.usage.cache_read_input_tokens ?? 0,
-      cacheCreationInputTokens: message.usage.cache_creation_input_tokens ?? 0,
-    },
+    ...fromApiUsage(message.usage, requestModel),
     notes,
   };
 }

@@ -7,7 +7,7 @@ import type { AssistantBlock, CacheControl, ModelResponse, TextBlock, TokenUsage
 import type { SingleComputerToolType, ToolsetType } from '../domain/action-spaces.js';
 
 /** What a model turn answers, as the Messages API's JSON: declared with `recording.json`, which holds them. */
-export type { AssistantBlock, CacheControl, ModelResponse, OpaqueBlock, RecordedTurn, RecordingFile, TextBlock, TokenUsage, ToolUseBlock, TurnNotes } from '../contract/recording.js';
+export type { AssistantBlock, BilledIteration, CacheControl, ModelResponse, OpaqueBlock, RecordedTurn, RecordingFile, TextBlock, TokenUsage, ToolUseBlock, TurnNotes } from '../contract/recording.js';
 
 export interface ImageBlock {
   type: 'image';

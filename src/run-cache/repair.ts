@@ -137,6 +137,7 @@ async function ask(deps: RepairDeps, agent: AgentInput, request: { system: TextB
     overheadMs: null,
     stopReason: response.stopReason,
     usage: response.usage,
+    ...(response.billed ? { billed: response.billed } : {}),
     ...(thinkingOf(response.content) ? { thinking: thinkingOf(response.content)! } : {}),
     ...(textOf(response.content) ? { text: textOf(response.content)! } : {}),
     toolCalls: response.content.filter((b): b is ToolUseBlock => b.type === 'tool_use').map((b) => ({ id: b.id, name: b.name, ...(b.toolset_name ? { toolset: b.toolset_name } : {}), input: b.input })),

@@ -4,7 +4,7 @@ import type { HumanInput, HumanKind, HumanOutcome } from '../domain/human-protoc
 import type { ErrorCode } from '../domain/errors.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import type { UsageReport } from '../domain/usage.js';
-import type { StopReason, TokenUsage } from '../model/types.js';
+import type { BilledIteration, StopReason, TokenUsage } from '../model/types.js';
 import { createEventStream, type EventLine, type EventSink, type EventSource, type EventStream, type EventStreamOptions } from '../telemetry/event-stream.js';
 import type { ActionTrace } from '../toolset/types.js';
 
@@ -37,7 +37,10 @@ export type LoggedEvents = {
     latencyMs: number;
     overheadMs: number | null;
     stopReason: StopReason;
+    /** The answer's own usage (the API's top-level usage). */
     usage: TokenUsage;
+    /** Each sampling the API billed for the request, when it itemised them (a compaction's tokens are only here). */
+    billed?: BilledIteration[];
     clearedInputTokens?: number;
     thinking?: string;
     text?: string;

@@ -1,6 +1,6 @@
 import type { RunStats } from '../agent/loop.js';
 import { ExecutionError } from '../domain/errors.js';
-import { billedTokens, type RunBudget } from '../domain/usage.js';
+import { billedParts, billedTokens, type BilledPart, type RunBudget } from '../domain/usage.js';
 import type { ModelClient, ModelPricing, ModelResponse, ModelTurnRequest, TokenUsage } from '../model/types.js';
 import type { ExecutionEventSink } from './events.js';
 
@@ -16,8 +16,9 @@ import type { ExecutionEventSink } from './events.js';
  *   run, and a `finish` among them ends the run as the model said;
  * - with a token cap, each request carries it and what is left (the API's task budget where the
  *   model takes one: model/types.ts `taskBudget`);
- * - after a response: its usage goes into the run's tallies, priced at its model's prices, and
- *   is told as `model_usage` (the metrics' cost by model).
+ * - after a response: what it was billed (domain/usage.ts `billedParts`: a compaction's tokens
+ *   included) goes into the run's tallies, each part priced at its model's prices, and is told
+ *   as `model_usage` once per model (the metrics' cost by model).
  *
  * A failed request (no response) bills nothing and adds nothing.
  */
@@ -36,7 +37,7 @@ export function meterModel(inner: ModelClient, options: UsageMeterOptions): Mode
       if (over) throw new ExecutionError('budget_exceeded', over);
       const sent: ModelTurnRequest = budget.tokens === undefined ? request : { ...request, taskBudget: { total: budget.tokens, remaining: budget.tokens - billedTokens(stats.usage) } };
       const response = await inner.createTurn(sent, signal);
-      record(options, request.model, response.usage);
+      record(options, billedParts(response, request.model));
       return response;
     },
   };
@@ -54,22 +55,35 @@ export function budgetReached(stats: Pick<RunStats, 'usage' | 'costUsd'>, budget
   return undefined;
 }
 
-function record(options: UsageMeterOptions, model: string, usage: TokenUsage): void {
+function record(options: UsageMeterOptions, parts: readonly BilledPart[]): void {
   const { stats, pricing, events } = options;
-  const priced = pricing.price(model, usage);
-  add(stats.usage, usage);
-  stats.costUsd += priced.usd;
-  let byModel = stats.models.get(model);
-  if (!byModel) {
-    byModel = { requests: 0, inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, costUsd: 0, prices: priced.source };
-    stats.models.set(model, byModel);
+  const byModel = new Map<string, { usage: TokenUsage; usd: number; fallback: boolean; source: ReturnType<ModelPricing['price']>['source'] }>();
+  for (const part of parts) {
+    // Each part at its own prices: a band (Haiku 5.5's) depends on that sampling's prompt alone.
+    const priced = pricing.price(part.model, part.usage);
+    const entry = byModel.get(part.model) ?? { usage: zero(), usd: 0, fallback: false, source: priced.source };
+    add(entry.usage, part.usage);
+    entry.usd += priced.usd;
+    entry.fallback ||= priced.source === 'fallback';
+    byModel.set(part.model, entry);
   }
-  byModel.requests++;
-  add(byModel, usage);
-  byModel.costUsd += priced.usd;
-  if (priced.source === 'fallback') byModel.prices = 'fallback';
-  events.notify('model_usage', { model, usage: { ...usage }, costUsd: priced.usd });
+  for (const [model, { usage, usd, fallback, source }] of byModel) {
+    add(stats.usage, usage);
+    stats.costUsd += usd;
+    let tally = stats.models.get(model);
+    if (!tally) {
+      tally = { requests: 0, inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, costUsd: 0, prices: source };
+      stats.models.set(model, tally);
+    }
+    tally.requests++;
+    add(tally, usage);
+    tally.costUsd += usd;
+    if (fallback) tally.prices = 'fallback';
+    events.notify('model_usage', { model, usage: { ...usage }, costUsd: usd });
+  }
 }
+
+const zero = (): TokenUsage => ({ inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 });
 
 function add(total: TokenUsage, turn: TokenUsage): void {
   total.inputTokens += turn.inputTokens;

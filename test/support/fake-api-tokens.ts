@@ -35,6 +35,8 @@ export interface Accounting {
   cleared?: { tokens: number; toolUses: number };
   /** The request passed the compaction trigger: the response carries a compaction block. */
   compact: boolean;
+  /** The compaction's own sampling, billed apart from the answer (set when the answer is made). */
+  compaction?: { input: number; output: number };
 }
 
 /** Prefixes written to the cache, across the requests of one server. */

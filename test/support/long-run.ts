@@ -1,4 +1,5 @@
 import { createRunStats, runAgent, type AgentOutcome, type RunStats } from '../../src/agent/loop.js';
+import { ExecutionError } from '../../src/domain/errors.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { RunBudget } from '../../src/domain/usage.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
@@ -122,7 +123,7 @@ export async function longRun(opts: LongRunOptions): Promise<LongRun> {
     });
     // As the runner composes it: every request counted and priced, the budget held (runner/usage-meter.ts).
     const model = meterModel(client, { stats, budget: opts.budget ?? {}, pricing: createModelPricing(), events: stream });
-    const outcome = await runAgent(
+    const outcome: AgentOutcome = await runAgent(
       { model, space: syntheticSpace(real), session, events: stream },
       {
         spec: { prompt: 'Go through the open orders one by one.', allowedDomains: ['shop.test'] },
@@ -134,7 +135,11 @@ export async function longRun(opts: LongRunOptions): Promise<LongRun> {
         signal: new AbortController().signal,
       },
       stats,
-    );
+    ).catch((error: unknown) => {
+      // A run its budget stopped ends as the runner reports it: failed, with the meter's reason.
+      if (error instanceof ExecutionError && error.code === 'budget_exceeded') return { status: 'failed', code: error.code, message: error.message };
+      throw error;
+    });
     const requestTokens = server.accounting.map((a) => a?.total ?? 0);
     return { outcome, stats, server, events, logLines, requestTokens };
   } finally {

@@ -32,6 +32,8 @@ export interface ScriptedResponse {
     output_tokens: number;
     cache_read_input_tokens: number | null;
     cache_creation_input_tokens: number | null;
+    /** `usage.iterations`, as the API itemises a request that compacted (set by the server's accounting, or scripted). */
+    iterations: ScriptedIteration[];
   }>;
   /** Wait this long before answering (the wait ends early if the client goes away). */
   delayMs?: number;
@@ -40,6 +42,17 @@ export interface ScriptedResponse {
   headers?: Record<string, string>;
   /** `context_management.applied_edits` of the response (set by the server's accounting). */
   appliedEdits?: Array<Record<string, unknown>>;
+}
+
+/** One entry of `usage.iterations` (the SDK's `BetaIterationsUsage`). */
+export interface ScriptedIteration {
+  type: 'message' | 'compaction' | 'advisor_message' | 'fallback_message';
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_creation: null;
+  model?: string | null;
 }
 
 export interface ScriptedFailure {
@@ -217,18 +230,28 @@ function withApiBlocks(turn: ScriptedResponse, body: Record<string, unknown> | n
   if (body === null || typeof body !== 'object') return turn;
   const thinking = body.thinking as { type?: unknown; display?: unknown } | undefined;
   const thinks = hasPreservedThinking(String(body.model ?? '')) || thinking?.type === 'adaptive';
-  const blocks: ScriptedContentBlock[] = [];
+  // A compaction block opens the answer, before the thinking, whether the accounting or the script made it.
+  const blocks: ScriptedContentBlock[] = turn.content.filter((b) => b.type === 'compaction');
   if (counted?.compact) blocks.push({ type: 'compaction', content: COMPACTION_SUMMARY, encrypted_content: null });
   if (thinks && !turn.content.some((b) => b.type === 'thinking')) {
     const calls = turn.content.filter((b) => b.type === 'tool_use').map((b) => String(b.name));
     const summary = thinking?.display === 'summarized' ? `Turn ${index + 1}: ${calls.length > 0 ? `next, ${calls.join(', ')}` : 'answering'}.` : '';
     blocks.push(thinkingBlock(body, summary) as ScriptedContentBlock);
   }
-  const out: ScriptedResponse = { ...turn, content: [...blocks, ...turn.content] };
+  const out: ScriptedResponse = { ...turn, content: [...blocks, ...turn.content.filter((b) => b.type !== 'compaction')] };
   if (counted) {
     // Billed as the API bills them: uncached input, cache reads and writes apart, and every block the model wrote as output.
-    out.usage = { input_tokens: counted.input, cache_read_input_tokens: counted.cacheRead, cache_creation_input_tokens: counted.cacheWrite, output_tokens: outputTokens(out.content) };
-    counted.output = out.usage.output_tokens;
+    const answer = { input_tokens: counted.input, cache_read_input_tokens: counted.cacheRead, cache_creation_input_tokens: counted.cacheWrite, output_tokens: outputTokens(out.content) };
+    counted.output = answer.output_tokens;
+    out.usage = answer;
+    if (counted.compact) {
+      // As the API itemises a compacting request: the compaction, a sampling of its own that read
+      // the whole context and wrote the summary (in none of the top-level fields), then the answer
+      // (the top level itemised).
+      const compaction: ScriptedIteration = { type: 'compaction', input_tokens: counted.total, output_tokens: outputTokens([{ type: 'text', text: COMPACTION_SUMMARY }]), cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cache_creation: null };
+      counted.compaction = { input: compaction.input_tokens, output: compaction.output_tokens };
+      out.usage = { ...answer, iterations: [compaction, { type: 'message', ...answer, cache_creation: null, model: String(body.model ?? '') }] };
+    }
     if (counted.cleared) out.appliedEdits = [{ type: 'clear_tool_uses_20250919', cleared_input_tokens: counted.cleared.tokens, cleared_tool_uses: counted.cleared.toolUses }];
   }
   return out;
@@ -278,6 +301,7 @@ function message(turn: ScriptedResponse, index: number, requestBody: unknown): R
       output_tokens: turn.usage?.output_tokens ?? 20,
       cache_read_input_tokens: turn.usage?.cache_read_input_tokens === undefined ? 0 : turn.usage.cache_read_input_tokens,
       cache_creation_input_tokens: turn.usage?.cache_creation_input_tokens === undefined ? 0 : turn.usage.cache_creation_input_tokens,
+      ...(turn.usage?.iterations ? { iterations: turn.usage.iterations } : {}),
       server_tool_use: null,
       service_tier: 'standard',
     },

@@ -1,11 +1,11 @@
-import type { AssistantBlock, ModelClient, ModelResponse, ModelTurnRequest, StopReason, TokenUsage, TurnNotes } from '../../src/model/types.js';
+import type { AssistantBlock, BilledIteration, ModelClient, ModelResponse, ModelTurnRequest, StopReason, TokenUsage, TurnNotes } from '../../src/model/types.js';
 
 /** An in-memory ModelClient for unit tests: answers from a script, keeps every request. */
 export interface ScriptedModel extends ModelClient {
   requests: ModelTurnRequest[];
 }
 
-export type Turn = { content: AssistantBlock[]; stopReason?: StopReason; notes?: TurnNotes; usage?: TokenUsage } | Error;
+export type Turn = { content: AssistantBlock[]; stopReason?: StopReason; notes?: TurnNotes; usage?: TokenUsage; billed?: BilledIteration[] } | Error;
 
 export function scriptedModel(turns: Turn[]): ScriptedModel {
   const requests: ModelTurnRequest[] = [];
@@ -26,6 +26,7 @@ export function scriptedModel(turns: Turn[]): ScriptedModel {
         content: turn.content,
         stopReason: turn.stopReason ?? (hasTool ? 'tool_use' : 'end_turn'),
         usage: turn.usage ?? { inputTokens: 100, outputTokens: 10, cacheReadInputTokens: 50, cacheCreationInputTokens: 5 },
+        ...(turn.billed ? { billed: turn.billed } : {}),
         ...(turn.notes ? { notes: turn.notes } : {}),
       };
     },
