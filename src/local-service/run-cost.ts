@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { usageReport } from '../contract/output.js';
@@ -34,12 +35,25 @@ export function createRunCostReader(artifactsDir: string | undefined, logger: Lo
     if (!SAFE_ID.test(executionId)) return null;
     const file = path.join(root, 'executions', executionId, 'output.json');
     try {
-      if ((await stat(file)).size > MAX_OUTPUT_BYTES) return null;
-      const text = await readFile(file, 'utf8');
+      // The file itself, never what a link points at; a regular file, read from the handle opened
+      // (not a name looked up again), and no more than the cap: a device or a growing file reads
+      // nothing more than that.
+      const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      let text: string;
+      try {
+        const info = await handle.stat();
+        if (!info.isFile() || info.size > MAX_OUTPUT_BYTES) return null;
+        const buffer = Buffer.alloc(info.size);
+        const { bytesRead } = await handle.read(buffer, 0, info.size, 0);
+        text = buffer.subarray(0, bytesRead).toString('utf8');
+      } finally {
+        await handle.close();
+      }
       const parsed = outputCost.safeParse(JSON.parse(text));
       return parsed.success ? parsed.data.usage.estimatedCostUsd : null;
     } catch (err) {
       // No output.json (a run that failed before it wrote one) is no cost to show, not an error.
+      // A link in its place (ELOOP) is refused like any other file that is not output.json.
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ executionId, err: String(err) }, 'output.json could not be read for the execution\'s cost');
       return null;
     }

@@ -30,6 +30,12 @@ beforeAll(async () => {
   await write('executions/output.json', { usage: { estimatedCostUsd: 998 } });
   await write('../output.json', { usage: { estimatedCostUsd: 997 } });
   await write('executions/e-1/nested/output.json', { usage: { estimatedCostUsd: 996 } });
+  // An output.json that is a link (to another run's file, to a device) or a folder is read as none.
+  await fs.mkdir(path.join(root, 'executions', 'linked'), { recursive: true });
+  await fs.symlink(path.join(root, 'executions', 'e-1', 'output.json'), path.join(root, 'executions', 'linked', 'output.json'));
+  await fs.mkdir(path.join(root, 'executions', 'device'), { recursive: true });
+  await fs.symlink('/dev/zero', path.join(root, 'executions', 'device', 'output.json'));
+  await fs.mkdir(path.join(root, 'executions', 'folder', 'output.json'), { recursive: true });
 });
 
 afterAll(async () => {
@@ -44,6 +50,7 @@ describe('the run cost reader', () => {
     expect(await read('broken')).toBeNull();
     expect(await read('negative')).toBeNull();
     expect(await read('missing')).toBeNull();
+    for (const odd of ['linked', 'device', 'folder']) expect(await read(odd), odd).toBeNull();
     expect(await createRunCostReader(undefined, createSilentLogger())('e-1')).toBeNull();
   });
 
