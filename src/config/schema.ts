@@ -32,12 +32,19 @@ const jsonText = z
   .optional()
   .transform((v, ctx) => {
     if (v === undefined || v === '') return undefined;
+    let parsed: unknown;
     try {
-      return JSON.parse(v) as unknown;
+      parsed = JSON.parse(v) as unknown;
     } catch (error) {
       ctx.addIssue({ code: 'custom', message: `must be JSON: ${(error as Error).message}` });
       return z.NEVER;
     }
+    // JSON keeps a `__proto__` key, which a copy into a record drops without a word: refused instead.
+    if (/"__proto__"\s*:/.test(v) && JSON.stringify(parsed).includes('"__proto__"')) {
+      ctx.addIssue({ code: 'custom', message: 'a key named __proto__ is not accepted' });
+      return z.NEVER;
+    }
+    return parsed;
   });
 
 /** `{"model id" | "*": {clearToolUses?, compact?, adaptiveThinking?, maxInputTokens?, taskBudget?}}`, as JSON. */
@@ -46,10 +53,10 @@ const capabilityOverrides = jsonText.pipe(z.record(z.string().min(1), capability
 /** One model's prices, USD per million tokens (docs/model.md#prices). */
 const priceFields = z
   .object({
-    inputPerMTok: z.number().min(0),
-    outputPerMTok: z.number().min(0),
-    cacheReadPerMTok: z.number().min(0),
-    cacheWritePerMTok: z.number().min(0),
+    inputPerMTok: z.number().min(0).max(100_000),
+    outputPerMTok: z.number().min(0).max(100_000),
+    cacheReadPerMTok: z.number().min(0).max(100_000),
+    cacheWritePerMTok: z.number().min(0).max(100_000),
   })
   .strict();
 

@@ -70,6 +70,9 @@ describe('the price table', () => {
     expect(() => loadConfig({ MODEL_PRICES: '{"claude-x": {"inputPerMTok": 1}}' })).toThrow(/MODEL_PRICES/);
     expect(() => loadConfig({ MODEL_PRICES: '{"claude-x": {"inputPerMTok": -1, "outputPerMTok": 1, "cacheReadPerMTok": 1, "cacheWritePerMTok": 1}}' })).toThrow(/MODEL_PRICES/);
     expect(() => loadConfig({ MODEL_PRICES: 'not json' })).toThrow(/MODEL_PRICES=.*must be JSON/);
+    // A __proto__ key would be dropped without a word, a price of 1e308 make every cost Infinity: both refused.
+    expect(() => loadConfig({ MODEL_PRICES: '{"__proto__": {"inputPerMTok": 1, "outputPerMTok": 1, "cacheReadPerMTok": 1, "cacheWritePerMTok": 1}}' })).toThrow(/MODEL_PRICES.*__proto__/);
+    expect(() => loadConfig({ MODEL_PRICES: '{"claude-x": {"inputPerMTok": 1e308, "outputPerMTok": 1, "cacheReadPerMTok": 1, "cacheWritePerMTok": 1}}' })).toThrow(/MODEL_PRICES/);
   });
 
   it('adds up: the cost of two requests is the sum of theirs, and never negative (generated usages, every model)', () => {
