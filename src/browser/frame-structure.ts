@@ -196,7 +196,18 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     },
 
     pageText: (maxChars) => top.pageText(maxChars),
-    contentDigest: () => top.contentDigest(),
+    async contentDigest() {
+      // Frames of other sites are looked for only when the top page holds some: a page without
+      // them costs one call into it, as before.
+      const mine = await top.documentDigest();
+      if (mine.otherSites === 0) return mine.digest;
+      const parts = [mine.digest];
+      for (const doc of (await documents()).slice(1)) {
+        // A frame whose document went away mid-read shows something else now: a change.
+        parts.push(await doc.documentDigest().then((d) => d.digest, () => 'gone'));
+      }
+      return parts.join('|');
+    },
 
     pointOf: (ref) =>
       routed(
