@@ -9,8 +9,9 @@
  * off aims at the same target, and a model that alternates the two is just as stuck. "The page
  * did not change" is the same tab, URL and page digest after the action as after the one before
  * (BrowserTab.contentDigest: the text, field values, scrolling, focus and canvas pixels of the
- * page and of every frame), read once after each action that counts. Waits and reads do not count: they neither add to a streak nor break one, so a
- * model may look or wait between its tries. A page that changes under each identical click (a
+ * page and of every frame), read once after each action that counts. Waits and reads do not
+ * count: they neither add to a streak nor break one, so a model may look or wait between its
+ * tries. A page that changes under each identical click (a
  * counter, a carousel) is never stuck; nor is an action whose page cannot be read (navigating,
  * closed): it breaks the streak.
  */
