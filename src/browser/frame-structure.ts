@@ -203,7 +203,8 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
       if (mine.otherSites === 0) return mine.digest;
       const parts = [mine.digest];
       for (const doc of (await documents()).slice(1)) {
-        // A frame whose document went away mid-read shows something else now: a change.
+        // A frame whose document cannot be read now (gone mid-read) is marked as such: a change
+        // from a read that could, while the rest of the tab is still compared.
         parts.push(await doc.documentDigest().then((d) => d.digest, () => 'gone'));
       }
       return parts.join('|');
