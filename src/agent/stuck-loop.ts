@@ -4,11 +4,14 @@
  * The third identical action in a row that leaves the page as it was is answered with
  * `is_error: true` saying so; the fifth ends the run with `agent_stuck`.
  *
- * "The same action" is the same tool, member or action and input (keys in any order). "The page
+ * "The same action" is the same tool, member or action and input (keys in any order), pointer
+ * coordinates within SAME_TARGET_PX of the previous action's counting as the same: a click 1 px
+ * off aims at the same target, and a model that alternates the two is just as stuck. "The page
  * did not change" is the same tab, URL and page digest after the action as after the one before
- * (BrowserTab.contentDigest: its text, field values and scrolling), read once after each action
- * that counts. Waits and reads do not count: they neither add to a streak nor break one, so a
- * model may look or wait between its tries. A page that changes under each identical click (a
+ * (BrowserTab.contentDigest: the text, field values, scrolling, focus and canvas pixels of the
+ * page and of every frame), read once after each action that counts. Waits and reads do not
+ * count: they neither add to a streak nor break one, so a model may look or wait between its
+ * tries. A page that changes under each identical click (a
  * counter, a carousel) is never stuck; nor is an action whose page cannot be read (navigating,
  * closed): it breaks the streak.
  */
@@ -20,6 +23,11 @@ import type { ActionReport } from '../toolset/types.js';
 /** The repeat that is answered with an error, and the one that ends the run. */
 export const STUCK_WARN_AT = 3;
 export const STUCK_STOP_AT = 5;
+/**
+ * Pointer coordinates at most this far apart (px, on each axis) aim at one target: below the
+ * size of anything a person can click, so two different controls are never taken for one.
+ */
+export const SAME_TARGET_PX = 3;
 
 /** Actions that wait for the page rather than act on it. */
 const WAITING_ACTIONS = new Set(['wait']);
@@ -32,15 +40,15 @@ export interface RepeatWatch {
 }
 
 export function createRepeatWatch(session: Pick<BrowserSession, 'tab' | 'currentUrl'>): RepeatWatch {
-  let last: { key: string; page: string | undefined } | undefined;
+  let last: { action: ActionShape; page: string | undefined } | undefined;
   let repeats = 0;
   return {
     async after(call, report, signal) {
       if (!report.counted || WAITING_ACTIONS.has(report.action)) return { kind: 'go' };
-      const key = stableJson([call.toolset_name ?? call.name, report.action, call.input]);
+      const action = shapeOf([call.toolset_name ?? call.name, report.action, call.input]);
       const page = await pageNow(session, signal);
-      repeats = last !== undefined && page !== undefined && last.key === key && last.page === page ? repeats + 1 : 1;
-      last = { key, page };
+      repeats = last !== undefined && page !== undefined && sameAction(last.action, action) && last.page === page ? repeats + 1 : 1;
+      last = { action, page };
       if (repeats >= STUCK_STOP_AT) return { kind: 'stop', repeats };
       if (repeats >= STUCK_WARN_AT) return { kind: 'warn', repeats };
       return { kind: 'go' };
@@ -67,11 +75,41 @@ async function pageNow(session: Pick<BrowserSession, 'tab' | 'currentUrl'>, sign
   }
 }
 
-/** JSON with object keys sorted, so that `{a, b}` and `{b, a}` are one input. */
-function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
+/** An action as JSON with object keys sorted (`{a, b}` and `{b, a}` are one input) and its pointer coordinates apart. */
+interface ActionShape {
+  key: string;
+  points: number[];
+}
+
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Coordinates are the computer tool's `coordinate` and `start_coordinate` ([x, y]) and the
+ * browser toolset's coordinate targets ({type: "coordinate", x, y}); each is taken out of the key
+ * (in the order JSON visits them, the same for two inputs of one shape) so that it can be
+ * compared with a tolerance.
+ */
+export function shapeOf(value: unknown): ActionShape {
+  const points: number[] = [];
+  const key = JSON.stringify(value, (name, v: unknown) => {
+    if ((name === 'coordinate' || name === 'start_coordinate') && Array.isArray(v) && v.length === 2 && v.every(isNumber)) {
+      points.push(v[0] as number, v[1] as number);
+      return '(point)';
+    }
+    if (!isRecord(v)) return v;
+    const entries = Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    if (v.type === 'coordinate' && isNumber(v.x) && isNumber(v.y)) {
+      points.push(v.x, v.y);
+      return Object.fromEntries(entries.map(([k, x]) => [k, k === 'x' || k === 'y' ? '(point)' : x]));
+    }
+    return Object.fromEntries(entries);
+  }) ?? 'undefined';
+  return { key, points };
+}
+
+export function sameAction(a: ActionShape, b: ActionShape): boolean {
+  return a.key === b.key && a.points.length === b.points.length && a.points.every((p, i) => Math.abs(p - b.points[i]!) <= SAME_TARGET_PX);
 }
 
 function ordinal(n: number): string {

@@ -196,7 +196,19 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     },
 
     pageText: (maxChars) => top.pageText(maxChars),
-    contentDigest: () => top.contentDigest(),
+    async contentDigest() {
+      // Frames of other sites are looked for only when the top page holds some: a page without
+      // them costs one call into it, as before.
+      const mine = await top.documentDigest();
+      if (mine.otherSites === 0) return mine.digest;
+      const parts = [mine.digest];
+      for (const doc of (await documents()).slice(1)) {
+        // A frame whose document cannot be read now (gone mid-read) is marked as such: a change
+        // from a read that could, while the rest of the tab is still compared.
+        parts.push(await doc.documentDigest().then((d) => d.digest, () => 'gone'));
+      }
+      return parts.join('|');
+    },
 
     pointOf: (ref) =>
       routed(

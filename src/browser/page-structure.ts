@@ -30,7 +30,7 @@ export interface PageStructure {
   /** Ranks the page's elements with `rank` (indices, best first) and returns the lines of the first `limit`. */
   find(rank: (candidates: FoundElement[]) => number[], limit: number): Promise<string[]>;
   pageText(maxChars: number): Promise<{ text: string; total: number; cut: boolean }>;
-  /** A short digest of what the top document shows (page/digest.ts): equal while the page did not change. */
+  /** A short digest of what the tab shows, its frames too (page/digest.ts): equal while the page did not change. */
   contentDigest(): Promise<string>;
   /** A point inside the element, scrolled into view and not covered by another element. */
   pointOf(ref: string): Promise<StructureResult<Point>>;
@@ -82,6 +82,8 @@ export interface DocumentStructure extends PageStructure {
   lines(indices: number[]): Promise<string[]>;
   /** References of the frames of other sites this document shows. */
   frameHosts(): Promise<string[]>;
+  /** This document's digest (its frames of the same origin included) and how many frames of other sites it holds. */
+  documentDigest(): Promise<{ digest: string; otherSites: number }>;
   /** The frame id (CDP) of the document a frame element shows; null when it is gone. */
   frameIdOf(ref: string): Promise<string | null>;
   /** Where the frame's content starts in this document's viewport (the frame brought into view). */
@@ -309,6 +311,10 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
     },
 
     async contentDigest() {
+      return (await call('contentDigest', [])).value.digest;
+    },
+
+    async documentDigest() {
       return (await call('contentDigest', [])).value;
     },
 

@@ -266,8 +266,9 @@ export interface PageReader {
   find(rank: (candidates: FoundElement[]) => number[], limit: number, signal: AbortSignal): Promise<string[]>;
   pageText(maxChars: number, signal: AbortSignal): Promise<{ text: string; total: number; cut: boolean }>;
   /**
-   * A short digest of what the page shows (its text, field values, scrolling; not its frames):
-   * two reads are equal when the page did not change in between (docs/action-spaces.md#stuck-loops).
+   * A short digest of what the page shows (text, field values, scrolling, focus and canvas pixels,
+   * of every frame too): two reads are equal when the page did not change in between
+   * (docs/action-spaces.md#stuck-loops).
    */
   contentDigest(signal: AbortSignal): Promise<string>;
   /** Runs a script expression in the page (its own world and authority) and returns its value as text. */

@@ -20,7 +20,9 @@ import { startStaticServer, type StaticServer } from '../support/static-server.j
  * SDK against the scripted model server, a page with a dead button (its click changes nothing),
  * a counter and a carousel (each click changes what the page shows). The same click or scroll on
  * the unchanged page is answered as an error at the third try and ends the run with `agent_stuck`
- * at the fifth; the same clicks on the changing widgets go on to the model's finish.
+ * at the fifth; the same clicks on the changing widgets go on to the model's finish, and so do
+ * identical actions whose only change is one the model is shown but the top page's text does not
+ * hold: the focus moving, a frame's text, a canvas's pixels.
  */
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/sites/stuck');
@@ -46,6 +48,9 @@ afterAll(async () => {
 const SAVE = { type: 'coordinate', x: 140, y: 120 };
 const ADD = { type: 'coordinate', x: 140, y: 220 };
 const NEXT = { type: 'coordinate', x: 140, y: 360 };
+/** The "Next page" button inside frame.html's frame, and the middle of canvas.html's canvas. */
+const FRAME_NEXT = { type: 'coordinate', x: 160, y: 160 };
+const CANVAS = { type: 'coordinate', x: 190, y: 155 };
 
 interface Run {
   summary: ExecutionSummary & { status: 'completed' | 'failed' };
@@ -147,5 +152,34 @@ describe('stuck loops on real Chromium', () => {
     const pageText = textOf(resultsIn(r.requests.at(-1)!)[0]!);
     expect(pageText).toMatch(/Add one\s+6\b/);
     expect(pageText).toContain('Slide 3 of 4');
+  });
+
+  it('the same click alternating with the same click 1 px off: one target, agent_stuck at exactly the fifth', async () => {
+    const click = member('left_click', { target: SAVE });
+    const off = member('left_click', { target: { ...SAVE, x: SAVE.x + 1 } });
+    const r = await run(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? click : off)));
+    expectStuckAfterFive(r, /left click \(140, 120\) \(button "Save settings"\)/);
+  });
+
+  /** Six identical actions, each changing only what `page` changes, then a finish: the run completes. */
+  async function expectNeverStopped(page: string, action: ScriptedTurn, read: RegExp) {
+    const r = await run([...Array.from({ length: 6 }, () => action), member('read_page', { filter: 'all' }), finish('completed', { done: true })], page);
+    expect(r.summary.document).toMatchObject({ status: 'completed', output: { done: true }, counters: { nAgentActions: 6 } });
+    expect(repeated(r)).toEqual([]);
+    for (const request of r.requests.slice(1)) expect(resultsIn(request).every((b) => b.is_error !== true)).toBe(true);
+    // The actions did what they were for: the last read shows where they led.
+    expect(textOf(resultsIn(r.requests.at(-1)!)[0]!)).toMatch(read);
+  }
+
+  it('Tab pressed through a form of seven fields: the focus moves each time, never stopped', async () => {
+    await expectNeverStopped('/form.html', member('key', { text: 'Tab' }), /textbox "Country"[^\n]*focused|focused[^\n]*textbox "Country"/);
+  });
+
+  it('"Next page" clicked inside a frame of the same origin: the frame\'s text changes each time, never stopped', async () => {
+    await expectNeverStopped('/frame.html', member('left_click', { target: FRAME_NEXT }), /Page 7 of 9/);
+  });
+
+  it('a counter drawn on a canvas clicked again and again: its pixels change each time, never stopped', async () => {
+    await expectNeverStopped('/canvas.html', member('left_click', { target: CANVAS }), /Tally/);
   });
 });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRunStats, runAgent } from '../../src/agent/loop.js';
-import { createRepeatWatch, STUCK_STOP_AT, STUCK_WARN_AT } from '../../src/agent/stuck-loop.js';
+import { createRepeatWatch, SAME_TARGET_PX, STUCK_STOP_AT, STUCK_WARN_AT } from '../../src/agent/stuck-loop.js';
 import type { BrowserSession, BrowserTab } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { ToolResultBlock, ToolUseBlock } from '../../src/model/types.js';
@@ -102,6 +102,29 @@ describe('the repeat watch', () => {
     expect(verdicts).toEqual(['go', 'go', 'warn']);
   });
 
+  /** The verdicts of the watch for these calls in a row, on a page that never changes. */
+  async function verdictsOf(calls: ToolUseBlock[]): Promise<string[]> {
+    const { session } = sessionWithPage();
+    const watch = createRepeatWatch(session);
+    const out: string[] = [];
+    for (const c of calls) out.push((await watch.after(c, { action: String((c.input as { action?: string }).action ?? c.name), counted: true }, new AbortController().signal)).kind);
+    return out;
+  }
+
+  it('takes pointer coordinates a few px apart as one target, in both tools\' forms; farther apart, or other numbers, as another action', async () => {
+    const at = (x: number, y: number) => call('left_click', { coordinate: [x, y] });
+    expect(await verdictsOf([at(640, 400), at(641, 400), at(640, 400), at(641, 399), at(640, 400)])).toEqual(['go', 'go', 'warn', 'warn', 'stop']);
+    expect(await verdictsOf([at(640, 400), at(640 + SAME_TARGET_PX + 1, 400), at(640, 400)])).toEqual(['go', 'go', 'go']);
+    const drag = (x: number) => call('left_click_drag', { start_coordinate: [x, 10], coordinate: [300, 10] });
+    expect(await verdictsOf([drag(10), drag(12), drag(10)])).toEqual(['go', 'go', 'warn']);
+    const browser = (x: number, input: Record<string, unknown> = {}): ToolUseBlock => ({ type: 'tool_use', id: 'b', name: 'left_click', toolset_name: 'browser', input: { target: { type: 'coordinate', x, y: 120 }, ...input } }) as ToolUseBlock;
+    expect(await verdictsOf([browser(140), browser(139), browser(141)])).toEqual(['go', 'go', 'warn']);
+    expect(await verdictsOf([browser(140), browser(140, { modifiers: 'shift' }), browser(140)])).toEqual(['go', 'go', 'go']);
+    // Only coordinates have a tolerance: a scroll of 3 and one of 4 are two actions.
+    const scroll = (amount: number) => call('scroll', { coordinate: [640, 400], scroll_direction: 'down', scroll_amount: amount });
+    expect(await verdictsOf([scroll(3), scroll(4), scroll(3)])).toEqual(['go', 'go', 'go']);
+  });
+
   it('a page that cannot be read breaks the streak (it is not shown to be unchanged)', async () => {
     const session = { ...createFakeSession(), tab: () => ({ id: 't', contentDigest: async () => Promise.reject(new Error('navigating')) }) as unknown as BrowserTab } as BrowserSession;
     const watch = createRepeatWatch(session);
@@ -109,13 +132,14 @@ describe('the repeat watch', () => {
   });
 
   it('warns exactly at the third and fourth, stops exactly at the fifth identical action on an unchanged page, whatever comes between (generated)', async () => {
-    const step = fc.record({ action: fc.constantFrom('left_click', 'scroll', 'wait', 'screenshot'), at: fc.constantFrom(1, 2), changes: fc.boolean() });
+    // Points a few px apart (one target) and far apart (another).
+    const step = fc.record({ action: fc.constantFrom('left_click', 'scroll', 'wait', 'screenshot'), at: fc.constantFrom(100, 101, 103, 104, 140), changes: fc.boolean() });
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
         const { session, page } = sessionWithPage();
         const watch = createRepeatWatch(session);
         // The reference: a streak of counted actions (waits and reads skipped), each the same as the one before and leaving the digest it found.
-        let last: { key: string; digest: number } | undefined;
+        let last: { action: string; at: number; digest: number } | undefined;
         let streak = 0;
         for (const s of steps) {
           if (s.changes) page.changes();
@@ -125,9 +149,8 @@ describe('the repeat watch', () => {
             expect(verdict.kind).toBe('go');
             continue;
           }
-          const key = `${s.action}@${s.at}`;
-          streak = last && last.key === key && last.digest === page.digest ? streak + 1 : 1;
-          last = { key, digest: page.digest };
+          streak = last && last.action === s.action && Math.abs(last.at - s.at) <= SAME_TARGET_PX && last.digest === page.digest ? streak + 1 : 1;
+          last = { action: s.action, at: s.at, digest: page.digest };
           expect(verdict.kind).toBe(streak >= STUCK_STOP_AT ? 'stop' : streak >= STUCK_WARN_AT ? 'warn' : 'go');
         }
       }),
