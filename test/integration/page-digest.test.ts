@@ -60,7 +60,7 @@ const CHANGES: Array<{ name: string; script: string; shown: boolean; undo?: stri
   { name: 'a textarea\'s value', script: `${$('notes')}.value = 'second note'`, shown: true, undo: `${$('notes')}.value = 'first note'` },
   { name: 'a hidden element shown', script: `${$('hidden')}.style.display = 'block'`, shown: true, undo: `${$('hidden')}.style.display = 'none'` },
   { name: 'the title', script: `document.title = 'Digest fixture (2)'`, shown: true, undo: `document.title = 'Digest fixture'` },
-  // A scroll counts once it happened, even scrolled back: the count of scrolls is part of the digest.
+  // Where an inner panel is scrolled to is part of the digest.
   { name: 'an inner panel scrolled', script: `${$('panel')}.scrollTop = 200`, shown: true },
   { name: 'the page scrolled', script: `window.scrollTo(0, 500)`, shown: true },
   { name: 'the focus moved to a field', script: `${$('name')}.focus()`, shown: true, undo: `${$('name')}.blur()` },

@@ -5,8 +5,8 @@
  * digest crosses to the worker. It covers:
  *
  * - the text as rendered (`innerText`, which also tells what is shown from what is hidden), each
- *   field's value and checked state, the title, how far the document is scrolled, and how many
- *   times anything in it scrolled (an inner panel too) since the structure script was installed;
+ *   field's value and checked state, the title, how far the document is scrolled, and where every
+ *   element scrolled away from its start is (an inner panel too);
  * - the element with the keyboard focus, as its path from the top document (through shadow
  *   roots and frames of the page's origin), so a Tab that moves the focus is a change;
  * - the pixels of every canvas, drawn small (CANVAS_EDGE) and hashed, so a drawing that changes
@@ -21,13 +21,6 @@ import { deepActive, frameDoc, parentOf } from './dom.js';
 const NESTING_MAX = 4;
 /** A canvas is drawn at most this many pixels across before its pixels are hashed. */
 const CANVAS_EDGE = 256;
-
-let scrolls = 0;
-
-/** Counts every scroll of the document or of an element in it (scroll events reach a capturing window listener). */
-export function watchScrolls(): void {
-  addEventListener('scroll', () => scrolls++, { capture: true, passive: true });
-}
 
 /** FNV-1a, 32 bits: a fingerprint, not a secret; two different pages colliding would cost one warning at most. */
 function fnv1a(text: string, seed = 0x811c9dc5): number {
@@ -47,11 +40,26 @@ export interface DocumentDigest {
 
 export function contentDigest(): DocumentDigest {
   const state = { otherSites: 0 };
-  const parts = [digestOf(document, state, 0, scrolls), `f${fnv1a(focusPath()).toString(36)}`];
+  const parts = [digestOf(document, state, 0), `f${fnv1a(focusPath()).toString(36)}`];
   return { digest: parts.join('.'), otherSites: state.otherSites };
 }
 
-function digestOf(doc: Document, state: { otherSites: number }, nesting: number, scrolled: number | string): string {
+/**
+ * Where each element scrolled away from its start is: read from the elements as they are now,
+ * not counted from scroll events (those arrive a frame after the scroll, so a count read right
+ * after an action could miss the action's own scroll, and the outcome would depend on timing).
+ */
+function scrolledPlaces(doc: Document): string {
+  let places = '';
+  const all = doc.body ? doc.body.getElementsByTagName('*') : [];
+  for (let i = 0; i < all.length; i++) {
+    const el = all[i]!;
+    if (el.scrollTop !== 0 || el.scrollLeft !== 0) places += `${i}:${el.scrollLeft},${el.scrollTop};`;
+  }
+  return places;
+}
+
+function digestOf(doc: Document, state: { otherSites: number }, nesting: number): string {
   const body = doc.body || doc.documentElement;
   const text = body ? body.innerText : '';
   let fields = '';
@@ -62,13 +70,13 @@ function digestOf(doc: Document, state: { otherSites: number }, nesting: number,
   let pixels = '';
   for (const canvas of Array.from(doc.querySelectorAll('canvas'))) pixels += `${canvasPrint(canvas)},`;
   const root = doc.scrollingElement;
-  const place = `${doc.title}\u0000${root ? `${root.scrollLeft},${root.scrollTop}` : ''}\u0000${scrolled}`;
+  const place = `${doc.title}\u0000${root ? `${root.scrollLeft},${root.scrollTop}` : ''}\u0000${scrolledPlaces(doc)}`;
   let out = `${text.length}.${fnv1a(text).toString(36)}.${fnv1a(fields).toString(36)}.${fnv1a(place).toString(36)}${pixels ? `.c${fnv1a(pixels).toString(36)}` : ''}`;
   for (const frame of Array.from(doc.querySelectorAll('iframe, frame')) as Array<HTMLIFrameElement>) {
     const inner = frameDoc(frame);
     // A frame of another site: its document is digested by the worker, in its own structure.
     if (!inner) state.otherSites++;
-    else if (nesting < NESTING_MAX) out += `[${digestOf(inner, state, nesting + 1, '')}]`;
+    else if (nesting < NESTING_MAX) out += `[${digestOf(inner, state, nesting + 1)}]`;
   }
   return out;
 }

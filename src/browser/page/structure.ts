@@ -9,7 +9,7 @@
  * answer the next free number with their result.
  */
 import { annotate, axDirty, watchForNames } from './ax-store.js';
-import { contentDigest, watchScrolls } from './digest.js';
+import { contentDigest } from './digest.js';
 import { deepActive, inputType, isInput } from './dom.js';
 import { focus, focused, hideText, setValue } from './fields.js';
 import { findCandidates, linesFor } from './find.js';
@@ -116,6 +116,5 @@ export type StructureApi = typeof api;
 
 if (!Object.prototype.hasOwnProperty.call(globalThis, STRUCTURE_KEY)) {
   watchForNames();
-  watchScrolls();
   Object.defineProperty(globalThis, STRUCTURE_KEY, { enumerable: false, value: api });
 }
