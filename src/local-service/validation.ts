@@ -91,8 +91,18 @@ export function oneSpelling(body: Record<string, unknown>, aliases: Readonly<Rec
 /** Throws 422 when a schema given in a workflow cannot be compiled (compiled off the event loop: docs/secrets.md#bounds). */
 export async function checkSchemaCompiles(schema: unknown, loc: (string | number)[]): Promise<void> {
   if (schema === undefined || schema === null) return;
-  const compiled = await sharedSchemaChecker().compile(schema as JsonSchema);
+  const checker = sharedSchemaChecker();
+  const compiled = await checker.compile(schema as JsonSchema);
   if (!compiled.ok) throw unprocessable([{ loc, msg: `not a valid JSON Schema: ${compiled.reason}`, type: 'schema_invalid' }]);
+  // A schema that compiles may still never finish applying (`{"$ref": "#"}` refers to itself
+  // without end): tried once on a value of each kind, so that it is refused here rather than at
+  // every execution, or at the end of a run that has spent its budget.
+  for (const probe of [null, {}, [], '', 0]) {
+    const tried = await checker.check(schema as JsonSchema, probe);
+    if (tried.kind === 'failed' || tried.kind === 'too_slow') {
+      throw unprocessable([{ loc, msg: `not a usable JSON Schema: applying it to ${JSON.stringify(probe)} does not finish (${tried.reason})`, type: 'schema_invalid' }]);
+    }
+  }
 }
 
 /**

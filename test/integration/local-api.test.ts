@@ -96,6 +96,18 @@ describe('the worker client against the local API', () => {
     expect(executions.total).toBe(1);
   });
 
+  it('refuses a schema that refers to itself without end, and takes a recursive one that ends', async () => {
+    for (const field of ['payloadSchema', 'outputSchema']) {
+      for (const schema of [{ $ref: '#', properties: { a: { $ref: '#' } } }, { $ref: '#', type: 'object' }]) {
+        const res = await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], [field]: schema });
+        expect(res.status, `${field} ${JSON.stringify(schema)}`).toBe(422);
+        expect(res.body.detail[0], field).toMatchObject({ loc: ['body', field], type: 'schema_invalid' });
+      }
+    }
+    const tree = { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } } };
+    expect((await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], payloadSchema: tree, outputSchema: tree })).status).toBe(201);
+  });
+
   it('fails with the 401 status when the key is wrong', async () => {
     const plane = createHttpControlPlane({ baseUrl: h.server.url, apiKey: 'wrong', logger: silentLogger });
     await expect(plane.getExecution('x', new AbortController().signal)).rejects.toMatchObject({ status: 401 });
