@@ -7,12 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createBrowser, createProfileDirectory, createRecorder, createRunnerDeps, processSecrets } from './compose.js';
+import { createBucketEraser, createBrowser, createProfileDirectory, createRecorder, createRunnerDeps, processSecrets } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
 import { loadServeConfig } from './config/serve.js';
+import { createFolderEraser } from './local-service/artifact-eraser.js';
 import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
+import { modelKeyMissing, NO_KEY_AT_START } from './model/no-key-client.js';
 import { runExecution } from './runner/run-execution.js';
 import { createLocalStore } from './storage/local-store.js';
 import { createLocalProfileStore } from './storage/profile-store.js';
@@ -124,6 +126,8 @@ async function serveCommand(args: string[]): Promise<number> {
   tracing = await startTracing(config, { serviceName: LOCAL_API_SERVICE_NAME, logger });
   // Browser profiles where the workers keep them (the bucket, else ARTIFACTS_DIR): listed, deleted.
   const profiles = createProfileDirectory(config, logger);
+  // A deleted workflow's artifacts go with it, where the workers write them.
+  const artifacts = createBucketEraser(config) ?? createFolderEraser(config.ARTIFACTS_DIR, config.S3_PREFIX);
   try {
     const server = await startLocalServer({
       port: config.PORT,
@@ -135,12 +139,15 @@ async function serveCommand(args: string[]): Promise<number> {
       queuePrefix: config.QUEUE_PREFIX,
       artifactsDir: config.ARTIFACTS_DIR,
       profiles,
+      artifacts,
       ...(config.PROFILE_KEYS ? { inputKeys: config.PROFILE_KEYS } : {}),
       logger,
       tracing,
       allowEverySecond: config.TEST_ONLY_SCHEDULE_EVERY_SECOND,
     });
     logger.info({ url: server.url }, 'local API and dashboard listening');
+    // The workers started from this environment would have no key either: said once, here.
+    if (modelKeyMissing(config.ANTHROPIC_API_KEY)) logger.warn({}, NO_KEY_AT_START);
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGINT', stop);
@@ -149,6 +156,7 @@ async function serveCommand(args: string[]): Promise<number> {
     await server.close();
   } finally {
     profiles.close();
+    artifacts.close?.();
     await tracing.shutdown();
   }
   return 0;

@@ -17,6 +17,7 @@ import { createAnthropicModel } from './model/anthropic-client.js';
 import { createModelPricing } from './model/prices.js';
 import { createRecordingModel } from './model/recording-client.js';
 import { createReplayModel } from './model/replay-client.js';
+import { createNoKeyModel, modelKeyMissing } from './model/no-key-client.js';
 import { chooseActionSpace } from './model/tool-versions.js';
 import type { ModelClient, RecordingFile } from './model/types.js';
 import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
@@ -26,6 +27,7 @@ import { createLocalStore } from './storage/local-store.js';
 import { createLocalProfileStore, createS3ProfileStore } from './storage/profile-store.js';
 import { createS3ObjectReader } from './storage/s3-object-reader.js';
 import { createS3Store } from './storage/s3-store.js';
+import { createS3Eraser } from './storage/s3-eraser.js';
 import type { ArtifactStore, ProfileStore } from './storage/types.js';
 import { createSilentLogger } from './telemetry/logger.js';
 import type { Logger, Tracing } from './telemetry/types.js';
@@ -43,6 +45,11 @@ export function createArtifactStore(config: Config, logger: Logger): ArtifactSto
     return createS3Store({ ...bucketSettings(config, config.S3_BUCKET), logger, ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
   }
   return createLocalStore({ dir: config.ARTIFACTS_DIR, prefix: config.S3_PREFIX, ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
+}
+
+/** What removes a deleted workflow's artifacts for `serve` (docs/api.md#deleting-a-workflow): the bucket's eraser, else none (the folder's is the local service's own). */
+export function createBucketEraser(config: Config): ReturnType<typeof createS3Eraser> | undefined {
+  return config.S3_BUCKET ? createS3Eraser({ ...bucketSettings(config, config.S3_BUCKET), maxAttempts: 5 }) : undefined;
 }
 
 /** Browser profiles' blobs beside the artifacts (docs/profiles.md): the bucket, else ARTIFACTS_DIR. */
@@ -105,9 +112,12 @@ export function createRecorder(config: Config, logger: Logger): VideoRecorder | 
 
 /** The model of each execution: Claude, or a recording replayed; always recorded. */
 export function modelFactory(config: Config, logger: Logger, replay?: RecordingFile): RunnerDeps['createModel'] {
+  // No key: each run fails with a message that says what to do (model/no-key-client.ts).
   const live: ModelClient | undefined = replay
     ? undefined
-    : createAnthropicModel({
+    : modelKeyMissing(config.ANTHROPIC_API_KEY)
+      ? createNoKeyModel()
+      : createAnthropicModel({
         maxRetries: config.ANTHROPIC_MAX_RETRIES,
         logger,
         ...(config.ANTHROPIC_API_KEY ? { apiKey: config.ANTHROPIC_API_KEY } : {}),

@@ -16,6 +16,7 @@ import { startHealthServer, type HealthServer } from './telemetry/health.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { createCapacity } from './telemetry/capacity.js';
 import type { RecordingFile } from './model/types.js';
+import { modelKeyMissing, NO_KEY_AT_START } from './model/no-key-client.js';
 import type { Logger, Tracing } from './telemetry/types.js';
 
 /**
@@ -54,6 +55,8 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
     state = next;
   };
   logger.info({ from: null, to: state, queue: config.EXECUTION_QUEUE, prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY }, 'daemon starting');
+  // Said once, at start, where the operator looks: every execution would fail with model_error.
+  if (!options.replay && modelKeyMissing(config.ANTHROPIC_API_KEY)) logger.warn({}, NO_KEY_AT_START);
 
   // Everything the daemon opens, closed in reverse on every path: a failed start and a stop.
   // Hence the order below: what must close last (the connections) is opened first.

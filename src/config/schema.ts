@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseHostRules } from '../browser/host-rules.js';
 import { parseRedisAddress } from '../domain/redis-address.js';
 import { parseProfileKeys, type ProfileKeyring } from '../domain/profile-crypto.js';
 import { ConfigError, bool, int, optionalString, optionalUrl, parseEnvironment } from './env.js';
@@ -156,7 +157,14 @@ export const configSchema = z.object({
   /** ffmpeg binary; empty tries the system's. */
   FFMPEG_PATH: optionalString,
   /** Chromium `--host-resolver-rules` for development and tests (never widens the allow-list). */
-  BROWSER_HOST_RULES: optionalString,
+  BROWSER_HOST_RULES: optionalString.superRefine((text, ctx) => {
+    // Parsed at start like every variable, so a bad rule is one line, not an exception later.
+    try {
+      parseHostRules(text);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error instanceof Error ? error.message : String(error)).replace(/^BROWSER_HOST_RULES: /, '') });
+    }
+  }),
   /** Port of /healthz, /readyz and /metrics; 0 disables the server. */
   HEALTH_PORT: int(0, 65_535).default(0),
   /** pino level. */

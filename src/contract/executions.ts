@@ -19,10 +19,16 @@ export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 export const executeRequest = z
   .strictObject({
     inputPayload: boundedJsonValue.meta({ description: `Any JSON value, at most ${MAX_DEPTH} levels deep; validated against the version's payloadSchema.` }).optional(),
+    workflowVersionId: z
+      .string()
+      .min(1)
+      .max(200)
+      .meta({ description: "The version to run, a draft included (to try it before publishing it); without it, the newest published version (the one whose `runs_by_default` is true)." })
+      .optional(),
   })
-  .meta({ description: '`input_payload` is accepted too.' });
-/** The snake_case spelling an execute body may use. */
-export const EXECUTE_ALIASES: Readonly<Record<string, string>> = { input_payload: 'inputPayload' };
+  .meta({ description: '`input_payload` and `workflow_version_id` are accepted too.' });
+/** The snake_case spellings an execute body may use. */
+export const EXECUTE_ALIASES: Readonly<Record<string, string>> = { input_payload: 'inputPayload', workflow_version_id: 'workflowVersionId' };
 
 export const execution = z.object({
   execution_uuid: z.string(),

@@ -5,6 +5,7 @@
  * of a run that failed before it started.
  */
 import { z } from 'zod';
+import { ERROR_CODES } from '../domain/errors.js';
 import { HUMAN_KINDS } from './human.js';
 import { count, isoTime } from './json.js';
 
@@ -25,10 +26,13 @@ export const startedReport = z.object({ startedAt: isoTime });
 export const completedReport = z.object({ completedAt: isoTime, ...finalFields });
 export type CompletedReport = z.infer<typeof completedReport>;
 
-/** The run's error: one of the documented codes (docs/api.md#error-codes), and what happened. */
+/** The run's error as an execution keeps it: a code, and what happened. */
 export const reportedError = z.object({ code: z.string().min(1).max(100), message: z.string().max(100_000) });
 
-export const failedReport = z.object({ failedAt: isoTime, error: reportedError, ...finalFields });
+/** A failed report's error: one of the documented codes (docs/api.md#error-codes), nothing else. */
+const failure = z.strictObject({ code: z.enum(ERROR_CODES), message: reportedError.shape.message });
+
+export const failedReport = z.object({ failedAt: isoTime, error: failure, ...finalFields });
 export type FailedReport = z.infer<typeof failedReport>;
 
 /** The agent waits for a person (docs/human-in-the-loop.md). */
@@ -45,12 +49,17 @@ export type WaitingReport = z.infer<typeof waitingReport>;
 export const resumedReport = z.object({ resumedAt: isoTime, answeredBy: z.string().max(200).nullable() });
 export type ResumedReport = z.infer<typeof resumedReport>;
 
+/*
+ * What the API takes is closed: a field it does not know is refused (422 naming it), as the
+ * service description's other bodies are, so that a misspelt counter is not silently a zero.
+ */
 const optionalUrls = { outputUrl: true, videoUrl: true, logsUrl: true } as const;
-export const completedReportAccepted = completedReport.partial(optionalUrls);
+export const startedReportAccepted = z.strictObject(startedReport.shape);
+export const completedReportAccepted = z.strictObject(completedReport.partial(optionalUrls).shape);
 /** A run that failed before it started (`queued → failed`) has nothing to count yet. */
-export const failedReportAccepted = failedReport.partial({ durationMs: true, nSteps: true, nAgentActions: true, nScreenshots: true, ...optionalUrls });
-export const waitingReportAccepted = waitingReport.partial({ choices: true, timeoutAt: true });
-export const resumedReportAccepted = resumedReport.partial({ answeredBy: true });
+export const failedReportAccepted = z.strictObject(failedReport.partial({ durationMs: true, nSteps: true, nAgentActions: true, nScreenshots: true, ...optionalUrls }).shape);
+export const waitingReportAccepted = z.strictObject(waitingReport.partial({ choices: true, timeoutAt: true }).shape);
+export const resumedReportAccepted = z.strictObject(resumedReport.partial({ answeredBy: true }).shape);
 
 /**
  * A final report kept in the worker's outbox (docs/api.md#the-outbox) until the API takes it: a

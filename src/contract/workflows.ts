@@ -17,10 +17,10 @@ export type TriggerType = (typeof TRIGGER_TYPES)[number];
 const triggerRequestShape = {
   status: z
     .enum(VERSION_STATUSES)
-    .meta({ description: 'Status of the new version: `published` (default) or `draft`. A draft is never executed; publish it with POST …/versions/{versionId}/publish.' }),
+    .meta({ description: 'Status of the new version: `published` (default) or `draft`. A draft runs only when an execute call names it; publish it with POST …/versions/{versionId}/publish to make it the default.' }),
   triggerType: z
     .enum(TRIGGER_TYPES)
-    .meta({ description: '`manual` (default: executed by POST …/execute) or `schedule` (also executed on each tick of scheduleExpression while it is the current, published version).' }),
+    .meta({ description: '`manual` (default: executed by POST …/execute) or `schedule` (also executed on each tick of scheduleExpression while it is the newest published version).' }),
   scheduleExpression: z
     .string()
     .min(1)
@@ -96,8 +96,8 @@ export type WorkflowRow = z.infer<typeof storedWorkflow>;
 
 /** A version's trigger as the API keeps and answers it (docs/api.md#triggers). */
 export const versionTrigger = z.object({
-  /** `published` unless the version was created as a draft; a draft is never executed. */
-  status: z.enum(VERSION_STATUSES).meta({ description: 'A draft is never executed.' }),
+  /** `published` unless the version was created as a draft; a draft runs only when an execute call names it. */
+  status: z.enum(VERSION_STATUSES).meta({ description: 'A draft runs only when an execute call names it (`workflowVersionId`); the newest published version runs by default.' }),
   trigger_type: z.enum(TRIGGER_TYPES),
   /** The cron expression of a `schedule` version; null for `manual`. */
   schedule_expression: z.string().nullable().meta({ description: 'Cron expression of a `schedule` version, as given; null for `manual`.' }),
@@ -129,8 +129,11 @@ export type VersionRow = z.infer<typeof storedVersion>;
 /** A version as the API answers it: the stored one (its sealed secrets left out), with what is known of it now. */
 export const workflowVersion = storedVersion.omit({ input_secrets: true }).extend({
   specification,
-  is_current: z.boolean(),
-  next_run_at: isoTime.nullable().meta({ description: "When the workflow's schedule fires next: on the current version when it is published with a schedule, else null." }),
+  is_current: z.boolean().meta({ description: 'The newest version (the one an edit starts from), whatever its status.' }),
+  runs_by_default: z
+    .boolean()
+    .meta({ description: 'The newest published version: what an execute call without workflowVersionId and the schedule run. At most one version has it; none when every version is a draft.' }),
+  next_run_at: isoTime.nullable().meta({ description: "When the workflow's schedule fires next: on the version that runs by default when it has a schedule, else null." }),
   name: z.string().meta({ description: 'Workflow-level, not stored on the version.' }),
   description: z.string().meta({ description: 'Workflow-level, not stored on the version.' }),
 });

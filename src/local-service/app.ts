@@ -69,6 +69,9 @@ export function createApp(log: Logger): { app: App; routes: ServedRoute[] } {
     exposeHeadRoutes: false,
     return503OnClosing: false,
     forceCloseConnections: true,
+    // A trailing slash names the same route as the path without it (`GET /api/executions/` is the
+    // list), on every route alike (docs/api.md#paths).
+    routerOptions: { ignoreTrailingSlash: true },
     // A path that does not decode (`%E0%A4%A`) names nothing here: 404, like any unknown path.
     frameworkErrors: (error, _request, reply: FastifyReply) => {
       if (error.code !== 'FST_ERR_BAD_URL') throw error;
@@ -83,7 +86,7 @@ export function createApp(log: Logger): { app: App; routes: ServedRoute[] } {
   app.setSerializerCompiler(serializerCompiler);
 
   // Which methods a path has, for a 405 with `Allow` instead of Fastify's 404.
-  const known = FindMyWay();
+  const known = FindMyWay({ ignoreTrailingSlash: true });
   const routes: ServedRoute[] = [];
   app.addHook('onRoute', (route: RouteOptions) => {
     for (const method of [route.method].flat()) {

@@ -5,7 +5,7 @@ import { withShownFileUrls } from '../domain/input-files.js';
 import { createSecretVault } from '../domain/secrets.js';
 import type { Logger, Tracing } from '../telemetry/types.js';
 import { markSecrets } from './default-input.js';
-import { HttpError, unprocessable } from './http-errors.js';
+import { HttpError } from './http-errors.js';
 import type { JobQueue } from './job-queue.js';
 import type { ExecutionRow } from '../contract/executions.js';
 import type { JsonSchema } from '../contract/json.js';
@@ -15,7 +15,7 @@ import { validateInputPayload } from './validation.js';
 
 /**
  * The one way an execution comes to be, for `POST /api/workflows/{id}/execute` and for a
- * schedule's tick alike: the version must be published, the input must pass its payload schema;
+ * schedule's tick alike: the caller chose the version (docs/api.md#versions), the input must pass its payload schema;
  * the execution is stored `queued` and its job enqueued (a queue that cannot be reached fails
  * it at once and answers 503).
  */
@@ -46,15 +46,6 @@ export interface CreateExecutionInput {
 export async function createExecution(deps: CreateExecutionDeps, input: CreateExecutionInput): Promise<ExecutionRow> {
   const { store, queue, logger } = deps;
   const { workflow, version, inputPayload } = input;
-  if (version.status !== 'published') {
-    throw unprocessable([
-      {
-        loc: ['path', 'workflowId'],
-        msg: `version ${version.version} is a draft: publish it (POST /api/workflows/${workflow.workflow_uuid}/versions/${version.workflow_version_uuid}/publish) to execute it`,
-        type: 'version_draft',
-      },
-    ]);
-  }
   const schemaMarks = await validateInputPayload(version.specification.payloadSchema, inputPayload);
   // A default input's secrets that the schema no longer marks stay secret: the job's
   // specification marks them too (an annotation: it accepts what it accepted), so the run keeps them.

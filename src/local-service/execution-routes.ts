@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { execution, executionList, executionQuery, type ExecutionRow, type ExecutionStatus } from '../contract/executions.js';
-import { completedReportAccepted, failedReportAccepted, startedReport } from '../contract/reports.js';
+import { completedReportAccepted, failedReportAccepted, startedReportAccepted } from '../contract/reports.js';
 import type { App } from './app.js';
 import { HttpError, isObject, notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams, reportSchema } from './openapi.js';
@@ -57,7 +57,7 @@ export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'lo
   app.post('/api/executions/:execution_uuid/started', {
     // The worker's report: a key, never a dashboard session.
     config: KEY_ONLY,
-    schema: reportSchema('Mark an execution started', startedReport, 'queued → running. Repeating it with the same startedAt answers 200 unchanged.'),
+    schema: reportSchema('Mark an execution started', startedReportAccepted, 'queued → running. Repeating it with the same startedAt answers 200 unchanged.'),
   }, async ({ params, body }) => {
     return move(params.execution_uuid, ['queued'], 'running', { started_at: body.startedAt }, 'started_at');
   });

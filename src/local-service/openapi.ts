@@ -6,7 +6,7 @@ import { errorBody, validationIssue } from '../contract/api-errors.js';
 import { execution, executeRequest, executionList } from '../contract/executions.js';
 import { answerRequest, liveInputRequest } from '../contract/human.js';
 import { profileSummary } from '../contract/profile.js';
-import { completedReportAccepted, failedReportAccepted, resumedReportAccepted, startedReport, waitingReportAccepted } from '../contract/reports.js';
+import { completedReportAccepted, failedReportAccepted, resumedReportAccepted, startedReportAccepted, waitingReportAccepted } from '../contract/reports.js';
 import { specification } from '../contract/specification.js';
 import { toJsonSchema, type JsonSchemaObject } from '../contract/to-json-schema.js';
 import { versionList, workflow, workflowCreate, workflowList, workflowUpdate, workflowVersion } from '../contract/workflows.js';
@@ -28,7 +28,7 @@ export const COMPONENTS: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, str
   [workflowCreate, 'WorkflowCreate'],
   [workflowUpdate, 'WorkflowUpdate'],
   [executeRequest, 'ExecuteRequest'],
-  [startedReport, 'StartedReport'],
+  [startedReportAccepted, 'StartedReport'],
   [completedReportAccepted, 'CompletedReport'],
   [failedReportAccepted, 'FailedReport'],
   [waitingReportAccepted, 'WaitingReport'],

@@ -21,7 +21,8 @@ export interface ProfileDirectory {
 
 export function addProfileRoutes(app: App, profiles: ProfileDirectory | undefined): void {
   const directory = (): ProfileDirectory => {
-    if (!profiles) throw new HttpError(404, [{ loc: ['path'], msg: 'no profile store is configured', type: 'not_found' }]);
+    // No store has no profile: the one named is not found, said where every 404 says it.
+    if (!profiles) throw new HttpError(404, [{ loc: ['path', 'profileId'], msg: 'profile not found: no profile store is configured', type: 'not_found' }]);
     return profiles;
   };
 

@@ -7,8 +7,9 @@ import { KEY_OR_SESSION } from './access.js';
 
 /**
  * `POST /api/workflows/{id}/versions/{versionId}/publish` and `…/unpublish`: a version's status
- * changes in place (its content does not, so no new version is made). Only the current version
- * runs, so only its change starts or stops the workflow's schedule (docs/api.md#triggers).
+ * changes in place (its content does not, so no new version is made). The newest published
+ * version runs by default and on its schedule, so a change can move the schedule to another
+ * version (docs/api.md#versions).
  */
 
 const statusSchema = (summary: string) => ({
@@ -25,7 +26,7 @@ export function addPublishRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'sche
     if (!(await store.getWorkflow(id))) throw notFound(['path', 'id'], 'workflow');
     const known = (await store.listVersions(id)).some((v) => v.workflow_version_uuid === versionId);
     if (!known || !(await store.setVersionStatus(versionId, status))) throw notFound(['path', 'versionId'], 'version');
-    // Only the current version's change matters to the schedule; syncing always is as cheap.
+    // The change may move the default version, and its schedule with it.
     await schedules.sync(id);
     logger.info({ workflowId: id, versionId, status }, status === 'published' ? 'version published' : 'version unpublished');
     const after = (await store.listVersions(id)).find((v) => v.workflow_version_uuid === versionId);
@@ -35,11 +36,11 @@ export function addPublishRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'sche
   };
 
   app.post('/api/workflows/:id/versions/:versionId/publish', {
-    schema: statusSchema('Publish a version in place: the current version, published, runs (and its schedule starts)'),
+    schema: statusSchema('Publish a version in place: the newest published version runs by default (and on its schedule)'),
     config: KEY_OR_SESSION,
   }, async ({ params }) => setStatus(params.id, params.versionId, 'published'));
   app.post('/api/workflows/:id/versions/:versionId/unpublish', {
-    schema: statusSchema('Unpublish a version in place (it becomes a draft): the current version, a draft, is not executed and its schedule stops'),
+    schema: statusSchema('Unpublish a version in place (it becomes a draft): it runs only when named; the newest published version before it, if any, runs by default'),
     config: KEY_OR_SESSION,
   }, async ({ params }) => setStatus(params.id, params.versionId, 'draft'));
 }

@@ -8,14 +8,14 @@ import { redisOptions } from '../domain/redis-address.js';
 import { noTracing } from '../telemetry/tracing.js';
 
 /**
- * Scheduled versions (docs/api.md#triggers). Each workflow whose current version is
- * published with `triggerType: "schedule"` has one BullMQ job scheduler, keyed by the workflow's
+ * Scheduled versions (docs/api.md#triggers). Each workflow whose newest published version (the
+ * one that runs by default, docs/api.md#versions) has `triggerType: "schedule"` has one BullMQ job scheduler, keyed by the workflow's
  * id, on a queue of its own beside the execution queue (`{EXECUTION_QUEUE}-schedules`: the
  * workers never read it). BullMQ makes one job per tick whatever the number of processes that
  * serve, and gives each job to one of them; that process creates the execution as
  * `POST /api/workflows/{id}/execute` does, marked `trigger: "schedule"`.
  *
- * Every change that can alter the current version (create, edit, publish, unpublish) calls
+ * Every change that can alter the default version (create, edit, publish, unpublish) calls
  * `sync`, which upserts or removes the scheduler; deleting the workflow calls `remove`. A tick
  * re-reads the workflow before it acts, so a tick already due when the version changed makes no
  * execution of a version that is no longer the scheduled one.
@@ -63,7 +63,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
   const queue = new Queue<TickData, TickResult>(name, { connection, prefix: opts.queuePrefix });
   queue.on('error', (error: Error) => logger.warn({ err: error }, 'schedules queue connection error'));
 
-  /** The scheduler the current version asks for, or undefined for none. */
+  /** The scheduler the default version asks for, or undefined for none. */
   function wanted(version: VersionView | undefined): { pattern: string; tz: string } | undefined {
     if (!version || version.status !== 'published' || version.trigger_type !== 'schedule' || version.schedule_expression === null) return undefined;
     // The floor was applied when the expression was saved, by whichever process saved it: a
@@ -77,7 +77,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
   }
 
   async function sync(workflowId: string): Promise<void> {
-    const version = await store.currentVersion(workflowId);
+    const version = await store.defaultVersion(workflowId);
     const schedule = wanted(version);
     if (!version || !schedule) {
       if (await queue.removeJobScheduler(workflowId)) logger.info({ workflowId }, 'schedule removed');
@@ -115,7 +115,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
 
   async function tickIn(job: Job<TickData, TickResult>, traceparent: string | undefined): Promise<TickResult> {
     const { workflowId, workflowVersionId } = job.data;
-    const [workflow, version] = await Promise.all([store.getWorkflow(workflowId), store.currentVersion(workflowId)]);
+    const [workflow, version] = await Promise.all([store.getWorkflow(workflowId), store.defaultVersion(workflowId)]);
     if (!workflow || !version || version.workflow_version_uuid !== workflowVersionId || !wanted(version)) {
       // A tick of a scheduler left behind (a change whose sync was cut short): put it right.
       await sync(workflowId);
@@ -163,7 +163,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
         if (!known.has(scheduler.key)) await queue.removeJobScheduler(scheduler.key);
       }
       for (const workflowId of known) {
-        const version = await store.currentVersion(workflowId);
+        const version = await store.defaultVersion(workflowId);
         const schedule = wanted(version);
         const existing = await queue.getJobScheduler(workflowId);
         const same =

@@ -8,6 +8,7 @@ import type { Logger, Tracing } from '../telemetry/types.js';
 import { accessCheck, KEY_OR_SESSION, PUBLIC } from './access.js';
 import { createRedisApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createApp, type App, type ServedRoute } from './app.js';
+import { createFolderEraser, type ArtifactEraser } from './artifact-eraser.js';
 import { createAuth, type Auth } from './auth.js';
 import { addExecutionRoutes } from './execution-routes.js';
 import { createRunCostReader } from './run-cost.js';
@@ -60,6 +61,11 @@ export interface LocalServerOptions {
   queuePrefix: string;
   /** Folder served at `/artifacts/` (the worker's ARTIFACTS_DIR); none serves nothing. */
   artifactsDir?: string;
+  /**
+   * Removes a deleted workflow's artifacts where the workers wrote them (the bucket, else
+   * ARTIFACTS_DIR under S3_PREFIX). Default: the folder `artifactsDir`, no prefix; neither: none.
+   */
+  artifacts?: ArtifactEraser;
   logger: Logger;
   /** Prefix of the API's own Redis keys. Default `{api}:`. */
   keyPrefix?: string;
@@ -184,7 +190,8 @@ async function addRoutes(app: App, { auth, apiKeys, store, queue, live, schedule
   // The OpenAPI document is made from the routes' schemas (openapi.ts); its components are added as shared schemas.
   for (const schema of componentSchemas()) app.addSchema(schema);
   await app.register(fastifySwagger, swaggerOptions);
-  addWorkflowRoutes(app, { store, queue, logger: log, schedules, ...(opts.tracing ? { tracing: opts.tracing } : {}), allowEverySecond: opts.allowEverySecond ?? false, ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
+  const artifacts = opts.artifacts ?? (opts.artifactsDir ? createFolderEraser(opts.artifactsDir) : undefined);
+  addWorkflowRoutes(app, { store, queue, logger: log, schedules, ...(artifacts ? { artifacts } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}), allowEverySecond: opts.allowEverySecond ?? false, ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
   addPublishRoutes(app, { store, schedules, logger: log });
   addExecutionRoutes(app, { store, logger: log, runCost: createRunCostReader(opts.artifactsDir, log) });
   addHumanRoutes(app, { store, redis, queuePrefix: opts.queuePrefix, queueName: opts.queueName, keyPrefix, logger: log });

@@ -30,7 +30,12 @@ const TRIGGER_DEFAULTS = { status: 'published', trigger_type: 'manual', schedule
 const EXECUTION_DEFAULTS = { trigger: 'manual' } satisfies Partial<ExecutionRow>;
 
 /** A version with what the store knows of it beside its row: whether it is current, and its workflow's name and description. */
-export type VersionView = VersionRow & { is_current: boolean; name: string; description: string };
+/**
+ * A version with what is known of it among its workflow's: `is_current` the newest (an edit starts
+ * from it), `runs_by_default` the newest published (what an execute call without a version and the
+ * schedule run; docs/api.md#versions).
+ */
+export type VersionView = VersionRow & { is_current: boolean; runs_by_default: boolean; name: string; description: string };
 
 export type TransitionResult =
   | { kind: 'ok'; execution: ExecutionRow }
@@ -137,7 +142,13 @@ export function createStore(redis: Redis, prefix = '{api}:') {
     const ids = await redis.zrange(key.versions(workflowId), 0, '-1');
     const rows = await readAll(ids.map(key.version), readVersion);
     const latest = rows.reduce((max, r) => Math.max(max, r.version), 0);
-    return rows.map((row) => ({ ...row, is_current: row.version === latest, name: workflow.name, description: workflow.description }));
+    const runs = rows.reduce((max, r) => (r.status === 'published' ? Math.max(max, r.version) : max), 0);
+    return rows.map((row) => ({ ...row, is_current: row.version === latest, runs_by_default: row.version === runs, name: workflow.name, description: workflow.description }));
+  }
+
+  async function defaultVersion(workflowId: string): Promise<VersionView | undefined> {
+    const versions = await listVersions(workflowId);
+    return versions.find((v) => v.runs_by_default);
   }
 
   async function currentVersion(workflowId: string): Promise<VersionView | undefined> {
@@ -172,6 +183,7 @@ export function createStore(redis: Redis, prefix = '{api}:') {
     getWorkflow,
     listVersions,
     currentVersion,
+    defaultVersion,
 
     async getVersion(id: string): Promise<VersionRow | undefined> {
       return readVersion(await redis.hgetall(key.version(id)));

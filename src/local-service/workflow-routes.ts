@@ -19,6 +19,7 @@ import { checkSchemaCompiles, normaliseWorkflowBody, oneSpelling, validateInputP
 import { presentVersion, resolveTrigger } from './version-triggers.js';
 import { defaultRunInput } from './default-input.js';
 import { KEY_OR_SESSION } from './access.js';
+import type { ArtifactEraser } from './artifact-eraser.js';
 
 /**
  * Workflow endpoints: the service description's create / edit (a new version) / delete (cascade) / versions
@@ -37,6 +38,8 @@ export interface RouteDeps {
   allowEverySecond: boolean;
   /** PROFILE_KEYS: seal the secrets of versions' default inputs (default-input.ts); none refuses a default input with secrets. */
   inputKeys?: ProfileKeyring;
+  /** Where the executions' artifacts are removed when their workflow is deleted; none: nowhere. */
+  artifacts?: ArtifactEraser;
 }
 
 const EXECUTE_ROUTE = '/api/workflows/:workflowId/execute';
@@ -47,12 +50,12 @@ export async function workflowView(deps: Pick<RouteDeps, 'store' | 'schedules'>,
   return { workflow_uuid, name, description, slug, created_at, updated_at, current_version: current ?? null, cost_usd: cost.usd, costed_executions: cost.executions };
 }
 
-/** Versions as answered: `next_run_at` on the current one when it is scheduled (version-triggers.ts). */
+/** Versions as answered: `next_run_at` on the one that runs by default when it is scheduled (version-triggers.ts). */
 export async function presentVersions(deps: Pick<RouteDeps, 'schedules'>, workflowId: string, versions: VersionView | VersionView[]): Promise<WorkflowVersion[]> {
   const list = Array.isArray(versions) ? versions : [versions];
-  const scheduled = list.some((v) => v.is_current && v.status === 'published' && v.trigger_type === 'schedule');
+  const scheduled = list.some((v) => v.runs_by_default && v.trigger_type === 'schedule');
   const next = scheduled ? await deps.schedules.nextRunAt(workflowId) : null;
-  return list.map((v) => presentVersion(v, v.is_current ? next : null));
+  return list.map((v) => presentVersion(v, v.runs_by_default && v.trigger_type === 'schedule' ? next : null));
 }
 
 /** Edit and create bodies take snake_case spellings too: renamed before validation. */
@@ -135,7 +138,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
 
   app.delete('/api/workflows/:id', {
     config: KEY_OR_SESSION,
-    schema: { summary: 'Delete a workflow with all its versions and executions', params: pathParams('id'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
+    schema: { summary: 'Delete a workflow with all its versions, executions and their artifacts', params: pathParams('id'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
   }, async (request, reply) => {
     const { id } = request.params;
     const versions = await store.listVersions(id);
@@ -155,7 +158,18 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
         logger.warn({ versionId: version.workflow_version_uuid, err: error }, 'could not clear the run cache of a deleted version');
       });
     }
-    logger.info({ workflowId: id, executionsDeleted: executions.length }, 'workflow deleted');
+    // And their artifacts: nothing of the workflow is served afterwards (docs/api.md#deleting-a-workflow).
+    // One that cannot be removed is logged and the others still are: the workflow is gone already.
+    let erased = 0;
+    for (const execution of executions) {
+      try {
+        await deps.artifacts?.eraseExecution(execution.execution_uuid);
+        erased++;
+      } catch (error) {
+        logger.error({ executionId: execution.execution_uuid, err: String(error) }, 'could not remove the artifacts of a deleted execution');
+      }
+    }
+    logger.info({ workflowId: id, executionsDeleted: executions.length, artifactsErased: deps.artifacts ? erased : null }, 'workflow deleted');
     return reply.code(204).send();
   });
 
@@ -198,8 +212,9 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
       if (isPlainObject(request.body)) request.body = camelCaseFields(oneSpelling(request.body, EXECUTE_ALIASES), EXECUTE_ALIASES);
     },
     schema: {
-      summary: 'Execute the current version: validates inputPayload, creates a queued execution and enqueues its job',
-      description: "Without inputPayload the version's default input (`configuration.inputPayload`) is used. A current version that is a draft answers 422 (`type: version_draft`).",
+      summary: 'Execute a version (by default the newest published one): validates inputPayload, creates a queued execution and enqueues its job',
+      description:
+        "`workflowVersionId` names the version to run, a draft included; without it the newest published version runs (the one whose `runs_by_default` is true), and a workflow with no published version answers 422 (`type: version_draft`). A version of another workflow answers 404 at `body.workflowVersionId`. Without inputPayload the version's default input (`configuration.inputPayload`) is used.",
       params: pathParams('workflowId'),
       body: executeRequest,
       response: {
@@ -214,8 +229,8 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
     // The execution's trace starts here, continuing the caller's when it sent one (docs/operations.md#traces).
     return inServerSpan(tracing, request, reply, EXECUTE_ROUTE, { 'workflow.id': id }, async (span) => {
       const workflow = await store.getWorkflow(id);
-      const version = workflow ? await store.currentVersion(id) : undefined;
-      if (!workflow || !version) throw notFound(['path', 'workflowId'], 'workflow');
+      if (!workflow) throw notFound(['path', 'workflowId'], 'workflow');
+      const version = await chosenVersion(store, workflow, body.workflowVersionId);
       // Without inputPayload the version's default input is used (null when it has none), its secrets too.
       const input = Object.hasOwn(body, 'inputPayload') ? { payload: body.inputPayload, secretPaths: [] } : defaultRunInput(version, deps.inputKeys);
       const traceparent = span.traceparent;
@@ -224,6 +239,29 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
       return reply.code(201).send(execution);
     });
   });
+}
+
+/**
+ * The version an execute call runs: the one it names (of this workflow, a draft included), else
+ * the newest published one (docs/api.md#versions).
+ */
+async function chosenVersion(store: Store, workflow: WorkflowRow, versionId: string | undefined): Promise<VersionView> {
+  const versions = await store.listVersions(workflow.workflow_uuid);
+  if (versionId !== undefined) {
+    const named = versions.find((v) => v.workflow_version_uuid === versionId);
+    if (!named) throw notFound(['body', 'workflowVersionId'], 'version of this workflow');
+    return named;
+  }
+  const runs = versions.find((v) => v.runs_by_default);
+  if (runs) return runs;
+  const newest = versions.find((v) => v.is_current);
+  throw unprocessable([
+    {
+      loc: ['path', 'workflowId'],
+      msg: `no version of this workflow is published${newest ? ` (version ${newest.version} is a draft)` : ''}: publish one (POST /api/workflows/${workflow.workflow_uuid}/versions/{versionId}/publish), or name the version to run in workflowVersionId`,
+      type: 'version_draft',
+    },
+  ]);
 }
 
 /** The specification fields of a create body, as the version stores them. */

@@ -129,11 +129,12 @@ async function bodySchemas(): Promise<Map<string, string>> {
 }
 
 /**
- * Fastify's router (the same find-my-way) with Fastify's default options, asked which route a
- * target reaches. (`useSemicolonDelimiter` is off in both by default.)
+ * Fastify's router (the same find-my-way) with the app's options (Fastify's defaults, but a
+ * trailing slash names the route without it: app.ts), asked which route a target reaches.
+ * (`useSemicolonDelimiter` is off in both by default.)
  */
 function routerOf(routes: readonly ServedRoute[]): (method: string, target: string) => ServedRoute | undefined {
-  const router = FindMyWay({ ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true, maxParamLength: 100 });
+  const router = FindMyWay({ ignoreTrailingSlash: true, ignoreDuplicateSlashes: false, caseSensitive: true, maxParamLength: 100 });
   for (const route of routes) router.on(route.method as 'GET', route.url, () => undefined, route);
   return (method, target) => {
     try {

@@ -226,7 +226,7 @@ describe('a version scheduled every second', () => {
 });
 
 describe('drafts', () => {
-  it('are stored, listed and never executed until published', async () => {
+  it('are stored, listed and run only when named until published; a draft edit leaves the published version running', async () => {
     const created = await call(a, 'POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], status: 'draft', triggerType: 'schedule', scheduleExpression: '* * * * *' });
     expect(created.status).toBe(201);
     const id = created.body.workflow_uuid as string;
@@ -248,11 +248,15 @@ describe('drafts', () => {
     expect(executed.status).toBe(201);
     expect(executed.body).toMatchObject({ trigger: 'manual', input_payload: null });
 
-    // An edit saved as a draft is a new current version that does not run, nor does its schedule.
-    const draft = await call(a, 'PATCH', `/api/workflows/${id}`, { prompt: 'p2', status: 'draft' });
-    expect(draft.body.current_version).toMatchObject({ version: 2, status: 'draft' });
-    expect(await ticks.getJobScheduler(id)).toBeUndefined();
-    expect((await call(a, 'POST', `/api/workflows/${id}/execute`)).status).toBe(422);
+    // An edit saved as a draft is a new current version that takes nothing offline: the
+    // published version before it keeps running by default and on its schedule.
+    const draft = await call(a, 'PATCH', `/api/workflows/${id}`, { prompt: 'p2', status: 'draft', scheduleExpression: '*/5 * * * *' });
+    expect(draft.body.current_version).toMatchObject({ version: 2, status: 'draft', runs_by_default: false, next_run_at: null });
+    expect(await ticks.getJobScheduler(id)).toMatchObject({ pattern: '* * * * *', template: { data: { workflowVersionId: v1.workflow_version_uuid } } });
+    expect((await call(a, 'POST', `/api/workflows/${id}/execute`)).body).toMatchObject({ version: 1 });
+    const listed = (await call(a, 'GET', `/api/workflows/${id}/versions`)).body.items as Record<string, unknown>[];
+    expect(listed[0]).toMatchObject({ version: 1, runs_by_default: true });
+    expect(listed[0]!.next_run_at).toEqual(expect.any(String));
     // An edit without a status is published.
     expect((await call(a, 'PATCH', `/api/workflows/${id}`, { prompt: 'p3' })).body.current_version).toMatchObject({ version: 3, status: 'published' });
     expect((await call(a, 'DELETE', `/api/workflows/${id}`)).status).toBe(204);
