@@ -20,8 +20,13 @@ const READY_LINE = /Ready to accept connections/;
 const START_DEADLINE_MS = 15_000;
 const STOP_GRACE_MS = 5_000;
 
-/** `appendOnlyDir`: keep an append-only file there, so a restart keeps the data (fleet fault tests). */
-export async function startRedis(options: { appendOnlyDir?: string } = {}): Promise<TestRedis> {
+/**
+ * `appendOnlyDir`: keep an append-only file there, so a restart keeps the data (fleet fault tests).
+ * `ownProcessGroup`: the server runs in a process group of its own, so that a terminal's Ctrl-C
+ * (SIGINT to the whole foreground group) does not stop it before its user has closed what uses
+ * it (the demo stops it last); it is still stopped when this process exits.
+ */
+export async function startRedis(options: { appendOnlyDir?: string; ownProcessGroup?: boolean } = {}): Promise<TestRedis> {
   const external = process.env.REDIS_URL;
   if (external) {
     const port = Number(new URL(external).port || 6379);
@@ -33,7 +38,7 @@ export async function startRedis(options: { appendOnlyDir?: string } = {}): Prom
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     try {
-      let child = await spawnRedis(port, options.appendOnlyDir);
+      let child = await spawnRedis(port, options);
       let stopping: Promise<void> | undefined;
       const stop = (): Promise<void> => {
         stopping ??= terminate(child);
@@ -45,7 +50,7 @@ export async function startRedis(options: { appendOnlyDir?: string } = {}): Prom
         stop,
         async restart() {
           await stop();
-          child = await spawnRedis(port, options.appendOnlyDir);
+          child = await spawnRedis(port, options);
           stopping = undefined;
         },
       };
@@ -56,7 +61,7 @@ export async function startRedis(options: { appendOnlyDir?: string } = {}): Prom
   throw lastError;
 }
 
-function spawnRedis(port: number, appendOnlyDir?: string): Promise<ChildProcess> {
+function spawnRedis(port: number, { appendOnlyDir, ownProcessGroup = false }: { appendOnlyDir?: string; ownProcessGroup?: boolean }): Promise<ChildProcess> {
   return spawnRedisProcess(
     [
       '--port', String(port),
@@ -68,12 +73,13 @@ function spawnRedis(port: number, appendOnlyDir?: string): Promise<ChildProcess>
       '--logfile', '',
     ],
     READY_LINE,
+    { detached: ownProcessGroup },
   );
 }
 
 /** Spawns `redis-server ARGS` and resolves once its log shows `ready` (a primary, a replica or a sentinel). */
-export function spawnRedisProcess(args: string[], ready: RegExp): Promise<ChildProcess> {
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnRedisProcess(args: string[], ready: RegExp, options: { detached?: boolean } = {}): Promise<ChildProcess> {
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
   const killOnExit = () => child.kill('SIGKILL');
   // Safety net if the test process dies without running its afterAll.
   process.once('exit', killOnExit);

@@ -6,13 +6,21 @@
  *
  * With ANTHROPIC_API_KEY set, Claude does the work live. Without it, the bundled recording
  * demo/shop.recording.json is replayed (it was recorded against this app with a scripted
- * model, see demo/record.ts). Set DEMO_EXIT=1 to stop once the execution ends.
+ * model, see demo/record.ts): the run's output.json and the closing lines say so, and a
+ * workflow other than the demo's fails at once, saying it needs ANTHROPIC_API_KEY, instead of
+ * replaying the shop order under another name. Set DEMO_EXIT=1 to stop once the execution ends.
+ *
+ * Ctrl-C stops everything in order (the worker, the API, the shop, then Redis) and exits 130,
+ * however many SIGINTs it brings (a terminal signals the whole process group, npm passes one
+ * on): the private Redis runs in a process group of its own, so it is stopped last, by us.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { int } from '../src/config/env.js';
 import { loadConfig } from '../src/config/schema.js';
 import { startLocalServer } from '../src/local-service/server.js';
 import { startDaemon } from '../src/daemon.js';
@@ -27,16 +35,57 @@ const ROOT = path.resolve(HERE, '..');
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+const RECORDING = 'shop.recording.json';
+const NO_KEY_REASON = 'ANTHROPIC_API_KEY is not set: the demo replays its bundled recording instead of calling Claude';
+/** How long a stop waits for a running execution before it is aborted (reported failed, worker_shutdown). */
+const DEMO_SHUTDOWN_GRACE_MS = '3000';
+
+/** Set once a stop began: what main() still awaits is of no interest, and its faults are not errors. */
+const stopping = new AbortController();
+
+/** Everything the demo started, stopped in order once, whoever asks (a signal, DEMO_EXIT, a failure). */
+const cleanups: Array<{ name: string; close: () => Promise<unknown> }> = [];
+let stopped: Promise<void> | undefined;
+function stop(): Promise<void> {
+  stopped ??= (async () => {
+    stopping.abort();
+    // In reverse of starting: the worker (it reports to the API), the API, the shop, then Redis;
+    // one started while this runs (a stop during start) is taken too.
+    for (let last = cleanups.pop(); last; last = cleanups.pop()) {
+      const { name, close } = last;
+      await close().catch((error: unknown) => process.stderr.write(`could not stop the ${name}: ${error instanceof Error ? error.message : String(error)}\n`));
+    }
+  })();
+  return stopped;
+}
+// `on`, not `once`: one Ctrl-C can bring several SIGINTs (the terminal's to the group, npm's own);
+// each after the first joins the stop under way rather than killing the process half-way.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  process.on(signal, () => {
+    if (!stopping.signal.aborted) say('\nStopping …');
+    void stop().then(() => process.exit(code));
+  });
+}
+
 async function main(): Promise<void> {
   const live = Boolean(process.env.ANTHROPIC_API_KEY);
-  const redis = await startRedis();
+  const portWanted = int(0, 65_535).safeParse(process.env.PORT?.trim() || '8080');
+  if (!portWanted.success) {
+    process.stderr.write(`PORT=${JSON.stringify(process.env.PORT)}: must be a whole number from 0 to 65535\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const redis = await startRedis({ ownProcessGroup: true });
+  cleanups.push({ name: 'Redis', close: () => redis.stop() });
   const shop = await startShopServer();
+  cleanups.push({ name: 'shop', close: () => shop.close() });
   const artifactsDir = path.resolve(process.env.ARTIFACTS_DIR ?? path.join(ROOT, '.demo', 'artifacts'));
   await mkdir(artifactsDir, { recursive: true });
   const apiKey = process.env.API_KEY ?? `demo-${randomBytes(9).toString('hex')}`;
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn', destination: process.stderr });
-  const port = await freePort(Number(process.env.PORT ?? 8080));
+  const port = await freePort(portWanted.data);
   const api = await startLocalServer({ port, apiKeys: [apiKey], redisUrl: redis.url, queueName: 'demo-executions', queuePrefix: 'bull', artifactsDir, logger });
+  cleanups.push({ name: 'local API', close: () => api.close() });
 
   const config = loadConfig({
     ...process.env,
@@ -49,27 +98,23 @@ async function main(): Promise<void> {
     ARTIFACT_BASE_URL: `${api.url}/artifacts/`,
     BROWSER_HOST_RULES: `MAP shop.test 127.0.0.1`,
     WORKER_CONCURRENCY: '1',
+    SHUTDOWN_GRACE_MS: process.env.SHUTDOWN_GRACE_MS ?? DEMO_SHUTDOWN_GRACE_MS,
   });
-  const replay = live ? undefined : await loadRecording(path.join(HERE, 'shop.recording.json'));
-  const worker = await startDaemon(config, logger, replay ? { replay } : {});
-
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await worker.shutdown('demo over');
-    await Promise.allSettled([api.close(), shop.close(), redis.stop()]);
-  };
-  process.once('SIGINT', () => void stop().then(() => process.exit(130)));
-  process.once('SIGTERM', () => void stop().then(() => process.exit(143)));
+  const replay = live ? undefined : await loadRecording(path.join(HERE, RECORDING));
+  // The recording is of the demo's workflow: the worker replays that one only (docs/counters-and-artifacts.md#playback).
+  const playback = { recording: RECORDING, reason: NO_KEY_REASON, onlyPrompt: DEMO_WORKFLOW('').prompt };
+  const worker = await startDaemon(config, logger, replay ? { replay, playback } : {});
+  cleanups.push({ name: 'worker', close: () => worker.shutdown('demo over') });
+  if (stopping.signal.aborted) return;
 
   say(`Local API and dashboard: ${api.url}/   (API key: ${apiKey})`);
   say(`Demo shop: ${shop.origin}/ (shop.test → 127.0.0.1 inside the sandboxed browser)`);
-  say(live ? `Model: Claude (${config.ANTHROPIC_MODEL}), live` : 'Model: none — replaying demo/shop.recording.json (set ANTHROPIC_API_KEY to run Claude live)');
+  say(live ? `Model: Claude (${config.ANTHROPIC_MODEL}), live` : `Model: none — replaying demo/${RECORDING} (set ANTHROPIC_API_KEY to run Claude live; without it, only the demo's own workflow runs)`);
 
   const call = async (method: string, route: string, body?: unknown) => {
     const res = await fetch(`${api.url}${route}`, {
       method,
+      signal: stopping.signal,
       headers: { 'x-service-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
@@ -101,19 +146,24 @@ async function main(): Promise<void> {
       final = current;
       break;
     }
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await delay(500, undefined, { signal: stopping.signal });
   }
   if (!final) throw new Error('the execution did not end in time');
   say('');
   say(JSON.stringify(final, null, 2));
   say('');
-  say(`Dashboard (steps, video and log), signed in: ${await loginLink()}`);
-  say(`Video: ${String(final.video_url)}`);
+  if (replay) say(`This run replayed demo/${RECORDING} instead of calling a model: ${NO_KEY_REASON}. Set ANTHROPIC_API_KEY to run Claude live (any other workflow needs it).`);
+  const folder = path.join(artifactsDir, 'executions', executionId);
   if (process.env.DEMO_EXIT === '1') {
+    // The server stops now: no link to it, the files instead.
     await stop();
+    say(`Stopped (DEMO_EXIT=1). The execution's video, log and output are in ${folder}`);
     process.exitCode = final.status === 'completed' ? 0 : 1;
     return;
   }
+  say(`Dashboard (steps, video and log), signed in: ${await loginLink()}`);
+  say(`Video: ${String(final.video_url)}`);
+  say(`Files: ${folder}`);
   say('Press Ctrl-C to stop.');
 }
 
@@ -131,7 +181,10 @@ async function freePort(preferred: number): Promise<number> {
   return tryListen(preferred).catch(() => tryListen(0));
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
+  // A stop under way ends what main() awaited: that is the stop, not a failure.
+  if (stopping.signal.aborted) return;
   process.stderr.write(`demo failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  await stop();
   process.exit(1);
 });

@@ -11,6 +11,7 @@ import { createBucketEraser, createBrowser, createProfileDirectory, createRecord
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
 import { loadServeConfig } from './config/serve.js';
 import { createFolderEraser } from './local-service/artifact-eraser.js';
+import { checkWorkflowBody } from './local-service/check-workflow-body.js';
 import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
@@ -23,21 +24,39 @@ import { noTracing } from './telemetry/tracing.js';
 import type { Tracing } from './telemetry/types.js';
 import { LOCAL_API_SERVICE_NAME, startTracing, WORKER_SERVICE_NAME } from './tracing/start.js';
 
+const RUN_USAGE = `Usage: execution-worker run --spec FILE [--input JSON] [--replay FILE] [--out DIR]
+  Runs one execution with no queue and no API. FILE is a workflow as POST /api/workflows takes it
+  (the same fields and checks: an unknown field is refused). Artifacts go to DIR/executions/<id>/
+  (default DIR: ./artifacts); output.json is printed on stdout.
+  --spec FILE     the workflow (JSON)
+  --input JSON    the input payload (JSON text; default null)
+  --replay FILE   replay this recording.json instead of calling Claude
+  --out DIR       where the artifacts go (default ./artifacts)
+  -h, --help      this text
+  Exit 0 when completed, 1 when failed, 2 on bad usage, a bad specification or a bad
+  environment variable (each named on its line).`;
+
+const SERVE_USAGE = `Usage: execution-worker serve
+  Runs the local API and dashboard on PORT (default 8080), keys from API_KEYS (comma-separated),
+  enqueueing on REDIS_URL, answering for its own address and the names in PUBLIC_HOSTS.
+  -h, --help      this text
+  Exit 0 when stopped by SIGINT or SIGTERM, 2 on a bad environment variable (each named on its
+  line) or when it cannot start.`;
+
 const USAGE = `Usage:
   execution-worker run --spec FILE [--input JSON] [--replay FILE] [--out DIR]
-      Runs one execution with no queue and no API. Artifacts go to DIR/executions/<id>/
-      (default DIR: ./artifacts); output.json is printed on stdout. Exit 0 when completed,
-      1 when failed, 2 on bad usage.
+      Runs one execution with no queue and no API.
   execution-worker serve
-      Runs the local API and dashboard on PORT (default 8080), keys from API_KEYS,
-      answering for its own address and the names in PUBLIC_HOSTS.
+      Runs the local API and dashboard.
+  execution-worker help | --help | -h
+      This text. \`execution-worker <command> --help\` tells one command's options.
 Configuration comes from the environment (see docs/configuration.md).`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
-    if (command === 'run') return await runCommand(rest);
-    if (command === 'serve') return await serveCommand(rest);
+    if (command === 'run') return await orHelp(RUN_USAGE, () => runCommand(rest));
+    if (command === 'serve') return await orHelp(SERVE_USAGE, () => serveCommand(rest));
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       process.stdout.write(`${USAGE}\n`);
       return command === undefined ? 2 : 0;
@@ -45,6 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`unknown command "${command}"\n${USAGE}\n`);
     return 2;
   } catch (error) {
+    // One clear message, never a stack trace: each bad variable on its line (config/env.ts).
     if (error instanceof UsageError || error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
       return 2;
@@ -54,6 +74,24 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+/** A --spec file the API would refuse: said alone, without the usage text. */
+class SpecificationError extends UsageError {}
+
+/** `--help` / `-h` of a command: its usage on stdout, exit 0. */
+class HelpAsked extends Error {}
+
+async function orHelp(usage: string, command: () => Promise<number>): Promise<number> {
+  try {
+    return await command();
+  } catch (error) {
+    if (error instanceof HelpAsked) {
+      process.stdout.write(`${usage}\n`);
+      return 0;
+    }
+    if (error instanceof UsageError && !(error instanceof SpecificationError)) throw new UsageError(`${error.message}\n${usage}`);
+    throw error;
+  }
+}
 
 async function runCommand(args: string[]): Promise<number> {
   const { values } = parseArgsOrThrow(args, {
@@ -62,8 +100,8 @@ async function runCommand(args: string[]): Promise<number> {
     replay: { type: 'string' },
     out: { type: 'string' },
   });
-  if (!values.spec) throw new UsageError(`--spec FILE is required\n${USAGE}`);
-  const specification = await readJsonFile(values.spec, '--spec');
+  if (!values.spec) throw new UsageError('--spec FILE is required');
+  const specification = await readSpecification(values.spec);
   let inputPayload: unknown = null;
   if (values.input !== undefined) {
     try {
@@ -90,7 +128,8 @@ async function runCommand(args: string[]): Promise<number> {
   const store = createLocalStore({ dir: outDir, prefix: '', ...(config.ARTIFACT_BASE_URL ? { publicBaseUrl: config.ARTIFACT_BASE_URL } : {}) });
   // Browser profiles (docs/profiles.md) beside the artifacts in the --out folder, as the artifacts.
   const profileStore = createLocalProfileStore({ dir: outDir, prefix: '' });
-  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, profileStore, tracing, ...(recorder ? { recorder } : {}), ...(replay ? { replay } : {}) });
+  const playback = { recording: path.basename(values.replay ?? ''), reason: '--replay was given: the recording is replayed, no model is called' };
+  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, profileStore, tracing, ...(recorder ? { recorder } : {}), ...(replay ? { replay, playback } : {}) });
 
   const controller = new AbortController();
   // Ctrl-C ends the run like a worker shutdown: finalised, artifacts written, reported failed.
@@ -164,12 +203,32 @@ async function serveCommand(args: string[]): Promise<number> {
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
+/** The command's options, strict; `--help`/`-h` anywhere among them asks for its usage. */
 function parseArgsOrThrow<T extends OptionSpec>(args: string[], options: T) {
+  if (args.includes('--help') || args.includes('-h')) throw new HelpAsked();
   try {
     return parseArgs({ args, options, allowPositionals: false, strict: true });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n${USAGE}`);
+    throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * The --spec file, checked as POST /api/workflows checks a body (local-service/check-workflow-body.ts):
+ * a fault is a bad specification (exit 2), each on its line, named by its field.
+ */
+async function readSpecification(file: string): Promise<Record<string, unknown>> {
+  const read = await readJsonFile(file, '--spec');
+  const checked = await checkWorkflowBody(read);
+  if (!checked.ok) {
+    const lines = checked.issues.map((issue) => `  ${issue.loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') || '(the file)'}: ${issue.msg}`);
+    throw new SpecificationError(`--spec: ${file} is not a valid specification:\n${lines.join('\n')}`);
+  }
+  const triggers = (['status', 'triggerType', 'scheduleExpression', 'configuration'] as const).filter((field) => checked.body[field] !== undefined);
+  if (triggers.length > 0) {
+    throw new SpecificationError(`--spec: ${file}: ${triggers.join(', ')} say how the API runs a version; \`run\` runs once: leave ${triggers.length === 1 ? 'it' : 'them'} out`);
+  }
+  return checked.body;
 }
 
 async function readJsonFile(file: string, flag: string): Promise<unknown> {

@@ -186,6 +186,8 @@ export function createRunnerDeps(options: {
   recorder?: VideoRecorder;
   controlPlane?: ControlPlane;
   replay?: RecordingFile;
+  /** What output.json says of the replayed recording (set with `replay`). */
+  playback?: RunnerDeps['playback'];
   /** Subscribers of every execution's events (the daemon's metrics). */
   observers?: RunnerDeps['observers'];
   /** Replaces the default input file opener (tests give S3 credentials this way). */
@@ -210,6 +212,7 @@ export function createRunnerDeps(options: {
     ...(options.live ? { live: options.live } : {}),
     ...(options.human ? { human: options.human } : {}),
     createModel: modelFactory(config, logger, options.replay),
+    ...(options.replay && options.playback ? { playback: options.playback } : {}),
     pricing: createModelPricing(config.MODEL_PRICES ?? {}),
     chooseActionSpace: (modelId, requested) => {
       const chosen = chooseActionSpace(modelId, requested);

@@ -16,6 +16,7 @@ import { startHealthServer, type HealthServer } from './telemetry/health.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { createCapacity } from './telemetry/capacity.js';
 import type { RecordingFile } from './model/types.js';
+import type { Playback } from './runner/types.js';
 import { modelKeyMissing, NO_KEY_AT_START } from './model/no-key-client.js';
 import type { Logger, Tracing } from './telemetry/types.js';
 
@@ -44,6 +45,8 @@ const OUTBOX_DRAIN_MS = 10_000;
 export interface DaemonOptions {
   /** Replays this recording instead of calling Claude (the demo without an API key). */
   replay?: RecordingFile;
+  /** What each replayed execution's output.json says of it, and the one workflow it may replay (docs/counters-and-artifacts.md#playback). */
+  playback?: Playback;
   /** Where each execution's trace goes (startTracing, in main.ts, which ends it after the daemon). */
   tracing?: Tracing;
 }
@@ -109,6 +112,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       ...(recorder ? { recorder } : {}),
       ...(runCache ? { runCache } : {}),
       ...(options.replay ? { replay: options.replay } : {}),
+      ...(options.playback ? { playback: options.playback } : {}),
       ...(tracing ? { tracing } : {}),
       observers: [(events, id) => metrics.watch(events, id)],
     });

@@ -84,6 +84,18 @@ export type UsageReport = z.infer<typeof usageReport>;
 export const budgetReport = z.object({ tokens: z.number().int().min(1).nullable(), usd: z.number().positive().nullable() });
 export type BudgetReport = z.infer<typeof budgetReport>;
 
+/**
+ * The run replayed a recording instead of calling a model (docs/counters-and-artifacts.md#playback):
+ * which recording, and why. Absent when a model was called.
+ */
+export const playbackReport = z.object({
+  /** The recording's file name. */
+  recording: z.string(),
+  /** Why it was replayed, in words (`ANTHROPIC_API_KEY is not set …`, `--replay was given`). */
+  reason: z.string(),
+});
+export type PlaybackReport = z.infer<typeof playbackReport>;
+
 export const outputDocument = z.object({
   status: z.enum(['completed', 'failed']),
   /** The agent's output (checked against the specification's outputSchema); null for a failed run. */
@@ -98,5 +110,7 @@ export const outputDocument = z.object({
   human: z.array(humanExchange),
   /** The run's browser profile (docs/profiles.md); only when the specification names one. */
   profile: profileReport.optional(),
+  /** Set when the run replayed a recording instead of calling a model. */
+  playback: playbackReport.optional(),
 });
 export type OutputDocument = z.infer<typeof outputDocument>;

@@ -30,6 +30,7 @@ export async function finalise(ctx: ExecutionContext, run: RunEnd): Promise<Exec
     cache: { ...run.cache, modelSteps: run.cache.used ? run.cache.modelSteps : stats.nSteps },
     human: vault.redactValue(run.human.map((exchange) => ({ ...exchange }))),
     ...(run.profile ? { profile: run.profile } : {}),
+    ...(deps.playback ? { playback: { recording: deps.playback.recording, reason: deps.playback.reason } } : {}),
   };
   events.emit(outcome.status === 'completed' ? 'execution_completed' : 'execution_failed', {
     ...(document.error ?? {}),

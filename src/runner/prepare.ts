@@ -43,6 +43,12 @@ export async function prepare(ctx: ExecutionContext): Promise<PrepareResult> {
     const spec = parseSpecification(resolved.rawSpecification);
     const startUrl = spec.startUrl ?? `https://${spec.allowedDomains[0]!.replace(/^\*\./, '')}/`;
     deps.checkSpecification(spec, startUrl);
+    // A recording replays the workflow it was made of: any other would act out that one's steps
+    // (the demo's shop order) under another name. Refused before anything runs.
+    const only = deps.playback?.onlyPrompt;
+    if (only !== undefined && spec.prompt !== only) {
+      throw new ExecutionError('model_error', `no model to run this workflow: this worker replays ${deps.playback!.recording} (${deps.playback!.reason}), the recording of one workflow only ("${only.length > 80 ? `${only.slice(0, 79)}…` : only}"); any other needs ANTHROPIC_API_KEY`);
+    }
     if (spec.approvals?.length && !deps.human) throw new ExecutionError('invalid_specification', 'approvals need a person to answer, and this worker has nobody to ask (no Redis): run it on the daemon');
     if (spec.profile !== undefined) RunProfile.usable(deps.profiles, spec.profile);
     const modelId = spec.model ?? deps.settings.defaultModel;

@@ -66,7 +66,15 @@ export interface RunnerDeps {
   observers?: ReadonlyArray<(events: ExecutionEventSource, executionId: string) => void>;
   /** Where the execution's trace goes (docs/operations.md#traces); absent: nowhere, at no cost. */
   tracing?: Tracing;
+  /** Set when `createModel` replays a recording instead of calling a model (docs/counters-and-artifacts.md#playback). */
+  playback?: Playback;
   now?: () => number;
+}
+
+/** What output.json says of a replayed recording, and the one workflow it may replay. */
+export interface Playback extends PlaybackReport {
+  /** The prompt of the workflow the recording was made of: any other fails (model_error) instead of replaying it. Absent: any. */
+  onlyPrompt?: string;
 }
 
 export interface RunnerSettings {
@@ -95,6 +103,7 @@ export interface RunnerSettings {
 }
 
 export type { OutputDocument, SavedDownload } from '../contract/output.js';
+import type { PlaybackReport } from '../contract/output.js';
 
 export type ExecutionSummary =
   | { status: 'skipped'; executionId: string; reason: string }

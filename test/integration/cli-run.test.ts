@@ -87,6 +87,10 @@ describe('execution-worker run', () => {
     const doc2 = JSON.parse(second.stdout);
     expect(doc2.status).toBe('completed');
     expect(doc2.output).toEqual(doc1.output);
+    // A replay says so in output.json; a run with a model does not.
+    expect(doc2.playback).toEqual({ recording: 'recording.json', reason: expect.stringContaining('--replay') });
+    expect(outputDocument.parse(doc2)).toEqual(doc2);
+    expect(doc1).not.toHaveProperty('playback');
     expect({ ...doc2.counters, durationMs: 0 }).toEqual({ ...doc1.counters, durationMs: 0 });
     expect(model.requests.length).toBe(modelCalls);
     expect(shop.forms.filter((f) => f.path === '/order')).toHaveLength(2);
@@ -131,4 +135,54 @@ describe('execution-worker run', () => {
     expect(badConfig.code).toBe(2);
     expect(badConfig.stderr).toContain('MAX_STEPS="lots"');
   });
+
+  it('answers --help and -h on every command with its usage, exit 0', async () => {
+    // Under load a process takes long to start: a generous limit, and few at once.
+    const asked = await Promise.all([['run', '--help'], ['serve', '-h'], ['run', '--spec', specFile, '-h'], ['serve', '--help']].map((args) => cli(args, {}, 240_000)));
+    for (const [i, result] of asked.entries()) {
+      expect(result.code, `${i}: ${result.stderr}`).toBe(0);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toMatch(/^Usage/);
+    }
+    expect(asked[0]!.stdout).toContain('--replay FILE');
+    expect(asked[2]!.stdout).toBe(asked[0]!.stdout);
+    expect(asked[1]!.stdout).toContain('API_KEYS');
+    expect(asked[1]!.stdout).not.toContain('--replay');
+    expect(asked[3]!.stdout).toBe(asked[1]!.stdout);
+  }, 300_000);
+
+  it('checks the specification as the API does: an unknown field is refused by name, exit 2', async () => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['a misspelt field', { ...DEMO_WORKFLOW(`${shop.origin}/`), maxStep: 3 }, /^ {2}maxStep: must NOT have additional properties$/m],
+      ['a whole public suffix', { ...DEMO_WORKFLOW(`${shop.origin}/`), allowedDomains: ['*.com'] }, /^ {2}allowedDomains\.0: .*public suffix/m],
+      ['no prompt', { allowedDomains: ['shop.test'] }, /^ {2}prompt: field required$/m],
+      ['a payload schema that is not one', { ...DEMO_WORKFLOW(`${shop.origin}/`), payloadSchema: { type: 'nope' } }, /^ {2}payloadSchema: not a valid JSON Schema/m],
+      ['a trigger field', { ...DEMO_WORKFLOW(`${shop.origin}/`), triggerType: 'schedule' }, /triggerType say how the API runs a version/],
+    ];
+    const results = await Promise.all(
+      cases.map(async ([name, spec]) => {
+        const file = path.join(dir, `bad-${name.replace(/\W+/g, '-')}.json`);
+        await writeFile(file, JSON.stringify(spec));
+        return cli(['run', '--spec', file, '--replay', path.join(dir, 'none.json')], { ANTHROPIC_API_KEY: 'sk-unused' }, 240_000);
+      }),
+    );
+    for (const [i, [name, , expected]] of cases.entries()) {
+      const result = results[i]!;
+      expect(result.code, `${name}: ${result.stderr}`).toBe(2);
+      expect(result.stderr, name).toMatch(expected);
+      expect(result.stderr, name).not.toMatch(/^\s+at /m);
+      expect(result.stdout).toBe('');
+    }
+  }, 300_000);
+
+  it('names a bad variable on one line with no stack trace, for run and serve', async () => {
+    const [rules, port] = await Promise.all([
+      cli(['run', '--spec', specFile], { BROWSER_HOST_RULES: 'zzz', ANTHROPIC_API_KEY: 'sk-unused' }, 240_000),
+      cli(['serve'], { PORT: 'abc', API_KEYS: 'k' }, 240_000),
+    ]);
+    expect(rules.code).toBe(2);
+    expect(rules.stderr.trim().split('\n')).toEqual(['invalid configuration:', '  BROWSER_HOST_RULES="zzz": cannot parse "zzz" (expected "MAP pattern target" or "EXCLUDE pattern")']);
+    expect(port.code).toBe(2);
+    expect(port.stderr.trim().split('\n')).toEqual(['invalid configuration:', '  PORT="abc": must be a whole number from 0 to 65535']);
+  }, 300_000);
 });
