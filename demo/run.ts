@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   });
   const replay = live ? undefined : await loadRecording(path.join(HERE, RECORDING));
   // The recording is of the demo's workflow: the worker replays that one only (docs/counters-and-artifacts.md#playback).
-  const playback = { recording: RECORDING, reason: NO_KEY_REASON, onlyPrompt: DEMO_WORKFLOW('').prompt };
+  const playback = { recording: RECORDING, reason: NO_KEY_REASON, onlyPrompt: DEMO_WORKFLOW(`${shop.origin}/`).prompt };
   const worker = await startDaemon(config, logger, replay ? { replay, playback } : {});
   cleanups.push({ name: 'worker', close: () => worker.shutdown('demo over') });
   if (stopping.signal.aborted) return;

@@ -2,7 +2,7 @@ import { ExecutionError } from '../domain/errors.js';
 import type { ModelClient } from './types.js';
 
 /**
- * The model of a worker that has no Anthropic key (docs/model.md#no-key): every turn fails at
+ * The model of a worker that has no Anthropic key (docs/operations.md#no-model-key): every turn fails at
  * once with a `model_error` that says what to do, before a request is made, instead of the SDK's
  * "Could not resolve authentication method" after it.
  */

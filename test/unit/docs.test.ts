@@ -102,13 +102,13 @@ const LOCAL_API_VARIABLES = Object.keys(serveSettingsSchema.shape);
 /** The schema's parse of `env` with each variable `serve` requires set. */
 const SERVE_REQUIRED = { API_KEYS: 'docs-test-key' };
 /** Pages with a table of settings: `| \`NAME\` | default | … |`. */
-const CONFIG_TABLES = ['docs/configuration.md', 'docs/queue-and-jobs.md', 'README.md'];
+const CONFIG_TABLES = ['docs/configuration.md', 'docs/queue-and-jobs.md', 'docs/guide.md'];
 /** Defaults made from the machine (a folder), which the docs describe in words. */
 const COMPUTED_DEFAULTS = new Set(['ARTIFACTS_DIR', 'WORK_DIR']);
 
 /**
  * The rows of a page's settings tables: `| \`NAME\` | default | range … |` (configuration.md)
- * or `| \`NAME\` | default | meaning |` (the README, which has no range column).
+ * or `| \`NAME\` | default | meaning |` (the guide, which has no range column).
  */
 function configRows(file: string): Array<{ name: string; defaultCell: string; rangeCell?: string }> {
   const rows: Array<{ name: string; defaultCell: string; rangeCell?: string }> = [];
