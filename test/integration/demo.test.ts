@@ -74,7 +74,11 @@ function descendants(root: number): number[] {
     .map((line) => line.trim().split(/\s+/).map(Number) as [number, number]);
   const found: number[] = [];
   const walk = (pid: number) => {
-    for (const [child, parent] of rows) if (parent === pid) (found.push(child), walk(child));
+    for (const [child, parent] of rows) {
+      if (parent !== pid) continue;
+      found.push(child);
+      walk(child);
+    }
   };
   walk(root);
   return found;
