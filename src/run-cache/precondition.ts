@@ -78,7 +78,7 @@ export interface HoldCheckPlan {
   element?: ElementIdentity;
 }
 
-export type Prepared = { ok: true; value: { call: ToolUseBlock; check?: HoldCheckPlan } } | { ok: false; reason: string };
+export type Prepared = { ok: true; value: { call: ToolUseBlock; check?: HoldCheckPlan; ref?: string } } | { ok: false; reason: string };
 
 /**
  * The call to make now: the cached one as the model made it (input values by name: the action
@@ -93,6 +93,7 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
   // What the field must hold afterwards: the new input's values, secrets left as their names (a read never shows them).
   const shown: InputSource = { ...input, reveal: (text) => text };
   let check: HoldCheckPlan | undefined;
+  let ref: string | undefined;
   if (cached.focus) {
     const focused = await tab.focused(signal);
     if (!focused || !sameElement(focused.identity, cached.focus)) {
@@ -108,6 +109,7 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
     const found = await locateByShape(tab, identity, signal);
     if (!found.ok) return { ok: false, reason: found.error };
     if (!found.value.enabled) return { ok: false, reason: `${describeElement(identity)} is disabled` };
+    ref = found.value.ref;
     const value = args.value;
     if (action === 'form_input' && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) check = { ref: found.value.ref, value: enterValue(shown, value).value, how: 'set', element: identity };
     if (cached.toolsetName === 'browser') {
@@ -123,7 +125,7 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
     }
   }
   const call: ToolUseBlock = { type: 'tool_use', id: `toolu_cache_${String(n).padStart(4, '0')}`, name: cached.tool, input: args, ...(cached.toolsetName ? { toolset_name: cached.toolsetName } : {}) };
-  return { ok: true, value: { call, ...(check ? { check } : {}) } };
+  return { ok: true, value: { call, ...(check ? { check } : {}), ...(ref ? { ref } : {}) } };
 }
 
 /**
