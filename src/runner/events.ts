@@ -107,6 +107,8 @@ export type LoggedEvents = {
    * it held. The evidence a final check may rest on where the final page cannot show the record.
    */
   read_back: { step: number; by: 'cache' | 'repair'; element: string; expected: string; held: string; ok: boolean };
+  /** Added for issue 39: the run's model is deprecated and stops answering on `endOfLife` (docs/model.md#retired-and-deprecated-models). */
+  model_deprecated: { model: string; endOfLife: string };
 };
 
 /** The last line of every execution that was not skipped. */
