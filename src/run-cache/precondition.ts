@@ -61,7 +61,7 @@ export function checkAction(cached: CachedAction, ctx: PreconditionContext): Pro
 export async function probeAction(cached: CachedAction, ctx: PreconditionContext, signal: AbortSignal): Promise<Probe> {
   const checked = checkAction(cached, ctx);
   if (!checked.holds) return checked;
-  const prepared = await browserCall((cancel) => prepare(cached, ctx, 0, cancel), signal);
+  const prepared = await browserCall((cancel) => prepare(cached, ctx, 0, cancel, true), signal);
   return prepared.ok ? { holds: true } : { holds: false, kind: 'absent', reason: prepared.reason };
 }
 
@@ -82,9 +82,10 @@ export type Prepared = { ok: true; value: { call: ToolUseBlock; check?: HoldChec
 
 /**
  * The call to make now: the cached one as the model made it (input values by name: the action
- * space enters the new input's values), its target found again on this page.
+ * space enters the new input's values), its target found again on this page. `probe`: only
+ * whether it could be made; nothing on the page changes (not even the focus).
  */
-export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContext, 'session' | 'space' | 'input'>, n: number, signal: AbortSignal): Promise<Prepared> {
+export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContext, 'session' | 'space' | 'input'>, n: number, signal: AbortSignal, probe = false): Promise<Prepared> {
   const { session, space, input } = ctx;
   const tab = session.tab();
   if (!tab) throw new ExecutionError('browser_error', 'the browser has no open tab');
@@ -97,11 +98,17 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
   if (cached.focus) {
     const focused = await tab.focused(signal);
     if (!focused || !sameElement(focused.identity, cached.focus)) {
-      return { ok: false, reason: `the keyboard focus is on ${describeElement(focused?.identity)}, where the earlier run typed into ${describeElement(cached.focus)}` };
+      // The element the earlier run typed into is on the page, the focus elsewhere (a repair
+      // before this action typed into another field): it is given the focus back, as the
+      // earlier run had it. A probe only asks whether it could be (nothing is run).
+      const back = await tab.locate(cached.focus as ElementIdentity, signal);
+      const given = back.ok && back.value.enabled ? (probe ? { ok: true as const } : await tab.focus(back.value.ref, signal)) : undefined;
+      if (!given?.ok) return { ok: false, reason: `the keyboard focus is on ${describeElement(focused?.identity)}, where the earlier run typed into ${describeElement(cached.focus)}` };
     }
+    const into = focused && sameElement(focused.identity, cached.focus) ? focused.identity : (cached.focus as ElementIdentity);
     if (action === 'type' && typeof args.text === 'string') {
-      const found = await tab.locate(focused.identity, signal);
-      if (found.ok) check = { ref: found.value.ref, value: enterText(shown, args.text).text, how: 'typed', element: focused.identity };
+      const found = await tab.locate(into, signal);
+      if (found.ok) check = { ref: found.value.ref, value: enterText(shown, args.text).text, how: 'typed', element: into };
     }
   }
   if (cached.target) {

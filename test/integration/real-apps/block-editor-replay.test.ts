@@ -145,5 +145,7 @@ describe('a replay on a block editor', () => {
     const readBacks = second.run.events.filter((e) => e.type === 'read_back');
     expect(readBacks.filter((e) => e.by === 'repair' && e.expected === '{{paragraphs.1}}').map((e) => [e.ok, e.held]), second.explain).toEqual([[true, SECOND.paragraphs[1]]]);
     expect(readBacks.filter((e) => e.by === 'cache' && e.expected === '{{paragraphs.0}}').map((e) => [e.ok, e.held]), second.explain).toEqual([[true, SECOND.paragraphs[0]]]);
+    // The repair's step is in view: one model turn, then the final check.
+    expect(second.run.requests.length, second.explain).toBeLessThanOrEqual(2);
   });
 });

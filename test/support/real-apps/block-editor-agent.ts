@@ -20,7 +20,7 @@ export interface PostInput {
 
 export const POST_PROMPT =
   'In the blog editor, write a new post: the title from the input, each paragraph of the input as a paragraph block of its own (in order), ' +
-  'tick the category from the input in the Categories panel, add each tag of the input in the Tags panel, then publish the post and report its address.';
+  'choose the category from the input in the Categories panel, add each tag of the input in the Tags panel, then publish the post and report its address.';
 
 export function postWorkflow(origin: string, host: string): Record<string, unknown> {
   return {
@@ -75,7 +75,8 @@ export function postAgent(input: PostInput): { script: (request: RecordedRequest
     if (++turns > 40) return finish('failed', undefined, 'gave up after 40 turns');
     const repair = body.tools?.some((t) => t.name === 'step_done') === true;
     if (repair && actedHere(body)) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
-    const seen = ownRead(body);
+    // A repair shows the page with its first message (and again after each turn): acted on at once.
+    const seen = ownRead(body) ?? (repair ? shownPage(body) : undefined);
     if (seen === undefined) return note('read', turn(readAll()));
     log.lastSeen = seen;
     const page = parseRead(seen);
@@ -106,11 +107,9 @@ export function postAgent(input: PostInput): { script: (request: RecordedRequest
     }
 
     const categories = named('button', 'Categories');
-    const box = page.find((e) => e.role === 'checkbox' && e.ref && e.name === input.category);
-    if (!box || box.checked !== true) {
-      if (!box && categories) return note('open categories', act(click(categories)));
-      if (box) return note('category', act(click(box)));
-    }
+    const category = named('combobox', 'Category');
+    if (!category && categories) return note('open categories', act(click(categories)));
+    if (category && category.value !== input.category) return note('category', act(memberBlock('form_input', { target: { type: 'ref', ref: category.ref }, value: ref(['category']) })));
 
     const tagsToggle = named('button', 'Tags');
     const tagInput = named('textbox', 'Add New Tag');
@@ -118,7 +117,10 @@ export function postAgent(input: PostInput): { script: (request: RecordedRequest
     const missing = input.tags.map((tag, i) => ({ tag, i })).filter(({ tag }) => !tokens.includes(squash(tag)));
     if (missing.length > 0) {
       if (!tagInput && tagsToggle) return note('open tags', act(click(tagsToggle)));
-      if (tagInput) return note('tags', act(click(tagInput), ...missing.flatMap(({ i }) => [type(ref(['tags', i])), key('Return')])));
+      // A tag already typed into the field (a replay stopped before its Return) only needs the Return.
+      const typed = tagInput && missing.find(({ tag }) => squash(tagInput.value ?? '') === squash(tag));
+      if (typed) return note('add the typed tag', act(click(tagInput), key('Return')));
+      if (tagInput) return note('tags', act(click(tagInput), ...(squash(tagInput.value ?? '') !== '' ? [key('ctrl+a'), key('Delete')] : []), ...missing.flatMap(({ i }) => [type(ref(['tags', i])), key('Return')])));
     }
 
     if (repair) return note('step done', turn(toolUseBlock('step_done', { note: 'nothing left to do on this page' })));
@@ -150,6 +152,13 @@ function ownRead(body: RequestBody): string | undefined {
   if (read?.name !== 'read_page' || read.input?.filter !== 'all') return undefined;
   const result = Array.isArray(last.content) ? (last.content as Block[]).find((b) => b.type === 'tool_result' && b.tool_use_id === read.id) : undefined;
   return result && !result.is_error ? textOf(result.content) : undefined;
+}
+
+/** The page a repair's latest message shows (after `This is the browser now.`), when it shows one. */
+function shownPage(body: RequestBody): string | undefined {
+  const text = lastUserText(body);
+  const at = text.lastIndexOf('This is the browser now.');
+  return at >= 0 ? text.slice(at) : undefined;
 }
 
 function lastUserText(body: RequestBody): string {

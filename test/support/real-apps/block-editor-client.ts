@@ -4,7 +4,7 @@
  * ("Add title", empty as a caret holder U+FEFF), paragraph blocks each an editor of its own whose
  * accessible name is "Empty block; …" until it holds text and "Block: Paragraph" after (Return
  * at the end of a block opens the next one), sidebar panels "Categories" and "Tags" whose open
- * state the server keeps per user (they open as the user left them), a tag token field (Return
+ * state the server keeps per user (they open as the user left them), a category select and a tag token field (Return
  * adds the token), a pre-publish panel and a post-publish panel that shows neither the body nor
  * the tags.
  */
@@ -109,7 +109,8 @@ async function main(): Promise<void> {
     $('prepublish').hidden = false;
   });
   $('publish-confirm').addEventListener('click', async () => {
-    const categories = [...document.querySelectorAll<HTMLInputElement>('#categories-body input[type=checkbox]')].filter((box) => box.checked).map((box) => box.value);
+    const category = ($('category') as HTMLSelectElement).value;
+    const categories = category ? [category] : [];
     const post = {
       title: (title.textContent ?? '').replace(/\ufeff/g, '').trim(),
       paragraphs: blocks.map((view) => view.state.doc.textContent).filter((text) => text.trim() !== ''),

@@ -35,7 +35,7 @@ export const CATEGORIES = ['News', 'Releases', 'Guides', 'Events'];
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 function page(script: string): string {
-  const boxes = CATEGORIES.map((c) => `<li><label><input type="checkbox" value="${c}"> ${c}</label></li>`).join('');
+  const options = CATEGORIES.map((c) => `<option>${c}</option>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Add New Post ‹ Blog — Editor</title>
 <style>
 body { font: 15px system-ui, sans-serif; margin: 0; display: grid; grid-template-columns: 160px 1fr 280px; min-height: 100vh; }
@@ -62,7 +62,7 @@ ul { list-style: none; padding-left: 8px; }
 <aside aria-label="Post settings">
 <h2>Post</h2>
 <section aria-label="Categories panel"><button type="button" class="toggle" id="categories-toggle" aria-expanded="false" aria-controls="categories-body">Categories</button>
-<div id="categories-body" hidden><ul>${boxes}</ul></div></section>
+<div id="categories-body" hidden><label for="category">Category</label> <select id="category"><option value="">Uncategorized</option>${options}</select></div></section>
 <section aria-label="Tags panel"><button type="button" class="toggle" id="tags-toggle" aria-expanded="false" aria-controls="tags-body">Tags</button>
 <div id="tags-body" hidden><label for="tag-input">Add New Tag</label> <input id="tag-input" type="text"><ul id="tag-tokens" aria-label="Tags added"></ul></div></section>
 </aside>
