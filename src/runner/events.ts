@@ -99,15 +99,15 @@ export type LoggedEvents = {
   human_timeout: { kind: HumanKind; timeoutMs: number };
   execution_completed: ExecutionEnd;
   execution_failed: ExecutionEnd;
-  /** Added for issue 39: a cached action passed over because the state it brings about holds already (docs/run-cache.md#effects). */
+  /** Added at the end of the map: a cached action passed over because the state it brings about holds already (docs/run-cache.md#effects). */
   replay_passed_over: { step: number; cachedStep: number; action: string; state: string };
   /**
-   * Added for issue 39: a value-entering action's read-back from the element it went into
+   * Added at the end of the map: a value-entering action's read-back from the element it went into
    * (docs/run-cache.md#read-back-by-identity): what it had to hold (input values by name) and what
    * it held. The evidence a final check may rest on where the final page cannot show the record.
    */
   read_back: { step: number; by: 'cache' | 'repair'; element: string; expected: string; held: string; ok: boolean };
-  /** Added for issue 39: the run's model is deprecated and stops answering on `endOfLife` (docs/model.md#retired-and-deprecated-models). */
+  /** Added at the end of the map: the run's model is deprecated and stops answering on `endOfLife` (docs/model.md#retired-and-deprecated-models). */
   model_deprecated: { model: string; endOfLife: string };
 };
 

@@ -74,7 +74,7 @@ describe('find: ranking by where an element is', () => {
   });
 });
 
-describe('find: a block editor admin (issue 39)', () => {
+describe('find: a block editor admin', () => {
   const editor: FoundElement[] = [
     { i: 0, role: 'link', name: 'Posts', context: 'a', inView: true, region: 'navigation "Main menu"', regionRole: 'navigation' },
     // A fly-out submenu item parked off the page until its menu is hovered: it cannot be clicked.

@@ -123,7 +123,7 @@ describe('a replay on a block editor', () => {
     editor.prefs.categories = false;
     editor.prefs.tags = false;
     await record('v-pieces', FIRST);
-    // The entry an earlier repair left (issue 39): the second paragraph's typing lost, only the
+    // The entry an earlier repair left (before reads back by identity): the second paragraph's typing lost, only the
     // Return between the paragraphs kept.
     const client = new Redis(redis.url);
     try {
