@@ -12,7 +12,7 @@
  * whose state cannot be read now keeps the rule without effects (the action is done).
  */
 import type { CachedEffect } from '../contract/run-cache.js';
-import { describeState, holdsState, type ElementState } from '../toolset/element-state.js';
+import { describeState, holdsState, type ElementState } from '../domain/element-state.js';
 
 export type EffectDecision = { kind: 'pass'; state: string } | { kind: 'do' } | { kind: 'repair'; reason: string };
 

@@ -15,7 +15,7 @@ import type { ExecutionEventSink } from '../runner/events.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import type { RunStats } from '../agent/loop.js';
-import { readState } from '../toolset/element-state.js';
+import { readState } from '../domain/element-state.js';
 import { actionOf, describeElement, SETS_VALUE, SKIPPED, type ActionAt } from './actions.js';
 import { decideEffect } from './effects.js';
 import { pageShape, samePage, type CachedAction } from './format.js';

@@ -51,7 +51,7 @@ import { TAB_SWITCHING_MEMBERS } from './browser-members.js';
 import { browserToolsetPolicies, normaliseUrl } from './browser-policies.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
-import { effectOf, readState } from './element-state.js';
+import { effectOf, readState } from '../domain/element-state.js';
 import { rankElements } from './find-rank.js';
 import { keyboardTarget, keyedTo } from './keyboard-target.js';
 import { formatConsole, formatNetwork } from './page-logs.js';

@@ -16,7 +16,7 @@ import { executeComputerAction } from './computer-actions.js';
 import type { ActionOutcome, DisplayGeometry } from './computer-types.js';
 import { capture, changeNotes, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, runNavigate, screenshotForModel, textBlock } from './results.js';
 import { fromSdkResult } from './sdk-results.js';
-import { effectOf, readState } from './element-state.js';
+import { effectOf, readState } from '../domain/element-state.js';
 import { traceOf } from './trace.js';
 import { runUpload, UPLOAD_HOW, UPLOAD_TOOL, uploadDefinition } from './upload-tool.js';
 import type { ActionReport, ActionRunContext, ActionSpace, ActionSpaceOptions, ActionTrace } from './types.js';

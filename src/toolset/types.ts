@@ -7,7 +7,7 @@
  */
 import type { BrowserSession, ElementIdentity, Point, Size } from '../browser/types.js';
 import type { ActionSpaceKind, ComputerTool } from '../domain/action-spaces.js';
-import type { ActionEffect } from './element-state.js';
+import type { ActionEffect } from '../domain/element-state.js';
 import type { InputSource } from '../domain/input-references.js';
 import type { SecretVault } from '../domain/secrets.js';
 import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';

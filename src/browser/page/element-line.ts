@@ -35,7 +35,7 @@ export function line(el: Element, r: string, state: RefState, nameText: string):
   if (r === 'option' && ((el as Partial<HTMLOptionElement>).selected || el.getAttribute('aria-selected') === 'true')) parts.push('selected');
   if (el.getAttribute('aria-selected') === 'true' && r !== 'option') parts.push('selected');
   if (VALUED.has(r) || isInput(el) || editableRegion(el)) {
-    const v = valueOf(el, r);
+    const v = valueOf(el);
     // A textarea's or an editor's value keeps its line breaks; any other is one line.
     const lines = isTextArea(el) || editable(el);
     // An invisible character alone (the caret holder of an empty editor) is an empty value.

@@ -218,7 +218,7 @@ export function isDisabled(el: Element): boolean {
 }
 
 /** A field's value as the agent reads it (a password's as dots); a widget's `aria-valuenow`; null for neither. */
-export function valueOf(el: Element, r: string | null): string | null {
+export function valueOf(el: Element): string | null {
   if (isSelect(el)) {
     const chosen = Array.from(el.selectedOptions).map((o) => squash(o.label || o.textContent));
     return chosen.join(', ');
