@@ -61,7 +61,7 @@ export function checkAction(cached: CachedAction, ctx: PreconditionContext): Pro
 export async function probeAction(cached: CachedAction, ctx: PreconditionContext, signal: AbortSignal): Promise<Probe> {
   const checked = checkAction(cached, ctx);
   if (!checked.holds) return checked;
-  const prepared = await browserCall((cancel) => prepare(cached, ctx, 0, cancel, true), signal);
+  const prepared = await browserCall((cancel) => prepare(cached, ctx, 0, cancel, 'probe'), signal);
   return prepared.ok ? { holds: true } : { holds: false, kind: 'absent', reason: prepared.reason };
 }
 
@@ -82,10 +82,11 @@ export type Prepared = { ok: true; value: { call: ToolUseBlock; check?: HoldChec
 
 /**
  * The call to make now: the cached one as the model made it (input values by name: the action
- * space enters the new input's values), its target found again on this page. `probe`: only
- * whether it could be made; nothing on the page changes (not even the focus).
+ * space enters the new input's values), its target found again on this page. `resume`: the
+ * first action after a repair; `probe`: only whether it could be made, nothing on the page
+ * changes (not even the focus).
  */
-export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContext, 'session' | 'space' | 'input'>, n: number, signal: AbortSignal, probe = false): Promise<Prepared> {
+export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContext, 'session' | 'space' | 'input'>, n: number, signal: AbortSignal, how: 'run' | 'resume' | 'probe' = 'run'): Promise<Prepared> {
   const { session, space, input } = ctx;
   const tab = session.tab();
   if (!tab) throw new ExecutionError('browser_error', 'the browser has no open tab');
@@ -98,11 +99,12 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
   if (cached.focus) {
     const focused = await tab.focused(signal);
     if (!focused || !sameElement(focused.identity, cached.focus)) {
-      // The element the earlier run typed into is on the page, the focus elsewhere (a repair
-      // before this action typed into another field): it is given the focus back, as the
-      // earlier run had it. A probe only asks whether it could be (nothing is run).
-      const back = await tab.locate(cached.focus as ElementIdentity, signal);
-      const given = back.ok && back.value.enabled ? (probe ? { ok: true as const } : await tab.focus(back.value.ref, signal)) : undefined;
+      // Right after a repair (which may have typed into another field), the element the
+      // earlier run typed into is given the focus back when it is on the page, as that run had
+      // it; a probe for where to resume only asks whether it could be (nothing is run).
+      // Otherwise a focus elsewhere stops the replay, as the page is not as that run left it.
+      const back = how === 'run' ? undefined : await tab.locate(cached.focus as ElementIdentity, signal);
+      const given = back?.ok && back.value.enabled ? (how === 'probe' ? { ok: true as const } : await tab.focus(back.value.ref, signal)) : undefined;
       if (!given?.ok) return { ok: false, reason: `the keyboard focus is on ${describeElement(focused?.identity)}, where the earlier run typed into ${describeElement(cached.focus)}` };
     }
     const into = focused && sameElement(focused.identity, cached.focus) ? focused.identity : (cached.focus as ElementIdentity);

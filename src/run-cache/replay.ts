@@ -123,7 +123,9 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
       if (SKIPPED.has(actionOf(cached))) continue;
       const checked = checkAction(cached, ctx);
       if (!checked.holds) return stop(at, checked.kind, checked.reason);
-      const call = await browserCall((signal) => prepare(cached, ctx, ++n, signal), input.signal);
+      // The first action after a repair may find the focus where the repair left it.
+      const resuming = input.from !== undefined && index === input.from.step && at === input.from.action;
+      const call = await browserCall((signal) => prepare(cached, ctx, ++n, signal, resuming ? 'resume' : 'run'), input.signal);
       if (!call.ok) return stop(at, 'absent', call.reason);
       // The state the action brings about (effects.ts): passed over when it holds, repaired when
       // the element is in neither the state the earlier run found nor the one it left.
