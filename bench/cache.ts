@@ -30,6 +30,7 @@ import { flowAgent, type FlowInput } from '../test/support/flow-agent.js';
 import { startFlowApp, type FlowOptions } from '../test/support/flow-app.js';
 import { isFinalCheck } from '../test/support/run-cache-requests.js';
 import { startScriptedModelServer, type RecordedRequest } from '../test/support/scripted-model-server.js';
+import { benchBlockEditor } from './cache-block-editor.js';
 import { addCost } from './cost.js';
 import { estimateInputTokens } from './toolset.js';
 
@@ -144,6 +145,7 @@ export async function benchCache(): Promise<Record<string, number | string>> {
         for (const key of Object.keys(change.options)) delete app.options[key as keyof FlowOptions];
       }
     }
+    Object.assign(figures, await benchBlockEditor(cache, MODEL_LATENCY_MS));
     figures['model latency per turn (scripted)'] = `${MODEL_LATENCY_MS} ms`;
     return figures;
   } finally {

@@ -18,6 +18,7 @@ import { createModelPricing } from './model/prices.js';
 import { createRecordingModel } from './model/recording-client.js';
 import { createReplayModel } from './model/replay-client.js';
 import { createNoKeyModel, modelKeyMissing } from './model/no-key-client.js';
+import { modelLifecycle, retiredReason } from './model/lifecycle.js';
 import { chooseActionSpace } from './model/tool-versions.js';
 import type { ModelClient, RecordingFile } from './model/types.js';
 import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
@@ -178,6 +179,21 @@ export function processSecrets(config: Config, env: NodeJS.ProcessEnv = process.
   );
 }
 
+/**
+ * The runner's choice of action space, with the model's life (docs/model.md#retired-and-deprecated-models):
+ * a retired model is refused before the run, a deprecated one runs and is logged with its end of life.
+ */
+export function actionSpaceChooser(now: () => number): RunnerDeps['chooseActionSpace'] {
+  return (modelId, requested) => {
+    const life = modelLifecycle(modelId, now());
+    if (life.status === 'retired') return { ok: false, reason: retiredReason(modelId, life.retiredOn), field: 'model' };
+    const chosen = chooseActionSpace(modelId, requested);
+    if (!chosen.ok) return chosen;
+    const { tools } = chosen;
+    return { ok: true, choice: { kind: chosen.kind, computer: tools.computer, images: tools.images }, ...(life.status === 'deprecated' ? { endOfLife: life.endOfLife } : {}) };
+  };
+}
+
 export function createRunnerDeps(options: {
   config: Config;
   logger: Logger;
@@ -214,12 +230,7 @@ export function createRunnerDeps(options: {
     createModel: modelFactory(config, logger, options.replay),
     ...(options.replay && options.playback ? { playback: options.playback } : {}),
     pricing: createModelPricing(config.MODEL_PRICES ?? {}),
-    chooseActionSpace: (modelId, requested) => {
-      const chosen = chooseActionSpace(modelId, requested);
-      if (!chosen.ok) return chosen;
-      const { tools } = chosen;
-      return { ok: true, choice: { kind: chosen.kind, computer: tools.computer, images: tools.images } };
-    },
+    chooseActionSpace: actionSpaceChooser(Date.now),
     createActionSpace,
     checkSpecification,
     checkFileUrl,

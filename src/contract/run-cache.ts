@@ -46,6 +46,23 @@ export type ActionGuard = z.infer<typeof actionGuard>;
 export const inputDigest = z.object({ path: keyPath, digest: z.string() });
 export type InputDigest = z.infer<typeof inputDigest>;
 
+/** An element's states as a read of the page shows them (docs/run-cache.md#effects); only those an action changed are kept. */
+export const elementState = z.object({
+  expanded: z.boolean().optional(),
+  checked: z.boolean().optional(),
+  selected: z.boolean().optional(),
+  pressed: z.boolean().optional(),
+});
+export type CachedElementState = z.infer<typeof elementState>;
+
+/**
+ * What an action did to the element it acted on: the states it found and the states it left.
+ * A replay passes the action over when the element is in `after` already, does it when it is in
+ * `before`, and has the step repaired otherwise (docs/run-cache.md#effects).
+ */
+export const actionEffect = z.object({ before: elementState, after: elementState });
+export type CachedEffect = z.infer<typeof actionEffect>;
+
 export const cachedAction = z.object({
   /** The tool (or toolset member) and its input as the model gave it: input values it entered by reference are their names, `{{path}}`. */
   tool: z.string(),
@@ -59,6 +76,8 @@ export const cachedAction = z.object({
   refs: z.array(keyPath).optional(),
   /** Input paths the action may depend on without being tied to one: replayed only when the new input holds the same values there. */
   guard: actionGuard.optional(),
+  /** The state the action brought about on its element; absent when a read showed none it changed (the action then keeps the precondition alone). */
+  effect: actionEffect.optional(),
 });
 export type CachedAction = z.infer<typeof cachedAction>;
 

@@ -80,6 +80,7 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
               ...(trace.focus ? { focus: { ...trace.focus } } : {}),
               ...(tied.refs.length > 0 ? { refs: tied.refs } : {}),
               ...(tied.guard ? { guard: tied.guard } : {}),
+              ...(trace.effect ? { effect: structuredClone(trace.effect) } : {}),
             };
           }),
     )

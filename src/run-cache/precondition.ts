@@ -61,7 +61,7 @@ export function checkAction(cached: CachedAction, ctx: PreconditionContext): Pro
 export async function probeAction(cached: CachedAction, ctx: PreconditionContext, signal: AbortSignal): Promise<Probe> {
   const checked = checkAction(cached, ctx);
   if (!checked.holds) return checked;
-  const prepared = await browserCall((cancel) => prepare(cached, ctx, 0, cancel), signal);
+  const prepared = await browserCall((cancel) => prepare(cached, ctx, 0, cancel, 'probe'), signal);
   return prepared.ok ? { holds: true } : { holds: false, kind: 'absent', reason: prepared.reason };
 }
 
@@ -78,13 +78,15 @@ export interface HoldCheckPlan {
   element?: ElementIdentity;
 }
 
-export type Prepared = { ok: true; value: { call: ToolUseBlock; check?: HoldCheckPlan } } | { ok: false; reason: string };
+export type Prepared = { ok: true; value: { call: ToolUseBlock; check?: HoldCheckPlan; ref?: string } } | { ok: false; reason: string };
 
 /**
  * The call to make now: the cached one as the model made it (input values by name: the action
- * space enters the new input's values), its target found again on this page.
+ * space enters the new input's values), its target found again on this page. `resume`: the
+ * first action after a repair; `probe`: only whether it could be made, nothing on the page
+ * changes (not even the focus).
  */
-export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContext, 'session' | 'space' | 'input'>, n: number, signal: AbortSignal): Promise<Prepared> {
+export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContext, 'session' | 'space' | 'input'>, n: number, signal: AbortSignal, how: 'run' | 'resume' | 'probe' = 'run'): Promise<Prepared> {
   const { session, space, input } = ctx;
   const tab = session.tab();
   if (!tab) throw new ExecutionError('browser_error', 'the browser has no open tab');
@@ -93,14 +95,22 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
   // What the field must hold afterwards: the new input's values, secrets left as their names (a read never shows them).
   const shown: InputSource = { ...input, reveal: (text) => text };
   let check: HoldCheckPlan | undefined;
+  let ref: string | undefined;
   if (cached.focus) {
     const focused = await tab.focused(signal);
     if (!focused || !sameElement(focused.identity, cached.focus)) {
-      return { ok: false, reason: `the keyboard focus is on ${describeElement(focused?.identity)}, where the earlier run typed into ${describeElement(cached.focus)}` };
+      // Right after a repair (which may have typed into another field), the element the
+      // earlier run typed into is given the focus back when it is on the page, as that run had
+      // it; a probe for where to resume only asks whether it could be (nothing is run).
+      // Otherwise a focus elsewhere stops the replay, as the page is not as that run left it.
+      const back = how === 'run' ? undefined : await tab.locate(cached.focus as ElementIdentity, signal);
+      const given = back?.ok && back.value.enabled ? (how === 'probe' ? { ok: true as const } : await tab.focus(back.value.ref, signal)) : undefined;
+      if (!given?.ok) return { ok: false, reason: `the keyboard focus is on ${describeElement(focused?.identity)}, where the earlier run typed into ${describeElement(cached.focus)}` };
     }
+    const into = focused && sameElement(focused.identity, cached.focus) ? focused.identity : (cached.focus as ElementIdentity);
     if (action === 'type' && typeof args.text === 'string') {
-      const found = await tab.locate(focused.identity, signal);
-      if (found.ok) check = { ref: found.value.ref, value: enterText(shown, args.text).text, how: 'typed', element: focused.identity };
+      const found = await tab.locate(into, signal);
+      if (found.ok) check = { ref: found.value.ref, value: enterText(shown, args.text).text, how: 'typed', element: into };
     }
   }
   if (cached.target) {
@@ -108,6 +118,7 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
     const found = await locateByShape(tab, identity, signal);
     if (!found.ok) return { ok: false, reason: found.error };
     if (!found.value.enabled) return { ok: false, reason: `${describeElement(identity)} is disabled` };
+    ref = found.value.ref;
     const value = args.value;
     if (action === 'form_input' && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) check = { ref: found.value.ref, value: enterValue(shown, value).value, how: 'set', element: identity };
     if (cached.toolsetName === 'browser') {
@@ -123,7 +134,7 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
     }
   }
   const call: ToolUseBlock = { type: 'tool_use', id: `toolu_cache_${String(n).padStart(4, '0')}`, name: cached.tool, input: args, ...(cached.toolsetName ? { toolset_name: cached.toolsetName } : {}) };
-  return { ok: true, value: { call, ...(check ? { check } : {}) } };
+  return { ok: true, value: { call, ...(check ? { check } : {}), ...(ref ? { ref } : {}) } };
 }
 
 /**

@@ -19,7 +19,8 @@ import type { ActionTrace } from '../toolset/types.js';
 import { viewPage } from './page-view.js';
 import { probeAction, type PreconditionContext } from './precondition.js';
 import { firstMessage, FLOW_CHANGED_TOOL, notYetText, pageText, REPAIR_TOOLS, repairSystemPrompt, STEP_DONE_TOOL, type RepairBrief } from './repair-request.js';
-import { holdsValue } from './replay-check.js';
+import { holdsValue, type HoldCheck } from './replay-check.js';
+import { describeElement } from './actions.js';
 import { findResume, type ResumePoint } from './resume.js';
 import { derivedPaths, type InputLeaf } from './values.js';
 import { thinkingOf, textOf } from '../agent/response-text.js';
@@ -204,6 +205,7 @@ async function runCalls(deps: RepairDeps, agent: AgentInput, calls: readonly Too
     stats.nScreenshots += report.images;
     // A value it set must be there, as a replayed one must (docs/run-cache.md#replay).
     const held = report.ok && report.trace ? await readBack(session, vault, report.trace, signal) : { ok: true as const };
+    if ('read' in held && held.read) events.emit('read_back', { step: stats.nSteps, by: 'repair', ...held.read, held: held.held ?? '', ok: held.ok });
     const ok = report.ok && held.ok;
     const error = !report.ok ? report.error : !held.ok ? held.reason : undefined;
     events.emit(
@@ -237,7 +239,7 @@ async function runCalls(deps: RepairDeps, agent: AgentInput, calls: readonly Too
 }
 
 /** A value the repair's action set, read again from its field: form_input's target, or the focused field typed into. */
-async function readBack(session: RepairDeps['session'], vault: InputSource, trace: ActionTrace, signal: AbortSignal): Promise<{ ok: true } | { ok: false; reason: string }> {
+async function readBack(session: RepairDeps['session'], vault: InputSource, trace: ActionTrace, signal: AbortSignal): Promise<HoldCheck & { read?: { element: string; expected: string } }> {
   const action = trace.toolsetName ? trace.tool : String(trace.input.action ?? trace.tool);
   const shown: InputSource = { ...vault, reveal: (text) => text };
   const value = trace.input.value;
@@ -249,13 +251,17 @@ async function readBack(session: RepairDeps['session'], vault: InputSource, trac
         ? { element: trace.focus, value: enterText(shown, text).text, how: 'typed' as const }
         : undefined;
   if (!plan) return { ok: true };
-  return browserCall(async (cancel) => {
+  const checked = await browserCall(async (cancel): Promise<HoldCheck> => {
     const tab = session.tab();
     if (!tab) return { ok: false as const, reason: 'the browser has no open tab' };
+    // The element the value went into, by the reference the action had (docs/run-cache.md#read-back-by-identity):
+    // a block whose name is its text ("Empty block…" before the keys) is not found again by that name.
+    if (trace.ref) return holdsValue(tab, trace.ref, plan.value, plan.how, plan.element, cancel);
     const found = await tab.locate(plan.element, cancel);
     if (!found.ok) return { ok: false as const, reason: `the field it set could not be found again to read it back: ${found.error}` };
     return holdsValue(tab, found.value.ref, plan.value, plan.how, plan.element, cancel);
   }, signal);
+  return { ...checked, read: { element: describeElement(plan.element), expected: String((plan.how === 'typed' ? text : value) ?? '') } };
 }
 
 /**

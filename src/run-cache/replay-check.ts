@@ -9,7 +9,8 @@ import type { BrowserTab, ElementIdentity } from '../browser/types.js';
 const SHOWN_MAX = 199;
 const SECRET = /\{\{[^}]+\}\}/;
 
-export type HoldCheck = { ok: true } | { ok: false; reason: string };
+/** `held`: what the element holds, as a read shows it (absent when it could not be read). */
+export type HoldCheck = { ok: true; held?: string } | { ok: false; reason: string; held?: string };
 
 /**
  * Whether the element of `ref` holds `expected`: a boolean as its checked state; text and numbers
@@ -31,19 +32,21 @@ export async function holdsValue(tab: BrowserTab, ref: string, expected: unknown
   if (typeof expected === 'boolean') {
     const state = /\]\s.*?\b(checked|unchecked)\b/.exec(line)?.[1];
     if (state === undefined) return { ok: false, reason: `${name} shows no checked state to read back` };
-    return (state === 'checked') === expected ? { ok: true } : differs;
+    return (state === 'checked') === expected ? { ok: true, held: state } : { ...differs, held: state };
   }
   const raw = valueIn(line);
   const held = squash(raw);
   const want = squash(String(expected));
+  const yes = { ok: true as const, held };
+  const no = { ...differs, held };
   if (SECRET.test(want)) return held !== '' ? { ok: true } : differs;
-  if (want === '') return held === '' ? { ok: true } : differs;
+  if (want === '') return held === '' ? yes : no;
   const select = what?.tag === 'select' || /^(combobox|listbox)\b/.test(line);
   const same = (a: string, b: string) => (select ? a.toLowerCase() === b.toLowerCase() : a === b);
   const shown = raw.endsWith('\u2026') && raw.length >= SHOWN_MAX ? held.slice(0, -1) : undefined;
-  if (how === 'typed') return held.includes(want) || (shown !== undefined && want.startsWith(shown.slice(-Math.min(shown.length, want.length)))) ? { ok: true } : differs;
-  if (same(held, want) || (shown !== undefined && want.startsWith(shown))) return { ok: true };
-  return differs;
+  if (how === 'typed') return held.includes(want) || (shown !== undefined && want.startsWith(shown.slice(-Math.min(shown.length, want.length)))) ? yes : no;
+  if (same(held, want) || (shown !== undefined && want.startsWith(shown))) return yes;
+  return no;
 }
 
 /** The `value="…"` of a read_page line, unescaped as the read quotes it (`\\`, `\"`, `\n`); empty when it shows none. */
@@ -52,6 +55,7 @@ function valueIn(line: string): string {
   return m ? m[1]!.replace(/\\(["\\n])/g, (_all, c: string) => (c === 'n' ? '\n' : c)) : '';
 }
 
+/** Whitespace as one space, trimmed; invisible characters (an editor's caret holder) left out: alone, they are an empty value. */
 function squash(s: string): string {
-  return s.replace(/[\s\u00a0]+/g, ' ').trim();
+  return s.replace(/[\u200b-\u200d\u2060\ufeff]/g, '').replace(/[\s\u00a0]+/g, ' ').trim();
 }

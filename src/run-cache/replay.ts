@@ -8,14 +8,16 @@
  * the model repairs that step (repair.ts) or takes over from there. A replay begins at the first
  * step, past the steps a signed-in page is already past, or at the action a repair led back to.
  */
-import type { BrowserSession } from '../browser/types.js';
+import type { BrowserSession, ElementIdentity } from '../browser/types.js';
 import type { InputSource } from '../domain/input-references.js';
 import { valueAt, type KeyPath } from '../domain/key-path.js';
 import type { ExecutionEventSink } from '../runner/events.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import type { RunStats } from '../agent/loop.js';
-import { actionOf, SETS_VALUE, SKIPPED, type ActionAt } from './actions.js';
+import { readState } from '../domain/element-state.js';
+import { actionOf, describeElement, SETS_VALUE, SKIPPED, type ActionAt } from './actions.js';
+import { decideEffect } from './effects.js';
 import { pageShape, samePage, type CachedAction } from './format.js';
 import { checkAction, describeAction, prepare, type MissKind } from './precondition.js';
 import { holdsValue } from './replay-check.js';
@@ -121,8 +123,25 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
       if (SKIPPED.has(actionOf(cached))) continue;
       const checked = checkAction(cached, ctx);
       if (!checked.holds) return stop(at, checked.kind, checked.reason);
-      const call = await browserCall((signal) => prepare(cached, ctx, ++n, signal), input.signal);
+      // The first action after a repair may find the focus where the repair left it.
+      const resuming = input.from !== undefined && index === input.from.step && at === input.from.action;
+      const call = await browserCall((signal) => prepare(cached, ctx, ++n, signal, resuming ? 'resume' : 'run'), input.signal);
       if (!call.ok) return stop(at, 'absent', call.reason);
+      // The state the action brings about (effects.ts): passed over when it holds, repaired when
+      // the element is in neither the state the earlier run found nor the one it left.
+      if (cached.effect && call.value.ref) {
+        const tab = session.tab();
+        const ref = call.value.ref;
+        const now = tab ? await browserCall((signal) => readState(tab, ref, signal), input.signal) : undefined;
+        const decided = decideEffect(cached.effect, now, describeElement(cached.target));
+        if (decided.kind === 'repair') return stop(at, 'absent', decided.reason);
+        if (decided.kind === 'pass') {
+          events.emit('replay_passed_over', { step: stats.nSteps + 1, cachedStep: atStep, action: describeAction(cached), state: decided.state });
+          labels.push(`${describeAction(cached)} (passed over: already ${decided.state})`);
+          traces.push(passedOverTrace(cached, session.currentUrl()));
+          continue;
+        }
+      }
       const startedAt = now();
       let touchedAt: number | undefined;
       const report = await browserCall(
@@ -158,6 +177,7 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
         const { ref, value, how, element } = call.value.check;
         const tab = session.tab();
         const held = tab ? await browserCall((signal) => holdsValue(tab, ref, value, how, element, signal), input.signal) : { ok: false as const, reason: 'the browser has no open tab' };
+        events.emit('read_back', { step: stats.nSteps + 1, by: 'cache', element: describeElement(element), expected: String(cached.input[how === 'typed' ? 'text' : 'value'] ?? ''), held: held.held ?? '', ok: held.ok });
         // A value the field does not hold is not done: the next cache does not keep it.
         if (!held.ok) return stop(at, 'not_held', held.reason);
       }
@@ -167,6 +187,19 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
     close(true);
   }
   return result;
+}
+
+/** A cached action passed over, as the next cache keeps it: the same action, element and effect. */
+function passedOverTrace(cached: CachedAction, url: string): ActionTrace {
+  return {
+    tool: cached.tool,
+    ...(cached.toolsetName ? { toolsetName: cached.toolsetName } : {}),
+    input: structuredClone(cached.input),
+    url,
+    ...(cached.target ? { target: cached.target as ElementIdentity } : {}),
+    ...(cached.focus ? { focus: cached.focus as ElementIdentity } : {}),
+    ...(cached.effect ? { effect: structuredClone(cached.effect) } : {}),
+  };
 }
 
 function before(a: ActionAt, b: ActionAt): boolean {

@@ -99,6 +99,16 @@ export type LoggedEvents = {
   human_timeout: { kind: HumanKind; timeoutMs: number };
   execution_completed: ExecutionEnd;
   execution_failed: ExecutionEnd;
+  /** Added at the end of the map: a cached action passed over because the state it brings about holds already (docs/run-cache.md#effects). */
+  replay_passed_over: { step: number; cachedStep: number; action: string; state: string };
+  /**
+   * Added at the end of the map: a value-entering action's read-back from the element it went into
+   * (docs/run-cache.md#read-back-by-identity): what it had to hold (input values by name) and what
+   * it held. The evidence a final check may rest on where the final page cannot show the record.
+   */
+  read_back: { step: number; by: 'cache' | 'repair'; element: string; expected: string; held: string; ok: boolean };
+  /** Added at the end of the map: the run's model is deprecated and stops answering on `endOfLife` (docs/model.md#retired-and-deprecated-models). */
+  model_deprecated: { model: string; endOfLife: string };
 };
 
 /** The last line of every execution that was not skipped. */
@@ -151,7 +161,7 @@ export type StepEventName = { [K in LoggedEventName]: LoggedEvents[K] extends { 
  * Every logged event with a step, as a list (step screenshots follow them); the check below fails
  * to compile when an event with a `step` is added to the map and not here.
  */
-export const STEP_EVENTS = ['model_turn', 'model_prefix_mismatch', 'action', 'repeated_action', 'step_screenshot', 'replayed_step', 'replay_stopped', 'replay_started_later', 'step_repair'] as const satisfies readonly StepEventName[];
+export const STEP_EVENTS = ['model_turn', 'model_prefix_mismatch', 'action', 'repeated_action', 'step_screenshot', 'replayed_step', 'replay_stopped', 'replay_started_later', 'step_repair', 'replay_passed_over', 'read_back'] as const satisfies readonly StepEventName[];
 const everyStepEvent: [Exclude<StepEventName, (typeof STEP_EVENTS)[number]>] extends [never] ? true : never = true;
 void everyStepEvent;
 

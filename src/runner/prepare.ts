@@ -53,7 +53,8 @@ export async function prepare(ctx: ExecutionContext): Promise<PrepareResult> {
     if (spec.profile !== undefined) RunProfile.usable(deps.profiles, spec.profile);
     const modelId = spec.model ?? deps.settings.defaultModel;
     const chosen = deps.chooseActionSpace(modelId, spec.toolset);
-    if (!chosen.ok) throw new ExecutionError('invalid_specification', `toolset: ${chosen.reason}`);
+    if (!chosen.ok) throw new ExecutionError('invalid_specification', `${chosen.field ?? 'toolset'}: ${chosen.reason}`);
+    if (chosen.endOfLife) events.emit('model_deprecated', { model: modelId, endOfLife: chosen.endOfLife });
     const validateOutput = spec.outputSchema === undefined ? undefined : await outputValidator(spec.outputSchema);
     // Checked off the event loop, within a time budget (docs/secrets.md#bounds); the schema's
     // secret marks on the input come from the same check.

@@ -32,7 +32,11 @@ export interface RunnerDeps {
   /** Each model's prices (docs/model.md#prices): the cost in output.json, the metrics and a dollar budget. */
   pricing: ModelPricing;
   /** The action space of a model and the specification's `toolset` (docs/action-spaces.md), or why it cannot be had. */
-  chooseActionSpace(modelId: string, requested: ActionSpaceKind | undefined): { ok: true; choice: ActionSpaceChoice } | { ok: false; reason: string };
+  /**
+   * The model's action space, and where the model is in its life (docs/model.md#retired-and-deprecated-models):
+   * a retired model is refused (`field: 'model'`), a deprecated one comes with its end of life.
+   */
+  chooseActionSpace(modelId: string, requested: ActionSpaceKind | undefined): { ok: true; choice: ActionSpaceChoice; endOfLife?: string } | { ok: false; reason: string; field?: 'model' | 'toolset' };
   /** Builds the chosen action space on the execution's browser session. */
   createActionSpace(choice: ActionSpaceChoice, options: ActionSpaceOptions): ActionSpace;
   /** Rejects a specification the browser could not confine (bad allow-list, start URL outside it). */

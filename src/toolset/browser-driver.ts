@@ -51,6 +51,7 @@ import { TAB_SWITCHING_MEMBERS } from './browser-members.js';
 import { browserToolsetPolicies, normaliseUrl } from './browser-policies.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
+import { effectOf, readState } from '../domain/element-state.js';
 import { rankElements } from './find-rank.js';
 import { keyboardTarget, keyedTo } from './keyboard-target.js';
 import { formatConsole, formatNetwork } from './page-logs.js';
@@ -139,7 +140,13 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     if (what.target) trace.target = what.target;
     if (what.focus && state.context.trace !== false) {
       const focused = what.focus === true ? (await tab.focused(this.signal).catch(() => null))?.identity : what.focus;
-      if (focused) trace.focus = focused;
+      if (focused) {
+        trace.focus = focused;
+        // The element itself, found now, before the keys change its name (a block editor's
+        // "Empty block" is named by its text once typed into): its value is read back from it.
+        const found = await tab.locate(focused, this.signal).catch(() => undefined);
+        if (found?.ok) trace.ref = found.value.ref;
+      }
     }
     state.trace = trace;
     state.context.beforeRun?.({ label: what.label, ...(what.point ? { point: what.point } : {}) });
@@ -253,12 +260,21 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const at = await this.pointOf(tab, input.target);
     const modifiers = input.modifiers ? String(input.modifiers) : undefined;
     const verb = member.replace('_', ' ');
+    // The element's states before the click and after it: what it changed is its effect (element-state.ts).
+    const traced = at.ref !== undefined && this.state.context.trace !== false;
+    const before = traced ? await readState(tab, at.ref!, this.signal) : undefined;
     const note = await this.act(tab, member, { action, coordinate: [at.shown.x, at.shown.y], ...(modifiers ? { text: modifiers } : {}) }, {
       label: `${modifiers ? `${modifiers}+` : ''}${verb} ${at.ref ?? `(${at.shown.x}, ${at.shown.y})`}${describeTarget(at.identity)}`,
       point: at.point,
       target: at.identity ?? null,
       modelInput: input,
     });
+    const trace = this.state.trace;
+    if (traced && trace) {
+      trace.ref = at.ref;
+      const effect = effectOf(before, await readState(tab, at.ref!, this.signal));
+      if (effect) trace.effect = effect;
+    }
     if (at.ref) this.lastTarget = { tabId: tab.id, ref: at.ref };
     return note;
   }
@@ -393,6 +409,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       input,
       target: identity.value,
     });
+    if (this.state.trace) this.state.trace.ref = ref;
     // `{{path}}` names of input values become the values (docs/run-cache.md#inputs-by-reference).
     const entered = enterValue(this.options.secrets, value);
     // A widget drawn by a script is filled by hand (widget-input.ts), then read back.

@@ -16,9 +16,13 @@ import { executeComputerAction } from './computer-actions.js';
 import type { ActionOutcome, DisplayGeometry } from './computer-types.js';
 import { capture, changeNotes, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, runNavigate, screenshotForModel, textBlock } from './results.js';
 import { fromSdkResult } from './sdk-results.js';
+import { effectOf, readState } from '../domain/element-state.js';
 import { traceOf } from './trace.js';
 import { runUpload, UPLOAD_HOW, UPLOAD_TOOL, uploadDefinition } from './upload-tool.js';
 import type { ActionReport, ActionRunContext, ActionSpace, ActionSpaceOptions, ActionTrace } from './types.js';
+
+/** Actions whose effect on the element they hit is read (element-state.ts). */
+const CLICKS = new Set(['left_click', 'double_click', 'triple_click']);
 
 const TOOLSET_NAME = 'computer';
 const NOT_EXECUTED = 'Not executed: an earlier computer action in this turn failed.';
@@ -116,12 +120,21 @@ export function createComputerToolset(options: ComputerToolsetOptions): ActionSp
     const state: CallState = { context };
     const trace = context.trace === false ? undefined : await traceOf(session, call, geometry, context.signal);
     if (trace) state.trace = trace;
+    // A click's element, found by its identity, and its states before the click (element-state.ts).
+    const tab = session.tab();
+    const clicked = trace?.target && tab && CLICKS.has(call.toolset_name ? call.name : String(trace.input.action ?? '')) ? await tab.locate(trace.target, context.signal).catch(() => undefined) : undefined;
+    const before = clicked?.ok && tab ? await readState(tab, clicked.value.ref, context.signal) : undefined;
     driver.current = state;
     let wire: BetaToolResultBlockParam;
     try {
       wire = await driver.toolResult(call as BetaToolUseBlock);
     } finally {
       driver.current = undefined;
+    }
+    if (trace && clicked?.ok && tab) {
+      trace.ref = clicked.value.ref;
+      const effect = effectOf(before, await readState(tab, clicked.value.ref, context.signal));
+      if (effect) trace.effect = effect;
     }
     const result = fromSdkResult(wire);
     const outcome = state.outcome;

@@ -159,9 +159,12 @@ function contextSources(c: FoundElement): Array<[number, string[]]> {
 /** Indices of `candidates` that match `query`, best first; those that match nothing are left out. */
 export function rankElements(query: string, candidates: readonly FoundElement[]): number[] {
   const all = words(query).filter((w) => !STOP_WORDS.has(w));
-  const kindWords = all.filter((w) => ROLE_WORDS[w]);
-  const plainTerms = all.filter((w) => !ROLE_WORDS[w]);
-  const scored: Array<{ i: number; score: number }> = [];
+  // The kind asked for is said last, as English puts its head noun: a kind word before it
+  // describes it ("title" in "Post title field") and is matched as a plain word.
+  const last = all.at(-1);
+  const kindWords = last !== undefined && ROLE_WORDS[last] ? [last] : [];
+  const plainTerms = all.slice(0, all.length - kindWords.length);
+  const scored: Array<{ i: number; score: number; reachable: boolean }> = [];
   for (const c of candidates) {
     // A field named by nothing but the text before it is named by that text.
     const name = words(c.name || c.label || '');
@@ -188,8 +191,11 @@ export function rankElements(query: string, candidates: readonly FoundElement[])
       score = roleMatch;
     } else {
       if (matched === 0) continue;
-      // Every word of the description found beats most of them found.
-      score = score / terms.length + (matched === terms.length ? 0.5 : 0) + roleMatch * 0.6;
+      // Every word of the description found beats most of them found. A kind word asked for counts
+      // as a word too: found when the element is of that kind or its name holds it ("Post title
+      // field": a button "Post" is neither a field nor a title, a textbox "Add title" is both).
+      const kindsFound = kindWords.every((w) => named.includes(w) || (ROLE_WORDS[w] ?? []).includes(c.role));
+      score = score / terms.length + (matched === terms.length && kindsFound ? 0.5 : 0) + roleMatch * 0.6;
       // A name that is exactly the description is what was meant.
       if (name.join(' ') === terms.join(' ')) score += 0.5;
     }
@@ -197,10 +203,12 @@ export function rankElements(query: string, candidates: readonly FoundElement[])
     // A control of a known kind before an element that is only styled as clickable (often its wrapper, of the same name).
     if (INTERACTIVE_ROLES.has(c.role)) score += c.role === 'clickable' ? 0.05 : 0.1;
     if (c.inView) score += 0.05;
-    if (score > 0) scored.push({ i: c.i, score });
+    if (score > 0) scored.push({ i: c.i, score, reachable: c.unreachable !== true });
   }
-  scored.sort((a, b) => b.score - a.score || a.i - b.i);
+  // An element that can never be brought into view (a fly-out submenu parked off the page) cannot
+  // be clicked: it comes after every one that can, whatever its score.
+  scored.sort((a, b) => Number(b.reachable) - Number(a.reachable) || b.score - a.score || a.i - b.i);
   // Far weaker matches than the best are noise, not alternatives.
-  const floor = (scored[0]?.score ?? 0) * RELATIVE_FLOOR;
+  const floor = Math.max(0, ...scored.map((s) => s.score)) * RELATIVE_FLOOR;
   return scored.filter((s) => s.score >= floor).map((s) => s.i);
 }

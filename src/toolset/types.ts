@@ -7,6 +7,7 @@
  */
 import type { BrowserSession, ElementIdentity, Point, Size } from '../browser/types.js';
 import type { ActionSpaceKind, ComputerTool } from '../domain/action-spaces.js';
+import type { ActionEffect } from '../domain/element-state.js';
 import type { InputSource } from '../domain/input-references.js';
 import type { SecretVault } from '../domain/secrets.js';
 import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
@@ -25,6 +26,14 @@ export interface ActionTrace {
   target?: ElementIdentity;
   /** The element that had the keyboard focus, for actions that type into it. */
   focus?: ElementIdentity;
+  /**
+   * The reference of the element it acted on (the target, else the focus) as it was before the
+   * action: a value is read back from that element, not found again by a name the value may have
+   * changed (docs/run-cache.md#read-back-by-identity). Of this page only: the cache never keeps it.
+   */
+  ref?: string;
+  /** The states the action changed on its element (docs/run-cache.md#effects). */
+  effect?: ActionEffect;
 }
 
 export interface ActionReport {

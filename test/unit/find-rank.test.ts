@@ -73,3 +73,26 @@ describe('find: ranking by where an element is', () => {
     expect(rankElements(query, office)[0]).toBe(expected);
   });
 });
+
+describe('find: a block editor admin', () => {
+  const editor: FoundElement[] = [
+    { i: 0, role: 'link', name: 'Posts', context: 'a', inView: true, region: 'navigation "Main menu"', regionRole: 'navigation' },
+    // A fly-out submenu item parked off the page until its menu is hovered: it cannot be clicked.
+    { i: 1, role: 'link', name: 'Add New', context: 'a', inView: false, unreachable: true, region: 'navigation "Main menu"', regionRole: 'navigation' },
+    { i: 2, role: 'button', name: 'Post', context: 'button', inView: true },
+    { i: 3, role: 'heading', name: 'Post', context: 'h2', inView: true },
+    { i: 4, role: 'link', name: 'Add New', context: 'a', inView: true, heading: 'Posts' },
+    { i: 5, role: 'textbox', name: 'Add title', context: 'h1', inView: true },
+    { i: 6, role: 'document', name: 'Empty block; start writing or type forward slash to choose a block', context: 'p', inView: true },
+  ];
+
+  it('never ranks an element that cannot be brought into view above one that can', () => {
+    const ranked = rankElements('Add New', editor);
+    expect(ranked[0]).toBe(4);
+    expect(ranked.indexOf(1)).toBeGreaterThan(ranked.indexOf(4));
+  });
+
+  it('ranks a field named by its placeholder first for a description of it', () => {
+    expect(rankElements('Post title field', editor)[0]).toBe(5);
+  });
+});

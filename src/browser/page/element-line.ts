@@ -3,7 +3,7 @@ import { axDescription } from './ax-store.js';
 import { editable, inputType, isInput, isTextArea } from './dom.js';
 import { refOf, type RefState } from './refs.js';
 import { isDialog, isModal } from './dialogs.js';
-import { byIds, isDisabled, valueOf } from './semantics.js';
+import { byIds, editableRegion, isDisabled, valueOf } from './semantics.js';
 import { cut, multiline, NAME_MAX, quote, squash, VALUE_MAX } from './text.js';
 
 /** Input types whose value is not shown as `value=` (it is their state, their label or a file name). */
@@ -34,13 +34,15 @@ export function line(el: Element, r: string, state: RefState, nameText: string):
   }
   if (r === 'option' && ((el as Partial<HTMLOptionElement>).selected || el.getAttribute('aria-selected') === 'true')) parts.push('selected');
   if (el.getAttribute('aria-selected') === 'true' && r !== 'option') parts.push('selected');
-  if (VALUED.has(r) || isInput(el)) {
-    const v = valueOf(el, r);
+  if (VALUED.has(r) || isInput(el) || editableRegion(el)) {
+    const v = valueOf(el);
     // A textarea's or an editor's value keeps its line breaks; any other is one line.
-    const lines = isTextArea(el) || (r === 'textbox' && editable(el));
-    if (v != null && v !== '' && !(isInput(el) && NO_VALUE_SHOWN.includes(inputType(el)))) parts.push('value=' + quote(cut(lines ? multiline(v) : squash(v), VALUE_MAX)));
-    const ph = squash(el.getAttribute('placeholder'));
-    if (ph && ph !== nameText && (v == null || v === '')) parts.push('placeholder=' + quote(cut(ph, NAME_MAX)));
+    const lines = isTextArea(el) || editable(el);
+    // An invisible character alone (the caret holder of an empty editor) is an empty value.
+    const shown = v == null ? '' : lines ? multiline(v) : squash(v);
+    if (shown !== '' && !(isInput(el) && NO_VALUE_SHOWN.includes(inputType(el)))) parts.push('value=' + quote(cut(shown, VALUE_MAX)));
+    const ph = squash(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || el.getAttribute('data-placeholder'));
+    if (ph && ph !== nameText && shown === '') parts.push('placeholder=' + quote(cut(ph, NAME_MAX)));
   }
   const description = squash(axDescription(el));
   // A dialog described by its own content (jQuery UI's) would only repeat what is read below it.
@@ -50,6 +52,7 @@ export function line(el: Element, r: string, state: RefState, nameText: string):
     const href = el.getAttribute('href');
     if (href && !/^javascript:/i.test(href)) parts.push('href=' + quote(cut(href, 120)));
   }
+  if (el.getAttribute('aria-pressed') === 'true' || el.getAttribute('aria-pressed') === 'false') parts.push(el.getAttribute('aria-pressed') === 'true' ? 'pressed' : 'not-pressed');
   if (el.getAttribute('aria-expanded')) parts.push(el.getAttribute('aria-expanded') === 'true' ? 'expanded' : 'collapsed');
   if (tag === 'details') parts.push((el as HTMLDetailsElement).open ? 'expanded' : 'collapsed');
   if (field.required || el.getAttribute('aria-required') === 'true') parts.push('required');

@@ -9,7 +9,7 @@ import { children, deepActive, inputType, inViewport, isContainer, isElement, is
 import { line } from './element-line.js';
 import type { RefState } from './refs.js';
 import type { FoundElement } from './shapes.js';
-import { INTERACTIVE, LANDMARKS, name, role, shownText, textOf, TEXTUAL, visibility } from './semantics.js';
+import { editableRegion, INTERACTIVE, LANDMARKS, name, role, shownText, textOf, TEXTUAL, visibility } from './semantics.js';
 import { cut, NAME_MAX, quote, squash } from './text.js';
 
 /** Roles of the regions an element sits in, named in find's results. */
@@ -41,7 +41,7 @@ export function candidates(): Candidate[] {
       const vis = visibility(node);
       if (vis === 'gone') return;
       const r = vis === 'shown' ? role(node) : null;
-      if (r && (INTERACTIVE.has(r) || LANDMARKS.has(r) || TEXTUAL.has(r))) {
+      if (r && (INTERACTIVE.has(r) || LANDMARKS.has(r) || TEXTUAL.has(r) || editableRegion(node))) {
         const n = name(node, r);
         out.push({ el: node, role: r, name: n, heading, region });
         if (r === 'heading') heading = n;
@@ -114,7 +114,7 @@ function nearbyLabel(el: Element, r: string): string {
 }
 
 /** Where an element is: every optional part of a found element, '' when it has none. */
-type Where = Required<Omit<FoundElement, 'i' | 'role' | 'name' | 'context' | 'inView'>>;
+type Where = Required<Omit<FoundElement, 'i' | 'role' | 'name' | 'context' | 'inView' | 'unreachable'>>;
 
 /** find()'s view of where an element is, for ranking and for its result line. */
 function whereOf(c: Candidate): Where {
@@ -150,7 +150,24 @@ let lastFound: Candidate[] = [];
 export function findCandidates(limit: number): FoundElement[] {
   const list = candidates().slice(0, limit);
   lastFound = list;
-  return list.map((c, i) => Object.assign({ i, role: c.role, name: c.name, context: context(c.el), inView: inViewport(c.el) }, whereOf(c)));
+  return list.map((c, i) => Object.assign({ i, role: c.role, name: c.name, context: context(c.el), inView: inViewport(c.el) }, unreachable(c.el) ? { unreachable: true } : {}, whereOf(c)));
+}
+
+/**
+ * Whether an element can never be brought into view: its box lies above or left of the page's
+ * start (a fly-out submenu parked at `top: -1000em` until hovered), or a box that clips its
+ * content (overflow other than visible) shows none of it. Such an element cannot be clicked.
+ */
+function unreachable(el: Element): boolean {
+  const r = el.getBoundingClientRect();
+  if (r.bottom + scrollY <= 0 || r.right + scrollX <= 0) return true;
+  for (let up = el.parentElement; up && up !== document.body && up !== document.documentElement; up = up.parentElement) {
+    const s = getComputedStyle(up);
+    if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+    const b = up.getBoundingClientRect();
+    if (r.right <= b.left || r.left >= b.right || r.bottom <= b.top || r.top >= b.bottom) return true;
+  }
+  return false;
 }
 
 /** The result lines of the candidates find() chose (indices of its last list), with fresh references. */
@@ -162,7 +179,7 @@ export function linesFor(indices: number[], next: number): { lines: string[]; ne
     if (!c || !c.el.isConnected) continue;
     const el = c.el;
     const r = role(el) || el.localName;
-    lines.push(line(el, r, state, TEXTUAL.has(r) ? cut(shownText(el), NAME_MAX * 2) : name(el, r)) + whereLine(whereOf(c)));
+    lines.push(line(el, r, state, TEXTUAL.has(r) && !editableRegion(el) ? cut(shownText(el), NAME_MAX * 2) : name(el, r)) + whereLine(whereOf(c)));
   }
   lastFound = [];
   return { lines, next: state.next };

@@ -8,7 +8,7 @@ import { isModal, openDialogs } from './dialogs.js';
 import { line } from './element-line.js';
 import { lookup, refOf, type RefState } from './refs.js';
 import type { Point, ReadOptions, Refusal, TreeRead } from './shapes.js';
-import { CONTROLS, INTERACTIVE, LANDMARKS, NAME_FROM_CONTENT, name, role, shownText, STRUCTURED, TEXTUAL, visibility } from './semantics.js';
+import { CONTROLS, editableRegion, INTERACTIVE, LANDMARKS, NAME_FROM_CONTENT, name, role, shownText, STRUCTURED, TEXTUAL, visibility } from './semantics.js';
 import { cut, NAME_MAX, OPTIONS_MAX, quote, squash, TEXT_MAX } from './text.js';
 
 /**
@@ -65,9 +65,11 @@ export function readPage(opts: ReadOptions): TreeRead | { ok: false; error: 'sta
       }
       const r = vis === 'shown' ? role(node) : null;
       let report = false;
+      // A contenteditable region (an editor, a block of a block editor) is a field, whatever its role.
+      const region = r !== null && editableRegion(node);
       if (r && inView(node)) {
-        if (filter === 'interactive') report = INTERACTIVE.has(r);
-        else report = INTERACTIVE.has(r) || LANDMARKS.has(r) || TEXTUAL.has(r) || NAME_FROM_CONTENT.has(r);
+        if (filter === 'interactive') report = INTERACTIVE.has(r) || region;
+        else report = INTERACTIVE.has(r) || LANDMARKS.has(r) || TEXTUAL.has(r) || NAME_FROM_CONTENT.has(r) || region;
       }
       if (r && report) {
         if (depth >= maxDepth) {
@@ -76,7 +78,11 @@ export function readPage(opts: ReadOptions): TreeRead | { ok: false; error: 'sta
         }
         let n: string;
         let textual: boolean;
-        if (TEXTUAL.has(r)) {
+        if (region) {
+          // Its text is its value: not repeated as text lines below it.
+          n = name(node, r);
+          textual = true;
+        } else if (TEXTUAL.has(r)) {
           const plain = !node.querySelector(CONTROLS);
           n = plain ? cut(shownText(node), TEXT_MAX) : '';
           textual = plain;

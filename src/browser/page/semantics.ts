@@ -218,16 +218,24 @@ export function isDisabled(el: Element): boolean {
 }
 
 /** A field's value as the agent reads it (a password's as dots); a widget's `aria-valuenow`; null for neither. */
-export function valueOf(el: Element, r: string | null): string | null {
+export function valueOf(el: Element): string | null {
   if (isSelect(el)) {
     const chosen = Array.from(el.selectedOptions).map((o) => squash(o.label || o.textContent));
     return chosen.join(', ');
   }
   if (isInput(el) && inputType(el) === 'password') return el.value ? '\u2022\u2022\u2022\u2022' : '';
   if (isInput(el) || el.localName === 'textarea') return (el as HTMLInputElement | HTMLTextAreaElement).value;
-  if (r === 'textbox' && editable(el)) return multiline((el as HTMLElement).innerText);
+  if (editableRegion(el)) return multiline((el as HTMLElement).innerText);
   const now = el.getAttribute('aria-valuenow');
   return now == null ? null : now;
+}
+
+/**
+ * The root of a contenteditable region (an editor, a block of a block editor): it is read with a
+ * reference and its text as its value, whatever role it has (`textbox`, `document`, none).
+ */
+export function editableRegion(el: Element): boolean {
+  return editable(el) && !editable(el.parentElement);
 }
 
 /**

@@ -37,6 +37,8 @@ export interface FoundElement {
   /** Words around it: placeholder, title, name and id attributes, its form or section heading. */
   context: string;
   inView: boolean;
+  /** It can never be brought into view (parked off the page, clipped away): ranked after every element that can. */
+  unreachable?: boolean;
   /** The browser's description of it (`aria-describedby`, a title beside its name). */
   description?: string;
   /** The text just before a field that has no label of its own. */

@@ -7,7 +7,7 @@ import { deepActive, frameDoc, frameOrigin, inputType, inViewport, isFrame, isIn
 import { candidates } from './find.js';
 import { refOf, type RefState } from './refs.js';
 import type { ElementIdentity, Point, Refusal } from './shapes.js';
-import { INTERACTIVE, isDisabled, name, role, visibility } from './semantics.js';
+import { editableRegion, INTERACTIVE, isDisabled, name, role, visibility } from './semantics.js';
 import { quote, squash } from './text.js';
 
 /** Where to click an element: scrolled into view, a point that reaches it (not a cover over it). */
@@ -74,7 +74,7 @@ export function elementAt(x: number, y: number): Element | null {
   let el = hitAt(x, y);
   while (el) {
     const r = visibility(el) === 'shown' ? role(el) : null;
-    if (r && (INTERACTIVE.has(r) || r === 'heading' || r === 'img' || r === 'cell' || r === 'listitem' || r === 'paragraph')) return el;
+    if (r && (INTERACTIVE.has(r) || editableRegion(el) || r === 'heading' || r === 'img' || r === 'cell' || r === 'listitem' || r === 'paragraph')) return el;
     el = parentOf(el);
   }
   return null;

@@ -6,6 +6,7 @@ import { Queue } from 'bullmq';
 import { loadConfig } from '../../../src/config/schema.js';
 import { startDaemon, type Daemon } from '../../../src/daemon.js';
 import { withinMs } from '../../../src/browser/settle.js';
+import { runCacheKey } from '../../../src/domain/run-cache.js';
 import { createLogger } from '../../../src/telemetry/logger.js';
 import { createLogLines, type LogLine } from '../log-lines.js';
 import type { RecordingApi } from '../recording-api.js';
@@ -20,6 +21,8 @@ export interface RealAppWorker {
   /** Queues an execution, waits for its final report, and returns what the run left. */
   run(job: { workflowVersionId: string; inputPayload: unknown; specification: Record<string, unknown> }, model: (request: RecordedRequest) => ScriptedTurn): Promise<FinishedRun>;
   stop(): Promise<void>;
+  /** The run cache's Redis key of a workflow version (docs/run-cache.md#where-it-is-kept). */
+  cacheKey(versionId: string): string;
 }
 
 export interface FinishedRun {
@@ -32,6 +35,10 @@ export interface FinishedRun {
   events: Array<Record<string, unknown>>;
   /** The requests this execution made to the model. */
   requests: RecordedRequest[];
+  /** The input tokens of those requests, by the scripted API's accounting (everything the model saw). */
+  inputTokens: number;
+  /** How long the run took, from queueing to its final report. */
+  wallMs: number;
 }
 
 export async function startRealAppWorker(options: { redisUrl: string; api: RecordingApi; hostRules: string; dir: string; runTimeoutMs?: number }): Promise<RealAppWorker> {
@@ -72,6 +79,7 @@ export async function startRealAppWorker(options: { redisUrl: string; api: Recor
     async run(job, script) {
       const executionId = randomUUID();
       const first = model.requests.length;
+      const startedAt = Date.now();
       current = script;
       try {
         await queue.add('execute', { executionId, workflowId: 'wf-real-app', ...job }, { jobId: executionId });
@@ -88,11 +96,14 @@ export async function startRealAppWorker(options: { redisUrl: string; api: Recor
           output,
           events,
           requests: model.requests.slice(first),
+          inputTokens: model.accounting.slice(first).reduce((sum, a) => sum + (a?.total ?? 0), 0),
+          wallMs: Date.now() - startedAt,
         };
       } finally {
         current = undefined;
       }
     },
+    cacheKey: (versionId) => runCacheKey(config.QUEUE_PREFIX, queueName, versionId),
     async stop() {
       await daemon.shutdown('test over');
       await queue.close();
