@@ -46,6 +46,58 @@ export type ActionGuard = z.infer<typeof actionGuard>;
 export const inputDigest = z.object({ path: keyPath, digest: z.string() });
 export type InputDigest = z.infer<typeof inputDigest>;
 
+/**
+ * How a value is computed from one input value (docs/run-cache.md#sources): a closed set. Each
+ * applies only to a value of its own shape (a word to a value of several words on one line, a
+ * line to a value of several lines without blank ones, a paragraph to one with blank lines, an
+ * item to a list), so that two of them never give the same literal from one value.
+ */
+export const derivation = z.discriminatedUnion('how', [
+  /** The whole value, written out rather than entered by name. */
+  z.object({ how: z.literal('whole') }),
+  /** Its `index`th word (from 0: the first word). */
+  z.object({ how: z.literal('word'), index: z.number().int().min(0) }),
+  /** Its first `length` characters (3 or more, ending inside a word). */
+  z.object({ how: z.literal('prefix'), length: z.number().int().min(3) }),
+  /** Its `index`th line, paragraph or list item: a value entered in pieces. */
+  z.object({ how: z.literal('piece'), unit: z.enum(['line', 'paragraph', 'item']), index: z.number().int().min(0) }),
+  z.object({ how: z.literal('case'), to: z.enum(['lower', 'upper', 'title']) }),
+  /** A number in another format: `decimals` after the point, a grouping of thousands, a text before and after (`€ `). */
+  z.object({ how: z.literal('number'), decimals: z.number().int().min(0).max(10), group: z.enum(['', ',', '.', ' ', "'"]), point: z.enum(['.', ',']), before: z.string().max(8), after: z.string().max(8) }),
+  /** An ISO date in another format: tokens `YYYY`, `YY`, `MM`, `M`, `DD`, `D`, `MMMM`, `MMM` and text. */
+  z.object({ how: z.literal('date'), format: z.string().max(40) }),
+]);
+export type Derivation = z.infer<typeof derivation>;
+
+/** A piece of a name pattern: text of the version, or an input value. */
+export const namePart = z.union([z.object({ text: z.string() }), z.object({ path: keyPath })]);
+export type NamePart = z.infer<typeof namePart>;
+
+/**
+ * Where a value a cached action entered (or the element it acted on) comes from
+ * (docs/run-cache.md#sources): the replay computes it from the same source with the new input.
+ */
+export const valueSource = z.discriminatedUnion('kind', [
+  /** Input values entered by name (`{{path}}` in the cached input). */
+  z.object({ kind: z.literal('input'), paths: z.array(keyPath).min(1) }),
+  /** Text of the version's prompt or steps, in no input value: the same on every run of the version. */
+  z.object({ kind: z.literal('constant'), text: z.string() }),
+  /** One derivation of one input value; the cached input holds no literal there. */
+  z.object({ kind: z.literal('derived'), path: keyPath, derivation }),
+  /** An element named after input values (`Invoice #{{number}} from {{vendor}}`): it must match exactly one element. */
+  z.object({ kind: z.literal('pattern'), parts: z.array(namePart).min(1) }),
+  /** Input files uploaded by their input paths (each path holds `{"$file": name}`); the cached input holds no file name. */
+  z.object({ kind: z.literal('file'), paths: z.array(keyPath).min(1) }),
+]);
+export type ValueSource = z.infer<typeof valueSource>;
+
+/** Which part of the action a source binds: a key of its input, or its target's name (a pattern only). */
+export const valueBinding = z
+  .object({ at: z.enum(['text', 'value', 'paths', 'target']), source: valueSource })
+  .refine((b) => (b.at === 'target') === (b.source.kind === 'pattern'), { message: 'a pattern binds the target, and only a pattern does' })
+  .refine((b) => b.source.kind !== 'file' || b.at === 'paths', { message: 'a file source binds the upload\'s paths' });
+export type ValueBinding = z.infer<typeof valueBinding>;
+
 export const cachedAction = z.object({
   /** The tool (or toolset member) and its input as the model gave it: input values it entered by reference are their names, `{{path}}`. */
   tool: z.string(),
@@ -59,6 +111,13 @@ export const cachedAction = z.object({
   refs: z.array(keyPath).optional(),
   /** Input paths the action may depend on without being tied to one: replayed only when the new input holds the same values there. */
   guard: actionGuard.optional(),
+  /**
+   * Where each value it entered came from (docs/run-cache.md#sources). A `derived` or `file`
+   * source stands in for its key of `input`, which then holds nothing: the replay computes it.
+   */
+  sources: z.array(valueBinding).optional(),
+}).refine((a) => (a.sources ?? []).every((b) => b.at === 'target' || !['derived', 'file'].includes(b.source.kind) || !(b.at in a.input)), {
+  message: 'a derived or file source stands in for its key: the cached input holds no literal there',
 });
 export type CachedAction = z.infer<typeof cachedAction>;
 

@@ -9,7 +9,8 @@ import type { BrowserTab, ElementIdentity } from '../browser/types.js';
 const SHOWN_MAX = 199;
 const SECRET = /\{\{[^}]+\}\}/;
 
-export type HoldCheck = { ok: true } | { ok: false; reason: string };
+/** `held`: what the field shows now, as the read gave it (absent for a checked state: `checked` then). */
+export type HoldCheck = { ok: true; held?: string; checked?: boolean } | { ok: false; reason: string };
 
 /**
  * Whether the element of `ref` holds `expected`: a boolean as its checked state; text and numbers
@@ -31,18 +32,18 @@ export async function holdsValue(tab: BrowserTab, ref: string, expected: unknown
   if (typeof expected === 'boolean') {
     const state = /\]\s.*?\b(checked|unchecked)\b/.exec(line)?.[1];
     if (state === undefined) return { ok: false, reason: `${name} shows no checked state to read back` };
-    return (state === 'checked') === expected ? { ok: true } : differs;
+    return (state === 'checked') === expected ? { ok: true, checked: expected } : differs;
   }
   const raw = valueIn(line);
   const held = squash(raw);
   const want = squash(String(expected));
-  if (SECRET.test(want)) return held !== '' ? { ok: true } : differs;
-  if (want === '') return held === '' ? { ok: true } : differs;
+  if (SECRET.test(want)) return held !== '' ? { ok: true, held: want } : differs;
+  if (want === '') return held === '' ? { ok: true, held } : differs;
   const select = what?.tag === 'select' || /^(combobox|listbox)\b/.test(line);
   const same = (a: string, b: string) => (select ? a.toLowerCase() === b.toLowerCase() : a === b);
   const shown = raw.endsWith('\u2026') && raw.length >= SHOWN_MAX ? held.slice(0, -1) : undefined;
-  if (how === 'typed') return held.includes(want) || (shown !== undefined && want.startsWith(shown.slice(-Math.min(shown.length, want.length)))) ? { ok: true } : differs;
-  if (same(held, want) || (shown !== undefined && want.startsWith(shown))) return { ok: true };
+  if (how === 'typed') return held.includes(want) || (shown !== undefined && want.startsWith(shown.slice(-Math.min(shown.length, want.length)))) ? { ok: true, held } : differs;
+  if (same(held, want) || (shown !== undefined && want.startsWith(shown))) return { ok: true, held };
   return differs;
 }
 
