@@ -111,6 +111,8 @@ export const cachedAction = z.object({
   refs: z.array(keyPath).optional(),
   /** Input paths the action may depend on without being tied to one: replayed only when the new input holds the same values there. */
   guard: actionGuard.optional(),
+  /** Made by the repair of the run that wrote the entry (docs/run-cache.md#repair-not-restart), in place of the cached actions it stood in for. */
+  byRepair: z.boolean().optional(),
   /**
    * Where each value it entered came from (docs/run-cache.md#sources). A `derived` or `file`
    * source stands in for its key of `input`, which then holds nothing: the replay computes it.
@@ -139,5 +141,7 @@ export const runCacheEntry = z.object({
    * page is gone): a new value there is not a value the replay failed to enter.
    */
   notAsked: z.array(keyPath).optional(),
+  /** What the repairs of the run that wrote the entry changed: the earlier entry's step, why, its actions before and the repair's after. */
+  repairs: z.array(z.object({ cachedStep: z.number().int().min(1), reason: z.string(), before: z.array(z.string()), after: z.array(z.string()) })).optional(),
 });
 export type RunCacheEntry = z.infer<typeof runCacheEntry>;

@@ -257,7 +257,7 @@ function passedOver(standIn: ReadonlyArray<{ cached: CachedAction }>, done: read
 
 /** Input paths whose value changed that no cached step entered by reference (and the pages still ask for): the replay cannot enter them. */
 function neverEntered(entry: RunCacheEntry, changed: readonly KeyPath[]): KeyPath[] {
-  const entered = new Set([...entry.steps.flat().flatMap((action) => [...(action.refs ?? []), ...sourcePaths(action.sources, true)]), ...(entry.notAsked ?? [])].map(pathId));
+  const entered = new Set([...entry.steps.flat().flatMap((action) => [...(action.refs ?? []), ...sourcePaths(action.sources)]), ...(entry.notAsked ?? [])].map(pathId));
   return changed.filter((path) => !entered.has(pathId(path)));
 }
 

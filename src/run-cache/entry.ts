@@ -92,7 +92,7 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
           }),
     )
     .filter((step) => step.length > 0);
-  const entered = new Set(steps.flat().flatMap((action) => [...(action.refs ?? []), ...sourcePaths(action.sources, true)]).map(pathId));
+  const entered = new Set(steps.flat().flatMap((action) => [...(action.refs ?? []), ...sourcePaths(action.sources)]).map(pathId));
   const notAsked = [...new Map((options.notAsked ?? []).filter((path) => !entered.has(pathId(path))).map((path) => [pathId(path), [...path]])).values()];
   return {
     format: RUN_CACHE_FORMAT,

@@ -37,6 +37,8 @@ export interface Bound {
   sources: ValueBinding[];
 }
 
+/** The shortest literal bound to a derivation. */
+const MIN_DERIVED_CHARS = 3;
 /** Keys of an action's input that carry a value it enters. */
 const ENTERED_KEYS = ['text', 'value'] as const;
 /** Roles whose name a pattern may bind: what a person clicks by its name. */
@@ -51,7 +53,8 @@ export function bindAction(action: BindableAction, ctx: SourceContext, entersVal
       const value = input[key];
       if (typeof value !== 'string') continue;
       const source = sourceOfText(value, ctx);
-      if (!source) continue;
+      // A value entered by name alone is the entry's `refs` already.
+      if (!source || (source.length === 1 && source[0]!.kind === 'input')) continue;
       sources.push(...source.map((s) => ({ at: key, source: s })));
       if (source.some((s) => s.kind === 'derived')) delete input[key];
     }
@@ -85,10 +88,10 @@ export function sourceOfText(text: string, ctx: SourceContext): ValueSource[] | 
     return isConstant(rest, ctx) ? [...out, { kind: 'constant', text: rest.split('\n').join('') }] : undefined;
   }
   const constant = isConstant(text, ctx);
-  const derived = derivedSource(text, ctx);
   // Never two sources: a text of the prompt that a value also gives is neither's.
-  if (constant && !derived) return [{ kind: 'constant', text }];
-  if (derived && !constant && !text.includes('{{')) return [derived];
+  const derived = ctx.constants.includes(text.trim()) ? undefined : derivedSource(text, ctx);
+  if (constant) return [{ kind: 'constant', text }];
+  if (derived && !text.includes('{{')) return [derived];
   return undefined;
 }
 
@@ -110,7 +113,8 @@ function related(chunk: string, ctx: SourceContext): boolean {
 
 /** The one derivation of one input value that gives the text, when there is exactly one and no other value relates to it. */
 function derivedSource(text: string, ctx: SourceContext): ValueSource | undefined {
-  if (text.trim() === '') return undefined;
+  // A literal shorter than 3 characters (`1`, `no`) equals too many things by chance to be bound to one.
+  if (text.trim().length < MIN_DERIVED_CHARS) return undefined;
   const found: ValueSource[] = [];
   for (const leaf of ctx.leaves) {
     if (leaf.kind !== 'string' && leaf.kind !== 'number') continue;
@@ -239,13 +243,14 @@ export function resolveSources(input: Record<string, unknown>, sources: readonly
 }
 
 /**
- * Input paths a cached action's sources take a value from (names, derivations, patterns, files);
- * `entered`: only those it enters the whole value of (a word or a prefix typed into a search is not the value entered).
+ * Input paths a cached action's sources take a value from (names, derivations, patterns, files):
+ * the values the replay enters from the new input there. A word typed into a search counts: what
+ * it picks is the new input's, and the final check looks at the record.
  */
-export function sourcePaths(sources: readonly ValueBinding[] | undefined, entered = false): KeyPath[] {
+export function sourcePaths(sources: readonly ValueBinding[] | undefined): KeyPath[] {
   return (sources ?? []).flatMap(({ source }) => {
     if (source.kind === 'input' || source.kind === 'file') return source.paths;
-    if (source.kind === 'derived') return entered && (source.derivation.how === 'word' || source.derivation.how === 'prefix') ? [] : [source.path];
+    if (source.kind === 'derived') return [source.path];
     if (source.kind === 'pattern') return source.parts.flatMap((p) => ('path' in p ? [p.path] : []));
     return [];
   });
