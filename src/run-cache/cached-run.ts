@@ -69,6 +69,10 @@ interface Recording {
   stopTracing: () => void;
   /** Input paths the pages no longer ask for: the entry's, and those this run's repairs found. */
   notAsked: KeyPath[];
+  /** What this run's repairs changed, for the next entry (docs/api.md#run-cache). */
+  repairs: NonNullable<RunCacheEntry['repairs']>;
+  /** The steps a repair made. */
+  repaired: Set<ActionTrace[]>;
 }
 
 export async function runWithCache(options: CachedRunOptions): Promise<CachedRunResult> {
@@ -97,7 +101,7 @@ function startRecording(options: CachedRunOptions): Recording {
         modelSteps.get(step)!.push(trace);
       })
     : () => undefined;
-  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), steps: [], modelSteps, stopTracing, notAsked: [] };
+  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), steps: [], modelSteps, stopTracing, notAsked: [], repairs: [], repaired: new Set() };
 }
 
 /** How a replay that stopped goes on: the model repairs the step, or takes the run over. */
@@ -168,6 +172,8 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
     const resumedAt = repair.resume?.kind === 'at' ? repair.resume.at : undefined;
     const standIn = mode === 'insert' ? [] : actionsBetween(entry.steps, stop.at, resumedAt);
     if (repair.turns > 0) {
+      run.repairs.push({ cachedStep: stop.atStep, reason: stop.reason, before: standIn.map(({ cached }) => describeAction(cached)), after: [...repair.labels] });
+      for (const traces of repair.traces) run.repaired.add(traces);
       events.emit('step_repair', {
         step: stats.nSteps,
         cachedStep: stop.atStep,
@@ -271,7 +277,7 @@ async function save(run: Recording, kept: NonNullable<Recording['key']>): Promis
   const { agentDeps, agentInput, executionId, logger, now } = run.options;
   const { store, ...key } = kept;
   const constants = [agentInput.spec.prompt, ...(agentInput.spec.steps ?? [])].join('\n');
-  const next = buildEntry({ ...key, executionId, steps: run.steps, input: agentInput.vault, notAsked: run.notAsked, now, constants });
+  const next = buildEntry({ ...key, executionId, steps: run.steps, input: agentInput.vault, notAsked: run.notAsked, now, constants, repairs: run.repairs, byRepair: (step) => run.repaired.has(step) });
   try {
     // What is stored passes the secrets' redaction once more: a page can show a secret anywhere.
     await store.put(key.versionId, agentInput.vault.redactValue(next));

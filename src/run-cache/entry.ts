@@ -60,6 +60,9 @@ export interface BuildOptions extends EntryKey {
   now: () => number;
   /** The version's own text (its prompt and steps): what a constant of the version is found in. */
   constants?: string;
+  /** What the run's repairs changed, and which of its steps a repair made. */
+  repairs?: RunCacheEntry['repairs'];
+  byRepair?: (step: ActionTrace[]) => boolean;
 }
 
 /** The completed run as the version's cache: its steps with what each depends on in the input, and the input's digests. */
@@ -72,6 +75,7 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
       'cached' in step
         ? step.cached
         : step.map((trace): CachedAction => {
+            const repaired = options.byRepair?.(step) === true;
             const action = trace.toolsetName ? trace.tool : String(trace.input.action ?? trace.tool);
             // Each value it entered bound to its source, where it has exactly one (sources.ts); the rest is guarded.
             const { input, sources } = bindAction({ action, input: withoutRefs(trace.input), ...(trace.target ? { target: trace.target } : {}) }, sourceCtx, SETS_VALUE.has(action));
@@ -82,6 +86,7 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
               ...(trace.toolsetName ? { toolsetName: trace.toolsetName } : {}),
               input,
               ...(sources.length > 0 ? { sources } : {}),
+              ...(repaired ? { byRepair: true } : {}),
               page: pageShape(trace.url),
               // The browser's ElementIdentity is of the cached element's shape (a copy, as the entry keeps it).
               ...(trace.target ? { target: { ...trace.target } } : {}),
@@ -104,6 +109,7 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
     steps,
     input: inputDigests(leaves, options.fingerprint),
     ...(notAsked.length > 0 ? { notAsked } : {}),
+    ...(options.repairs && options.repairs.length > 0 ? { repairs: options.repairs } : {}),
   };
 }
 
