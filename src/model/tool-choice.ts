@@ -1,6 +1,6 @@
 /**
  * Where the Messages API takes a forced tool choice (`tool_choice: {type: "tool"}` or `"any"`),
- * docs/model.md#forced-tool-choice: never with thinking on (every model answers 400), and never
+ * docs/run-cache.md#the-final-check: never with thinking on (every model answers 400), and never
  * on Sonnet 5.5, which answers it with a 400 whatever the thinking. A request that may not force
  * its tool is sent without `tool_choice` (the API's `auto`), and its answer is read for the call.
  */
