@@ -63,6 +63,58 @@ export type CachedElementState = z.infer<typeof elementState>;
 export const actionEffect = z.object({ before: elementState, after: elementState });
 export type CachedEffect = z.infer<typeof actionEffect>;
 
+/**
+ * How a value is computed from one input value (docs/run-cache.md#sources): a closed set. Each
+ * applies only to a value of its own shape (a word to a value of several words on one line, a
+ * line to a value of several lines without blank ones, a paragraph to one with blank lines, an
+ * item to a list), so that two of them never give the same literal from one value.
+ */
+export const derivation = z.discriminatedUnion('how', [
+  /** The whole value, written out rather than entered by name. */
+  z.object({ how: z.literal('whole') }),
+  /** Its `index`th word (from 0: the first word). */
+  z.object({ how: z.literal('word'), index: z.number().int().min(0) }),
+  /** Its first `length` characters (3 or more, ending inside a word). */
+  z.object({ how: z.literal('prefix'), length: z.number().int().min(3) }),
+  /** Its `index`th line, paragraph or list item: a value entered in pieces. */
+  z.object({ how: z.literal('piece'), unit: z.enum(['line', 'paragraph', 'item']), index: z.number().int().min(0) }),
+  z.object({ how: z.literal('case'), to: z.enum(['lower', 'upper', 'title']) }),
+  /** A number in another format: `decimals` after the point, a grouping of thousands, a text before and after (`€ `). */
+  z.object({ how: z.literal('number'), decimals: z.number().int().min(0).max(10), group: z.enum(['', ',', '.', ' ', "'"]), point: z.enum(['.', ',']), before: z.string().max(8), after: z.string().max(8) }),
+  /** An ISO date in another format: tokens `YYYY`, `YY`, `MM`, `M`, `DD`, `D`, `MMMM`, `MMM` and text. */
+  z.object({ how: z.literal('date'), format: z.string().max(40) }),
+]);
+export type Derivation = z.infer<typeof derivation>;
+
+/** A piece of a name pattern: text of the version, or an input value. */
+export const namePart = z.union([z.object({ text: z.string() }), z.object({ path: keyPath })]);
+export type NamePart = z.infer<typeof namePart>;
+
+/**
+ * Where a value a cached action entered (or the element it acted on) comes from
+ * (docs/run-cache.md#sources): the replay computes it from the same source with the new input.
+ */
+export const valueSource = z.discriminatedUnion('kind', [
+  /** Input values entered by name (`{{path}}` in the cached input). */
+  z.object({ kind: z.literal('input'), paths: z.array(keyPath).min(1) }),
+  /** Text of the version's prompt or steps, in no input value: the same on every run of the version. */
+  z.object({ kind: z.literal('constant'), text: z.string() }),
+  /** One derivation of one input value; the cached input holds no literal there. */
+  z.object({ kind: z.literal('derived'), path: keyPath, derivation }),
+  /** An element named after input values (`Invoice #{{number}} from {{vendor}}`): it must match exactly one element. */
+  z.object({ kind: z.literal('pattern'), parts: z.array(namePart).min(1) }),
+  /** Input files uploaded by their input paths (each path holds `{"$file": name}`); the cached input holds no file name. */
+  z.object({ kind: z.literal('file'), paths: z.array(keyPath).min(1) }),
+]);
+export type ValueSource = z.infer<typeof valueSource>;
+
+/** Which part of the action a source binds: a key of its input, or its target's name (a pattern only). */
+export const valueBinding = z
+  .object({ at: z.enum(['text', 'value', 'paths', 'target']), source: valueSource })
+  .refine((b) => (b.at === 'target') === (b.source.kind === 'pattern'), { message: 'a pattern binds the target, and only a pattern does' })
+  .refine((b) => b.source.kind !== 'file' || b.at === 'paths', { message: 'a file source binds the upload\'s paths' });
+export type ValueBinding = z.infer<typeof valueBinding>;
+
 export const cachedAction = z.object({
   /** The tool (or toolset member) and its input as the model gave it: input values it entered by reference are their names, `{{path}}`. */
   tool: z.string(),
@@ -78,6 +130,15 @@ export const cachedAction = z.object({
   guard: actionGuard.optional(),
   /** The state the action brought about on its element; absent when a read showed none it changed (the action then keeps the precondition alone). */
   effect: actionEffect.optional(),
+  /** Made by the repair of the run that wrote the entry (docs/run-cache.md#repair-not-restart), in place of the cached actions it stood in for. */
+  byRepair: z.boolean().optional(),
+  /**
+   * Where each value it entered came from (docs/run-cache.md#sources). A `derived` or `file`
+   * source stands in for its key of `input`, which then holds nothing: the replay computes it.
+   */
+  sources: z.array(valueBinding).optional(),
+}).refine((a) => (a.sources ?? []).every((b) => b.at === 'target' || !['derived', 'file'].includes(b.source.kind) || !(b.at in a.input)), {
+  message: 'a derived or file source stands in for its key: the cached input holds no literal there',
 });
 export type CachedAction = z.infer<typeof cachedAction>;
 
@@ -99,5 +160,7 @@ export const runCacheEntry = z.object({
    * page is gone): a new value there is not a value the replay failed to enter.
    */
   notAsked: z.array(keyPath).optional(),
+  /** What the repairs of the run that wrote the entry changed: the earlier entry's step, why, its actions before and the repair's after. */
+  repairs: z.array(z.object({ cachedStep: z.number().int().min(1), reason: z.string(), before: z.array(z.string()), after: z.array(z.string()) })).optional(),
 });
 export type RunCacheEntry = z.infer<typeof runCacheEntry>;

@@ -23,6 +23,8 @@ export interface JobQueue {
   forget(executionId: string, maskedInput: unknown): Promise<void>;
   /** Forgets a version's run cache (docs/run-cache.md), kept beside the queue; false when there was none. */
   clearRunCache(versionId: string): Promise<boolean>;
+  /** The version's run cache entry as stored (JSON), or undefined when it has none. */
+  readRunCache(versionId: string): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -70,6 +72,16 @@ export function createJobQueue(opts: { redisUrl: string; queueName: string; queu
 
     async clearRunCache(versionId) {
       return (await redis().del(runCacheKey(opts.queuePrefix, opts.queueName, versionId))) > 0;
+    },
+
+    async readRunCache(versionId) {
+      const raw = await redis().get(runCacheKey(opts.queuePrefix, opts.queueName, versionId));
+      if (raw === null) return undefined;
+      try {
+        return JSON.parse(raw) as unknown;
+      } catch {
+        return null;
+      }
     },
 
     close() {

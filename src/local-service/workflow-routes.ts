@@ -20,6 +20,8 @@ import { presentVersion, resolveTrigger } from './version-triggers.js';
 import { defaultRunInput } from './default-input.js';
 import { KEY_OR_SESSION } from './access.js';
 import type { ArtifactEraser } from './artifact-eraser.js';
+import { runCacheView } from '../contract/run-cache-view.js';
+import { runCacheView as presentRunCache } from './run-cache-view.js';
 
 /**
  * Workflow endpoints: the service description's create / edit (a new version) / delete (cascade) / versions
@@ -188,6 +190,23 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
     const cleared = await queue.clearRunCache(versionId);
     logger.info({ workflowId: id, versionId, cleared }, 'run cache cleared');
     return { cleared };
+  });
+
+  // The version's run cache as an operator or auditor reads it (docs/api.md#run-cache).
+  app.get('/api/workflows/:id/versions/:versionId/cache', {
+    config: KEY_OR_SESSION,
+    schema: {
+      summary: "Read the version's run cache: each cached step and action, its element, where each value comes from, its effect, and what the last repair changed",
+      params: pathParams('id', 'versionId'),
+      response: { 200: answer('The cached run.', runCacheView), 404: notFoundAnswer, ...commonErrors },
+    },
+  }, async (request) => {
+    const { id, versionId } = request.params;
+    if (!(await store.getWorkflow(id))) throw notFound(['path', 'id'], 'workflow');
+    if (!(await store.listVersions(id)).some((v) => v.workflow_version_uuid === versionId)) throw notFound(['path', 'versionId'], 'version');
+    const view = presentRunCache(await queue.readRunCache(versionId));
+    if (!view) throw notFound(['path', 'versionId'], 'run cache');
+    return view;
   });
 
   app.get('/api/workflows/:workflow_uuid/versions', {

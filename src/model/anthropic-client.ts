@@ -12,6 +12,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { ExecutionError } from '../domain/errors.js';
 import type { Logger } from '../telemetry/types.js';
+import { mayForceToolChoice } from './tool-choice.js';
 import { fromApiUsage } from './api-usage.js';
 import { createCapabilityLookup, type CapabilityOverrides, type ModelCapabilities } from './capabilities.js';
 import { contextParams, DEFAULT_CONTEXT_SETTINGS, isManaged, isPrefixMismatch, type ContextSettings } from './context-policy.js';
@@ -209,8 +210,9 @@ function toParams(request: ModelTurnRequest, caps: ModelCapabilities, settings: 
   if (request.tools.length > 0) params.tools = request.tools.map(toTool);
   if (context.context_management) params.context_management = context.context_management;
   if (context.thinking) params.thinking = context.thinking;
-  // Thinking and a forced tool choice do not go together (the API answers 400): thinking wins.
-  else if (request.toolChoice) params.tool_choice = { type: 'tool', name: request.toolChoice.name };
+  // A forced tool choice goes only where the API takes it (tool-choice.ts): with thinking on, or
+  // on a model that refuses it, the request goes without, and its answer is read for the call.
+  if (request.toolChoice && mayForceToolChoice(request.model, context.thinking !== undefined)) params.tool_choice = { type: 'tool', name: request.toolChoice.name };
   if (budget.output_config) params.output_config = budget.output_config;
   const betas = [...new Set([...request.betas, ...context.betas, ...budget.betas])];
   if (betas.length > 0) params.betas = betas;

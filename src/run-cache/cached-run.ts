@@ -28,7 +28,8 @@ import { checkFinalPage } from './final-check.js';
 import { cacheFingerprint, type CachedAction, type RunCacheEntry } from './format.js';
 import { describeAction, isEnterable } from './precondition.js';
 import { REPAIR_MODEL_STEPS, repairStep, type RepairOutcome } from './repair.js';
-import { replaySteps, type ReplayInput, type ReplayStop, type StopKind } from './replay.js';
+import { replaySteps, type ReadBack, type ReplayInput, type ReplayStop, type StopKind } from './replay.js';
+import { piecesNotEntered, sourcePaths, type MissingPiece } from './sources.js';
 import type { RunCacheStore } from './types.js';
 import { changedPaths, guardMiss, inputLeaves } from './values.js';
 
@@ -68,6 +69,10 @@ interface Recording {
   stopTracing: () => void;
   /** Input paths the pages no longer ask for: the entry's, and those this run's repairs found. */
   notAsked: KeyPath[];
+  /** What this run's repairs changed, for the next entry (docs/api.md#run-cache). */
+  repairs: NonNullable<RunCacheEntry['repairs']>;
+  /** The steps a repair made. */
+  repaired: Set<ActionTrace[]>;
 }
 
 export async function runWithCache(options: CachedRunOptions): Promise<CachedRunResult> {
@@ -96,7 +101,7 @@ function startRecording(options: CachedRunOptions): Recording {
         modelSteps.get(step)!.push(trace);
       })
     : () => undefined;
-  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), steps: [], modelSteps, stopTracing, notAsked: [] };
+  return { options, ...(key ? { key } : {}), report: emptyCacheReport(), steps: [], modelSteps, stopTracing, notAsked: [], repairs: [], repaired: new Set() };
 }
 
 /** How a replay that stopped goes on: the model repairs the step, or takes the run over. */
@@ -120,7 +125,7 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
   const changed = changedPaths(entry.input, leaves, salt);
   const unentered = neverEntered(entry, changed);
   const deps = { space, session, events, ...(agentDeps.now ? { now: agentDeps.now } : {}) };
-  const progress: Progress = { done: [], reasons: [], notEntered: [] };
+  const progress: Progress = { done: [], reasons: [], notEntered: [], readBacks: [], pieces: piecesNotEntered(entry.steps.flat(), vault.maskedPayload) };
   let handOver: ReplayInput['handOver'] = unentered.length > 0 ? { ...afterLastEntry(entry.steps), reason: unenteredReason(unentered) } : undefined;
   let from: ActionAt | undefined;
   /** Model steps spent on repairs of each cached action: a repair that comes back to the same one goes on with what is left. */
@@ -132,6 +137,8 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
     // Steps the page was already past stay in the next cache as they were.
     run.steps.push(...replay.skipped.map((cached) => ({ cached })), ...replay.traces);
     progress.done.push(...replay.done);
+    progress.readBacks.push(...replay.readBacks);
+    progress.pieces.push(...replay.piecesSkipped);
     if (replay.skipped.length > 0) progress.reasons.push(`the replay started at step ${replay.skipped.length + 1}: the page was already past the steps before it`);
     const stop = replay.stopped;
     if (!stop) break;
@@ -165,6 +172,8 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
     const resumedAt = repair.resume?.kind === 'at' ? repair.resume.at : undefined;
     const standIn = mode === 'insert' ? [] : actionsBetween(entry.steps, stop.at, resumedAt);
     if (repair.turns > 0) {
+      run.repairs.push({ cachedStep: stop.atStep, reason: stop.reason, before: standIn.map(({ cached }) => describeAction(cached)), after: [...repair.labels] });
+      for (const traces of repair.traces) run.repaired.add(traces);
       events.emit('step_repair', {
         step: stats.nSteps,
         cachedStep: stop.atStep,
@@ -190,7 +199,7 @@ async function replayThenAgent(run: Recording, entry: RunCacheEntry): Promise<Ag
     from = resumedAt;
   }
   report.reason = progress.reasons.join('; ') || null;
-  const check = await checkFinalPage({ ...agentDeps, model: run.options.checkModel ?? agentDeps.model }, agentInput, summary(progress, ''), stats);
+  const check = await checkFinalPage({ ...agentDeps, model: run.options.checkModel ?? agentDeps.model }, agentInput, summary(progress, ''), stats, { readBacks: progress.readBacks, pieces: progress.pieces });
   report.finalCheck = check.report;
   if (check.ok) {
     events.emit('finish', { status: 'completed', by: 'cache' });
@@ -208,6 +217,10 @@ interface Progress {
   reasons: string[];
   /** Input paths a step of the earlier run entered that this run did not: the page no longer asked for them. */
   notEntered: KeyPath[];
+  /** Values the replay entered, read back from their fields: the final check's evidence. */
+  readBacks: ReadBack[];
+  /** Pieces of values entered one by one that this run did not enter (docs/run-cache.md#pieces). */
+  pieces: MissingPiece[];
 }
 
 /** The model carries the rest of the run from where the replay stopped, told what was done and why. */
@@ -250,7 +263,7 @@ function passedOver(standIn: ReadonlyArray<{ cached: CachedAction }>, done: read
 
 /** Input paths whose value changed that no cached step entered by reference (and the pages still ask for): the replay cannot enter them. */
 function neverEntered(entry: RunCacheEntry, changed: readonly KeyPath[]): KeyPath[] {
-  const entered = new Set([...entry.steps.flat().flatMap((action) => action.refs ?? []), ...(entry.notAsked ?? [])].map(pathId));
+  const entered = new Set([...entry.steps.flat().flatMap((action) => [...(action.refs ?? []), ...sourcePaths(action.sources)]), ...(entry.notAsked ?? [])].map(pathId));
   return changed.filter((path) => !entered.has(pathId(path)));
 }
 
@@ -263,7 +276,8 @@ function unenteredReason(paths: readonly KeyPath[]): string {
 async function save(run: Recording, kept: NonNullable<Recording['key']>): Promise<void> {
   const { agentDeps, agentInput, executionId, logger, now } = run.options;
   const { store, ...key } = kept;
-  const next = buildEntry({ ...key, executionId, steps: run.steps, input: agentInput.vault, notAsked: run.notAsked, now });
+  const constants = [agentInput.spec.prompt, ...(agentInput.spec.steps ?? [])].join('\n');
+  const next = buildEntry({ ...key, executionId, steps: run.steps, input: agentInput.vault, notAsked: run.notAsked, now, constants, repairs: run.repairs, byRepair: (step) => run.repaired.has(step) });
   try {
     // What is stored passes the secrets' redaction once more: a page can show a secret anywhere.
     await store.put(key.versionId, agentInput.vault.redactValue(next));

@@ -8,6 +8,8 @@ import type { CacheReport } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { EARLIER_RUN_CACHE_FORMATS, RUN_CACHE_FORMAT, pageShape, parseCacheEntry, type CachedAction, type RunCacheEntry } from './format.js';
+import { SETS_VALUE } from './actions.js';
+import { bindAction, sourcePaths } from './sources.js';
 import type { RunCacheStore } from './types.js';
 import { inputDigests, inputLeaves, tieAction } from './values.js';
 
@@ -56,24 +58,35 @@ export interface BuildOptions extends EntryKey {
   /** Input paths the pages no longer ask for, as repairs found (the entry's notAsked); those a step enters by name are asked again. */
   notAsked?: readonly KeyPath[];
   now: () => number;
+  /** The version's own text (its prompt and steps): what a constant of the version is found in. */
+  constants?: string;
+  /** What the run's repairs changed, and which of its steps a repair made. */
+  repairs?: RunCacheEntry['repairs'];
+  byRepair?: (step: ActionTrace[]) => boolean;
 }
 
 /** The completed run as the version's cache: its steps with what each depends on in the input, and the input's digests. */
 export function buildEntry(options: BuildOptions): RunCacheEntry {
   const leaves = inputLeaves(options.input);
   const ctx = { input: options.input, leaves, salt: options.fingerprint };
+  const sourceCtx = { payload: options.input.maskedPayload, leaves, constants: options.constants ?? '' };
   const steps = options.steps
     .map((step) =>
       'cached' in step
         ? step.cached
         : step.map((trace): CachedAction => {
+            const repaired = options.byRepair?.(step) === true;
             const action = trace.toolsetName ? trace.tool : String(trace.input.action ?? trace.tool);
-            const input = withoutRefs(trace.input);
-            const tied = tieAction({ action, input, ...(trace.target ? { target: trace.target } : {}), ...(trace.focus ? { focus: trace.focus } : {}) }, ctx);
+            // Each value it entered bound to its source, where it has exactly one (sources.ts); the rest is guarded.
+            const { input, sources } = bindAction({ action, input: withoutRefs(trace.input), ...(trace.target ? { target: trace.target } : {}) }, sourceCtx, SETS_VALUE.has(action));
+            const bound = { keys: new Set(sources.filter((b) => b.at !== 'target').map((b) => b.at)), target: sources.some((b) => b.at === 'target') };
+            const tied = tieAction({ action, input, ...(trace.target ? { target: trace.target } : {}), ...(trace.focus ? { focus: trace.focus } : {}) }, ctx, bound);
             return {
               tool: trace.tool,
               ...(trace.toolsetName ? { toolsetName: trace.toolsetName } : {}),
               input,
+              ...(sources.length > 0 ? { sources } : {}),
+              ...(repaired ? { byRepair: true } : {}),
               page: pageShape(trace.url),
               // The browser's ElementIdentity is of the cached element's shape (a copy, as the entry keeps it).
               ...(trace.target ? { target: { ...trace.target } } : {}),
@@ -85,7 +98,7 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
           }),
     )
     .filter((step) => step.length > 0);
-  const entered = new Set(steps.flat().flatMap((action) => action.refs ?? []).map(pathId));
+  const entered = new Set(steps.flat().flatMap((action) => [...(action.refs ?? []), ...sourcePaths(action.sources)]).map(pathId));
   const notAsked = [...new Map((options.notAsked ?? []).filter((path) => !entered.has(pathId(path))).map((path) => [pathId(path), [...path]])).values()];
   return {
     format: RUN_CACHE_FORMAT,
@@ -97,6 +110,7 @@ export function buildEntry(options: BuildOptions): RunCacheEntry {
     steps,
     input: inputDigests(leaves, options.fingerprint),
     ...(notAsked.length > 0 ? { notAsked } : {}),
+    ...(options.repairs && options.repairs.length > 0 ? { repairs: options.repairs } : {}),
   };
 }
 

@@ -8,13 +8,15 @@
  */
 import type { BrowserSession, BrowserTab, ElementIdentity } from '../browser/types.js';
 import { ExecutionError } from '../domain/errors.js';
-import { enterText, enterValue, type InputSource } from '../domain/input-references.js';
+import type { NamePart, ValueSource } from '../contract/run-cache.js';
+import { enterText, enterValue, placeholderOf, type InputSource } from '../domain/input-references.js';
 import { formatPath, valueAt, type KeyPath } from '../domain/key-path.js';
 import type { ToolUseBlock } from '../model/types.js';
 import type { ActionSpace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import { actionOf, describeElement, sameElement } from './actions.js';
 import { numbersAside, pageShape, samePage, type CachedAction } from './format.js';
+import { fillPattern, resolveSources } from './sources.js';
 import { GUARD_REASONS, guardMiss, type InputLeaf } from './values.js';
 
 /**
@@ -48,13 +50,24 @@ export function checkAction(cached: CachedAction, ctx: PreconditionContext): Pro
   const shape = pageShape(ctx.session.currentUrl());
   if (!samePage(cached.page, shape)) return { holds: false, kind: 'absent', reason: `the page is ${shape}, where the earlier run was on ${cached.page}` };
   if (NOT_REPLAYED.has(action)) return { holds: false, kind: 'not_replayed', reason: `${action} steps are not replayed` };
-  const missing = (cached.refs ?? []).find((path) => !isEnterable(valueAt(ctx.input.maskedPayload, path)));
+  const missing = [...(cached.refs ?? []), ...fileAndDerivedPaths(cached)].find((path) => !isEnterable(valueAt(ctx.input.maskedPayload, path)));
   if (missing) return { holds: false, kind: 'no_value', reason: `the new input has no value at ${formatPath(missing)}, which the earlier run entered there` };
+  const resolved = resolveSources(cached.input, cached.sources, ctx.input.maskedPayload);
+  if (!resolved.ok) return { holds: false, kind: 'no_value', reason: resolved.reason };
+  const pattern = patternSource(cached);
+  if (pattern && fillPattern(pattern.parts, ctx.input.maskedPayload) === undefined) {
+    return { holds: false, kind: 'no_value', reason: `the new input has no value for the name of ${describeElement(cached.target)}, which the earlier run's element was named after` };
+  }
   const differs = cached.guard && guardMiss(cached.guard, ctx.leaves, ctx.salt, ctx.changed ?? []);
   if (cached.guard && differs) {
     return { holds: false, kind: 'guard', reason: `${GUARD_REASONS[cached.guard.why]}, and the new input differs at ${differs.map(formatPath).join(', ')}` };
   }
   return { holds: true };
+}
+
+/** Paths a derived or file source takes its value from: the new input must have one there too. */
+function fileAndDerivedPaths(cached: CachedAction): KeyPath[] {
+  return (cached.sources ?? []).flatMap(({ source }) => (source.kind === 'derived' ? [source.path] : []));
 }
 
 /** The whole precondition, the page read included; nothing is run. */
@@ -90,7 +103,10 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
   const { session, space, input } = ctx;
   const tab = session.tab();
   if (!tab) throw new ExecutionError('browser_error', 'the browser has no open tab');
-  const args = structuredClone(cached.input);
+  // Derived values and files computed from the new input (sources.ts); checkAction has made sure they can be.
+  const resolved = resolveSources(cached.input, cached.sources, input.maskedPayload);
+  if (!resolved.ok) return { ok: false, reason: resolved.reason };
+  const args = resolved.input;
   const action = actionOf(cached);
   // What the field must hold afterwards: the new input's values, secrets left as their names (a read never shows them).
   const shown: InputSource = { ...input, reveal: (text) => text };
@@ -114,8 +130,9 @@ export async function prepare(cached: CachedAction, ctx: Pick<PreconditionContex
     }
   }
   if (cached.target) {
+    const pattern = patternSource(cached);
     const identity = cached.target as ElementIdentity;
-    const found = await locateByShape(tab, identity, signal);
+    const found = pattern ? await locateByPattern(tab, identity, pattern.parts, input.maskedPayload, signal) : await locateByShape(tab, identity, signal);
     if (!found.ok) return { ok: false, reason: found.error };
     if (!found.value.enabled) return { ok: false, reason: `${describeElement(identity)} is disabled` };
     ref = found.value.ref;
@@ -156,6 +173,52 @@ async function locateByShape(tab: BrowserTab, identity: ElementIdentity, signal:
   if (!other.ok || other.value.tag !== identity.tag || other.value.type !== identity.type) return found;
   if (identity.href && (!other.value.href || numbersAside(other.value.href) !== numbersAside(identity.href))) return found;
   return tab.locate(other.value, signal);
+}
+
+/** The name pattern a cached action's target is bound to (sources.ts), if any. */
+function patternSource(cached: CachedAction): Extract<ValueSource, { kind: 'pattern' }> | undefined {
+  const found = (cached.sources ?? []).find((b) => b.at === 'target')?.source;
+  return found?.kind === 'pattern' ? found : undefined;
+}
+
+/**
+ * The element named after the new input (`Invoice #{{number}} from {{vendor}}`): exactly one
+ * element of the cached role whose name is the pattern filled with it (compared without case
+ * and extra spaces; numbers of the pattern's own text set aside, a record's id); none or
+ * several, and the step is repaired.
+ */
+async function locateByPattern(tab: BrowserTab, cached: ElementIdentity, parts: readonly NamePart[], payload: unknown, signal: AbortSignal): ReturnType<BrowserTab['locate']> {
+  const filled = fillPattern(parts, payload);
+  const what = `${cached.role} named after the input (${parts.map((p) => ('text' in p ? p.text : placeholderOf(p.path))).join('')})`;
+  if (filled === undefined) return { ok: false, error: `the new input has no value for the ${what}` };
+  const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
+  const exact = norm(filled);
+  let lines = await tab.find((candidates) => candidates.filter((c) => c.role === cached.role && norm(c.name) === exact).map((c) => c.i), 2, signal);
+  if (lines.length === 0 && parts.some((p) => 'text' in p && /\d/.test(p.text))) {
+    // The pattern's own numbers (a record's id, "Invoice #5") may be another record's now; the input's values may not.
+    const shape = patternShape(parts, payload);
+    lines = shape ? await tab.find((candidates) => candidates.filter((c) => c.role === cached.role && shape.test(norm(c.name))).map((c) => c.i), 2, signal) : [];
+  }
+  if (lines.length !== 1) return { ok: false, error: `${lines.length === 0 ? 'no' : 'more than one'} ${what} on the page` };
+  const ref = /\[(ref_\d+)\]/.exec(lines[0]!)?.[1];
+  if (!ref) return { ok: false, error: `the ${what} has no reference` };
+  const other = await tab.identify(ref, signal);
+  if (!other.ok) return { ok: false, error: other.error };
+  return tab.locate(other.value, signal);
+}
+
+/** A pattern's filled name as a regular expression with the digits of its own text free. */
+function patternShape(parts: readonly NamePart[], payload: unknown): RegExp | undefined {
+  let source = '';
+  for (const part of parts) {
+    if ('text' in part) source += part.text.replace(/\s+/g, ' ').toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\d+/g, '\\d+');
+    else {
+      const value = valueAt(payload, part.path);
+      if (value === undefined || value === null || typeof value === 'object') return undefined;
+      source += String(value).replace(/\s+/g, ' ').toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    }
+  }
+  return new RegExp(`^${source.trim()}$`);
 }
 
 /** A cached action as the earlier run did it, for a reason and the hand-over: `left_click on button "Place order"`. */

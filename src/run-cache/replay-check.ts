@@ -9,8 +9,8 @@ import type { BrowserTab, ElementIdentity } from '../browser/types.js';
 const SHOWN_MAX = 199;
 const SECRET = /\{\{[^}]+\}\}/;
 
-/** `held`: what the element holds, as a read shows it (absent when it could not be read). */
-export type HoldCheck = { ok: true; held?: string } | { ok: false; reason: string; held?: string };
+/** `held`: what the element holds, as a read shows it (absent when it could not be read); `checked`: a checked state's expected value, when that is what was read. */
+export type HoldCheck = { ok: true; held?: string; checked?: boolean } | { ok: false; reason: string; held?: string };
 
 /**
  * Whether the element of `ref` holds `expected`: a boolean as its checked state; text and numbers
@@ -32,14 +32,14 @@ export async function holdsValue(tab: BrowserTab, ref: string, expected: unknown
   if (typeof expected === 'boolean') {
     const state = /\]\s.*?\b(checked|unchecked)\b/.exec(line)?.[1];
     if (state === undefined) return { ok: false, reason: `${name} shows no checked state to read back` };
-    return (state === 'checked') === expected ? { ok: true, held: state } : { ...differs, held: state };
+    return (state === 'checked') === expected ? { ok: true, held: state, checked: expected } : { ...differs, held: state };
   }
   const raw = valueIn(line);
   const held = squash(raw);
   const want = squash(String(expected));
   const yes = { ok: true as const, held };
   const no = { ...differs, held };
-  if (SECRET.test(want)) return held !== '' ? { ok: true } : differs;
+  if (SECRET.test(want)) return held !== '' ? { ok: true, held: want } : differs;
   if (want === '') return held === '' ? yes : no;
   const select = what?.tag === 'select' || /^(combobox|listbox)\b/.test(line);
   const same = (a: string, b: string) => (select ? a.toLowerCase() === b.toLowerCase() : a === b);

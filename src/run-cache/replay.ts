@@ -21,6 +21,7 @@ import { decideEffect } from './effects.js';
 import { pageShape, samePage, type CachedAction } from './format.js';
 import { checkAction, describeAction, prepare, type MissKind } from './precondition.js';
 import { holdsValue } from './replay-check.js';
+import { resolveSources, type MissingPiece } from './sources.js';
 import type { InputLeaf } from './values.js';
 
 export interface ReplayInput {
@@ -79,13 +80,25 @@ export interface ReplayResult {
   skipped: CachedAction[][];
   /** What the new cache keeps of the replayed actions, by step of the run. */
   traces: ActionTrace[][];
+  /** Each value the replay entered, as its field was read back (the final check's evidence). */
+  readBacks: ReadBack[];
+  /** Pieces of a value the earlier run entered one by one that the new input does not have: their actions were passed over. */
+  piecesSkipped: MissingPiece[];
+}
+
+/** A value the replay entered, read back from its field: the cached step (1-based), the element, what it shows. */
+export interface ReadBack {
+  atStep: number;
+  element: string;
+  /** What the field shows now (a secret as its name); `checked`/`unchecked` for a box. */
+  value: string;
 }
 
 export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: RunStats): Promise<ReplayResult> {
   const { space, session, events } = deps;
   const now = deps.now ?? Date.now;
   const from = input.from ?? { step: startingStep(input.steps, pageShape(session.currentUrl()), input.input), action: 0 };
-  const result: ReplayResult = { replayed: 0, done: [], traces: [], skipped: input.from ? [] : input.steps.slice(0, from.step) };
+  const result: ReplayResult = { replayed: 0, done: [], traces: [], readBacks: [], piecesSkipped: [], skipped: input.from ? [] : input.steps.slice(0, from.step) };
   if (!input.from && from.step > 0) {
     events.emit('replay_started_later', { step: stats.nSteps, cachedStep: from.step + 1, skipped: from.step, reason: `the page is already past step${from.step > 1 ? `s 1–${from.step}` : ' 1'}` });
   }
@@ -121,6 +134,12 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
       input.signal.throwIfAborted();
       if (handOver && handOver.step === index && handOver.action === at) return stop(at, 'hand_over', handOver.reason);
       if (SKIPPED.has(actionOf(cached))) continue;
+      // A piece (a paragraph) the new input does not have is not entered: passed over, and told to the final check.
+      const pieces = resolveSources(cached.input, cached.sources, input.input.maskedPayload);
+      if (!pieces.ok && pieces.piece && samePage(cached.page, pageShape(session.currentUrl()))) {
+        result.piecesSkipped.push(pieces.piece);
+        continue;
+      }
       const checked = checkAction(cached, ctx);
       if (!checked.holds) return stop(at, checked.kind, checked.reason);
       // The first action after a repair may find the focus where the repair left it.
@@ -180,6 +199,8 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
         events.emit('read_back', { step: stats.nSteps + 1, by: 'cache', element: describeElement(element), expected: String(cached.input[how === 'typed' ? 'text' : 'value'] ?? ''), held: held.held ?? '', ok: held.ok });
         // A value the field does not hold is not done: the next cache does not keep it.
         if (!held.ok) return stop(at, 'not_held', held.reason);
+        const shown = held.checked !== undefined ? (held.checked ? 'checked' : 'unchecked') : (held.held ?? '');
+        result.readBacks.push({ atStep, element: describeElement(element ?? cached.target ?? cached.focus), value: shown });
       }
       labels.push(report.label);
       if (report.trace) traces.push(report.trace);

@@ -103,15 +103,20 @@ export interface TiedAction {
  * link) keep the recognisers: a click on "Save" replays whatever the input, one on an element
  * named like an input value does not.
  */
-export function tieAction(action: { action: string; input: Record<string, unknown>; target?: { role?: unknown; name?: unknown }; focus?: { role?: unknown; name?: unknown } }, ctx: TieContext): TiedAction {
+export function tieAction(action: { action: string; input: Record<string, unknown>; target?: { role?: unknown; name?: unknown }; focus?: { role?: unknown; name?: unknown } }, ctx: TieContext, bound: Bound = NONE_BOUND): TiedAction {
   const refs = new Map<string, KeyPath>();
   const guards: Array<{ paths: KeyPath[]; why: ActionGuard['why']; from: KeyPath[] }> = [];
   const derived: KeyPath[] = [];
   /** Literal texts the model wrote (names set aside), and whether it wrote any value itself. */
   const literals: string[] = [];
   let wroteValue = false;
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
+  const visit = (value: unknown, key: string): void => {
+    if (Array.isArray(value)) return value.forEach((v) => visit(v, key));
+    // A value bound to its source (sources.ts) is computed from it: nothing of it is the model's own.
+    if (bound.keys.has(key)) {
+      if (typeof value === 'string') for (const ph of placeholdersIn(value)) if (isLeafValue(valueAt(ctx.input.maskedPayload, ph.path))) refs.set(pathId(ph.path), ph.path);
+      return;
+    }
     if (typeof value === 'boolean') {
       wroteValue = true;
       // Never tied by equality, whatever it equals: any yes/no value of the input may have decided it.
@@ -139,16 +144,16 @@ export function tieAction(action: { action: string; input: Record<string, unknow
       derived.push(...derivedPaths(literal, ctx.leaves));
     }
   };
-  for (const [key, value] of Object.entries(action.input)) if (VALUE_KEYS.has(key)) visit(value);
+  for (const [key, value] of Object.entries(action.input)) if (VALUE_KEYS.has(key)) visit(value, key);
   // A click that ticks a box or picks a choice enters a value no name can stand for: the model's own, too.
   const targetRole = typeof action.target?.role === 'string' ? action.target.role : '';
-  if (!SETS_VALUE.has(action.action) && PICKED.has(targetRole) && !('value' in action.input)) wroteValue = true;
+  if (!SETS_VALUE.has(action.action) && PICKED.has(targetRole) && !('value' in action.input) && !bound.target) wroteValue = true;
   if ((SETS_VALUE.has(action.action) || PICKED.has(targetRole)) && wroteValue) {
     // The values it entered by name come in with the new input; the rest may have decided what it wrote.
     const others = ctx.leaves.filter((leaf) => !refs.has(pathId(leaf.path))).map((leaf) => leaf.path);
     guards.push({ paths: [...others, ...derived], why: derived.length > 0 ? 'derived' : 'literal', from: derived });
   } else if (derived.length > 0) guards.push({ paths: derived, why: 'derived', from: derived });
-  for (const element of [action.target, action.focus]) {
+  for (const element of bound.target ? [action.focus] : [action.target, action.focus]) {
     const name = typeof element?.name === 'string' ? element.name : '';
     if (name.trim() === '') continue;
     const role = String(element?.role ?? '');
@@ -158,7 +163,7 @@ export function tieAction(action: { action: string; input: Record<string, unknow
     if (named.length > 0) guards.push({ paths: named, why: 'named', from: named });
   }
   const role = typeof action.target?.role === 'string' ? action.target.role : '';
-  if (TOGGLES.has(role) && !('value' in action.input)) {
+  if (TOGGLES.has(role) && !('value' in action.input) && !bound.target) {
     const yesNo = ctx.leaves.filter(isYesNo).map((l) => l.path);
     if (yesNo.length > 0) guards.push({ paths: yesNo, why: 'toggle', from: yesNo });
   }
@@ -171,6 +176,18 @@ export function tieAction(action: { action: string; input: Record<string, unknow
     out.guard = { paths, digest: digestOf(paths, ctx.leaves, ctx.salt), why, ...(from.length > 0 && from.length < paths.length ? { from } : {}) };
   }
   return out;
+}
+
+/** What of an action is bound to a source (sources.ts): its keys so bound, and whether its target's name is a pattern. */
+export interface Bound {
+  keys: ReadonlySet<string>;
+  target: boolean;
+}
+
+const NONE_BOUND: Bound = { keys: new Set(), target: false };
+
+function isLeafValue(value: unknown): boolean {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 }
 
 function sortedUnique(paths: readonly KeyPath[]): KeyPath[] {

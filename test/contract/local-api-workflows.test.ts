@@ -260,3 +260,53 @@ describe('DELETE /api/workflows/{id}/versions/{versionId}/cache', () => {
     }
   });
 });
+
+describe('GET /api/workflows/{id}/versions/{versionId}/cache', () => {
+  it('reads the cached path: each action, its element, its bindings, its effect, what the last repair changed; 404 without a cache', async () => {
+    const created = (await h.call('POST', '/api/workflows', { ...spec, name: 'Cached invoices' })).body;
+    const versionId = created.current_version.workflow_version_uuid as string;
+    const url = `/api/workflows/${created.workflow_uuid}/versions/${versionId}/cache`;
+    const redis = new Redis(h.redis.url);
+    try {
+      expect((await h.call('GET', url)).status).toBe(404);
+      const link = { role: 'link', name: 'Invoice #5 from Cobalt Software Ltd', tag: 'a', href: '/admin/invoices/invoice/5/change/' };
+      const entry = {
+        format: 'execution-worker/run-cache@4', versionId, fingerprint: 'f', toolType: 'browser_toolset_20260801', createdAt: '2026-12-01T00:00:00.000Z', sourceExecutionId: 'exec-1', input: [],
+        steps: [
+          [
+            { tool: 'form_input', toolsetName: 'browser', input: { target: { type: 'ref' }, value: 'clerk' }, page: 'http://a.test/admin/login', target: { role: 'textbox', name: 'Username', tag: 'input' }, sources: [{ at: 'value', source: { kind: 'constant', text: 'clerk' } }] },
+            { tool: 'type', toolsetName: 'browser', input: {}, page: 'http://a.test/admin/x', focus: { role: 'combobox', name: 'Watcher', tag: 'input' }, sources: [{ at: 'text', source: { kind: 'derived', path: ['watcher'], derivation: { how: 'word', index: 0 } } }], byRepair: true },
+          ],
+          [
+            { tool: 'left_click', toolsetName: 'browser', input: { target: { type: 'ref' } }, page: 'http://a.test/admin/invoices/invoice', target: link, sources: [{ at: 'target', source: { kind: 'pattern', parts: [{ text: 'Invoice #' }, { path: ['number'] }, { text: ' from ' }, { path: ['vendor'] }] } }] },
+            { tool: 'form_input', toolsetName: 'browser', input: { target: { type: 'ref' }, value: 'Net 30' }, page: 'http://a.test/admin/x', target: { role: 'textbox', name: 'Notes', tag: 'textarea' }, guard: { paths: [['notes']], digest: 'd', why: 'literal' } },
+          ],
+        ],
+        repairs: [{ cachedStep: 1, reason: 'no combobox "Watchers" on the page', before: ['type into combobox "Watchers"'], after: ['type ref_4 "Yaw"'] }],
+      };
+      await redis.set(runCacheKey('bull', h.queueName, versionId), JSON.stringify(entry));
+      const read = await h.call('GET', url);
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ version_id: versionId, source_execution_id: 'exec-1', not_asked: [], last_repair: [{ cached_step: 1, reason: 'no combobox "Watchers" on the page', before: ['type into combobox "Watchers"'], after: ['type ref_4 "Yaw"'] }] });
+      const actions = (read.body.steps as Array<{ step: number; actions: Array<Record<string, unknown>> }>).flatMap((s) => s.actions);
+      expect(actions.map((a) => a.bindings)).toEqual([
+        [{ kind: 'constant', at: 'value', text: 'clerk' }],
+        [{ kind: 'derived', at: 'text', path: 'watcher', derivation: { how: 'word', index: 0 } }],
+        [{ kind: 'pattern', at: 'target', pattern: 'Invoice #{{number}} from {{vendor}}' }],
+        [{ kind: 'guarded', at: 'value', why: 'literal', paths: ['notes'], from: ['notes'] }],
+      ]);
+      expect(actions.map((a) => [a.action, a.by_repair, (a.element as { name?: string } | null)?.name ?? null])).toEqual([
+        ['form_input', false, 'Username'],
+        ['type', true, null],
+        ['left_click', false, link.name],
+        ['form_input', false, 'Notes'],
+      ]);
+      expect((await h.call('GET', `/api/workflows/${created.workflow_uuid}/versions/nope/cache`)).status).toBe(404);
+      // An entry of an earlier format is no cache to read.
+      await redis.set(runCacheKey('bull', h.queueName, versionId), JSON.stringify({ format: 'execution-worker/run-cache@1' }));
+      expect((await h.call('GET', url)).status).toBe(404);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});

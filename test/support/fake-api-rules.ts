@@ -10,6 +10,8 @@ import { createHash } from 'node:crypto';
  *   that sends a block back after any of those changed is refused with the API's 400, unless it
  *   sets `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` (then the block is
  *   dropped and the request goes on).
+ * - **Forced tool choice** (`tool_choice` `any` or `tool`): refused with thinking on (every
+ *   model), and by Sonnet 5.5 whatever the thinking.
  * - **Tool versions**: `computer_20251124` is refused by the 5.5 models and by Fable/Mythos 5.2;
  *   the toolsets are refused by the models before Opus 4.8.
  * - **Token accounting**: input tokens estimated per block (text 4 characters a token, images
@@ -32,6 +34,8 @@ const REFUSES_COMPUTER_20251124 = /^claude-(fable-5-2|mythos-5-2|opus-5-5|sonnet
 /** Models before the toolsets (Opus 4.8). */
 const NO_TOOLSETS = /^claude-(opus-4-[0-7]|sonnet-4|haiku-4|opus-4(-\d{8})?$|3-)/;
 const NO_CONTEXT_MANAGEMENT = /^claude-3-/;
+/** Models that answer a forced tool choice (`any`, `tool`) with a 400 whatever the thinking. */
+const REFUSES_FORCED_TOOL_CHOICE = /^claude-sonnet-5-5(-|$)/;
 /** The task budgets page's models, a dated id or `-latest` alias of each too. */
 const TASK_BUDGET_MODELS = new Set(['fable-5-1', 'mythos-5-1', 'fable-5', 'mythos-5', 'opus-5-5', 'opus-5', 'opus-4-8', 'opus-4-7', 'sonnet-5-5', 'haiku-5-5']);
 const TASK_BUDGET_BETA = 'task-budgets-2026-03-13';
@@ -169,9 +173,12 @@ export function checkRequestShape(body: Json, betas: readonly string[] = []): Ap
   if (body.context_management && NO_CONTEXT_MANAGEMENT.test(model)) {
     return { status: 400, message: `context_management: not supported by '${model}'` };
   }
-  // Extended thinking allows tool_choice "auto" and "none" only.
+  // Extended thinking allows tool_choice "auto" and "none" only; Sonnet 5.5 takes no forced choice at all.
   const choice = (body.tool_choice as Json | undefined)?.type;
   const thinking = (body.thinking as Json | undefined)?.type;
+  if ((choice === 'any' || choice === 'tool') && REFUSES_FORCED_TOOL_CHOICE.test(model)) {
+    return { status: 400, message: `tool_choice: '${model}' does not support forced tool use ('${String(choice)}'); use 'auto' or 'none'` };
+  }
   if ((choice === 'any' || choice === 'tool') && (thinking === 'enabled' || thinking === 'adaptive')) {
     return { status: 400, message: 'Thinking may not be enabled when tool_choice forces tool use.' };
   }
