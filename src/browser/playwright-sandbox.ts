@@ -92,6 +92,13 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
       '--disable-dev-shm-usage',
       // A wheel click scrolls at once, so the screenshot after settle() shows the end position.
       '--disable-smooth-scrolling',
+      // Chromium's log on stderr at errors and worse only. At info level the headless shell writes
+      // every console line of every page there, and Playwright keeps the last lines of that
+      // output, shared by every execution on this browser, whole: a page logging lines of
+      // megabytes grew the worker by gigabytes and made it crash when the browser went away
+      // (docs/security.md#limits).
+      '--enable-logging=stderr',
+      '--log-level=2',
       // Replaces Playwright's own switch (Chromium keeps the last one): see chromium-features.ts.
       disableFeaturesSwitch(),
       ...ownRules,

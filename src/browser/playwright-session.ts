@@ -66,7 +66,11 @@ export function createSession(parts: SessionParts): BrowserSession {
   };
   browser.on('disconnected', onDisconnected);
 
-  const tabs = createTabRegistry(parts.page, { context, guard, files: parts.files, network, frameNavigations, onCrash: reportCrash, closing: () => closing !== undefined });
+  const tabs = createTabRegistry(parts.page, { context, guard, files: parts.files, network, frameNavigations, onCrash: reportCrash,
+    closing: () => closing !== undefined,
+    // Reaching a limit is a logged event (docs/security.md#limits).
+    onTabLimit: (openPages) => logger.warn({ limit: 'tabs', openPages }, 'resource limit reached: a popup was closed'),
+  });
   if (parts.downloadRelay) parts.downloadRelay.listener = (download) => tabs.record({ type: 'download', download });
   const input = createSessionInput({ browser, activeTab: () => tabs.requireActive(), openTabs: () => tabs.open.length, closing: () => closing !== undefined, logger });
   const settleOnce = createSettle({ tabs, network, files: parts.files, frameNavigations, lastInputAt: () => input.lastInputAt(), logger });

@@ -4,7 +4,7 @@
  * session (playwright-session.ts) keeps the tabs, decides which one is active and sends input.
  */
 import { randomUUID } from 'node:crypto';
-import type { CDPSession, ElementHandle, Page, Request, Response } from 'playwright-core';
+import type { CDPSession, ConsoleMessage, ElementHandle, Page, Request, Response } from 'playwright-core';
 import { createPageStructure } from './frame-structure.js';
 import { staleRefError } from './page-structure.js';
 import { cancellable } from '../domain/cancel.js';
@@ -16,6 +16,11 @@ import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screensho
 const CAPTURE_TIMEOUT_MS = 5_000;
 /** Console and network entries kept per tab between two reads (the oldest go first). */
 const LOG_ENTRIES_MAX = 300;
+/**
+ * A console line or page error kept at most this long (characters): cut as it is captured, so a
+ * tab keeps at most LOG_ENTRIES_MAX × this much of a page's console (docs/security.md#limits).
+ */
+export const CONSOLE_LINE_MAX_CHARS = 2_000;
 const JPEG_QUALITY = 80;
 
 export interface PlaywrightTab extends BrowserTab {
@@ -51,12 +56,20 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     if (log.length > LOG_ENTRIES_MAX) log.splice(0, log.length - LOG_ENTRIES_MAX);
   };
 
+  const forget = forgetPlaywrightLogs(page);
   // The page's own lines: Chromium's verbose advice ("Input elements should have autocomplete…") is not.
-  const onConsole = (message: { type(): string; text(): string }) => {
-    if (message.type() === 'verbose' || message.type() === 'debug') return;
-    keep(consoleLog, { level: message.type(), text: message.text(), atMs: Date.now() });
+  const onConsole = (message: ConsoleMessage) => {
+    forget.console();
+    // The page's values behind the line are not kept: the text is all the worker reads.
+    for (const arg of message.args()) arg.dispose().catch(() => undefined);
+    const level: string = message.type();
+    if (level === 'verbose' || level === 'debug') return;
+    keep(consoleLog, { level, text: cutLine(message.text()), atMs: Date.now() });
   };
-  const onPageError = (error: Error) => keep(consoleLog, { level: 'error', text: `uncaught ${error.name}: ${error.message}`, atMs: Date.now() });
+  const onPageError = (error: Error) => {
+    forget.errors();
+    keep(consoleLog, { level: 'error', text: cutLine(`uncaught ${error.name}: ${error.message}`), atMs: Date.now() });
+  };
   const onRequest = (request: Request) => started.set(request, Date.now());
   // Logged when the answer's head arrives: a body the page never reads may never finish.
   const onResponse = (response: Response) => {
@@ -162,6 +175,42 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     },
   };
   return tab;
+}
+
+export function cutLine(text: string): string {
+  return text.length > CONSOLE_LINE_MAX_CHARS ? `${text.slice(0, CONSOLE_LINE_MAX_CHARS - 1)}…` : text;
+}
+
+/**
+ * Playwright keeps the last 200 console messages and 200 errors of every page, whole, until the
+ * page closes, whether anyone listens or not (for `page.consoleMessages()`, which the worker does
+ * not use): 200 lines of 4 MB held 800 MB of the worker's heap for as long as the flooding page
+ * stayed open (measured with a heap snapshot). The worker has its own bounded copy, so each
+ * message is forgotten there as soon as it arrives; one clear at a time, the next one after it.
+ */
+function forgetPlaywrightLogs(page: Page): { console(): void; errors(): void } {
+  const clearer = (clear: () => Promise<void>) => {
+    let running = false;
+    let again = false;
+    const run = (): void => {
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      clear()
+        .catch(() => undefined)
+        .finally(() => {
+          running = false;
+          if (again && !page.isClosed()) {
+            again = false;
+            run();
+          }
+        });
+    };
+    return run;
+  };
+  return { console: clearer(() => page.clearConsoleMessages()), errors: clearer(() => page.clearPageErrors()) };
 }
 
 /**

@@ -13,6 +13,13 @@ import type { BrowserChange } from './types.js';
 
 /** Changes kept for the agent between two reports (a page opening dialogs in a loop). */
 const CHANGES_MAX = 100;
+/**
+ * Pages one session may have open at once, tabs and popups still loading alike: a popup past it
+ * is closed as it appears, and the agent reads that a navigation was refused
+ * (docs/security.md#limits). Each page is a renderer of its own: 60 popups of 5,000 elements
+ * took one execution's Chromium to 3.7 GB.
+ */
+export const TABS_MAX = 10;
 
 export interface TabRegistryParts {
   context: BrowserContext;
@@ -24,6 +31,8 @@ export interface TabRegistryParts {
   onCrash: (error: Error) => void;
   /** The session is closing: pages that appear now are not tabs. */
   closing: () => boolean;
+  /** A popup was closed because TABS_MAX pages were open. */
+  onTabLimit?: (openPages: number) => void;
 }
 
 export interface TabRegistry {
@@ -149,6 +158,14 @@ export function createTabRegistry(firstPage: Page, parts: TabRegistryParts): Tab
     if (parts.closing() || tabOf.has(page)) return;
     const own = ownPagesExpected > 0;
     if (own) ownPagesExpected--;
+    if (!own && tabOf.size >= TABS_MAX) {
+      page.close().catch(() => undefined);
+      const opener = active();
+      if (opener) record({ type: 'navigation_refused', tabId: opener.id, url: page.url() });
+      parts.onTabLimit?.(tabOf.size);
+      popupOutcome();
+      return;
+    }
     adopt(page, own);
   });
   guard.onRefusedNavigation((page, url) => {

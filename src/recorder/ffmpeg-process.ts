@@ -114,6 +114,10 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
     // Cheap encoding for a live recording; the files stay small because screens are mostly still.
     '-preset', 'veryfast',
     '-crf', String(spec.crf),
+    // A ceiling on the bitrate whatever the page paints: a page repainting noise made 15 Mbit/s
+    // at the CRF alone (1.7 GB in 15 minutes). Past it x264 lowers the quality of those frames;
+    // a still or ordinary page stays far below it (docs/security.md#limits).
+    '-maxrate', VIDEO_MAX_RATE, '-bufsize', VIDEO_BUFFER_SIZE,
     // One encoder thread per execution (x264 otherwise starts one per core plus lookahead).
     '-threads', '1',
     '-x264-params', 'threads=1:lookahead-threads=1:sliced-threads=0',
@@ -140,6 +144,10 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
   }
   return { input, output };
 }
+
+/** The encoder's bitrate ceiling (2 Mbit/s: at most about 225 MB in 15 minutes) and its buffer. */
+export const VIDEO_MAX_RATE = '2M';
+export const VIDEO_BUFFER_SIZE = '4M';
 
 /**
  * Starts an encoder writing the MP4 file `spec.outputPath`, or, given `liveOutput`, a live one
