@@ -139,6 +139,7 @@ async function serveCommand(args: string[]): Promise<number> {
       logger,
       tracing,
       allowEverySecond: config.TEST_ONLY_SCHEDULE_EVERY_SECOND,
+      webhookRetryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
     });
     logger.info({ url: server.url }, 'local API and dashboard listening');
     await new Promise<void>((resolve) => {
