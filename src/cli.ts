@@ -11,6 +11,7 @@ import { createBrowser, createProfileDirectory, createRecorder, createRunnerDeps
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
 import { loadServeConfig } from './config/serve.js';
 import { startLocalServer } from './local-service/server.js';
+import { runMcpStdio } from './mcp/mcp-stdio.js';
 import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
 import { runExecution } from './runner/run-execution.js';
@@ -29,6 +30,8 @@ const USAGE = `Usage:
   execution-worker serve
       Runs the local API and dashboard on PORT (default 8080), keys from API_KEYS,
       answering for its own address and the names in PUBLIC_HOSTS.
+  execution-worker mcp
+      An MCP server over stdio for the key SERVICE_KEY, calling the local API at API_BASE_URL.
 Configuration comes from the environment (see docs/configuration.md).`;
 
 export async function main(argv: string[]): Promise<number> {
@@ -36,6 +39,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (command === 'run') return await runCommand(rest);
     if (command === 'serve') return await serveCommand(rest);
+    if (command === 'mcp') return await runMcpStdio();
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       process.stdout.write(`${USAGE}\n`);
       return command === undefined ? 2 : 0;

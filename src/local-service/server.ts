@@ -17,6 +17,7 @@ import { hostGuard, type PublicHost } from './host-guard.js';
 import { addHumanRoutes } from './human-routes.js';
 import { createJobQueue, type JobQueue } from './job-queue.js';
 import { addKeyRoutes } from './key-routes.js';
+import { addMcpRoute, bearerAsServiceKey } from './mcp-route.js';
 import { createLiveHub, type LiveHub } from './live-hub.js';
 import { answer, commonErrors, componentSchemas, notFoundAnswer, pathParams, swaggerOptions } from './openapi.js';
 import { addProfileRoutes, type ProfileDirectory } from './profile-routes.js';
@@ -198,6 +199,7 @@ export async function addRoutes(app: App, { auth, apiKeys, store, queue, live, s
   await app.register(fastifyCookie);
   // First the host (DNS rebinding), then who may come in: both on the route Fastify matched.
   app.addHook('onRequest', hostGuard(port, opts.publicHosts ?? []));
+  app.addHook('onRequest', bearerAsServiceKey);
   app.addHook('onRequest', accessCheck(auth));
 
   // The OpenAPI document is made from the routes' schemas (openapi.ts); its components are added as shared schemas.
@@ -211,6 +213,7 @@ export async function addRoutes(app: App, { auth, apiKeys, store, queue, live, s
   addKeyRoutes(app, { auth, keys: apiKeys, logger: log });
   addProfileRoutes(app, opts.profiles);
   webhooks.addRoutes(app, store);
+  addMcpRoute(app, { baseUrl, logger: log });
   await addDashboardRoutes(app);
   addArtifactRoutes(app, opts.artifactsDir);
 

@@ -69,10 +69,10 @@ describe('typed client', () => {
     // An error is a value with the document's error body.
     const missing = await client.GET('/api/executions/{executionId}', { params: { path: { executionId: 'nope' } } });
     expect(missing.response.status).toBe(404);
-    expect(missing.error?.detail[0]?.type).toBe('not_found');
+    expect(missing.error?.detail?.[0]?.type).toBe('not_found');
     const badKey = await createClient({ baseUrl: api.url, apiKey: 'wrong' }).GET('/api/workflows');
     expect(badKey.response.status).toBe(401);
-    expect((await createClient({ baseUrl: api.url, apiKey: KEY }).waitForExecution('nope')).error?.detail[0]?.type).toBe('not_found');
+    expect((await createClient({ baseUrl: api.url, apiKey: KEY }).waitForExecution('nope')).error?.detail?.[0]?.type).toBe('not_found');
   });
 
   it('is typed by the document serve publishes: the generated types are those of /openapi.json', async () => {
