@@ -13,6 +13,7 @@ import { loadServeConfig } from './config/serve.js';
 import { createFolderEraser } from './local-service/artifact-eraser.js';
 import { checkWorkflowBody } from './local-service/check-workflow-body.js';
 import { startLocalServer } from './local-service/server.js';
+import { runMcpStdio } from './mcp/mcp-stdio.js';
 import { abortReason } from './domain/errors.js';
 import { loadRecording } from './model/replay-client.js';
 import { modelKeyMissing, NO_KEY_AT_START } from './model/no-key-client.js';
@@ -43,6 +44,12 @@ const SERVE_USAGE = `Usage: execution-worker serve
   Exit 0 when stopped by SIGINT or SIGTERM, 2 on a bad environment variable (each named on its
   line) or when it cannot start.`;
 
+const MCP_USAGE = `Usage: execution-worker mcp
+  An MCP server over stdio (docs/mcp.md): the workflows the key SERVICE_KEY may run, as tools,
+  through the local API at API_BASE_URL.
+  -h, --help      this text
+  Exit 2 when SERVICE_KEY or API_BASE_URL is missing or the key is refused.`;
+
 const USAGE = `Usage:
   execution-worker run --spec FILE [--input JSON] [--replay FILE] [--out DIR]
       Runs one execution with no queue and no API.
@@ -50,6 +57,8 @@ const USAGE = `Usage:
       Runs the local API and dashboard.
   execution-worker help | --help | -h
       This text. \`execution-worker <command> --help\` tells one command's options.
+  execution-worker mcp
+      An MCP server over stdio for the key SERVICE_KEY, calling the local API at API_BASE_URL.
 Configuration comes from the environment (see docs/configuration.md).`;
 
 export async function main(argv: string[]): Promise<number> {
@@ -57,6 +66,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (command === 'run') return await orHelp(RUN_USAGE, () => runCommand(rest));
     if (command === 'serve') return await orHelp(SERVE_USAGE, () => serveCommand(rest));
+    if (command === 'mcp') return await orHelp(MCP_USAGE, () => { parseArgsOrThrow(rest, {}); return runMcpStdio(); });
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
       process.stdout.write(`${USAGE}\n`);
       return command === undefined ? 2 : 0;
@@ -183,6 +193,7 @@ async function serveCommand(args: string[]): Promise<number> {
       logger,
       tracing,
       allowEverySecond: config.TEST_ONLY_SCHEDULE_EVERY_SECOND,
+      webhookRetryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
     });
     logger.info({ url: server.url }, 'local API and dashboard listening');
     // The workers started from this environment would have no key either: said once, here.

@@ -39,6 +39,15 @@ export const serveSettingsSchema = z.object({
       }
       return hosts;
     }),
+  /**
+   * Pauses before each retry of a webhook delivery, in ms, comma-separated (docs/api.md#webhooks).
+   * Default Standard Webhooks' schedule, 5 s … 10 h, 27 h 35 min in all.
+   */
+  WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .default('5000,300000,1800000,7200000,18000000,36000000,36000000')
+    .transform((text) => text.split(',').map((p) => p.trim()).filter((p) => p !== '').map(Number))
+    .pipe(z.array(z.number().int().min(0).max(86_400_000, 'at most a day per pause')).min(1, 'give at least one pause').max(100, 'at most 100 retries')),
   /** Tests only: schedules may fire every second instead of at most once a minute. Default false. */
   TEST_ONLY_SCHEDULE_EVERY_SECOND: bool.default(false),
 });

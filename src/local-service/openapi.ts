@@ -9,6 +9,7 @@ import { profileSummary } from '../contract/profile.js';
 import { completedReportAccepted, failedReportAccepted, resumedReportAccepted, startedReportAccepted, waitingReportAccepted } from '../contract/reports.js';
 import { specification } from '../contract/specification.js';
 import { toJsonSchema, type JsonSchemaObject } from '../contract/to-json-schema.js';
+import { delivery, deliveryAttempt, deliveryList, webhook, webhookCreate, webhookCreated, webhookList } from '../contract/webhooks.js';
 import { versionList, workflow, workflowCreate, workflowList, workflowUpdate, workflowVersion } from '../contract/workflows.js';
 
 /**
@@ -50,6 +51,13 @@ export const COMPONENTS: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, str
   [apiKey, 'ApiKey'],
   [apiKeyList, 'ApiKeyList'],
   [apiKeyCreated, 'ApiKeyCreated'],
+  [webhookCreate, 'WebhookCreate'],
+  [webhook, 'Webhook'],
+  [webhookList, 'WebhookList'],
+  [webhookCreated, 'WebhookCreated'],
+  [deliveryAttempt, 'DeliveryAttempt'],
+  [delivery, 'Delivery'],
+  [deliveryList, 'DeliveryList'],
 ]);
 
 /** The named schemas as JSON Schema, `$id` their name: added to Fastify, they become the document's components. */

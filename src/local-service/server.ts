@@ -18,6 +18,7 @@ import { hostGuard, type PublicHost } from './host-guard.js';
 import { addHumanRoutes } from './human-routes.js';
 import { createJobQueue, type JobQueue } from './job-queue.js';
 import { addKeyRoutes } from './key-routes.js';
+import { addMcpRoute, bearerAsServiceKey } from './mcp-route.js';
 import { createLiveHub, type LiveHub } from './live-hub.js';
 import { answer, commonErrors, componentSchemas, notFoundAnswer, pathParams, swaggerOptions } from './openapi.js';
 import { addProfileRoutes, type ProfileDirectory } from './profile-routes.js';
@@ -27,6 +28,9 @@ import { createRedisSessionStore } from './session-store.js';
 import { addSessionRoutes, redeemLoginLink } from './session-routes.js';
 import { createStore, type Store } from './store.js';
 import { addWorkflowRoutes } from './workflow-routes.js';
+import type { SendOptions } from './webhooks/send.js';
+import type { Resolve } from './webhooks/targets.js';
+import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
 
 /**
  * The operator's API served locally (`execution-worker serve`, docs/operations.md#the-local-api-and-dashboard): every endpoint of
@@ -83,6 +87,11 @@ export interface LocalServerOptions {
    * schedule tick start the trace its execution continues. Absent: nowhere.
    */
   tracing?: Tracing;
+  /** WEBHOOK_RETRY_SCHEDULE_MS: the pauses before each retry of a webhook delivery (docs/api.md#webhooks). */
+  webhookRetryScheduleMs?: readonly number[];
+  /** Tests: how deliveries resolve names and open sockets (they watch that a refused one opens none). */
+  webhookResolve?: Resolve;
+  webhookConnect?: SendOptions['connect'];
 }
 
 export interface LocalServer {
@@ -111,7 +120,15 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     throw new Error(`cannot reach Redis at ${describeRedisAddress(opts.redisUrl)}: ${lastRedisError || (error as Error).message}`);
   });
   const keyPrefix = opts.keyPrefix ?? '{api}:';
-  const store = createStore(redis, keyPrefix);
+  const webhooks = createWebhooks({
+    redis, keyPrefix, redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, logger: log,
+    ...(opts.inputKeys ? { keys: opts.inputKeys } : {}),
+    ...(opts.webhookRetryScheduleMs ? { retryScheduleMs: opts.webhookRetryScheduleMs } : {}),
+    ...(opts.webhookResolve ? { resolve: opts.webhookResolve } : {}),
+    ...(opts.webhookConnect ? { connect: opts.webhookConnect } : {}),
+  });
+  // Every change of an execution's status goes through this store, and queues its webhook event.
+  const store = webhooks.observe(createStore(redis, keyPrefix));
   // Keys, sessions and login links are kept in Redis, so they survive a restart and can be ended.
   const apiKeys = createRedisApiKeyStore(redis, `${keyPrefix}keys:`);
   const auth = createAuth({ bootstrapKeys: keys, keys: apiKeys, sessions: createRedisSessionStore(redis, `${keyPrefix}auth:`), cookieName: () => `ew_session_${listeningPort}` });
@@ -128,6 +145,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     closing ??= (async () => {
       // First, so that a tick under way finishes with the store and the queue still open.
       await schedules.close();
+      // Before Redis: an attempt under way records its outcome (a report arriving now answers 500 and is retried).
+      await webhooks.close();
       const steps: Promise<unknown>[] = [
         live.close(),
         app.close(),
@@ -145,7 +164,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   // port in use) closes every connection opened above, or the process would hang on them.
   let address: string;
   try {
-    await addRoutes(app, { auth, apiKeys, store, queue, live, schedules, redis, keyPrefix, log, opts, port: () => listeningPort, baseUrl: () => baseUrl });
+    await addRoutes(app, { auth, apiKeys, store, queue, live, schedules, webhooks, redis, keyPrefix, log, opts, port: () => listeningPort, baseUrl: () => baseUrl });
     address = await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' });
   } catch (error) {
     await close();
@@ -171,6 +190,7 @@ interface Parts {
   queue: JobQueue;
   live: LiveHub;
   schedules: Schedules;
+  webhooks: Webhooks;
   redis: Redis;
   keyPrefix: string;
   log: Logger;
@@ -180,11 +200,12 @@ interface Parts {
 }
 
 /** The plugins, the access hooks and every route, on the parts `startLocalServer` opened. */
-async function addRoutes(app: App, { auth, apiKeys, store, queue, live, schedules, redis, keyPrefix, log, opts, port, baseUrl }: Parts): Promise<void> {
+export async function addRoutes(app: App, { auth, apiKeys, store, queue, live, schedules, webhooks, redis, keyPrefix, log, opts, port, baseUrl }: Parts): Promise<void> {
   // `request.cookies`, parsed before the access hook reads the session cookie.
   await app.register(fastifyCookie);
   // First the host (DNS rebinding), then who may come in: both on the route Fastify matched.
   app.addHook('onRequest', hostGuard(port, opts.publicHosts ?? []));
+  app.addHook('onRequest', bearerAsServiceKey);
   app.addHook('onRequest', accessCheck(auth));
 
   // The OpenAPI document is made from the routes' schemas (openapi.ts); its components are added as shared schemas.
@@ -198,6 +219,8 @@ async function addRoutes(app: App, { auth, apiKeys, store, queue, live, schedule
   addSessionRoutes(app, { auth, baseUrl });
   addKeyRoutes(app, { auth, keys: apiKeys, logger: log });
   addProfileRoutes(app, opts.profiles);
+  webhooks.addRoutes(app, store);
+  addMcpRoute(app, { baseUrl, logger: log });
   await addDashboardRoutes(app);
   addArtifactRoutes(app, opts.artifactsDir);
 

@@ -48,6 +48,10 @@ const KEY_ONLY_ROUTES = [
   'POST /api/executions/:execution_uuid/resumed',
   'POST /api/session',
   'POST /api/keys',
+  // The MCP endpoint acts with the caller's key (docs/mcp.md): a session has none to lend it.
+  'POST /mcp',
+  'GET /mcp',
+  'DELETE /mcp',
 ];
 
 type CredentialKind = 'none' | 'wrong key' | 'revoked key' | 'session' | 'bootstrap key' | 'dashboard key';
@@ -107,6 +111,9 @@ function exampleBody(schema: string | undefined): unknown {
       return { answer: 'yes' };
     case 'LiveInput':
       return { kind: 'key', key: 'Enter' };
+    case 'WebhookCreate':
+      // Loopback port 9 (discard): a receiver that takes nothing, allowed as a developer's would be.
+      return { url: 'http://127.0.0.1:9/hook', events: ['execution.completed'] };
     case 'ApiKeyCreate':
       requestCount += 1;
       return { name: `matrix made ${requestCount}` };

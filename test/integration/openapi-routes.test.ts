@@ -36,9 +36,9 @@ describe('the OpenAPI document', () => {
     expect([...documented].sort()).toEqual([...new Set(served)].sort());
   });
 
-  it('leaves out only the files, the health check, the document itself and the login link', () => {
+  it('leaves out only the files, the health check, the document itself, the login link and the MCP endpoint', () => {
     const hidden = new Set(h.server.routes.filter((r) => r.hidden).map((r) => r.url));
-    expect([...hidden].sort()).toEqual(['/', '/artifacts/*', '/dashboard/:file', '/healthz', '/login', '/openapi.json']);
+    expect([...hidden].sort()).toEqual(['/', '/artifacts/*', '/dashboard/:file', '/healthz', '/login', '/mcp', '/openapi.json']);
   });
 
   it('documents each request body with the schema the server validates it with', async () => {

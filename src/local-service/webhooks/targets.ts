@@ -1,0 +1,127 @@
+import dns from 'node:dns';
+import net from 'node:net';
+
+/**
+ * Where a webhook may deliver (docs/api.md#webhooks). The receiver is the operator's own choice,
+ * made with an operator's key, so loopback (a developer's receiver) and private networks (an
+ * intranet service) are allowed; what is refused is what no receiver is and what an attacker
+ * wants a server to call: link-local addresses, where the cloud metadata services answer
+ * (169.254.169.254, fd00:ec2::254), and addresses that are no single host (unspecified,
+ * multicast, broadcast, reserved).
+ *
+ * The URL is read by WHATWG URL, which writes an IPv4 address in one form whatever the caller's
+ * spelling (`2852039166`, `0xa9fea9fe`, `0251.0376.0251.0376` all read `169.254.169.254`) and an
+ * IPv6 one canonically (`[::ffff:169.254.169.254]` reads `[::ffff:a9fe:a9fe]`); an IPv6 address
+ * that embeds an IPv4 one (mapped, compatible, NAT64, 6to4) is judged by the IPv4 address. A name
+ * is judged by every address it resolves to, when the webhook is made and again at each delivery,
+ * and the delivery connects to the very address it checked (delivery.ts): no second lookup.
+ */
+
+const REFUSED = new net.BlockList();
+for (const [prefix, bits] of [
+  ['0.0.0.0', 8], // "this network"; 0.0.0.0 reaches the host itself by accident, never by design
+  ['169.254.0.0', 16], // link-local: cloud metadata (169.254.169.254), link-local services
+  ['100.100.100.200', 32], // Alibaba Cloud metadata
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) {
+  REFUSED.addSubnet(prefix, bits, 'ipv4');
+}
+for (const [prefix, bits] of [
+  ['::', 128], // unspecified
+  ['fe80::', 10], // link-local
+  ['fd00:ec2::254', 128], // AWS metadata over IPv6
+  ['ff00::', 8], // multicast
+] as const) {
+  REFUSED.addSubnet(prefix, bits, 'ipv6');
+}
+
+/** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), if any. */
+function embeddedIpv4(address: string): string | undefined {
+  const groups = expandIpv6(new URL(`http://[${address}]/`).hostname.slice(1, -1));
+  if (groups === undefined) return undefined;
+  const v4 = (hi: number, lo: number): string => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  const zeros = (from: number, to: number): boolean => groups.slice(from, to).every((g) => g === 0);
+  if (zeros(0, 5) && groups[5] === 0xffff) return v4(groups[6] ?? 0, groups[7] ?? 0);
+  // ::a.b.c.d (the deprecated compatible form); `::` and `::1` are IPv6's own.
+  if (zeros(0, 6) && !(groups[6] === 0 && (groups[7] ?? 0) <= 1)) return v4(groups[6] ?? 0, groups[7] ?? 0);
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return v4(groups[6] ?? 0, groups[7] ?? 0);
+  if (groups[0] === 0x2002) return v4(groups[1] ?? 0, groups[2] ?? 0);
+  return undefined;
+}
+
+function expandIpv6(text: string): number[] | undefined {
+  const [head = '', tail] = text.split('::');
+  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const left = parse(head);
+  const right = tail === undefined ? [] : parse(tail);
+  const missing = 8 - left.length - right.length;
+  if (missing < 0 || (tail === undefined && missing !== 0)) return undefined;
+  return [...left, ...new Array<number>(missing).fill(0), ...right];
+}
+
+/** Why a receiver must not be sent to `address` (an IP literal), or undefined when it may. */
+export function refusedAddress(address: string): string | undefined {
+  const bare = address.replace(/^\[|\]$/g, '');
+  if (net.isIPv4(bare)) return REFUSED.check(bare, 'ipv4') ? `${bare} is a link-local, metadata or non-host address` : undefined;
+  if (!net.isIPv6(bare)) return `${bare} is not an IP address`;
+  const v4 = embeddedIpv4(bare);
+  if (v4 !== undefined) return refusedAddress(v4) === undefined ? undefined : `${bare} carries ${v4}, a link-local, metadata or non-host address`;
+  return REFUSED.check(bare, 'ipv6') ? `${bare} is a link-local, metadata or non-host address` : undefined;
+}
+
+/** A receiver URL as WHATWG URL reads it, and its host without brackets. */
+export interface Target {
+  url: URL;
+  /** The hostname, an IPv6 literal without its brackets. */
+  host: string;
+  port: number;
+}
+
+/** The URL as a receiver, or why it is not one (the reason names no secret: URLs with credentials are refused). */
+export function parseTarget(raw: string): { ok: true; target: Target } | { ok: false; reason: string } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, reason: 'is not a URL' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'must be an http:// or https:// URL' };
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'must not carry a user name or password' };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  if (net.isIP(host) !== 0) {
+    const refused = refusedAddress(host);
+    if (refused) return { ok: false, reason: `is refused: ${refused}` };
+  }
+  return { ok: true, target: { url, host, port } };
+}
+
+/** Resolves a name to its addresses (the system resolver by default; tests give their own). */
+export type Resolve = (host: string) => Promise<string[]>;
+
+export const systemResolve: Resolve = async (host) => (await dns.promises.lookup(host, { all: true, verbatim: true })).map((r) => r.address);
+
+/**
+ * The address to connect to for `target`: the literal itself, or the first address the name
+ * resolves to when none of them is refused. A name with one refused address is refused whole:
+ * which address a client picks is not ours to guess.
+ */
+export async function checkedAddress(target: Target, resolve: Resolve): Promise<{ ok: true; address: string } | { ok: false; reason: string }> {
+  if (net.isIP(target.host) !== 0) {
+    const refused = refusedAddress(target.host);
+    return refused ? { ok: false, reason: refused } : { ok: true, address: target.host };
+  }
+  let addresses: string[];
+  try {
+    addresses = await resolve(target.host);
+  } catch (error) {
+    return { ok: false, reason: `${target.host} does not resolve (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
+  }
+  if (addresses.length === 0) return { ok: false, reason: `${target.host} does not resolve` };
+  for (const address of addresses) {
+    const refused = refusedAddress(address);
+    if (refused) return { ok: false, reason: `${target.host} resolves to ${refused}` };
+  }
+  return { ok: true, address: addresses[0]! };
+}

@@ -1,0 +1,128 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEMO_INPUT, DEMO_WORKFLOW } from '../../demo/workflow.js';
+import { loadConfig } from '../../src/config/schema.js';
+import { startDaemon, type Daemon } from '../../src/daemon.js';
+import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
+import { loadRecording } from '../../src/model/replay-client.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { hostRules, tempDir } from '../support/env.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { startShopServer, type ShopServer } from '../support/shop-server.js';
+
+/**
+ * The MCP server (docs/mcp.md) driven by the official MCP client, over streamable HTTP
+ * (`POST /mcp` on serve) and over stdio (`execution-worker mcp`), against a real worker replaying
+ * the demo's recording on the demo shop: the tools listed, a workflow run with `wait` to its end
+ * with progress heard, an execution read, a bad input and a missing key refused.
+ */
+
+const KEY = 'mcp-key';
+let redis: TestRedis;
+let shop: ShopServer;
+let dir: string;
+let api: LocalServer;
+let worker: Daemon;
+let slug: string;
+
+beforeAll(async () => {
+  [redis, dir] = await Promise.all([startRedis(), tempDir('mcp')]);
+  const queueName = `mcp-${randomUUID().slice(0, 8)}`;
+  const artifactsDir = path.join(dir, 'artifacts');
+  const logger = createSilentLogger();
+  api = await startLocalServer({ port: 0, apiKeys: [KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', artifactsDir, logger, keyPrefix: `{api-${queueName}}:` });
+  const config = loadConfig({
+    REDIS_URL: redis.url, EXECUTION_QUEUE: queueName, API_BASE_URL: api.url, API_KEY: KEY, ARTIFACTS_DIR: artifactsDir, ARTIFACT_BASE_URL: `${api.url}/artifacts/`,
+    BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: path.join(dir, 'work'), VIDEO_FPS: '5',
+  });
+  worker = await startDaemon(config, logger, { replay: await loadRecording(path.resolve('demo/shop.recording.json')) });
+}, 120_000);
+
+// Each run on a fresh shop (the recording is of a first visit), with its own workflow.
+const shops: ShopServer[] = [];
+beforeEach(async () => {
+  shop = await startShopServer();
+  shops.push(shop);
+  const res = await fetch(`${api.url}/api/workflows`, { method: 'POST', headers: { 'x-service-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify(DEMO_WORKFLOW(`${shop.origin}/`)) });
+  slug = String(((await res.json()) as { slug: string }).slug);
+});
+
+afterAll(async () => {
+  await worker?.shutdown('test over');
+  await Promise.allSettled([api?.close(), ...shops.map((s) => s.close()), redis?.stop()]);
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+type ToolAnswer = { structuredContent?: Record<string, unknown>; isError?: boolean; content: { text: string }[] };
+
+async function exercise(client: Client): Promise<void> {
+  const { tools } = await client.listTools();
+  expect(tools.map((t) => t.name).sort()).toEqual(['get_execution', 'list_workflows', 'run_workflow']);
+  const run = tools.find((t) => t.name === 'run_workflow')!;
+  expect(run.description).toContain(slug);
+  expect(run.description).toContain('"reference":{"type":"string"}');
+  expect(run.inputSchema.properties).toHaveProperty('workflow');
+
+  const listed = (await client.callTool({ name: 'list_workflows', arguments: {} })) as ToolAnswer;
+  expect((listed.structuredContent?.workflows as { slug: string }[]).map((w) => w.slug)).toContain(slug);
+
+  const progress: string[] = [];
+  const ran = (await client.callTool({ name: 'run_workflow', arguments: { workflow: slug, inputPayload: DEMO_INPUT, wait: true } }, undefined, {
+    onprogress: (p) => progress.push(String(p.message)),
+    timeout: 240_000,
+    resetTimeoutOnProgress: true,
+  })) as ToolAnswer;
+  expect(ran.isError).toBeFalsy();
+  const execution = ran.structuredContent?.execution as { execution_uuid: string; status: string; n_steps: number };
+  expect(execution).toMatchObject({ status: 'completed', n_steps: 3 });
+  expect(ran.structuredContent?.output).toEqual({ orderId: 'A-1001' });
+  expect(String((ran.structuredContent?.artifacts as { video: string }).video)).toContain(`/artifacts/executions/${execution.execution_uuid}/`);
+  expect(progress.at(-1)).toBe('execution completed');
+  expect(progress.length).toBeGreaterThan(1);
+
+  const got = (await client.callTool({ name: 'get_execution', arguments: { id: execution.execution_uuid } })) as ToolAnswer;
+  expect(got.structuredContent).toMatchObject({ execution_uuid: execution.execution_uuid, status: 'completed' });
+
+  // A bad input: the SDK's own answer, InvalidParams (-32602) naming the field, as a tool error ( as the MCP specification asks of input
+  // validation, so that a model can correct itself), naming the field.
+  const bad = (await client.callTool({ name: 'get_execution', arguments: { id: 42 } })) as ToolAnswer;
+  expect(bad.isError).toBe(true);
+  expect(bad.content[0]?.text).toBe('MCP error -32602: Input validation error: Invalid arguments for tool get_execution: Invalid input: expected string, received number at id');
+}
+
+describe('MCP server', () => {
+  it('over streamable HTTP on serve: tools, a run waited for with progress, an execution, a bad input; no key is refused', async () => {
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+    try {
+      await exercise(client);
+    } finally {
+      await client.close();
+    }
+    const anonymous = new Client({ name: 'test', version: '1' });
+    await expect(anonymous.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`)))).rejects.toThrow(/401|missing or invalid API key/);
+    const wrong = await fetch(`${api.url}/mcp`, { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(wrong.status).toBe(401);
+  }, 300_000);
+
+  it('over stdio (`execution-worker mcp`): the same tools for SERVICE_KEY; without a key it does not start', async () => {
+    const entry = path.resolve('test/support/cli-entry.ts');
+    const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', entry, 'mcp'], env: { ...process.env, SERVICE_KEY: KEY, API_BASE_URL: api.url } as Record<string, string>, stderr: 'pipe' });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(transport);
+    try {
+      await exercise(client);
+    } finally {
+      await client.close();
+    }
+    const keyless = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', entry, 'mcp'], env: { ...process.env, SERVICE_KEY: '', API_BASE_URL: api.url } as Record<string, string>, stderr: 'pipe' });
+    const refused = new Client({ name: 'test', version: '1' });
+    await expect(refused.connect(keyless)).rejects.toThrow();
+    await refused.close().catch(() => undefined);
+  }, 300_000);
+});

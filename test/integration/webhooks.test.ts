@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/local-service/server.js';
+import { systemResolve } from '../../src/local-service/webhooks/targets.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { startRedis, type TestRedis } from '../support/redis.js';
+import { startWebhookReceiver, type HeardDelivery, type WebhookReceiver } from '../support/webhook-receiver.js';
+
+/**
+ * Webhooks on the local API (docs/api.md#webhooks), with real HTTP receivers that check each
+ * signature with their own HMAC (test/support/webhook-receiver.ts): events as the reports move an
+ * execution, retries of a receiver that fails, the same id on every attempt, past a restart of the
+ * service, and refused targets that never see a connection. Retries wait 100 ms here
+ * (WEBHOOK_RETRY_SCHEDULE_MS); nothing waits on time but the receivers' events.
+ */
+
+const KEY = 'webhooks-key';
+let redis: TestRedis;
+const connections: { address: string; port: number }[] = [];
+/** Names the deliveries resolve, by test: `rebind.test` is loopback when made and metadata at delivery. */
+const names = new Map<string, string[]>();
+let opts: LocalServerOptions;
+let api: LocalServer;
+const receivers: WebhookReceiver[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  const queueName = `webhooks-${randomUUID().slice(0, 8)}`;
+  opts = {
+    port: 0, apiKeys: [KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', logger: createSilentLogger(), keyPrefix: `{api-${queueName}}:`,
+    webhookRetryScheduleMs: Array.from({ length: 50 }, () => 100),
+    webhookResolve: async (host) => names.get(host)?.splice(0, 1) ?? systemResolve(host),
+    // Every socket a delivery opens, recorded before it is opened.
+    webhookConnect: (to) => {
+      connections.push({ address: to.address, port: to.port });
+      return net.connect({ host: to.address, port: to.port });
+    },
+  };
+  api = await startLocalServer(opts);
+});
+
+afterAll(async () => {
+  await Promise.allSettled([api?.close(), ...receivers.map((r) => r.close())]);
+  await redis?.stop();
+});
+
+async function call(method: string, route: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${api.url}${route}`, { method, headers: { 'x-service-key': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+async function receiver(answer?: Parameters<typeof startWebhookReceiver>[1]): Promise<{ r: WebhookReceiver; secret: { value: string } }> {
+  const secret = { value: '' };
+  const r = await startWebhookReceiver(() => secret.value, answer);
+  receivers.push(r);
+  return { r, secret };
+}
+
+async function makeWebhook(url: string, events: string[], workflowId?: string): Promise<{ id: string; secret: string }> {
+  const made = await call('POST', '/api/webhooks', { url, events, ...(workflowId ? { workflowId } : {}) });
+  expect(made.status, JSON.stringify(made.json)).toBe(201);
+  return { id: String(made.json.id), secret: String(made.json.secret) };
+}
+
+async function newExecution(): Promise<{ workflowId: string; executionId: string }> {
+  const wf = await call('POST', '/api/workflows', { name: `wf ${randomUUID().slice(0, 6)}`, prompt: 'Read the page.', allowedDomains: ['example.com'] });
+  expect(wf.status).toBe(201);
+  const ex = await call('POST', `/api/workflows/${String(wf.json.workflow_uuid)}/execute`, {});
+  expect(ex.status).toBe(201);
+  return { workflowId: String(wf.json.workflow_uuid), executionId: String(ex.json.execution_uuid) };
+}
+
+const report = (executionId: string, what: string, body: Record<string, unknown>) => call('POST', `/api/executions/${executionId}/${what}`, body);
+const finalCounters = { durationMs: 1200, nSteps: 2, nAgentActions: 3, nScreenshots: 1 };
+
+describe('webhooks', () => {
+  it('delivers started, waiting and completed, each signed, for its workflow only; a repeated report sends nothing again', async () => {
+    const { r, secret } = await receiver();
+    const { workflowId, executionId } = await newExecution();
+    const other = await newExecution();
+    const hook = await makeWebhook(r.url, ['execution.started', 'execution.waiting', 'execution.completed'], workflowId);
+    secret.value = hook.secret;
+    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    const listed = await call('GET', '/api/webhooks');
+    expect(JSON.stringify(listed.json)).not.toContain(hook.secret);
+    expect(listed.json.items).toContainEqual(expect.objectContaining({ id: hook.id, url: r.url, workflowId }));
+
+    const startedAt = new Date().toISOString();
+    expect((await report(executionId, 'started', { startedAt })).status).toBe(200);
+    expect((await report(executionId, 'started', { startedAt })).status).toBe(200);
+    expect((await report(other.executionId, 'started', { startedAt })).status).toBe(200);
+    expect((await report(executionId, 'waiting', { waitingAt: new Date().toISOString(), kind: 'question', question: 'Which one?' })).status).toBe(200);
+    expect((await report(executionId, 'resumed', { resumedAt: new Date().toISOString() })).status).toBe(200);
+    expect((await report(executionId, 'completed', { completedAt: new Date().toISOString(), ...finalCounters })).status).toBe(200);
+
+    const completed = await r.next((d) => d.body.type === 'execution.completed');
+    expect(completed.signatureValid).toBe(true);
+    expect(completed.body.data.execution).toMatchObject({ execution_uuid: executionId, status: 'completed', n_steps: 2 });
+    expect(completed.body.id).toBe(completed.id);
+    const polled = await call('GET', `/api/executions/${executionId}`);
+    expect(completed.body.data.execution).toEqual(polled.json);
+    await r.next((d) => d.body.type === 'execution.waiting');
+    const started = r.heard.filter((d) => d.body.type === 'execution.started');
+    expect(started).toHaveLength(1);
+    expect(started[0]).toMatchObject({ signatureValid: true, body: { timestamp: startedAt, data: { execution: { execution_uuid: executionId, status: 'running' } } } });
+    expect(r.heard.every((d) => d.body.data.execution.execution_uuid === executionId)).toBe(true);
+    const deliveries = (await call('GET', `/api/webhooks/${hook.id}/deliveries`)).json.items as { id: string; state: string; attempts: { status: number }[] }[];
+    expect(deliveries).toHaveLength(3);
+    expect(deliveries.every((d) => d.state === 'delivered' && d.attempts.length === 1 && d.attempts[0]?.status === 204)).toBe(true);
+  });
+
+  it('retries a receiver that fails its first attempts, with the same id on every attempt, and keeps each attempt', async () => {
+    const { r, secret } = await receiver((_d, n) => ({ status: n <= 2 ? 503 : 200 }));
+    const { executionId } = await newExecution();
+    const hook = await makeWebhook(r.url, ['execution.failed']);
+    secret.value = hook.secret;
+    expect((await report(executionId, 'failed', { failedAt: new Date().toISOString(), error: { code: 'internal', message: 'no' } })).status).toBe(200);
+    await r.next((_d) => r.heard.length >= 3);
+    expect(r.heard.map((d) => d.signatureValid)).toEqual([true, true, true]);
+    expect(new Set(r.heard.map((d) => d.id)).size).toBe(1);
+    const deliveries = await waitForDelivery(hook.id, (d) => d.state === 'delivered');
+    expect(deliveries.id).toBe(r.heard[0]?.id);
+    expect(deliveries.attempts.map((a) => [a.status, a.error])).toEqual([[503, 'HTTP 503'], [503, 'HTTP 503'], [200, null]]);
+    expect(deliveries.attempts.every((a) => a.latencyMs >= 0 && !Number.isNaN(Date.parse(a.attemptedAt)))).toBe(true);
+
+    // Send again: the same id once more, one more attempt kept.
+    const again = await call('POST', `/api/webhooks/${hook.id}/deliveries/${deliveries.id}/retry`);
+    expect(again.status).toBe(202);
+    await r.next(() => r.heard.length >= 4);
+    expect(r.heard[3]?.id).toBe(deliveries.id);
+    expect((await waitForDelivery(hook.id, (d) => d.attempts.length === 4)).state).toBe('delivered');
+  });
+
+  it('goes on retrying after the service restarts: what is owed is in Redis', async () => {
+    let restarted = false;
+    const { r, secret } = await receiver(() => ({ status: restarted ? 200 : 500 }));
+    const { executionId } = await newExecution();
+    const hook = await makeWebhook(r.url, ['execution.started']);
+    secret.value = hook.secret;
+    expect((await report(executionId, 'started', { startedAt: new Date().toISOString() })).status).toBe(200);
+    const first = await r.next(() => true);
+    await api.close();
+    api = await startLocalServer(opts);
+    restarted = true;
+    const delivered = await waitForDelivery(hook.id, (d) => d.state === 'delivered');
+    expect(delivered.id).toBe(first.id);
+    expect(new Set(r.heard.map((d) => d.id))).toEqual(new Set([first.id]));
+    expect(r.heard.every((d) => d.signatureValid)).toBe(true);
+    expect(delivered.attempts[0]?.status).toBe(500);
+    expect(delivered.attempts.at(-1)?.status).toBe(200);
+  });
+
+  it('refuses a redirect: the attempt fails and the place it points to hears nothing', async () => {
+    const { r: elsewhere } = await receiver();
+    const { r } = await receiver(() => ({ status: 302, headers: { location: elsewhere.url } }));
+    const { executionId } = await newExecution();
+    const hook = await makeWebhook(r.url, ['execution.started']);
+    expect((await report(executionId, 'started', { startedAt: new Date().toISOString() })).status).toBe(200);
+    const delivery = await waitForDelivery(hook.id, (d) => d.attempts.length >= 2);
+    expect(delivery.state).toBe('pending');
+    expect(delivery.attempts[0]).toMatchObject({ status: 302, error: 'HTTP 302: redirects are not followed' });
+    expect(elsewhere.heard).toHaveLength(0);
+    expect((await call('DELETE', `/api/webhooks/${hook.id}`)).status).toBe(204);
+  });
+
+  it('refuses link-local and metadata targets in every spelling with 422, before any connection', async () => {
+    const before = connections.length;
+    const spellings = [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://2852039166/',
+      'http://0xa9fea9fe/',
+      'http://0251.0376.0251.0376/',
+      'http://169.254.43518/',
+      'http://[::ffff:169.254.169.254]/',
+      'http://[::ffff:a9fe:a9fe]/',
+      'http://[0:0:0:0:0:ffff:a9fe:a9fe]/',
+      'http://[64:ff9b::a9fe:a9fe]/',
+      'http://[fe80::1]/',
+      'http://[fd00:ec2::254]/',
+      'https://0.0.0.0/',
+    ];
+    for (const url of spellings) {
+      const made = await call('POST', '/api/webhooks', { url, events: ['execution.completed'] });
+      expect(made.status, url).toBe(422);
+      expect(made.json.detail).toEqual([expect.objectContaining({ loc: ['body', 'url'], type: 'url' })]);
+    }
+    names.set('metadata.test', ['169.254.169.254']);
+    const byName = await call('POST', '/api/webhooks', { url: 'http://metadata.test/', events: ['execution.completed'] });
+    expect(byName.status).toBe(422);
+    expect(String((byName.json.detail as { msg: string }[])[0]?.msg)).toContain('169.254.169.254');
+    expect(connections.length).toBe(before);
+    const listed = (await call('GET', '/api/webhooks')).json.items as { url: string }[];
+    expect(listed.some((h) => h.url.includes('169.254') || h.url.includes('a9fe') || h.url.includes('metadata'))).toBe(false);
+  });
+
+  it('checks the name again at delivery: a name that now resolves to the metadata address is refused without a connection', async () => {
+    const { r } = await receiver();
+    const port = new URL(r.url).port;
+    // Loopback when the webhook is made, the metadata address at every delivery after.
+    names.set('rebind.test', ['127.0.0.1']);
+    const { executionId } = await newExecution();
+    const hook = await makeWebhook(`http://rebind.test:${port}/hook`, ['execution.started']);
+    names.set('rebind.test', Array.from({ length: 100 }, () => '169.254.169.254'));
+    const before = connections.length;
+    expect((await report(executionId, 'started', { startedAt: new Date().toISOString() })).status).toBe(200);
+    const delivery = await waitForDelivery(hook.id, (d) => d.attempts.length >= 2);
+    expect(delivery.attempts[0]).toMatchObject({ status: null, error: 'refused before connecting: rebind.test resolves to 169.254.169.254 is a link-local, metadata or non-host address' });
+    expect(connections.slice(before).filter((c) => c.address === '169.254.169.254')).toEqual([]);
+    expect(r.heard).toHaveLength(0);
+    await call('DELETE', `/api/webhooks/${hook.id}`);
+  });
+});
+
+type Delivery = { id: string; state: string; attempts: { attemptedAt: string; status: number | null; latencyMs: number; error: string | null }[] };
+
+/** Polls the deliveries list (what the dashboard shows) until one matches: the record is written after the receiver answered. */
+async function waitForDelivery(webhookId: string, match: (d: Delivery) => boolean): Promise<Delivery> {
+  for (;;) {
+    const items = (await call('GET', `/api/webhooks/${webhookId}/deliveries`)).json.items as Delivery[];
+    const found = items.find(match);
+    if (found) return found;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+export type { HeardDelivery };

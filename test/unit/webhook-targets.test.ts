@@ -1,0 +1,55 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { checkedAddress, parseTarget } from '../../src/local-service/webhooks/targets.js';
+
+/**
+ * Receiver URLs (docs/api.md#webhooks): a link-local address is refused in whatever spelling the
+ * caller writes it — WHATWG URL's IPv4 forms (decimal, hex, octal, fewer parts) and IPv6's
+ * embedding forms — and loopback and private addresses are taken. Generated over the whole of
+ * 169.254.0.0/16.
+ */
+
+const linkLocal = fc.tuple(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 })).map(([c, d]) => [169, 254, c, d] as const);
+
+const spellings = (o: readonly number[]): string[] => {
+  const n = ((o[0]! << 24) >>> 0) + (o[1]! << 16) + (o[2]! << 8) + o[3]!;
+  const hex = (x: number) => x.toString(16);
+  return [
+    o.join('.'),
+    String(n),
+    `0x${hex(n)}`,
+    o.map((x) => `0${x.toString(8)}`).join('.'),
+    o.map((x) => `0x${hex(x)}`).join('.'),
+    `${o[0]}.${o[1]}.${(o[2]! << 8) + o[3]!}`,
+    `${o[0]}.${(o[1]! << 16) + (o[2]! << 8) + o[3]!}`,
+    `[::ffff:${o.join('.')}]`,
+    `[::ffff:${hex((o[0]! << 8) + o[1]!)}:${hex((o[2]! << 8) + o[3]!)}]`,
+    `[0:0:0:0:0:ffff:${hex((o[0]! << 8) + o[1]!)}:${hex((o[2]! << 8) + o[3]!)}]`,
+    `[64:ff9b::${o.join('.')}]`,
+    `[2002:${hex((o[0]! << 8) + o[1]!)}:${hex((o[2]! << 8) + o[3]!)}::1]`,
+  ];
+};
+
+describe('webhook targets', () => {
+  it('refuses every spelling of every link-local address', () => {
+    fc.assert(fc.property(linkLocal, fc.constantFrom('http', 'https'), (octets, scheme) => {
+      for (const host of spellings(octets)) {
+        const parsed = parseTarget(`${scheme}://${host}/hook`);
+        expect(parsed.ok, host).toBe(false);
+      }
+    }), { numRuns: 300 });
+  });
+
+  it('takes loopback and private receivers, and refuses what is not http(s) or carries credentials', () => {
+    for (const url of ['http://127.0.0.1:8080/hook', 'http://[::1]/', 'http://10.1.2.3/', 'https://192.168.1.5/x', 'http://localhost:3000/']) expect(parseTarget(url).ok, url).toBe(true);
+    for (const url of ['ftp://127.0.0.1/', 'file:///etc/passwd', 'http://user:pw@127.0.0.1/', 'not a url']) expect(parseTarget(url).ok, url).toBe(false);
+  });
+
+  it('refuses a name when any address it resolves to is refused, without connecting', async () => {
+    const parsed = parseTarget('http://mixed.test/hook');
+    if (!parsed.ok) throw new Error('parsed');
+    const refused = await checkedAddress(parsed.target, async () => ['127.0.0.1', '169.254.169.254']);
+    expect(refused).toEqual({ ok: false, reason: 'mixed.test resolves to 169.254.169.254 is a link-local, metadata or non-host address' });
+    expect(await checkedAddress(parsed.target, async () => ['127.0.0.1'])).toEqual({ ok: true, address: '127.0.0.1' });
+  });
+});
