@@ -219,7 +219,7 @@ interface Progress {
   notEntered: KeyPath[];
   /** Values the replay entered, read back from their fields: the final check's evidence. */
   readBacks: ReadBack[];
-  /** Pieces of values entered one by one that this run did not enter (docs/run-cache.md#pieces). */
+  /** Pieces of values entered one by one that this run did not enter (docs/run-cache.md#sources). */
   pieces: MissingPiece[];
 }
 
