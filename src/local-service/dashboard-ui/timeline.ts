@@ -13,7 +13,7 @@ const HUMAN_LINES = ['waiting', 'human_input', 'resumed', 'human_timeout'];
 const DURING_STEP = new Set(['blocked', 'error', 'browser_crashed', 'output_invalid', 'finish', ...HUMAN_LINES]);
 
 export function buildSteps(lines) {
-  const byNumber = new Map();
+  const byNumber = new Map<number, any>();
   const step = (n) => {
     let s = byNumber.get(n);
     if (!s) {
@@ -22,7 +22,7 @@ export function buildSteps(lines) {
     }
     return s;
   };
-  const pending = [];
+  const pending: any[] = [];
   for (const line of lines) {
     const n = Number.isInteger(line.step) ? line.step : undefined;
     if (line.by === 'cache' || line.by === 'model' || line.by === 'repair') if (n !== undefined) step(n).by ??= line.by;
@@ -111,7 +111,9 @@ export function renderTimeline(steps, { executionId, failedStep, failure, onPick
               class: reused ? 'thumb reused' : 'thumb',
               'data-testid': 'step-thumb',
               loading: 'lazy',
-              alt: `What the model saw at step ${s.step}`,
+              // A picture of an earlier step is named as such: it is not what this step showed.
+              alt: reused ? `No new picture at step ${s.step}: the last one, from step ${shot.step}` : `What the model saw at step ${s.step}`,
+              'data-shot-step': shot.step,
               title: reused ? `No new screenshot at this step: the model still had step ${shot.step}'s` : undefined,
               src: artifactUrl(executionId, shot.key),
             })
