@@ -148,7 +148,8 @@ async function workflowPage(id) {
     h('option', { value: '' }, newestPublished ? `default: the newest published (v${newestPublished.version})` : 'default (no published version)'),
     [...versions.items].sort((a, b) => b.version - a.version).map((v) => h('option', { value: v.workflow_version_uuid }, `v${v.version} (${v.status})`)),
   );
-  const execErrors = fieldErrors({ inputPayload: payload, workflowVersionId: versionPick }, execError);
+  // Made once the fields are in the page: each error goes right after its field.
+  let execErrors;
   render(
     h('h1', { 'data-testid': 'workflow-name' }, w.name),
     h('p', { class: 'muted' }, `${w.slug} · v${w.current_version?.version ?? '?'} · ${w.description || 'no description'}`),
@@ -208,6 +209,7 @@ async function workflowPage(id) {
       },
     }, 'Delete workflow'),
   );
+  execErrors = fieldErrors({ inputPayload: payload, workflowVersionId: versionPick }, execError);
 }
 
 /** The version's cached path (docs/run-cache.md), read on demand; cleared with a button. */
