@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here until contract/ stops importing Node modules (issue 41), when its z.infer types can be imported (docs/dashboard.md). */
 // The dashboard: plain JS modules, no framework, no build step. It offers what the API offers
 // (workflows: create, edit → new version, versions, delete, execute; executions: list, page with
 // live view and step timeline; Settings → API Keys) through the same endpoints, signed in by an
@@ -74,7 +75,6 @@ function workflowForm(current, onSubmit) {
   const trigger = triggerFormFields(current);
   const more = specFields(spec);
   const error = h('div');
-  let errors;
   const form = h('form', {
     'data-testid': 'workflow-form',
     onsubmit: async (e) => {
@@ -119,7 +119,8 @@ function workflowForm(current, onSubmit) {
     error,
     h('button', { type: 'submit', 'data-testid': 'save-workflow' }, current ? 'Save as new version' : 'Create workflow'),
   );
-  errors = fieldErrors({ ...f, ...more.fields, ...trigger.fields }, error);
+  // Used by the submit handler, which runs once the form is in the page.
+  const errors = fieldErrors({ ...f, ...more.fields, ...trigger.fields }, error);
   return form;
 }
 
@@ -148,8 +149,6 @@ async function workflowPage(id) {
     h('option', { value: '' }, newestPublished ? `default: the newest published (v${newestPublished.version})` : 'default (no published version)'),
     [...versions.items].sort((a, b) => b.version - a.version).map((v) => h('option', { value: v.workflow_version_uuid }, `v${v.version} (${v.status})`)),
   );
-  // Made once the fields are in the page: each error goes right after its field.
-  let execErrors;
   render(
     h('h1', { 'data-testid': 'workflow-name' }, w.name),
     h('p', { class: 'muted' }, `${w.slug} · v${w.current_version?.version ?? '?'} · ${w.description || 'no description'}`),
@@ -209,7 +208,8 @@ async function workflowPage(id) {
       },
     }, 'Delete workflow'),
   );
-  execErrors = fieldErrors({ inputPayload: payload, workflowVersionId: versionPick }, execError);
+  // Made once the fields are in the page (each error goes right after its field); used by the submit handler.
+  const execErrors = fieldErrors({ inputPayload: payload, workflowVersionId: versionPick }, execError);
 }
 
 /** The version's cached path (docs/run-cache.md), read on demand; cleared with a button. */

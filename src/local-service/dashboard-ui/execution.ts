@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here until contract/ stops importing Node modules (issue 41), when its z.infer types can be imported (docs/dashboard.md). */
 // One execution: its summary, then, while it runs, the browser live and its steps as they
 // happen; once it ended, the video beside the timeline of steps (a click seeks the video, the
 // video's time highlights the step), the output and the raw log. A failed execution opens at
@@ -230,7 +231,6 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   if (failure) banner.replaceChildren(h('p', { class: 'error banner', 'data-testid': 'execution-error' }, failure));
   const failedStep = failure && built.length ? built[built.length - 1].step : undefined;
 
-  let list;
   const highlight = (s, scroll) => {
     for (const el of list.querySelectorAll('[data-testid=step].current')) {
       el.classList.remove('current');
@@ -257,7 +257,7 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   // A step begun after the video's last frame shows on that frame (a seek to the very end would
   // leave the player waiting for a frame that never comes).
   const momentOf = (s) => Math.min(s.t, endMs() - LAST_FRAME_MS);
-  list = renderTimeline(built, { executionId: id, failedStep, failure, onPick: seek });
+  const list = renderTimeline(built, { executionId: id, failedStep, failure, onPick: seek });
   steps.replaceChildren(list);
   if (video && built.length) {
     const follow = () => {
