@@ -105,9 +105,12 @@ describe('dashboard triggers', () => {
     await form.getByTestId('trigger-type').selectOption('schedule');
     await form.getByTestId('schedule-expression').fill('0 9 * *');
     await page.getByTestId('save-workflow').click();
-    await expect.poll(() => page.getByTestId('error').textContent()).toContain('body.scheduleExpression: a cron expression has 5 fields');
+    const expressionError = form.locator('[data-testid=field-error][data-field=scheduleExpression]');
+    await expect.poll(() => expressionError.textContent()).toContain('a cron expression has 5 fields');
 
     await form.getByTestId('schedule-expression').fill('TZ=Europe/Paris 0 9 * * 1-5');
+    // Gone once the field is edited.
+    expect(await expressionError.isVisible()).toBe(false);
     await form.getByTestId('configuration').fill('{"inputPayload": {"week": "current"}}');
     await form.getByTestId('save-as-draft').check();
     await page.getByTestId('save-workflow').click();

@@ -97,6 +97,20 @@ function newKeyForm(created) {
       box?.replaceChildren(
         h('p', {}, `The key “${body.name}”. Copy it now: it is not shown again.`),
         h('pre', { class: 'secret', 'data-testid': 'new-key' }, body.key),
+        h('button', { type: 'button', 'data-testid': 'copy-key', onclick: async (e: Event) => {
+          const button = e.currentTarget as HTMLButtonElement;
+          try {
+            await navigator.clipboard.writeText(body.key);
+            button.textContent = 'Copied';
+          } catch {
+            // No clipboard (an insecure origin, a refusal): the key is selected for a copy by hand.
+            const range = document.createRange();
+            range.selectNodeContents(box.querySelector('[data-testid=new-key]') as Node);
+            getSelection()?.removeAllRanges();
+            getSelection()?.addRange(range);
+            button.textContent = 'Selected: press Ctrl+C';
+          }
+        } }, 'Copy'),
       );
     },
   },

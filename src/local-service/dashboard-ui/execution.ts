@@ -1,9 +1,10 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here until contract/ stops importing Node modules (issue 41), when its z.infer types can be imported (docs/dashboard.md). */
 // One execution: its summary, then, while it runs, the browser live and its steps as they
 // happen; once it ended, the video beside the timeline of steps (a click seeks the video, the
 // video's time highlights the step), the output and the raw log. A failed execution opens at
 // its failing step.
 
-import { ApiError, api, artifactUrl, errorBox, fetchArtifact, fmtDate, fmtMs, fmtUsd, h, prettyJson, render, statusBadge } from './dom.js';
+import { ApiError, api, artifactUrl, errorBox, fetchArtifact, fmtDate, fmtMs, fmtUsd, h, notFoundPage, plural, prettyJson, render, statusBadge } from './dom.js';
 import { buildSteps, renderTimeline, stepAt } from './timeline.js';
 import { createHumanPanel } from './human.js';
 
@@ -50,8 +51,12 @@ export function executionPage(id) {
     try {
       e = await api('GET', `/api/executions/${encodeURIComponent(id)}`);
     } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        stopped = true;
+        return notFoundPage();
+      }
       summary.replaceChildren(errorBox(err));
-      if (err instanceof ApiError && (err.status === 401 || err.status === 404)) return;
+      if (err instanceof ApiError && err.status === 401) return;
       if (!stopped) timer = setTimeout(refresh, POLL_MS);
       return;
     }
@@ -84,7 +89,7 @@ function summaryList(e) {
     h('dt', {}, 'Created'), h('dd', {}, fmtDate(e.created_at)),
     h('dt', {}, 'Trigger'), h('dd', { 'data-testid': 'execution-trigger' }, e.trigger === 'schedule' ? 'schedule (made by the version\'s schedule)' : 'manual'),
     h('dt', {}, 'Duration'), h('dd', {}, fmtMs(e.duration_ms)),
-    h('dt', {}, 'Counters'), h('dd', { 'data-testid': 'counters' }, ended(e.status) ? `${e.n_steps} steps · ${e.n_agent_actions} actions · ${e.n_screenshots} screenshots` : 'reported when the run ends'),
+    h('dt', {}, 'Counters'), h('dd', { 'data-testid': 'counters' }, ended(e.status) ? `${plural(e.n_steps, 'step')} · ${plural(e.n_agent_actions, 'action')} · ${plural(e.n_screenshots, 'screenshot')}` : 'reported when the run ends'),
     // The estimated model cost, each model at its own prices (output.json usage.estimatedCostUsd).
     h('dt', {}, 'Cost'), h('dd', { 'data-testid': 'cost' }, ended(e.status) ? fmtUsd(e.cost_usd) : 'known when the run ends'),
     h('dt', {}, 'Input'), h('dd', {}, h('code', {}, JSON.stringify(e.input_payload))),
@@ -111,7 +116,7 @@ function startLive(id, { media, steps, onEnd, onFrameElement }) {
     const built = buildSteps(ordered);
     // Follows the newest step, unless the reader has scrolled up to an earlier one.
     const following = steps.scrollTop + steps.clientHeight >= steps.scrollHeight - 24;
-    steps.replaceChildren(renderTimeline(built, {}));
+    steps.replaceChildren(renderTimeline(built, { executionId: undefined, failedStep: undefined, failure: undefined, onPick: undefined }));
     if (following) steps.scrollTop = steps.scrollHeight;
   };
 
@@ -124,6 +129,12 @@ function startLive(id, { media, steps, onEnd, onFrameElement }) {
   });
   source.addEventListener('events', (m) => {
     for (const { seq, line } of JSON.parse(m.data)) lines.set(seq, line);
+    // The live view shows the run under way: the badge says so before the next poll does.
+    const badge = document.querySelector<HTMLElement>('.summary [data-testid=status]');
+    if (badge && badge.textContent === 'queued' && lines.size > 0) {
+      badge.textContent = 'running';
+      badge.className = 'status running';
+    }
     if (!drawing) {
       drawing = true;
       requestAnimationFrame(draw);
@@ -151,6 +162,11 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   let video;
   if (head.ok) {
     video = h('video', { controls: true, preload: 'metadata', src: artifactUrl(id, 'video.mp4'), 'data-testid': 'video' });
+    // A video shows nothing before its first seek: one to its first frame, once its data is there.
+    video.addEventListener('loadedmetadata', () => {
+      if (video.currentTime === 0) video.currentTime = 0.001;
+    }, { once: true });
+    video.preload = 'auto';
     if (vtt.ok) {
       video.append(h('track', { kind: 'captions', label: 'Steps', srclang: 'en', default: true, src: artifactUrl(id, 'steps.vtt') }));
       // The timeline beside the video shows the steps: captions stay loaded but off (the player's menu turns them on).
@@ -162,6 +178,12 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   }
   output.replaceChildren(out === undefined ? h('p', { class: 'muted' }, 'No output.json.') : h('pre', { 'data-testid': 'output' }, prettyJson(out)));
   const doc = parseJson(out);
+  if (doc && typeof doc === 'object' && 'output' in doc) output.prepend(h('div', { class: 'data', 'data-testid': 'output-data' }, dataView(doc.output)));
+  if (doc?.playback !== undefined && doc.playback !== null) {
+    // A run replayed from a recording, not a model (the demo without a model key): said where a person looks.
+    const reason = typeof doc.playback === 'string' ? doc.playback : typeof doc.playback?.reason === 'string' ? doc.playback.reason : JSON.stringify(doc.playback);
+    banner.append(h('p', { class: 'notice banner', role: 'status', 'data-testid': 'playback' }, `Replayed from a recording, not a model: ${reason}`));
+  }
   const cache = doc?.cache;
   if (cache && typeof cache === 'object') {
     // What the run cache did (docs/run-cache.md): replayed, repaired, by the model, and the final check's verdict.
@@ -209,7 +231,6 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   if (failure) banner.replaceChildren(h('p', { class: 'error banner', 'data-testid': 'execution-error' }, failure));
   const failedStep = failure && built.length ? built[built.length - 1].step : undefined;
 
-  let list;
   const highlight = (s, scroll) => {
     for (const el of list.querySelectorAll('[data-testid=step].current')) {
       el.classList.remove('current');
@@ -236,7 +257,7 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   // A step begun after the video's last frame shows on that frame (a seek to the very end would
   // leave the player waiting for a frame that never comes).
   const momentOf = (s) => Math.min(s.t, endMs() - LAST_FRAME_MS);
-  list = renderTimeline(built, { executionId: id, failedStep, failure, onPick: seek });
+  const list = renderTimeline(built, { executionId: id, failedStep, failure, onPick: seek });
   steps.replaceChildren(list);
   if (video && built.length) {
     const follow = () => {
@@ -263,6 +284,17 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
           h('pre', { 'data-testid': 'log' }, logs.split('\n').filter(Boolean).slice(-500).map(describeLine).join('\n')),
         ),
   );
+}
+
+/** A JSON value as data: objects as term and value, arrays as lists, the rest as text. */
+function dataView(value: unknown): any {
+  if (value === null || value === undefined) return h('span', { class: 'muted' }, 'none');
+  if (Array.isArray(value)) return value.length === 0 ? h('span', { class: 'muted' }, 'empty list') : h('ol', {}, value.map((v) => h('li', {}, dataView(v))));
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>);
+    return entries.length === 0 ? h('span', { class: 'muted' }, 'empty') : h('dl', {}, entries.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, dataView(v))]));
+  }
+  return h('span', {}, String(value));
 }
 
 function parseJson(text) {

@@ -83,7 +83,7 @@ export function createHumanPanel(id) {
       // The point is taken where the button went down, and focusing never scrolls: a picture
       // taller than the window scrolled into view on focus, and the click then landed lower on
       // the page than where the person pressed.
-      let pressedAt = null;
+      let pressedAt: { x: number; y: number } | null = null;
       img.addEventListener('mousedown', (e) => {
         if (!waiting) return;
         e.preventDefault();

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here until contract/ stops importing Node modules (issue 41), when its z.infer types can be imported (docs/dashboard.md). */
 // The steps of an execution, built from its logs.jsonl lines: for each step, the screen the model
 // saw (step_screenshot), what it said and asked (model_turn), what was done (action), requests
 // refused meanwhile (blocked) and errors; for a step that repaired a cached one (step_repair),
@@ -13,7 +14,7 @@ const HUMAN_LINES = ['waiting', 'human_input', 'resumed', 'human_timeout'];
 const DURING_STEP = new Set(['blocked', 'error', 'browser_crashed', 'output_invalid', 'finish', ...HUMAN_LINES]);
 
 export function buildSteps(lines) {
-  const byNumber = new Map();
+  const byNumber = new Map<number, any>();
   const step = (n) => {
     let s = byNumber.get(n);
     if (!s) {
@@ -22,7 +23,7 @@ export function buildSteps(lines) {
     }
     return s;
   };
-  const pending = [];
+  const pending: any[] = [];
   for (const line of lines) {
     const n = Number.isInteger(line.step) ? line.step : undefined;
     if (line.by === 'cache' || line.by === 'model' || line.by === 'repair') if (n !== undefined) step(n).by ??= line.by;
@@ -111,7 +112,9 @@ export function renderTimeline(steps, { executionId, failedStep, failure, onPick
               class: reused ? 'thumb reused' : 'thumb',
               'data-testid': 'step-thumb',
               loading: 'lazy',
-              alt: `What the model saw at step ${s.step}`,
+              // A picture of an earlier step is named as such: it is not what this step showed.
+              alt: reused ? `No new picture at step ${s.step}: the last one, from step ${shot.step}` : `What the model saw at step ${s.step}`,
+              'data-shot-step': shot.step,
               title: reused ? `No new screenshot at this step: the model still had step ${shot.step}'s` : undefined,
               src: artifactUrl(executionId, shot.key),
             })

@@ -2,7 +2,7 @@
 // run of its schedule, the trigger fields of the workflow form, and the mark of an execution a
 // schedule made. The rules are the API's (docs/api.md#triggers); the page only shows and sends.
 
-import { api, errorBox, fmtDate, h } from './dom.js';
+import { api, errorBox, fmtDateIn, h, scheduleZone } from './dom.js';
 
 /** "manual", or "schedule · <expression>". */
 export const triggerText = (v) => (v.trigger_type === 'schedule' ? `schedule · ${v.schedule_expression}` : 'manual');
@@ -14,7 +14,7 @@ export const scheduleTag = (e) => (e.trigger === 'schedule' ? h('span', { class:
 export function currentTriggerLine(v) {
   if (!v) return null;
   const parts = [v.status === 'draft' ? 'draft: not executed' : 'published', triggerText(v)];
-  if (v.next_run_at) parts.push(`next run ${fmtDate(v.next_run_at)}`);
+  if (v.next_run_at) parts.push(`next run ${fmtDateIn(v.next_run_at, scheduleZone(v.schedule_expression))}`);
   return h('p', { class: 'muted', 'data-testid': 'current-trigger' }, parts.join(' · '));
 }
 
@@ -39,7 +39,7 @@ export function versionTriggerCells(workflowId, v, onChange) {
   return [
     h('td', { 'data-testid': 'version-status' }, h('span', { class: `tag ${v.status}` }, v.status), ' ', button, error),
     h('td', { 'data-testid': 'version-trigger' }, triggerText(v)),
-    h('td', { 'data-testid': 'version-next-run' }, v.next_run_at ? fmtDate(v.next_run_at) : '—'),
+    h('td', { 'data-testid': 'version-next-run' }, v.next_run_at ? fmtDateIn(v.next_run_at, scheduleZone(v.schedule_expression)) : '—'),
   ];
 }
 
@@ -60,11 +60,13 @@ export function triggerFormFields(current) {
       h('label', {}, 'Trigger', triggerType),
       h('label', {}, 'Schedule', h('span', {}, 'Cron, 5 or 6 fields, optional TZ=Area/City first; at most once a minute.'), expression),
     ),
-    h('label', {}, 'Configuration', h('span', {}, 'JSON object; inputPayload is the default input (scheduled runs use it).'), configuration),
+    h('label', {}, 'Configuration', h('span', {}, current?.current_version?.specification?.payloadSchema
+      ? 'JSON object. This workflow has a payload schema: a schedule runs with configuration.inputPayload as its input, so give one that fits the schema, e.g. {"inputPayload": {…}}.'
+      : 'JSON object; inputPayload is the default input (scheduled runs use it).'), configuration),
     h('label', { class: 'inline' }, draft, 'Save as a draft (not executed until published)'),
   ];
   const read = (parseJson) => {
-    const body = { triggerType: triggerType.value, status: draft.checked ? 'draft' : 'published' };
+    const body: Record<string, unknown> = { triggerType: triggerType.value, status: draft.checked ? 'draft' : 'published' };
     body.scheduleExpression = triggerType.value === 'schedule' ? expression.value.trim() || null : null;
     // Left as shown, the configuration is not sent: an edit keeps the stored one, whose secret
     // fields the page only ever sees as placeholders.
@@ -73,5 +75,5 @@ export function triggerFormFields(current) {
     body.configuration = parsed === undefined ? null : parsed;
     return body;
   };
-  return { elements, read };
+  return { elements, read, fields: { triggerType, scheduleExpression: expression, configuration } };
 }

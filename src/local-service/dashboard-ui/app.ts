@@ -1,10 +1,12 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here until contract/ stops importing Node modules (issue 41), when its z.infer types can be imported (docs/dashboard.md). */
 // The dashboard: plain JS modules, no framework, no build step. It offers what the API offers
 // (workflows: create, edit → new version, versions, delete, execute; executions: list, page with
 // live view and step timeline; Settings → API Keys) through the same endpoints, signed in by an
 // HttpOnly session cookie: the key is given once on the Settings page (or a login link does it)
 // and never kept by the page. Text from the API is always inserted as text nodes, never as HTML.
 
-import { ApiError, api, errorBox, fmtDate, fmtMs, fmtUsd, h, render, statusBadge } from './dom.js';
+import { ApiError, api, errorBox, fieldErrors, notFoundPage, fmtDate, fmtMs, fmtUsd, h, render, statusBadge } from './dom.js';
+import { specFields } from './spec-fields.js';
 import { executionPage } from './execution.js';
 import { profilesPage } from './profiles.js';
 import { settingsPage } from './settings.js';
@@ -14,12 +16,12 @@ const POLL_MS = 2000;
 /** Stops what the current page runs in the background (polling, the live stream). */
 let cleanup = () => {};
 
-function parseJsonField(text, label) {
+function parseJsonField(text: string, label: string): unknown {
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new Error(`${label}: not valid JSON (${e.message})`);
+    throw new Error(`${label}: not valid JSON (${(e as Error).message})`);
   }
 }
 
@@ -56,7 +58,7 @@ async function workflowsPage() {
 function workflowForm(current, onSubmit) {
   const spec = current?.current_version?.specification ?? {};
   const json = (v) => (v === undefined ? '' : JSON.stringify(v, null, 2));
-  const field = (label, name, el, hint) => h('label', {}, label, hint ? h('span', {}, hint) : null, Object.assign(el, { name }));
+  const field = (label: string, name: string, el: HTMLElement, hint?: string) => h('label', {}, label, hint ? h('span', {}, hint) : null, Object.assign(el, { name }));
   const f = {
     name: h('input', { value: current?.name ?? '' }),
     description: h('input', { value: current?.description ?? '' }),
@@ -71,12 +73,13 @@ function workflowForm(current, onSubmit) {
     model: h('input', { value: spec.model ?? '' }),
   };
   const trigger = triggerFormFields(current);
+  const more = specFields(spec);
   const error = h('div');
   const form = h('form', {
     'data-testid': 'workflow-form',
     onsubmit: async (e) => {
       e.preventDefault();
-      error.replaceChildren();
+      errors.clear();
       try {
         // An emptied optional field is sent as null: on an edit it is removed from the version.
         const opt = (v) => (v === undefined || v === '' ? null : v);
@@ -92,12 +95,13 @@ function workflowForm(current, onSubmit) {
           maxSteps: f.maxSteps.value ? Number(f.maxSteps.value) : null,
           timeoutMs: f.timeoutMs.value ? Number(f.timeoutMs.value) : null,
           model: opt(f.model.value.trim()),
+          ...more.read(),
           ...trigger.read(parseJsonField),
         };
         if (!current) for (const k of Object.keys(body)) if (body[k] === null) delete body[k];
         await onSubmit(body);
       } catch (err) {
-        error.replaceChildren(errorBox(err));
+        errors.show(err);
       }
     },
   },
@@ -110,10 +114,13 @@ function workflowForm(current, onSubmit) {
     field('Payload schema', 'payloadSchema', f.payloadSchema, 'JSON Schema of the input payload.'),
     field('Output schema', 'outputSchema', f.outputSchema, 'JSON Schema of the output.'),
     h('div', { class: 'row' }, field('Max steps', 'maxSteps', f.maxSteps), field('Timeout (ms)', 'timeoutMs', f.timeoutMs), field('Model', 'model', f.model)),
+    more.elements,
     trigger.elements,
     error,
     h('button', { type: 'submit', 'data-testid': 'save-workflow' }, current ? 'Save as new version' : 'Create workflow'),
   );
+  // Used by the submit handler, which runs once the form is in the page.
+  const errors = fieldErrors({ ...f, ...more.fields, ...trigger.fields }, error);
   return form;
 }
 
@@ -135,6 +142,13 @@ async function workflowPage(id) {
   ]);
   const payload = h('textarea', { name: 'inputPayload', 'data-testid': 'input-payload' }, w.current_version?.specification?.payloadSchema ? '{}' : '');
   const execError = h('div');
+  // Which version runs: by default the newest published one (a newer draft does not block it);
+  // any other, a draft included, may be chosen to try it (docs/dashboard.md).
+  const newestPublished = [...versions.items].filter((v) => v.status === 'published').sort((a, b) => b.version - a.version)[0];
+  const versionPick = h('select', { name: 'workflowVersionId', 'data-testid': 'execute-version' },
+    h('option', { value: '' }, newestPublished ? `default: the newest published (v${newestPublished.version})` : 'default (no published version)'),
+    [...versions.items].sort((a, b) => b.version - a.version).map((v) => h('option', { value: v.workflow_version_uuid }, `v${v.version} (${v.status})`)),
+  );
   render(
     h('h1', { 'data-testid': 'workflow-name' }, w.name),
     h('p', { class: 'muted' }, `${w.slug} · v${w.current_version?.version ?? '?'} · ${w.description || 'no description'}`),
@@ -145,17 +159,21 @@ async function workflowPage(id) {
       'data-testid': 'execute-form',
       onsubmit: async (e) => {
         e.preventDefault();
-        execError.replaceChildren();
+        execErrors.clear();
         try {
           const input = parseJsonField(payload.value, 'Input payload');
-          const ex = await api('POST', `/api/workflows/${encodeURIComponent(id)}/execute`, input === undefined ? {} : { inputPayload: input });
+          const body: Record<string, unknown> = input === undefined ? {} : { inputPayload: input };
+          if (versionPick.value) body.workflowVersionId = versionPick.value;
+          const ex = await api('POST', `/api/workflows/${encodeURIComponent(id)}/execute`, body);
           location.hash = `#/executions/${ex.execution_uuid}`;
         } catch (err) {
-          execError.replaceChildren(errorBox(err));
+          execErrors.show(err);
         }
       },
     },
-      h('label', {}, 'Input payload', h('span', {}, 'JSON; leave empty for none.'), payload),
+      h('label', {}, 'Input payload', h('span', {}, w.current_version?.specification?.payloadSchema ? 'JSON that fits the payload schema below.' : 'JSON; leave empty for none.'), payload),
+      w.current_version?.specification?.payloadSchema ? h('details', {}, h('summary', {}, 'Payload schema'), h('pre', { 'data-testid': 'payload-schema' }, JSON.stringify(w.current_version.specification.payloadSchema, null, 2))) : null,
+      h('label', {}, 'Version', h('span', {}, 'Choose a draft to try it before publishing it.'), versionPick),
       execError,
       h('button', { type: 'submit', 'data-testid': 'execute' }, 'Execute'),
     ),
@@ -166,7 +184,9 @@ async function workflowPage(id) {
       h('thead', {}, h('tr', {}, ['Version', 'Created', 'Status', 'Trigger', 'Next run', 'Specification'].map((t) => h('th', {}, t)))),
       h('tbody', {}, [...versions.items].reverse().map((v) =>
         h('tr', { 'data-testid': 'version-row' },
-          h('td', {}, `v${v.version}`, v.is_current ? h('span', { class: 'muted' }, ' (current)') : null),
+          h('td', {}, `v${v.version}`, v.is_current ? h('span', { class: 'muted' }, ' (current)') : null,
+            h('div', { class: 'muted', 'data-testid': 'version-runs' }, v === newestPublished ? 'runs by default' : v.status === 'draft' ? 'draft: runs only when chosen' : 'older: runs only when chosen'),
+            cachedPath(id, v)),
           h('td', {}, fmtDate(v.created_at)),
           versionTriggerCells(id, v, () => workflowPage(id)),
           h('td', {}, h('details', {}, h('summary', {}, v.specification?.prompt?.slice(0, 80) ?? ''), h('pre', {}, JSON.stringify(v.specification, null, 2)))),
@@ -188,6 +208,33 @@ async function workflowPage(id) {
       },
     }, 'Delete workflow'),
   );
+  // Made once the fields are in the page (each error goes right after its field); used by the submit handler.
+  const execErrors = fieldErrors({ inputPayload: payload, workflowVersionId: versionPick }, execError);
+}
+
+/** The version's cached path (docs/run-cache.md), read on demand; cleared with a button. */
+function cachedPath(workflowId: string, v: { workflow_version_uuid: string }) {
+  const base = `/api/workflows/${encodeURIComponent(workflowId)}/versions/${encodeURIComponent(v.workflow_version_uuid)}/cache`;
+  const box = h('div', { 'data-testid': 'cache-view' });
+  const show = async () => {
+    box.replaceChildren(h('p', { class: 'muted' }, 'Reading the cached path…'));
+    try {
+      const cache = await api('GET', base);
+      const steps: any[] = Array.isArray(cache?.steps) ? cache.steps : [];
+      box.replaceChildren(
+        steps.length === 0
+          ? h('p', { class: 'muted' }, 'No cached path.')
+          : h('ol', { class: 'actions', 'data-testid': 'cache-steps' }, steps.map((s) => h('li', {}, [s.action, s.element, s.binding, s.effect].filter(Boolean).map(String).join(' · '), s.lastRepair ? h('span', { class: 'tag repair' }, ' repaired') : null))),
+        h('button', { type: 'button', class: 'secondary', 'data-testid': 'clear-cache', onclick: async () => {
+          await api('DELETE', base);
+          box.replaceChildren(h('p', { class: 'muted' }, 'Cleared: the next run is the model’s.'));
+        } }, 'Clear cache'),
+      );
+    } catch (err) {
+      box.replaceChildren(err instanceof ApiError && err.status === 404 ? h('p', { class: 'muted' }, 'No cached path for this version (or this service cannot show one yet).') : errorBox(err));
+    }
+  };
+  return h('details', { class: 'cache', ontoggle: (e: Event) => (e.target as HTMLDetailsElement).open && void show() }, h('summary', {}, 'Cached path'), box);
 }
 
 /** What a workflow's executions cost together, and over how many (those whose cost is known). */
@@ -198,8 +245,8 @@ function workflowCost(w) {
 
 function executionsTable(items) {
   if (items.length === 0) return h('p', { class: 'muted' }, 'No execution yet.');
-  return h('table', { 'data-testid': 'executions' },
-    h('thead', {}, h('tr', {}, ['Status', 'Workflow', 'Created', 'Duration', 'Steps', 'Actions', 'Screenshots', 'Cost'].map((t) => h('th', {}, t)))),
+  return h('div', { class: 'table-wrap' }, h('table', { 'data-testid': 'executions' },
+    h('thead', {}, h('tr', {}, ['Status', 'Workflow', 'Created', 'Duration', 'Steps', 'Actions', 'Screenshots', 'Cost', 'Error'].map((t) => h('th', {}, t)))),
     h('tbody', {}, items.map((e) =>
       h('tr', { 'data-testid': 'execution-row', 'data-id': e.execution_uuid },
         h('td', {}, h('a', { href: `#/executions/${e.execution_uuid}` }, statusBadge(e.status)), e.status === 'waiting' ? h('span', { class: 'waiting-you', 'data-testid': 'waiting-for-you' }, ' waiting for you') : null),
@@ -210,8 +257,9 @@ function executionsTable(items) {
         h('td', {}, e.n_agent_actions),
         h('td', {}, e.n_screenshots),
         h('td', { 'data-testid': 'execution-cost' }, fmtUsd(e.cost_usd)),
+        h('td', { 'data-testid': 'execution-error', class: e.error ? 'error' : 'muted' }, e.error ? `${e.error.code}: ${e.error.message}` : ''),
       ))),
-  );
+  ));
 }
 
 /** Runs `fn` now and every POLL_MS until it answers false or the page changes. */
@@ -235,10 +283,34 @@ function poll(fn, onError = (err) => render(errorBox(err))) {
   return tick();
 }
 
-function executionsPage() {
+const STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed'] as const;
+
+/** The executions, filtered by status and workflow (kept in the address: `#/executions?status=failed&workflow=…`). */
+async function executionsPage(query: URLSearchParams) {
+  const workflows = await api('GET', '/api/workflows?limit=200');
+  const status = h('select', { name: 'status', 'data-testid': 'filter-status' }, h('option', { value: '' }, 'any status'), STATUSES.map((s) => h('option', { value: s }, s)));
+  status.value = query.get('status') ?? '';
+  const workflow = h('select', { name: 'workflow', 'data-testid': 'filter-workflow' }, h('option', { value: '' }, 'any workflow'), workflows.items.map((w) => h('option', { value: w.workflow_uuid }, w.name)));
+  workflow.value = query.get('workflow') ?? '';
+  const change = () => {
+    const q = new URLSearchParams();
+    if (status.value) q.set('status', status.value);
+    if (workflow.value) q.set('workflow', workflow.value);
+    location.hash = `#/executions${q.size ? `?${q}` : ''}`;
+  };
+  status.addEventListener('change', change);
+  workflow.addEventListener('change', change);
+  const filters = h('div', { class: 'row filters' }, h('label', {}, 'Status', status), h('label', {}, 'Workflow', workflow));
+  const params = new URLSearchParams({ limit: '100' });
+  if (status.value) params.set('status', status.value);
+  if (workflow.value) params.set('workflow_uuid', workflow.value);
+  const heading = h('h1', {}, 'Executions');
+  const body = h('div');
+  render(heading, filters, body);
   return poll(async () => {
-    const list = await api('GET', '/api/executions?limit=100');
-    render(h('h1', {}, `Executions (${list.total})`), executionsTable(list.items));
+    const list = await api('GET', `/api/executions?${params}`);
+    heading.textContent = `Executions (${list.total})`;
+    body.replaceChildren(executionsTable(list.items));
   });
 }
 
@@ -247,8 +319,9 @@ function executionsPage() {
 async function route() {
   cleanup();
   cleanup = () => {};
-  const hash = location.hash.replace(/^#/, '') || '/workflows';
+  const [hash = '/workflows', search = ''] = (location.hash.replace(/^#/, '') || '/workflows').split('?');
   const parts = hash.split('/').filter(Boolean);
+  void updateNav(parts[0] ?? 'workflows');
   try {
     if (parts[0] === 'settings') {
       await settingsPage();
@@ -262,13 +335,32 @@ async function route() {
       cleanup = executionPage(decodeURIComponent(parts[1]));
       return;
     }
-    if (parts[0] === 'executions') return await executionsPage();
+    if (parts[0] === 'executions') return await executionsPage(new URLSearchParams(search));
     if (parts[0] === 'profiles') return await profilesPage();
-    return await workflowsPage();
+    if (parts[0] === undefined || parts[0] === 'workflows') return await workflowsPage();
+    cleanup();
+    return notFoundPage();
   } catch (err) {
     // A 401 has already sent the page to the sign-in form.
+    if (err instanceof ApiError && err.status === 404) {
+      cleanup();
+      return notFoundPage();
+    }
     if (!(err instanceof ApiError && err.status === 401)) render(errorBox(err));
   }
+}
+
+/** The nav: the current page marked, and "Sign in" or "Sign out" as the session is. */
+async function updateNav(page: string) {
+  for (const a of document.querySelectorAll<HTMLAnchorElement>('header nav a[data-page]')) {
+    if (a.dataset.page === page) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  const signed = await fetch('/api/session').then((r) => r.ok, () => false);
+  const link = document.querySelector<HTMLAnchorElement>('[data-testid=nav-session]');
+  if (!link) return;
+  link.textContent = signed ? 'Sign out' : 'Sign in';
+  link.href = signed ? '#/sign-out' : '#/settings';
 }
 
 window.addEventListener('hashchange', route);

@@ -11,8 +11,10 @@ export async function profilesPage() {
     h('h1', {}, `Profiles (${profiles.length})`),
     h('p', { class: 'muted' }, 'Saved sign-ins, encrypted. Deleting one makes the next run that names it sign in afresh.'),
     profiles.length === 0
-      ? h('p', { class: 'muted' }, 'No profile yet.')
-      : h('table', { 'data-testid': 'profiles' },
+      ? h('div', { 'data-testid': 'profiles-how-to' },
+          h('p', {}, 'No profile yet.'),
+          h('p', {}, 'A profile is made by a run: give a workflow a Profile (the workflow form, “Agent, people and limits”, e.g. ', h('code', {}, 'shop-admin'), '). Its first run signs in as the prompt says and, when it ends, the browser’s cookies and storage are saved, encrypted, under that name; later runs of any workflow naming it start signed in. See docs/profiles.md.'))
+      : h('div', { class: 'table-wrap' }, h('table', { 'data-testid': 'profiles' },
           h('thead', {}, h('tr', {}, ['Profile', 'Hosts', 'Saved', 'Size', ''].map((t) => h('th', {}, t)))),
           h('tbody', {}, profiles.map((p) =>
             h('tr', { 'data-testid': 'profile-row', 'data-id': p.id },
@@ -30,6 +32,6 @@ export async function profilesPage() {
                 },
               }, 'Delete')),
             ))),
-        ),
+        )),
   );
 }
