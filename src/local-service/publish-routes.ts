@@ -3,7 +3,7 @@ import type { App } from './app.js';
 import { notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams } from './openapi.js';
 import { presentVersions, type RouteDeps } from './workflow-routes.js';
-import { KEY_OR_SESSION } from './access.js';
+import { OPERATOR } from './access.js';
 
 /**
  * `POST /api/workflows/{id}/versions/{versionId}/publish` and `…/unpublish`: a version's status
@@ -36,10 +36,10 @@ export function addPublishRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'sche
 
   app.post('/api/workflows/:id/versions/:versionId/publish', {
     schema: statusSchema('Publish a version in place: the current version, published, runs (and its schedule starts)'),
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
   }, async ({ params }) => setStatus(params.id, params.versionId, 'published'));
   app.post('/api/workflows/:id/versions/:versionId/unpublish', {
     schema: statusSchema('Unpublish a version in place (it becomes a draft): the current version, a draft, is not executed and its schedule stops'),
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
   }, async ({ params }) => setStatus(params.id, params.versionId, 'draft'));
 }
