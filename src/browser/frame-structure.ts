@@ -236,7 +236,7 @@ export function createPageStructure(page: Page, client: () => Promise<CDPSession
     locate: (identity) => top.locate(identity),
     focused: async () => (await focusedIn()).focus,
     focus: (ref) => routed(ref, (owner) => owner.focus(ref), goneResult(ref)),
-    hideText: async (ref) => (ref === null ? (await focusedIn()).doc.hideText(null) : routed(ref, (owner) => owner.hideText(ref), false)),
+    hideText: async (ref, shownAs) => (ref === null ? (await focusedIn()).doc.hideText(null, shownAs) : routed(ref, (owner) => owner.hideText(ref, shownAs), false)),
     mark: (ref, name, value) => routed(ref, (owner) => (owner === top ? top.mark(ref, name, value) : Promise.resolve(false)), false),
     widget: (ref) => routed(ref, (owner) => owner.widget(ref), goneResult(ref)),
     popupOptions: (ref) => routed(ref, (owner) => owner.popupOptions(ref), goneResult(ref)),

@@ -47,7 +47,7 @@ export interface PageStructure {
    * Shows the text of a field (the referenced one, or with null the focused one) as discs, so a
    * secret put into it stays out of every picture of the page. False when there is no such field.
    */
-  hideText(ref: string | null): Promise<boolean>;
+  hideText(ref: string | null, shownAs: string): Promise<boolean>;
   /** Sets (or with null removes) an attribute on the referenced element; false when it is gone. */
   mark(ref: string, name: string, value: string | null): Promise<boolean>;
   widget(ref: string): Promise<StructureResult<WidgetState>>;
@@ -369,8 +369,8 @@ export function createDocumentStructure(client: () => Promise<CDPSession>, book:
         return value ? { ok: true, value: compact(value) } : { ok: false, error: `${ref} cannot take the keyboard focus` };
       }),
 
-    async hideText(ref) {
-      return (await call('hideText', [ref])).value === true;
+    async hideText(ref, shownAs) {
+      return (await call('hideText', [ref, shownAs])).value === true;
     },
 
     async mark(ref, name, value) {

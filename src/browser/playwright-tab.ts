@@ -156,7 +156,7 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     locate: (identity, signal) => read(signal, () => structure.locate(identity)),
     focused: (signal) => read(signal, () => structure.focused()),
     focus: (ref, signal) => read(signal, () => structure.focus(ref)),
-    hideText: (ref, signal) => read(signal, () => structure.hideText(ref)),
+    hideText: (ref, signal, shownAs) => read(signal, () => structure.hideText(ref, shownAs)),
     describe: (ref, signal) => read(signal, () => structure.describe(ref)),
     widget: (ref, signal) => read(signal, () => structure.widget(ref)),
     popupOptions: (ref, signal) => read(signal, () => structure.popupOptions(ref)),

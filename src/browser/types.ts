@@ -294,10 +294,12 @@ export interface ElementLocator {
   /** Gives the referenced element the keyboard focus; its identity, or why it cannot take it. */
   focus(ref: string, signal: AbortSignal): Promise<StructureResult<ElementIdentity>>;
   /**
-   * Draws the text of a field (the referenced one, or with null the focused one) as discs before
-   * a secret goes into it: screenshots, the video and the live view never show the value.
+   * Marks a field (the referenced one, or with null the focused one) before a secret goes into
+   * it: it reads as `shownAs` (the model's `{{path}}` text) in every read of the page from then
+   * on, whatever it holds later (docs/secrets.md#fields), and its text is drawn as discs, so
+   * screenshots, the video and the live view never show the value.
    */
-  hideText(ref: string | null, signal: AbortSignal): Promise<boolean>;
+  hideText(ref: string | null, signal: AbortSignal, shownAs: string): Promise<boolean>;
   describe(ref: string, signal: AbortSignal): Promise<{ role: string; name: string; tag: string; type?: string } | null>;
   /** What kind of widget form_input fills by hand (widget-input.ts), and what it holds now. */
   widget(ref: string, signal: AbortSignal): Promise<StructureResult<WidgetState>>;

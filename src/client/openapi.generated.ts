@@ -2496,7 +2496,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a key made here: it is refused at once, and the sessions and login links it opened end */
+        /** Revoke a key made here and every key made with it (transitively): they are refused at once, and the sessions and login links they opened end */
         delete: {
             parameters: {
                 query?: never;
@@ -3518,6 +3518,11 @@ export interface components {
         ApiKeyCreate: {
             /** @description The key's name: 1–64 letters, digits, single spaces between them and `._@-`, starting with a letter or digit; unique whatever its case; `bootstrap-<n>` is reserved. Requests made with the key carry it as their identity. */
             name: string;
+            /**
+             * @description `operator` (default): the API and the dashboard. `worker`: the worker's reports and what the worker reads, nothing else.
+             * @enum {string}
+             */
+            role?: "operator" | "worker";
         };
         ValidationError: {
             loc: (string | number)[];
@@ -3716,6 +3721,10 @@ export interface components {
              * @enum {string}
              */
             source: "bootstrap" | "dashboard";
+            /** @description What the key may do: `["operator", "worker"]` for a bootstrap key, the role it was made with for a dashboard key. */
+            roles: ("operator" | "worker")[];
+            /** @description What made it: the id of the dashboard key, or the name of the bootstrap key (`bootstrap-2`), it was made with; null for a bootstrap key (and for a key made before this was recorded). Revoking that key revokes this one. */
+            created_by: string | null;
             /**
              * Format: date-time
              * @description null for a bootstrap key.
@@ -3740,6 +3749,10 @@ export interface components {
             name: string;
             /** @enum {string} */
             source: "dashboard";
+            /** @description What the key may do: `["operator", "worker"]` for a bootstrap key, the role it was made with for a dashboard key. */
+            roles: ("operator" | "worker")[];
+            /** @description What made it: the id of the dashboard key, or the name of the bootstrap key (`bootstrap-2`), it was made with; null for a bootstrap key (and for a key made before this was recorded). Revoking that key revokes this one. */
+            created_by: string | null;
             /** Format: date-time */
             created_at: string;
             last_used_at: null;

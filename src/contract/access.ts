@@ -13,12 +13,23 @@ import { isoTime } from './json.js';
 export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]*(?: [A-Za-z0-9._@-]+)*$/;
 export const KEY_NAME_MAX = 64;
 
+/**
+ * What a key may do (docs/security.md#roles): `operator` — the API and the dashboard; `worker` —
+ * the worker's reports (`started`, `completed`, `failed`, `waiting`, `resumed`) and what the
+ * worker reads (`GET /api/executions/{id}`, `GET /api/workflows/{id}/versions`), nothing else.
+ * The keys of API_KEYS have both.
+ */
+export const KEY_ROLES = ['operator', 'worker'] as const;
+export const keyRole = z.enum(KEY_ROLES);
+export type KeyRole = z.infer<typeof keyRole>;
+
 /** `POST /api/keys`. */
 export const apiKeyCreate = z.strictObject({
   name: z.string().max(KEY_NAME_MAX).regex(KEY_NAME).meta({
     description:
       "The key's name: 1–64 letters, digits, single spaces between them and `._@-`, starting with a letter or digit; unique whatever its case; `bootstrap-<n>` is reserved. Requests made with the key carry it as their identity.",
   }),
+  role: keyRole.meta({ description: '`operator` (default): the API and the dashboard. `worker`: the worker\'s reports and what the worker reads, nothing else.' }).optional(),
 });
 
 /** A key made in the dashboard, as the API keeps it (beside its hash, which it never shows). */
@@ -28,6 +39,16 @@ export const apiKeyRecord = z.object({
   /** Chosen by whoever made it; unique; the identity its requests carry (`by`, the logs). */
   name: z.string(),
   created_at: isoTime,
+  /** Keys stored before roles were kept are operators' (what every key could do then). */
+  role: keyRole.default('operator'),
+  /**
+   * The credential that made it: a dashboard key's tag (`k:<id>`) or a bootstrap key's digest tag.
+   * The key is honoured only while that one is (transitively). Absent on keys made before this
+   * was kept: they stand alone.
+   */
+  made_by_tag: z.string().optional(),
+  /** What the listing shows of its maker: the key id, or the bootstrap key's name. */
+  created_by: z.string().nullable().default(null),
 });
 export type ApiKeyRecord = z.infer<typeof apiKeyRecord>;
 
@@ -36,6 +57,8 @@ export const apiKey = z.object({
   id: z.string().meta({ description: 'A uuid; for a bootstrap key, its name.' }),
   name: z.string().meta({ description: 'The identity its requests carry (`by`, the logs). The keys of API_KEYS are `bootstrap-1`, `bootstrap-2`, … by position.' }),
   source: z.enum(['bootstrap', 'dashboard']).meta({ description: '`bootstrap`: from API_KEYS (not revocable here); `dashboard`: made with POST /api/keys.' }),
+  roles: z.array(keyRole).meta({ description: 'What the key may do: `["operator", "worker"]` for a bootstrap key, the role it was made with for a dashboard key.' }),
+  created_by: z.string().nullable().meta({ description: 'What made it: the id of the dashboard key, or the name of the bootstrap key (`bootstrap-2`), it was made with; null for a bootstrap key (and for a key made before this was recorded). Revoking that key revokes this one.' }),
   created_at: isoTime.nullable().meta({ description: 'null for a bootstrap key.' }),
   last_used_at: isoTime.nullable().meta({ description: 'The last request made with it or with a session it opened, to the minute; null when never used.' }),
   revocable: z.boolean(),

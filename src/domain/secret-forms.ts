@@ -2,9 +2,10 @@
  * The forms a secret value takes on its way out of a page or a transport, as one matcher per
  * secret (docs/secrets.md#forms): as typed, JSON/JS- or HTML-escaped (named and numeric
  * entities), percent- or form-encoded (also twice), upper- or lower-cased, with whitespace
- * collapsed or turned into `+`/`%20`/`&nbsp;`, base64 (standard or URL alphabet, at any byte
- * offset inside a larger encoded text), and any leading piece of 8 characters or more of any of
- * these.
+ * collapsed or turned into `+`/`%20`/`&nbsp;`, grouped for display (a space, dash, dot or slash
+ * between two of its characters: `4111 1111 1111 1111`, `DE89-3704-0044`), base64 (standard or
+ * URL alphabet, at any byte offset inside a larger encoded text), and any leading piece of 8
+ * characters or more of any of these.
  *
  * Written here because no library redacts a value in its encoded forms: a matcher is built per
  * character of the secret (each character matches any of its encodings), then a match of the
@@ -32,6 +33,27 @@ const NAMED_ENTITIES: Record<string, string[]> = {
 /** Whitespace in its common encodings; a run of it matches a run of the secret's whitespace. */
 const WHITESPACE_FORMS =
   '[\\s\\u00a0]|%(?:25)*(?:20|09|0a|0d|c2%(?:25)*a0)|&nbsp;?|&#0*(?:32|9|10|13|160);?|&#x0*(?:20|9|a|d|a0);?|\\\\+[ntrfv]|\\\\+u00(?:20|a0|09|0a|0d)|\\\\+x(?:20|a0|09|0a|0d)';
+
+/**
+ * What a page puts between two characters of a value to group it for display (a card number in
+ * fours, an IBAN, a phone number, a date): a space, a dash, a dot or a slash, in any of their
+ * encodings, up to three of them (`4111 - 1111`). Allowed before every character of the secret
+ * but its first: every grouping, whatever the sizes of its groups, is then one of its forms.
+ * Lazy: the secret's own next character is taken before a separator, so a secret's own `-` or
+ * `/` is never read as a separator that leaves the unit after it nothing to match.
+ * One bounded alternation at one position: no quantifier over a quantifier that can match the
+ * same text two ways beyond three steps.
+ */
+const GROUP_SEPARATOR_CHARS = [' ', '-', '.', '/', '\u00a0', '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212', '\u2022', '\u00b7'];
+const GROUP_SEPARATOR_NAMES = ['sol', 'period', 'hyphen', 'dash', 'ndash', 'mdash', 'minus', 'bull', 'middot', 'nbsp'];
+let separatorSource: string | undefined;
+function groupSeparator(): string {
+  if (separatorSource !== undefined) return separatorSource;
+  const alternatives = [WHITESPACE_FORMS, '\\+', `&(?:amp;)*(?:${GROUP_SEPARATOR_NAMES.join('|')});?`];
+  for (const char of GROUP_SEPARATOR_CHARS) alternatives.push(...encodings(char), `\\\\*${escapeRegExp(char)}`);
+  separatorSource = `(?:${alternatives.join('|')}){1,3}?`;
+  return separatorSource;
+}
 
 /** The short escapes JSON and JavaScript write for control characters. */
 const SHORT_ESCAPES: Record<string, string> = { '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't', '\v': 'v', '\0': '0' };
@@ -92,6 +114,7 @@ interface UnitSource {
 /** The secret as a list of units: characters, and whitespace runs as one unit each. */
 function units(secret: string): UnitSource[] {
   const out: UnitSource[] = [];
+  const separator = groupSeparator();
   const pieces = secret.trim().split(/(\s+)/u);
   for (const piece of pieces) {
     if (piece === '') continue;
@@ -100,7 +123,14 @@ function units(secret: string): UnitSource[] {
     // back (see `extend`).
     if (/^\s+$/u.test(piece)) out.push({ source: `(?:${WHITESPACE_FORMS}|\\+|${[...new Set(piece)].map(charUnit).join('|')})+`, run: [...piece].length });
     // A backslash is a run too: its forms are runs of backslashes (`\`, `\\`, `\\\\`).
-    else for (const char of piece) out.push({ source: charUnit(char), ...(char === '\\' ? { run: 1 } : {}) });
+    else {
+      for (const char of piece) {
+        // A character after another one (not after a whitespace run) may be preceded by a
+        // display grouping's separator. A backslash stays a run of its own.
+        const grouped = out.length > 0 && out[out.length - 1]!.run === undefined && char !== '\\';
+        out.push({ source: grouped ? `(?:${separator})??${charUnit(char)}` : charUnit(char), ...(char === '\\' ? { run: 1 } : {}) });
+      }
+    }
   }
   return out;
 }

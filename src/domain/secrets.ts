@@ -1,6 +1,7 @@
 import { ExecutionError } from './errors.js';
 import { MAX_REWRITE_PATHS, TooManyPathsError, formatPath, outermostPaths, parsePath, pathId, rewriteAt, valueAt, type KeyPath } from './key-path.js';
 import type { JsonSchema } from './specification.js';
+import { redactFieldRuns } from './field-runs.js';
 import { secretForms, type SecretForms } from './secret-forms.js';
 import { findSecretMarks, type SecretMark } from './secret-marks.js';
 import { parseTotpSeed, totp, type TotpSeed } from './totp.js';
@@ -107,6 +108,12 @@ export function createSecretVault(
       redactions.sort((a, b) => b.value.length - a.value.length);
       sorted = true;
     }
+    let out = text;
+    for (const r of redactions) out = (r.forms ??= secretForms(r.value)).replace(out, r.placeholder);
+    // A secret spread one character per field across adjacent fields, as a page read writes them.
+    return redactions.length === 0 ? out : redactFieldRuns(out, redactText);
+  };
+  const redactText = (text: string): string => {
     let out = text;
     for (const r of redactions) out = (r.forms ??= secretForms(r.value)).replace(out, r.placeholder);
     return out;

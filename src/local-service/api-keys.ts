@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { apiKeyRecord, type ApiKeyRecord } from '../contract/access.js';
+import { apiKeyRecord, type ApiKeyRecord, type KeyRole } from '../contract/access.js';
 
 export type { ApiKeyRecord } from '../contract/access.js';
 
@@ -17,21 +17,31 @@ export type { ApiKeyRecord } from '../contract/access.js';
  *
  * Layout under the store's prefix (`{api}:keys:`):
  *
- *   records    hash  key id → JSON `{ id, name, created_at, hash, name_key }`
+ *   records    hash  key id → JSON `{ id, name, created_at, role, made_by_tag, created_by, hash, name_key }`
  *   hashes     hash  SHA-256 of the key (hex) → key id
  *   names      hash  the name, lower-cased → key id (names are unique, whatever their case)
  *   used       hash  a credential's tag → ISO time of its last use (bootstrap keys too)
  */
 
 export interface ApiKeyStore {
-  /** Stores a new key's record under the key's hash; false when the name is taken. */
-  add(record: ApiKeyRecord, keyHash: string): Promise<boolean>;
+  /**
+   * Stores a new key's record under the key's hash: `added`, or `taken` when the name is, or
+   * `maker_gone` when the dashboard key it was made with (its `made_by_tag`) was revoked
+   * meanwhile — checked in the same step, so no key outlives its maker's revocation.
+   */
+  add(record: ApiKeyRecord, keyHash: string): Promise<'added' | 'taken' | 'maker_gone'>;
   /** The record a key hash belongs to, while the key is live. */
   byHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
   byId(id: string): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
   /** Deletes the key: its hash no longer finds it, at once. The record it had, or undefined. */
   remove(id: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Deletes the key and every key made with it, transitively (the key first: from then on its
+   * descendants are refused anyway, auth.ts). The records removed, the key's first; empty when
+   * there was no such key.
+   */
+  removeTree(id: string): Promise<ApiKeyRecord[]>;
   /** Records a use of a credential (by its tag), and reads the last ones. */
   markUsed(tag: string, at: string): Promise<void>;
   lastUsed(tags: readonly string[]): Promise<(string | null)[]>;
@@ -52,9 +62,15 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
+/** Who made a key: the credential's tag (its chain, auth.ts) and what the listing shows. */
+export interface KeyMaker {
+  tag: string;
+  shown: string;
+}
+
 /** A fresh record for `name` (checked by the caller against KEY_NAME and BOOTSTRAP_NAME). */
-export function newKeyRecord(name: string, nowMs = Date.now()): ApiKeyRecord {
-  return { id: randomUUID(), name, created_at: new Date(nowMs).toISOString() };
+export function newKeyRecord(name: string, role: KeyRole, maker: KeyMaker, nowMs = Date.now()): ApiKeyRecord {
+  return { id: randomUUID(), name, created_at: new Date(nowMs).toISOString(), role, made_by_tag: maker.tag, created_by: maker.shown };
 }
 
 /**
@@ -62,6 +78,7 @@ export function newKeyRecord(name: string, nowMs = Date.now()): ApiKeyRecord {
  * once cannot both succeed.
  */
 const ADD_SCRIPT = `
+if ARGV[5] ~= '' and redis.call('hexists', KEYS[1], ARGV[5]) == 0 then return -1 end
 if redis.call('hsetnx', KEYS[3], ARGV[2], ARGV[1]) == 0 then return 0 end
 redis.call('hset', KEYS[1], ARGV[1], ARGV[4])
 redis.call('hset', KEYS[2], ARGV[3], ARGV[1])
@@ -87,8 +104,9 @@ export function createRedisApiKeyStore(redis: Redis, prefix: string): ApiKeyStor
 
   return {
     async add(record, keyHash) {
-      const added = await redis.eval(ADD_SCRIPT, 3, key.records, key.hashes, key.names, record.id, nameKey(record.name), keyHash, JSON.stringify({ ...record, hash: keyHash, name_key: nameKey(record.name) }));
-      return added === 1;
+      const makerId = record.made_by_tag === undefined ? '' : (STORED_TAG.exec(record.made_by_tag)?.[1] ?? '');
+      const added = await redis.eval(ADD_SCRIPT, 3, key.records, key.hashes, key.names, record.id, nameKey(record.name), keyHash, JSON.stringify({ ...record, hash: keyHash, name_key: nameKey(record.name) }), makerId);
+      return added === 1 ? 'added' : added === -1 ? 'maker_gone' : 'taken';
     },
     async byHash(keyHash) {
       const id = await redis.hget(key.hashes, keyHash);
@@ -105,6 +123,30 @@ export function createRedisApiKeyStore(redis: Redis, prefix: string): ApiKeyStor
       const raw = (await redis.eval(REMOVE_SCRIPT, 4, key.records, key.hashes, key.names, key.used, id, storedKeyTag(id))) as string | null;
       return parse(raw);
     },
+    async removeTree(id) {
+      const first = await this.remove(id);
+      if (!first) return [];
+      const removed = [first];
+      // Each record once: the list is read once, then walked from the key down.
+      const byMaker = new Map<string, ApiKeyRecord[]>();
+      for (const record of await this.list()) {
+        if (record.made_by_tag === undefined) continue;
+        byMaker.set(record.made_by_tag, [...(byMaker.get(record.made_by_tag) ?? []), record]);
+      }
+      const queue = [storedKeyTag(id)];
+      const seen = new Set(queue);
+      while (queue.length > 0) {
+        for (const child of byMaker.get(queue.shift()!) ?? []) {
+          const tag = storedKeyTag(child.id);
+          if (seen.has(tag)) continue;
+          seen.add(tag);
+          const gone = await this.remove(child.id);
+          if (gone) removed.push(gone);
+          queue.push(tag);
+        }
+      }
+      return removed;
+    },
     async markUsed(tag, at) {
       await redis.hset(key.used, tag, at);
     },
@@ -120,3 +162,5 @@ const nameKey = (name: string): string => name.toLowerCase();
 
 /** The tag a dashboard-made key's sessions and links carry: its id, never the key. */
 export const storedKeyTag = (id: string): string => `k:${id}`;
+/** A dashboard key's id, from its tag. */
+export const STORED_TAG = /^k:([0-9a-f-]{36})$/;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
-import { storedGrant, type StoredGrant } from '../contract/access.js';
-import { bootstrapName, hashApiKey, KEY_PREFIX, storedKeyTag, type ApiKeyStore } from './api-keys.js';
+import { storedGrant, type KeyRole, type StoredGrant } from '../contract/access.js';
+import { bootstrapName, hashApiKey, KEY_PREFIX, STORED_TAG, storedKeyTag, type ApiKeyRecord, type ApiKeyStore } from './api-keys.js';
 
 /** What auth reads of a request: its headers, and its cookies as @fastify/cookie parsed them. */
 export interface AuthRequest {
@@ -48,12 +48,23 @@ const ROUTE = /^#\/[A-Za-z0-9/_.-]*$/;
 
 /**
  * `keyTag` names the key a credential comes from (a digest of a bootstrap key, the id of a
- * dashboard key; never the key); `identity` is that key's name.
+ * dashboard key; never the key); `identity` is that key's name; `roles` what it may do (a
+ * bootstrap key both, a dashboard key the role it was made with, a session an operator's).
  */
 export type Credential =
-  | { kind: 'key'; keyTag: string; identity: string }
-  | { kind: 'session'; keyTag: string; identity: string; expiresAtMs: number }
+  | { kind: 'key'; keyTag: string; identity: string; roles: readonly KeyRole[] }
+  | { kind: 'session'; keyTag: string; identity: string; expiresAtMs: number; roles: readonly KeyRole[] }
   | { kind: 'none' };
+
+/** What a key of API_KEYS may do: everything. */
+export const BOOTSTRAP_ROLES: readonly KeyRole[] = ['operator', 'worker'];
+/** What a dashboard session may do: it is an operator's (only an operator's key signs in). */
+export const SESSION_ROLES: readonly KeyRole[] = ['operator'];
+/**
+ * How many makers up a key's chain are looked at (a key made with a key made with …): a chain
+ * longer than this is not honoured. Each level is one Redis read, on each request.
+ */
+export const MAX_KEY_CHAIN = 16;
 
 /** Server-side records with a lifetime. `take` reads and deletes in one step. */
 export interface SessionStore {
@@ -112,7 +123,6 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 const tagOf = (key: string): string => createHash('sha256').update(`execution-worker local service key\0${key}`).digest('base64url');
 const newId = (): string => randomBytes(32).toString('base64url');
 const ID = /^[A-Za-z0-9_-]{43}$/;
-const STORED_TAG = /^k:([0-9a-f-]{36})$/;
 
 export function createAuth(opts: AuthOptions): Auth {
   const { keys: keyStore, sessions: store } = opts;
@@ -129,21 +139,45 @@ export function createAuth(opts: AuthOptions): Auth {
     return found;
   };
 
-  /** The key's tag and name while it is live. A stored key is found by its hash: a lookup that leaks nothing useful by its timing. */
-  const keyOf = async (candidate: string): Promise<{ tag: string; name: string } | undefined> => {
-    const known = bootstrapOf(candidate);
-    if (known) return known;
-    if (!candidate.startsWith(KEY_PREFIX)) return undefined;
-    const record = await keyStore.byHash(hashApiKey(candidate));
-    return record ? { tag: storedKeyTag(record.id), name: record.name } : undefined;
+  /**
+   * Whether a dashboard key's makers are all live, up its chain: the key it was made with (not
+   * revoked), the key that one was made with, … up to a key of API_KEYS still listed there.
+   * Revoking a key (or taking it out of API_KEYS) so revokes every key made with it, by
+   * construction, whatever a removal left behind.
+   */
+  const makersLive = async (record: ApiKeyRecord): Promise<boolean> => {
+    let at = record;
+    for (let depth = 0; depth < MAX_KEY_CHAIN; depth += 1) {
+      const tag = at.made_by_tag;
+      // A key made before its maker was recorded stands alone.
+      if (tag === undefined) return true;
+      if (bootstrapByTag.has(tag)) return true;
+      const id = STORED_TAG.exec(tag)?.[1];
+      const maker = id === undefined ? undefined : await keyStore.byId(id);
+      if (!maker) return false;
+      at = maker;
+    }
+    return false;
   };
 
-  /** The name of the key a tag names, while that key is live (in API_KEYS, or not revoked). */
+  /** A stored key's credential fields while it and its makers are live. */
+  const liveStored = async (record: ApiKeyRecord | undefined): Promise<{ tag: string; name: string; roles: readonly KeyRole[] } | undefined> =>
+    record && (await makersLive(record)) ? { tag: storedKeyTag(record.id), name: record.name, roles: [record.role] } : undefined;
+
+  /** The key's tag, name and roles while it is live. A stored key is found by its hash: a lookup that leaks nothing useful by its timing. */
+  const keyOf = async (candidate: string): Promise<{ tag: string; name: string; roles: readonly KeyRole[] } | undefined> => {
+    const known = bootstrapOf(candidate);
+    if (known) return { ...known, roles: BOOTSTRAP_ROLES };
+    if (!candidate.startsWith(KEY_PREFIX)) return undefined;
+    return liveStored(await keyStore.byHash(hashApiKey(candidate)));
+  };
+
+  /** The name of the key a tag names, while that key is live (in API_KEYS, or not revoked, nor any of its makers). */
   const liveName = async (tag: string): Promise<string | undefined> => {
     const name = bootstrapByTag.get(tag);
     if (name !== undefined) return name;
     const id = STORED_TAG.exec(tag)?.[1];
-    return id === undefined ? undefined : (await keyStore.byId(id))?.name;
+    return id === undefined ? undefined : (await liveStored(await keyStore.byId(id)))?.name;
   };
 
   /** Records a use, at most once a LAST_USE_RESOLUTION_MS per key; a failed write never fails the request. */
@@ -187,12 +221,12 @@ export function createAuth(opts: AuthOptions): Auth {
         const key = await keyOf(presented);
         if (!key) return { kind: 'none' };
         touch(key.tag, nowMs);
-        return { kind: 'key', keyTag: key.tag, identity: key.name };
+        return { kind: 'key', keyTag: key.tag, identity: key.name, roles: key.roles };
       }
       const session = await read('s', cookieFrom(req), false, nowMs);
       if (!session) return { kind: 'none' };
       touch(session.keyTag, nowMs);
-      return { kind: 'session', keyTag: session.keyTag, identity: session.identity, expiresAtMs: session.expiresAtMs };
+      return { kind: 'session', keyTag: session.keyTag, identity: session.identity, expiresAtMs: session.expiresAtMs, roles: SESSION_ROLES };
     },
     async openSession(grant, nowMs = Date.now()) {
       const expiresAtMs = Math.min(nowMs + SESSION_TTL_MS, grant.notAfterMs ?? Number.POSITIVE_INFINITY);

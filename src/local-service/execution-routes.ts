@@ -6,7 +6,7 @@ import { HttpError, isObject, notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams, reportSchema } from './openapi.js';
 import type { RunCostReader } from './run-cost.js';
 import type { RouteDeps } from './workflow-routes.js';
-import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
+import { OPERATOR, WORKER_READ, WORKER_REPORT } from './access.js';
 
 /**
  * Execution endpoints: the list and the poll of the service description, and the worker's reports
@@ -20,7 +20,7 @@ export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'lo
   const { store, logger, runCost } = deps;
 
   app.get('/api/executions', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     // `workflowId` is another spelling of the filter (docs/api.md): read as `workflow_uuid`, which wins.
     preValidation: workflowIdAlias,
     schema: { summary: 'List executions, newest first', querystring: executionQuery, response: { 200: answer('A page; total counts every match.', executionList), ...commonErrors } },
@@ -30,7 +30,8 @@ export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'lo
   });
 
   app.get('/api/executions/:executionId', {
-    config: KEY_OR_SESSION,
+    // The worker reads it too (the cancel check, docs/api.md#every-call).
+    config: WORKER_READ,
     schema: { summary: 'One execution (poll until completed or failed)', params: pathParams('executionId'), response: { 200: answer('The execution.', execution), 404: notFoundAnswer, ...commonErrors } },
   }, async (request) => {
     const { executionId } = request.params;
@@ -55,15 +56,15 @@ export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'lo
     return result.execution;
   };
   app.post('/api/executions/:execution_uuid/started', {
-    // The worker's report: a key, never a dashboard session.
-    config: KEY_ONLY,
+    // The worker's report: a worker's key, never a dashboard session.
+    config: WORKER_REPORT,
     schema: reportSchema('Mark an execution started', startedReportAccepted, 'queued → running. Repeating it with the same startedAt answers 200 unchanged.'),
   }, async ({ params, body }) => {
     return move(params.execution_uuid, ['queued'], 'running', { started_at: body.startedAt }, 'started_at');
   });
 
   app.post('/api/executions/:execution_uuid/completed', {
-    config: KEY_ONLY,
+    config: WORKER_REPORT,
     schema: reportSchema('Report a completed run', completedReportAccepted, 'running → completed. Repeating it with the same completedAt answers 200 unchanged.'),
   }, async ({ params, body }) => {
     const fields = { completed_at: body.completedAt, waiting: null, ...counterFields(body), cost_usd: await runCost(params.execution_uuid) };
@@ -71,7 +72,7 @@ export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'lo
   });
 
   app.post('/api/executions/:execution_uuid/failed', {
-    config: KEY_ONLY,
+    config: WORKER_REPORT,
     schema: reportSchema('Report a failed run', failedReportAccepted, 'queued | running | waiting → failed. Repeating it with the same failedAt answers 200 unchanged.'),
   }, async ({ params, body }) => {
     const fields = { failed_at: body.failedAt, error: { code: body.error.code, message: body.error.message }, waiting: null, ...counterFields(body), cost_usd: await runCost(params.execution_uuid) };

@@ -7,7 +7,7 @@ import type { FastifyReply } from 'fastify';
 import type { App } from './app.js';
 import { ARTIFACT_CSP, artifactServing } from '../domain/artifact-serving.js';
 import { HttpError, notFound } from './http-errors.js';
-import { KEY_OR_SESSION, PUBLIC } from './access.js';
+import { OPERATOR, PUBLIC } from './access.js';
 import { pathParams } from './openapi.js';
 
 /**
@@ -67,7 +67,7 @@ export async function addDashboardRoutes(app: App): Promise<void> {
  * regular file: the resolved real path must lie inside the folder's real path.
  */
 export function addArtifactRoutes(app: App, root: string | undefined): void {
-  app.route({ method: ['GET', 'HEAD'], url: '/artifacts/*', config: KEY_OR_SESSION, schema: { hide: true, params: pathParams('*') }, handler: async (request, reply) => {
+  app.route({ method: ['GET', 'HEAD'], url: '/artifacts/*', config: OPERATOR, schema: { hide: true, params: pathParams('*') }, handler: async (request, reply) => {
     if (!root) throw new HttpError(404, [{ loc: ['path'], msg: 'no artifacts folder is configured', type: 'not_found' }]);
     // The wildcard as the router decoded it, exactly once, whatever the spelling of the target
     // (`/%61rtifacts/…`, an absolute-form target): never decoded again here.

@@ -10,7 +10,7 @@ import type { Logger } from '../telemetry/types.js';
 import { HttpError, notFound } from './http-errors.js';
 import { humanSchema, reportSchema } from './openapi.js';
 import type { Store } from './store.js';
-import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
+import { OPERATOR, WORKER_REPORT } from './access.js';
 
 /**
  * A person in the loop, on the local API (docs/human-in-the-loop.md):
@@ -76,7 +76,7 @@ export function addHumanRoutes(
   };
 
   app.post('/api/executions/:execution_uuid/waiting', {
-    config: KEY_ONLY,
+    config: WORKER_REPORT,
     schema: reportSchema('Report that the run waits for a person', waitingReportAccepted, 'running → waiting, with the question. Repeating it with the same waitingAt answers 200 unchanged.'),
   }, async ({ params, body }) => {
     const waiting = { kind: body.kind, question: body.question, choices: body.choices ?? null, waitingAt: body.waitingAt, timeoutAt: body.timeoutAt ?? null };
@@ -84,14 +84,14 @@ export function addHumanRoutes(
   });
 
   app.post('/api/executions/:execution_uuid/resumed', {
-    config: KEY_ONLY,
+    config: WORKER_REPORT,
     schema: reportSchema('Report that a person answered', resumedReportAccepted, 'waiting → running. Repeating it with the same resumedAt answers 200 unchanged.'),
   }, async ({ params, body }) => {
     return move(params.execution_uuid, ['waiting'], 'running', { waiting: null, resumed_at: body.resumedAt, answered_by: body.answeredBy ?? null }, 'resumed_at');
   });
 
   app.post('/api/executions/:execution_uuid/answer', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: humanSchema(
       'Answer the question of a waiting execution',
       answerRequest,
@@ -125,7 +125,7 @@ export function addHumanRoutes(
   });
 
   app.post('/api/executions/:execution_uuid/input', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: humanSchema(
       "A person's input for the page of a waiting execution (takeover)",
       liveInputRequest,

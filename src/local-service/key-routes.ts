@@ -1,9 +1,9 @@
 import { apiKeyCreate, apiKeyCreated, apiKeyList, type ApiKeyView } from '../contract/access.js';
 import type { Logger } from '../telemetry/types.js';
 import type { App } from './app.js';
-import { identityOf, KEY_ONLY, KEY_OR_SESSION } from './access.js';
-import { BOOTSTRAP_NAME, hashApiKey, newApiKey, newKeyRecord, storedKeyTag, type ApiKeyStore } from './api-keys.js';
-import type { Auth } from './auth.js';
+import { identityOf, OPERATOR, OPERATOR_KEY } from './access.js';
+import { BOOTSTRAP_NAME, hashApiKey, newApiKey, newKeyRecord, STORED_TAG, storedKeyTag, type ApiKeyStore } from './api-keys.js';
+import { BOOTSTRAP_ROLES, type Auth } from './auth.js';
 import { HttpError, notFound } from './http-errors.js';
 import { answer, commonErrors, errorAnswer, notFoundAnswer, pathParams } from './openapi.js';
 
@@ -11,9 +11,11 @@ import { answer, commonErrors, errorAnswer, notFoundAnswer, pathParams } from '.
  * API keys (docs/operations.md#api-keys), as the dashboard's Settings → API Keys shows them:
  *
  *   GET    /api/keys          every key: the `API_KEYS` entries (bootstrap) and the dashboard's
- *   POST   /api/keys          `{ name }` → 201 with the key, shown this once; needs a key
- *   DELETE /api/keys/{keyId}  revokes a dashboard key: refused at once, its sessions end → 204
+ *   POST   /api/keys          `{ name, role? }` → 201 with the key, shown this once; needs a key
+ *   DELETE /api/keys/{keyId}  revokes a dashboard key and every key made with it, transitively:
+ *                             refused at once, their sessions end → 204
  *
+ * A key records what made it (`created_by`); it is honoured only while that key is (auth.ts).
  * Making a key takes a key, as signing in does: a session (which a login link or a stolen
  * cookie also gives) may list and revoke keys but never mint one that would outlive it.
  */
@@ -22,7 +24,7 @@ export function addKeyRoutes(app: App, deps: { auth: Auth; keys: ApiKeyStore; lo
   const { auth, keys, logger } = deps;
 
   app.get('/api/keys', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: {
       summary: 'Every API key: the bootstrap keys of API_KEYS and the keys made here, with their last use; never a key itself',
       response: { 200: answer('`{ "keys": [...] }`, bootstrap keys first, then by creation.', apiKeyList), ...commonErrors },
@@ -33,11 +35,13 @@ export function addKeyRoutes(app: App, deps: { auth: Auth; keys: ApiKeyStore; lo
     const used = await keys.lastUsed(tags);
     const own = request.credential.kind === 'none' ? undefined : request.credential.keyTag;
     const views: ApiKeyView[] = [
-      ...auth.bootstrap.map((b, i) => ({ id: b.name, name: b.name, source: 'bootstrap' as const, created_at: null, last_used_at: used[i] ?? null, revocable: false, current: b.tag === own })),
+      ...auth.bootstrap.map((b, i) => ({ id: b.name, name: b.name, source: 'bootstrap' as const, roles: [...BOOTSTRAP_ROLES], created_by: null, created_at: null, last_used_at: used[i] ?? null, revocable: false, current: b.tag === own })),
       ...records.map((r, i) => ({
         id: r.id,
         name: r.name,
         source: 'dashboard' as const,
+        roles: [r.role],
+        created_by: r.created_by,
         created_at: r.created_at,
         last_used_at: used[auth.bootstrap.length + i] ?? null,
         revocable: true,
@@ -48,7 +52,7 @@ export function addKeyRoutes(app: App, deps: { auth: Auth; keys: ApiKeyStore; lo
   });
 
   app.post('/api/keys', {
-    config: KEY_ONLY,
+    config: OPERATOR_KEY,
     schema: {
       summary: 'Make a named API key: the answer holds the key, shown this once (only its hash is kept)',
       description: 'Takes an API key in X-Service-Key, not a dashboard session: a session cannot mint a key that outlives it.',
@@ -60,23 +64,31 @@ export function addKeyRoutes(app: App, deps: { auth: Auth; keys: ApiKeyStore; lo
       },
     },
   }, async (request, reply) => {
-    const { name } = request.body;
+    const { name, role = 'operator' } = request.body;
+    const { credential } = request;
+    // The access check let in a key only (OPERATOR_KEY); anything else makes nothing.
+    if (credential.kind !== 'key') throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'making a key needs an API key', type: 'unauthorized' }]);
     if (BOOTSTRAP_NAME.test(name)) {
       throw new HttpError(422, [{ loc: ['body', 'name'], msg: '`bootstrap-<n>` names the keys of API_KEYS', type: 'reserved' }]);
     }
     const key = newApiKey();
-    const record = newKeyRecord(name);
-    if (!(await keys.add(record, hashApiKey(key)))) {
-      throw new HttpError(409, [{ loc: ['body', 'name'], msg: `a key named "${name}" exists`, type: 'conflict' }]);
-    }
-    logger.info({ key: record.name, keyId: record.id, by: identityOf(request.credential) }, 'API key made');
-    return reply.code(201).send({ ...record, source: 'dashboard', last_used_at: null, revocable: true, current: false, key });
+    // What made it: a dashboard key by its id, a bootstrap key by its name.
+    const makerId = STORED_TAG.exec(credential.keyTag)?.[1];
+    const record = newKeyRecord(name, role, { tag: credential.keyTag, shown: makerId ?? credential.identity });
+    const added = await keys.add(record, hashApiKey(key));
+    if (added === 'taken') throw new HttpError(409, [{ loc: ['body', 'name'], msg: `a key named "${name}" exists`, type: 'conflict' }]);
+    // Revoked between the access check and now: it makes nothing.
+    if (added === 'maker_gone') throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }]);
+    logger.info({ key: record.name, keyId: record.id, role, createdBy: record.created_by, by: identityOf(credential) }, 'API key made');
+    return reply
+      .code(201)
+      .send({ id: record.id, name: record.name, source: 'dashboard', roles: [record.role], created_by: record.created_by, created_at: record.created_at, last_used_at: null, revocable: true, current: false, key });
   });
 
   app.delete('/api/keys/:keyId', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: {
-      summary: 'Revoke a key made here: it is refused at once, and the sessions and login links it opened end',
+      summary: 'Revoke a key made here and every key made with it (transitively): they are refused at once, and the sessions and login links they opened end',
       params: pathParams('keyId'),
       response: {
         204: answer('Revoked.'),
@@ -90,9 +102,9 @@ export function addKeyRoutes(app: App, deps: { auth: Auth; keys: ApiKeyStore; lo
     if (auth.bootstrap.some((b) => b.name === keyId)) {
       throw new HttpError(409, [{ loc: ['path', 'keyId'], msg: 'a key of API_KEYS is revoked by taking it out of API_KEYS and restarting', type: 'bootstrap_key' }]);
     }
-    const removed = await keys.remove(keyId);
-    if (!removed) throw notFound(['path', 'keyId'], 'key');
-    logger.info({ key: removed.name, keyId: removed.id, by: identityOf(request.credential) }, 'API key revoked');
+    const removed = await keys.removeTree(keyId);
+    if (removed.length === 0) throw notFound(['path', 'keyId'], 'key');
+    for (const gone of removed) logger.info({ key: gone.name, keyId: gone.id, ...(gone.id === keyId ? {} : { madeWith: keyId }), by: identityOf(request.credential) }, 'API key revoked');
     return reply.code(204).send();
   });
 }

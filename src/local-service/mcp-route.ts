@@ -3,7 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { createClient } from '../client/index.js';
 import { createMcpServer } from '../mcp/mcp-server.js';
 import type { Logger } from '../telemetry/types.js';
-import { KEY_ONLY } from './access.js';
+import { OPERATOR_KEY } from './access.js';
 import type { App } from './app.js';
 
 /**
@@ -28,7 +28,7 @@ export async function bearerAsServiceKey(request: FastifyRequest): Promise<void>
 }
 
 export function addMcpRoute(app: App, deps: { baseUrl: () => string; logger: Logger }): void {
-  app.post('/mcp', { config: { ...KEY_ONLY, bearer: true }, schema: { hide: true } }, async (request, reply) => {
+  app.post('/mcp', { config: { ...OPERATOR_KEY, bearer: true }, schema: { hide: true } }, async (request, reply) => {
     const apiKey = String(request.headers['x-service-key']);
     const server = await createMcpServer({ client: createClient({ baseUrl: deps.baseUrl(), apiKey }), baseUrl: deps.baseUrl(), apiKey });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
@@ -42,6 +42,6 @@ export function addMcpRoute(app: App, deps: { baseUrl: () => string; logger: Log
   });
   const notAllowed = async (_request: FastifyRequest, reply: import('fastify').FastifyReply) =>
     reply.code(405).header('Allow', 'POST').send({ detail: [{ loc: ['method'], msg: 'the MCP endpoint is stateless: POST only', type: 'method_not_allowed' }] });
-  app.get('/mcp', { config: { ...KEY_ONLY, bearer: true }, schema: { hide: true } }, notAllowed);
-  app.delete('/mcp', { config: { ...KEY_ONLY, bearer: true }, schema: { hide: true } }, notAllowed);
+  app.get('/mcp', { config: { ...OPERATOR_KEY, bearer: true }, schema: { hide: true } }, notAllowed);
+  app.delete('/mcp', { config: { ...OPERATOR_KEY, bearer: true }, schema: { hide: true } }, notAllowed);
 }

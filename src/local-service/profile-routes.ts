@@ -2,7 +2,7 @@ import { profileIdProblem, profileList, type ProfileSummary } from '../contract/
 import type { App } from './app.js';
 import { HttpError, notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams } from './openapi.js';
-import { KEY_OR_SESSION } from './access.js';
+import { OPERATOR } from './access.js';
 
 /**
  * Browser profiles (docs/profiles.md) for operators: the list, without any value (id, hosts,
@@ -27,7 +27,7 @@ export function addProfileRoutes(app: App, profiles: ProfileDirectory | undefine
   };
 
   app.get('/api/profiles', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: {
       summary: "The workers' browser profiles, without any value (docs/profiles.md)",
       response: {
@@ -38,7 +38,7 @@ export function addProfileRoutes(app: App, profiles: ProfileDirectory | undefine
   }, async () => ({ profiles: profiles ? await profiles.list() : [] }));
 
   app.delete('/api/profiles/:profileId', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: { summary: 'Delete a browser profile: the next run that names it signs in afresh', params: pathParams('profileId'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
   }, async (request, reply) => {
     const { profileId: id } = request.params;

@@ -3,7 +3,7 @@ import type { App } from './app.js';
 import { notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams } from './openapi.js';
 import { presentVersions, type RouteDeps } from './workflow-routes.js';
-import { KEY_OR_SESSION } from './access.js';
+import { OPERATOR } from './access.js';
 
 /**
  * `POST /api/workflows/{id}/versions/{versionId}/publish` and `…/unpublish`: a version's status
@@ -37,10 +37,10 @@ export function addPublishRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'sche
 
   app.post('/api/workflows/:id/versions/:versionId/publish', {
     schema: statusSchema('Publish a version in place: the newest published version runs by default (and on its schedule)'),
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
   }, async ({ params }) => setStatus(params.id, params.versionId, 'published'));
   app.post('/api/workflows/:id/versions/:versionId/unpublish', {
     schema: statusSchema('Unpublish a version in place (it becomes a draft): it runs only when named; the newest published version before it, if any, runs by default'),
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
   }, async ({ params }) => setStatus(params.id, params.versionId, 'draft'));
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { describeRedisAddress, redisOptions } from '../domain/redis-address.js';
 import type { Logger, Tracing } from '../telemetry/types.js';
-import { accessCheck, KEY_OR_SESSION, PUBLIC } from './access.js';
+import { accessCheck, OPERATOR, PUBLIC } from './access.js';
 import { createRedisApiKeyStore, type ApiKeyStore } from './api-keys.js';
 import { createApp, type App, type ServedRoute } from './app.js';
 import { createFolderEraser, type ArtifactEraser } from './artifact-eraser.js';
@@ -228,7 +228,7 @@ export async function addRoutes(app: App, { auth, apiKeys, store, queue, live, s
   app.route({
     method: ['GET', 'HEAD'],
     url: '/openapi.json',
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: { hide: true },
     handler: async (_request, reply) => {
       openApi ??= JSON.stringify(app.swagger());
@@ -244,7 +244,7 @@ export async function addRoutes(app: App, { auth, apiKeys, store, queue, live, s
 
   /** A running execution streams live; one that ended (or never ran) just says so. */
   app.get('/live/executions/:executionId', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: {
       summary: 'Live view of a running execution (server-sent events; the dashboard reads it)',
       description:

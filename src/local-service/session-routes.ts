@@ -3,7 +3,7 @@ import { grantOf, LOGIN_LINK_TTL_MS, type Auth } from './auth.js';
 import { optionalBody, type App } from './app.js';
 import { HttpError } from './http-errors.js';
 import { answer, commonErrors } from './openapi.js';
-import { KEY_ONLY, KEY_OR_SESSION } from './access.js';
+import { OPERATOR, OPERATOR_KEY } from './access.js';
 
 /**
  * Dashboard sessions (see auth.ts): sign in with a key, sign out, and login links that open one
@@ -21,7 +21,7 @@ export function addSessionRoutes(app: App, deps: { auth: Auth; baseUrl: () => st
 
   app.post('/api/session', {
     // A session is made from a key only: a session cannot extend itself forever.
-    config: KEY_ONLY,
+    config: OPERATOR_KEY,
     schema: { summary: 'Sign the dashboard in: the key in X-Service-Key sets an HttpOnly session cookie (12 h)', response: { 204: answer('Signed in; `Set-Cookie: ew_session_<port>=…`.'), ...commonErrors } },
   }, async (request, reply) => {
     const { credential } = request;
@@ -31,7 +31,7 @@ export function addSessionRoutes(app: App, deps: { auth: Auth; baseUrl: () => st
   });
 
   app.get('/api/session', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: {
       summary: 'How this request is signed in, and as whom',
       response: {
@@ -46,7 +46,7 @@ export function addSessionRoutes(app: App, deps: { auth: Auth; baseUrl: () => st
   });
 
   app.delete('/api/session', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: { summary: 'Sign out: ends the session on the server and clears the cookie', response: { 204: answer('Signed out.'), ...commonErrors } },
   }, async (request, reply) => {
     await auth.endSession(request);
@@ -54,7 +54,7 @@ export function addSessionRoutes(app: App, deps: { auth: Auth; baseUrl: () => st
   });
 
   app.post('/api/login-links', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     preValidation: optionalBody,
     schema: {
       summary: 'A short-lived, single-use link that opens a dashboard page already signed in',

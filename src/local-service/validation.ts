@@ -7,6 +7,7 @@ import { depthProblem, sharedSchemaChecker } from '../domain/schema-check.js';
 import type { SecretMark } from '../domain/secret-marks.js';
 import { isObject, issuesFromAjv, issuesFromZod, unprocessable } from './http-errors.js';
 import { MAX_REWRITE_PATHS } from '../domain/key-path.js';
+import { maskSecretLocs } from './secret-loc.js';
 
 /**
  * Request validation of the local API. Bodies, query strings and path parameters are parsed by
@@ -119,7 +120,8 @@ export async function validateInputPayload(schema: unknown, payload: unknown, lo
   const checked = await sharedSchemaChecker().check(schema as JsonSchema, payload, { marks: true });
   switch (checked.kind) {
     case 'checked':
-      if (!checked.valid) throw unprocessable(issuesFromAjv(checked.errors, loc));
+      // Where the fault is, without the keys of a secret (secret-loc.ts).
+      if (!checked.valid) throw unprocessable(maskSecretLocs(issuesFromAjv(checked.errors, loc), loc.length, checked.marks ?? []));
       // Masking more secrets than this is refused where it happens; here it is a 422 with a reason.
       if ((checked.marks?.length ?? 0) > MAX_REWRITE_PATHS) {
         throw unprocessable([{ loc, msg: `the input has ${checked.marks!.length} secret values; at most ${MAX_REWRITE_PATHS} are taken`, type: 'too_many_secrets' }]);

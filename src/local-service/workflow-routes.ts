@@ -18,7 +18,7 @@ import type { Store, VersionView } from './store.js';
 import { checkSchemaCompiles, normaliseWorkflowBody, oneSpelling, validateInputPayload } from './validation.js';
 import { presentVersion, resolveTrigger } from './version-triggers.js';
 import { defaultRunInput } from './default-input.js';
-import { KEY_OR_SESSION } from './access.js';
+import { OPERATOR, WORKER_READ } from './access.js';
 import type { ArtifactEraser } from './artifact-eraser.js';
 import { runCacheView } from '../contract/run-cache-view.js';
 import { runCacheView as presentRunCache } from './run-cache-view.js';
@@ -72,7 +72,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
   const view = (row: WorkflowRow) => workflowView(deps, row);
 
   app.get('/api/workflows', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: { summary: 'List workflows (newest first)', querystring: pageQuery, response: { 200: answer('A page of workflows; total counts all.', workflowList), ...commonErrors } },
   }, async (request) => {
     const { limit, offset } = request.query;
@@ -81,7 +81,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
   });
 
   app.post('/api/workflows', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     preValidation: normalise,
     schema: { summary: 'Create a workflow and publish version 1', body: workflowCreate, response: { 201: answer('The workflow with its current version (1).', workflow), ...commonErrors } },
   }, async (request, reply) => {
@@ -97,7 +97,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
   });
 
   app.get('/api/workflows/:id', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: { summary: 'One workflow', params: pathParams('id'), response: { 200: answer('The workflow.', workflow), 404: notFoundAnswer, ...commonErrors } },
   }, async (request) => {
     const { id } = request.params;
@@ -107,7 +107,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
   });
 
   app.patch('/api/workflows/:id', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     preValidation: normalise,
     schema: {
       summary: 'Edit a workflow: creates a new current version; previous versions are kept',
@@ -139,7 +139,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
   });
 
   app.delete('/api/workflows/:id', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: { summary: 'Delete a workflow with all its versions, executions and their artifacts', params: pathParams('id'), response: { 204: answer('Deleted.'), 404: notFoundAnswer, ...commonErrors } },
   }, async (request, reply) => {
     const { id } = request.params;
@@ -177,7 +177,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
 
   // The version's run cache (docs/run-cache.md): the next execution of it runs with the model again.
   app.delete('/api/workflows/:id/versions/:versionId/cache', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: {
       summary: "Forget the version's run cache: its next execution runs with the model (and leaves a new cache)",
       params: pathParams('id', 'versionId'),
@@ -194,7 +194,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
 
   // The version's run cache as an operator or auditor reads it (docs/api.md#run-cache).
   app.get('/api/workflows/:id/versions/:versionId/cache', {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     schema: {
       summary: "Read the version's run cache: each cached step and action, its element, where each value comes from, its effect, and what the last repair changed",
       params: pathParams('id', 'versionId'),
@@ -210,7 +210,8 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
   });
 
   app.get('/api/workflows/:workflow_uuid/versions', {
-    config: KEY_OR_SESSION,
+    // The worker reads it too (the version it runs, docs/api.md#every-call).
+    config: WORKER_READ,
     schema: {
       summary: 'List the versions of a workflow (ascending version number; the highest is current)',
       params: pathParams('workflow_uuid'),
@@ -224,7 +225,7 @@ export function addWorkflowRoutes(app: App, deps: RouteDeps): void {
   });
 
   app.post(EXECUTE_ROUTE, {
-    config: KEY_OR_SESSION,
+    config: OPERATOR,
     // No body is `{}`; `input_payload` is read as `inputPayload`.
     preValidation: async (request) => {
       await optionalBody(request);

@@ -56,6 +56,7 @@ import { rankElements } from './find-rank.js';
 import { keyboardTarget, keyedTo } from './keyboard-target.js';
 import { formatConsole, formatNetwork } from './page-logs.js';
 import { screenshotForModel } from './results.js';
+import { shownAs } from './secret-typing.js';
 import { createWidgetHands, fillWidget } from './widget-input.js';
 import type { ActionRunContext, ActionSpaceOptions, ActionTrace } from './types.js';
 
@@ -423,7 +424,7 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
       this.lastTarget = { tabId: tab.id, ref };
       return this.options.secrets.redact(filled.note);
     }
-    if (entered.secret) await tab.hideText(ref, this.signal);
+    if (entered.secret) await tab.hideText(ref, this.signal, shownAs(String(value)));
     const set = await tab.setValue(ref, entered.value, this.signal);
     if (!set.ok) throw new Error(set.error);
     this.lastTarget = { tabId: tab.id, ref };

@@ -8,6 +8,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { COMPUTER_TOOLSET, ZOOM_COMPUTER_TOOL_TYPES } from '../domain/action-spaces.js';
 import type { BrowserSession, MouseButton, Screenshot } from '../browser/types.js';
 import { enterText } from '../domain/input-references.js';
+import { shownAs, typeSecretText } from './secret-typing.js';
 import type { ActionContext, ActionOutcome, ComputerToolVersion, ExecuteComputerAction } from './computer-types.js';
 import {
   type Check,
@@ -98,9 +99,10 @@ const ACTIONS: Readonly<Record<string, ActionSpec>> = {
         label: `type ${quote(text)}`,
         run: async () => {
           const entered = enterText(vault, text);
-          // A secret goes into a field drawn as discs, so no picture of the page shows it.
-          if (entered.secret) await session.tab()?.hideText(null, signal);
-          await session.typeText(entered.text, signal);
+          // A secret goes into fields marked first (read as the placeholder, drawn as discs),
+          // each field that takes one of its characters.
+          if (entered.secret) await typeSecretText(session, entered.text, shownAs(text), signal);
+          else await session.typeText(entered.text, signal);
         },
       })),
   },

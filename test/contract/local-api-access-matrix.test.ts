@@ -2,7 +2,7 @@ import diagnostics from 'node:diagnostics_channel';
 import type { FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Access } from '../../src/local-service/access.js';
+import { OPERATOR, OPERATOR_KEY, PUBLIC, WORKER_READ, WORKER_REPORT, type Access } from '../../src/local-service/access.js';
 import type { ServedRoute } from '../../src/local-service/app.js';
 import { API_KEY, startHarness, type Harness } from './local-api-harness.js';
 import { rawRequest, type RawResponse } from './local-api-raw-http.js';
@@ -20,9 +20,11 @@ import { SPELLINGS } from './local-api-spellings.js';
  * - without a valid credential (none, a wrong key, a revoked key), no handler but a public
  *   route's is ever entered, and every other request gets the same answer whether its path names
  *   a route or not;
- * - a key reaches every route a spelling routes to;
- * - a dashboard session reaches every route but the key-only ones (the worker's reports, signing
- *   in, making a key), and never those;
+ * - a key reaches every route whose declared roles it has, and no other: a key of API_KEYS (both
+ *   roles) every route; an operator's dashboard key every route but the worker's reports; a
+ *   worker's dashboard key the worker's reports and what the worker reads, nothing else;
+ * - a dashboard session (an operator's) reaches every route an operator's key does but the
+ *   key-only ones (signing in, making a key), and never those;
  * - a body is read only as `application/json`: any other type is 415 and no handler runs.
  */
 
@@ -39,26 +41,38 @@ const onHandlerStart = (message: unknown): void => {
 
 /** The routes that are public by the contract; every other one takes a credential. */
 const PUBLIC_ROUTES = ['GET /healthz', 'HEAD /healthz', 'GET /login', 'GET /', 'HEAD /', 'GET /dashboard/:file', 'HEAD /dashboard/:file'];
-/** Routes that take a key and never a session: the worker's reports, signing in, making a key. */
-const KEY_ONLY_ROUTES = [
+/** The worker's reports: a worker's key, never a session (contract §2). */
+const WORKER_REPORT_ROUTES = [
   'POST /api/executions/:execution_uuid/started',
   'POST /api/executions/:execution_uuid/completed',
   'POST /api/executions/:execution_uuid/failed',
   'POST /api/executions/:execution_uuid/waiting',
   'POST /api/executions/:execution_uuid/resumed',
-  'POST /api/session',
-  'POST /api/keys',
-  // The MCP endpoint acts with the caller's key (docs/mcp.md): a session has none to lend it.
-  'POST /mcp',
-  'GET /mcp',
-  'DELETE /mcp',
 ];
+/** What the worker reads: a worker's or an operator's credential. */
+const WORKER_READ_ROUTES = ['GET /api/executions/:executionId', 'GET /api/workflows/:workflow_uuid/versions'];
+/** An operator's key, never a session: signing in, making a key. */
+// The MCP endpoint acts with the caller's key (docs/mcp.md): a session has none to lend it.
+const OPERATOR_KEY_ROUTES = ['POST /api/session', 'POST /api/keys', 'POST /mcp', 'GET /mcp', 'DELETE /mcp'];
 
-type CredentialKind = 'none' | 'wrong key' | 'revoked key' | 'session' | 'bootstrap key' | 'dashboard key';
-const CREDENTIALS: readonly CredentialKind[] = ['none', 'wrong key', 'revoked key', 'session', 'bootstrap key', 'dashboard key'];
+type CredentialKind = 'none' | 'wrong key' | 'revoked key' | 'made with a revoked key' | 'session' | 'bootstrap key' | 'dashboard key' | 'worker key';
+const CREDENTIALS: readonly CredentialKind[] = ['none', 'wrong key', 'revoked key', 'made with a revoked key', 'session', 'bootstrap key', 'dashboard key', 'worker key'];
+/** The roles each credential has. */
+const ROLES: Record<CredentialKind, readonly string[]> = {
+  none: [],
+  'wrong key': [],
+  'revoked key': [],
+  'made with a revoked key': [],
+  session: ['operator'],
+  'bootstrap key': ['operator', 'worker'],
+  'dashboard key': ['operator'],
+  'worker key': ['worker'],
+};
 
 let dashboardKey: string;
+let workerKey: string;
 let revokedKey: string;
+let orphanKey: string;
 let requestCount = 0;
 
 beforeAll(async () => {
@@ -66,8 +80,13 @@ beforeAll(async () => {
   address = new URL(h.server.url).host;
   diagnostics.subscribe('tracing:fastify.request.handler:start', onHandlerStart);
   dashboardKey = (await h.makeKey('matrix')).key;
+  const worker = await h.call('POST', '/api/keys', { name: 'matrix worker', role: 'worker' });
+  expect(worker.status).toBe(201);
+  workerKey = worker.body.key as string;
   const revoked = await h.makeKey('matrix revoked');
   revokedKey = revoked.key;
+  // A key made with the revoked key, before it was revoked.
+  orphanKey = (await h.makeKey('matrix orphan', revokedKey)).key;
   expect((await h.call('DELETE', `/api/keys/${revoked.id}`)).status).toBe(204);
 });
 
@@ -153,10 +172,15 @@ function routerOf(routes: readonly ServedRoute[]): (method: string, target: stri
 }
 
 function allowed(access: Access | undefined, credential: CredentialKind): boolean {
-  if (access === 'public') return true;
-  if (credential === 'bootstrap key' || credential === 'dashboard key') return true;
-  return credential === 'session' && access !== 'key-only';
+  if (access?.via === 'public') return true;
+  // A route that declared nothing is reached by nobody.
+  if (access === undefined) return false;
+  if (credential === 'session' && access.via === 'key-only') return false;
+  return access.roles.some((role) => ROLES[credential].includes(role));
 }
+
+/** The routes whose declaration is `decl` (by value). */
+const declaredAs = (routes: readonly ServedRoute[], decl: Access) => routes.filter((r) => JSON.stringify(r.access) === JSON.stringify(decl)).map(key).sort();
 
 interface Sent {
   id: string;
@@ -172,6 +196,8 @@ async function send(method: string, target: string, credential: CredentialKind, 
   if (credential === 'revoked key') headers['X-Service-Key'] = revokedKey;
   if (credential === 'bootstrap key') headers['X-Service-Key'] = API_KEY;
   if (credential === 'dashboard key') headers['X-Service-Key'] = dashboardKey;
+  if (credential === 'worker key') headers['X-Service-Key'] = workerKey;
+  if (credential === 'made with a revoked key') headers['X-Service-Key'] = orphanKey;
   if (credential === 'session') {
     // A fresh session each time: one of the routes (DELETE /api/session) ends the one it is sent with.
     headers.Cookie = await h.signIn();
@@ -196,11 +222,16 @@ describe('the access matrix', () => {
     const routes = h.server.routes;
     expect(routes.length).toBeGreaterThan(35);
     expect(routes.filter((r) => r.access === undefined).map(key)).toEqual([]);
-    expect(routes.filter((r) => r.access === 'public').map(key).sort()).toEqual([...PUBLIC_ROUTES].sort());
-    expect(routes.filter((r) => r.access === 'key-only').map(key).sort()).toEqual([...KEY_ONLY_ROUTES].sort());
+    expect(declaredAs(routes, PUBLIC.access)).toEqual([...PUBLIC_ROUTES].sort());
+    expect(declaredAs(routes, WORKER_REPORT.access)).toEqual([...WORKER_REPORT_ROUTES].sort());
+    expect(declaredAs(routes, WORKER_READ.access)).toEqual([...WORKER_READ_ROUTES].sort());
+    expect(declaredAs(routes, OPERATOR_KEY.access)).toEqual([...OPERATOR_KEY_ROUTES].sort());
+    // Every other route is an operator's, by key or session; none declares a role of its own.
+    const rest = routes.filter((r) => ![...PUBLIC_ROUTES, ...WORKER_REPORT_ROUTES, ...WORKER_READ_ROUTES, ...OPERATOR_KEY_ROUTES].includes(key(r)));
+    expect(rest.filter((r) => JSON.stringify(r.access) !== JSON.stringify(OPERATOR.access)).map(key)).toEqual([]);
   });
 
-  it('lets no request without a valid credential reach a handler but a public one, in any spelling; a key reaches every routed spelling; a session never a key-only route', async () => {
+  it('lets no request without a valid credential reach a handler but a public one, in any spelling; a key reaches the routes of its roles only; a session never a key-only route', async () => {
     const routes = h.server.routes;
     const reach = routerOf(routes);
     const schemas = await bodySchemas();
@@ -227,8 +258,8 @@ describe('the access matrix', () => {
           const label = `${credential}: ${method} ${target} → ${response.status}, entered [${handlers.join(', ')}]`;
           const expected = reached && allowed(reached.access, credential) ? [reached.url] : [];
           if (JSON.stringify(handlers) !== JSON.stringify(expected)) faults.push(`${label}, expected [${expected.join(', ')}]`);
-          const stranger = credential === 'none' || credential === 'wrong key' || credential === 'revoked key';
-          if (stranger && reached?.access !== 'public') {
+          const stranger = ROLES[credential].length === 0;
+          if (stranger && reached?.access?.via !== 'public') {
             strangers += 1;
             // A HEAD answer has no body: compared among HEAD answers.
             const group = method === 'HEAD' ? `${spelling.name} (HEAD)` : spelling.name;

@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 const withKey = (key: string) => ({ 'X-Service-Key': key });
-type Listed = { id: string; name: string; source: string; created_at: string | null; last_used_at: string | null; revocable: boolean; current: boolean };
+type Listed = { id: string; name: string; source: string; roles: string[]; created_by: string | null; created_at: string | null; last_used_at: string | null; revocable: boolean; current: boolean };
 const list = async (headers: Record<string, string> = withKey(API_KEY)): Promise<Listed[]> => {
   const res = await h.call('GET', '/api/keys', undefined, headers);
   expect(res.status).toBe(200);
@@ -54,8 +54,8 @@ describe('Settings → API Keys', () => {
     const keys = await list();
     // The harness's API_KEYS are `other-key` (unused so far) then API_KEY (this very request).
     expect(keys.filter((k) => k.source === 'bootstrap')).toEqual([
-      { id: 'bootstrap-1', name: 'bootstrap-1', source: 'bootstrap', created_at: null, last_used_at: null, revocable: false, current: false },
-      { id: 'bootstrap-2', name: 'bootstrap-2', source: 'bootstrap', created_at: null, last_used_at: expect.stringMatching(ISO), revocable: false, current: true },
+      { id: 'bootstrap-1', name: 'bootstrap-1', source: 'bootstrap', roles: ['operator', 'worker'], created_by: null, created_at: null, last_used_at: null, revocable: false, current: false },
+      { id: 'bootstrap-2', name: 'bootstrap-2', source: 'bootstrap', roles: ['operator', 'worker'], created_by: null, created_at: null, last_used_at: expect.stringMatching(ISO), revocable: false, current: true },
     ]);
     expect(JSON.stringify(keys)).not.toContain(API_KEY);
     expect((await h.call('DELETE', '/api/keys/bootstrap-1')).status).toBe(409);
@@ -65,11 +65,11 @@ describe('Settings → API Keys', () => {
   it('makes a named key shown once, keeps only its SHA-256, and signs its requests in under its name', async () => {
     const made = await h.call('POST', '/api/keys', { name: 'ci runner' });
     expect(made.status).toBe(201);
-    expect(made.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'ci runner', source: 'dashboard', created_at: expect.stringMatching(ISO), last_used_at: null, revocable: true, current: false, key: expect.stringMatching(/^ewk_[A-Za-z0-9_-]{43}$/) });
+    expect(made.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'ci runner', source: 'dashboard', roles: ['operator'], created_by: 'bootstrap-2', created_at: expect.stringMatching(ISO), last_used_at: null, revocable: true, current: false, key: expect.stringMatching(/^ewk_[A-Za-z0-9_-]{43}$/) });
     const key = made.body.key as string;
 
     const listed = (await list()).find((k) => k.id === made.body.id);
-    expect(listed).toEqual({ id: made.body.id, name: 'ci runner', source: 'dashboard', created_at: made.body.created_at, last_used_at: null, revocable: true, current: false });
+    expect(listed).toEqual({ id: made.body.id, name: 'ci runner', source: 'dashboard', roles: ['operator'], created_by: 'bootstrap-2', created_at: made.body.created_at, last_used_at: null, revocable: true, current: false });
     expect(JSON.stringify(await list())).not.toContain(key);
 
     // Nothing in Redis holds the key, or its random part; its hash is there.
@@ -88,6 +88,66 @@ describe('Settings → API Keys', () => {
     // A key it makes works too.
     const second = await h.makeKey('made by ci', key);
     expect((await h.call('GET', '/api/executions', undefined, withKey(second.key))).status).toBe(200);
+    // The list says what made it: the key's id.
+    expect((await list()).find((k) => k.id === second.id)?.created_by).toBe(made.body.id);
+  });
+
+  it('revokes every key made with a revoked key, transitively, and the sessions they opened', async () => {
+    const root = await h.makeKey('chain root');
+    const child = await h.makeKey('chain child', root.key);
+    const grandchild = await h.call('POST', '/api/keys', { name: 'chain grandchild', role: 'worker' }, withKey(child.key));
+    expect(grandchild.status).toBe(201);
+    expect(grandchild.body.created_by).toBe(child.id);
+    const beside = await h.makeKey('beside the chain');
+    const childSession = await h.signIn(child.key);
+    expect((await h.call('GET', '/api/workflows', undefined, withKey(child.key))).status).toBe(200);
+
+    expect((await h.call('DELETE', `/api/keys/${root.id}`)).status).toBe(204);
+    for (const key of [root.key, child.key, grandchild.body.key as string]) {
+      expect((await h.call('GET', '/api/executions/x1', undefined, withKey(key))).status).toBe(401);
+    }
+    expect((await h.call('GET', '/api/workflows', undefined, { Cookie: childSession })).status).toBe(401);
+    const listed = (await list()).map((k) => k.id);
+    expect(listed).not.toEqual(expect.arrayContaining([root.id]));
+    for (const id of [root.id, child.id, grandchild.body.id as string]) expect(listed).not.toContain(id);
+    // A key beside the chain is untouched.
+    expect(listed).toContain(beside.id);
+    expect((await h.call('GET', '/api/workflows', undefined, withKey(beside.key))).status).toBe(200);
+  });
+
+  it("makes a key with the role asked for: a worker's key posts the worker's reports and reads what the worker reads, nothing else; an operator's key never posts a report", async () => {
+    const worker = await h.call('POST', '/api/keys', { name: 'reports only', role: 'worker' });
+    expect(worker.status).toBe(201);
+    expect(worker.body).toMatchObject({ roles: ['worker'], created_by: 'bootstrap-2' });
+    const operator = await h.makeKey('an integration');
+    expect((await list()).find((k) => k.id === operator.id)?.roles).toEqual(['operator']);
+    const workerKey = withKey(worker.body.key as string);
+
+    const workflow = await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'] });
+    expect(workflow.status).toBe(201);
+    const workflowId = workflow.body.workflow_uuid as string;
+    const executed = await h.call('POST', `/api/workflows/${workflowId}/execute`, {});
+    expect(executed.status).toBe(201);
+    const executionId = executed.body.execution_uuid as string;
+
+    // The integration's key (an operator's) cannot move the execution, ask a question or complete it.
+    const at = new Date().toISOString();
+    for (const [report, body] of [['started', { startedAt: at }], ['waiting', { waitingAt: at, kind: 'question', question: 'Your password?' }], ['completed', { completedAt: at, durationMs: 1, nSteps: 0, nAgentActions: 0, nScreenshots: 0, output_url: 'https://evil.test/' }]] as const) {
+      const refused = await h.call('POST', `/api/executions/${executionId}/${report}`, body, withKey(operator.key));
+      expect(refused.status, report).toBe(403);
+      expect(refused.body.detail[0]).toMatchObject({ loc: ['header', 'X-Service-Key'], type: 'forbidden' });
+    }
+    expect((await h.call('GET', `/api/executions/${executionId}`)).body.status).toBe('queued');
+
+    // The worker's key does the worker's part.
+    expect((await h.call('GET', `/api/executions/${executionId}`, undefined, workerKey)).status).toBe(200);
+    expect((await h.call('GET', `/api/workflows/${workflowId}/versions`, undefined, workerKey)).status).toBe(200);
+    expect((await h.call('POST', `/api/executions/${executionId}/started`, { startedAt: at }, workerKey)).status).toBe(200);
+    // And nothing else: the API, signing in, making a key, the key list.
+    for (const [method, url, body] of [['GET', '/api/workflows', undefined], ['GET', '/api/executions', undefined], ['POST', '/api/session', undefined], ['POST', '/api/keys', { name: 'escalated' }], ['GET', '/api/keys', undefined], ['POST', `/api/workflows/${workflowId}/execute`, {}]] as const) {
+      expect((await h.call(method, url, body, workerKey)).status, `${method} ${url}`).toBe(403);
+    }
+    expect((await h.call('POST', '/api/keys', { name: 'bad role', role: 'admin' })).status).toBe(422);
   });
 
   it('refuses a revoked key at once, with every session and login link it made, on every process sharing the Redis', async () => {
@@ -151,7 +211,8 @@ describe('Settings → API Keys', () => {
     expect(doc.paths['/api/keys'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiKeyCreate' });
     expect(Object.keys(doc.paths['/api/keys'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(doc.paths['/api/keys/{keyId}'])).toEqual(['delete']);
-    expect(doc.components.schemas.ApiKey.required).toEqual(expect.arrayContaining(['name', 'created_at', 'last_used_at']));
+    expect(doc.components.schemas.ApiKey.required).toEqual(expect.arrayContaining(['name', 'roles', 'created_by', 'created_at', 'last_used_at']));
+    expect(doc.components.schemas.ApiKeyCreate.properties.role).toMatchObject({ enum: ['operator', 'worker'] });
   });
 });
 

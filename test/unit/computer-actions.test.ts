@@ -156,8 +156,9 @@ describe('executeComputerAction: type', () => {
   it('types the revealed secret while the label keeps the placeholder', async () => {
     const t = setup();
     const out = expectOk(await t.run({ action: 'type', text: 'pw: {{password}}' }));
-    // The focused field is drawn as discs before the secret goes in.
-    expect(t.calls).toEqual(['hideText(focused)', 'typeText(pw: s3cret!)']);
+    // One character at a time, the focused field marked (read as the placeholder, drawn as
+    // discs) before each: a widget that moves the focus on gets each box marked.
+    expect(t.calls).toEqual([...'pw: s3cret!'].flatMap((c) => ['hideText(focused)', `typeText(${c})`]));
     expect(out.label).toBe('type "pw: {{password}}"');
     expect(JSON.stringify(out)).not.toContain('s3cret!');
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashApiKey, newApiKey, newKeyRecord, type ApiKeyRecord, type ApiKeyStore } from '../../src/local-service/api-keys.js';
+import { hashApiKey, newApiKey, newKeyRecord, storedKeyTag, type ApiKeyRecord, type ApiKeyStore } from '../../src/local-service/api-keys.js';
 import { createAuth, grantOf, LAST_USE_RESOLUTION_MS, LOGIN_LINK_MAX_TTL_MS, SESSION_TTL_MS, type Auth, type AuthRequest, type Credential, type SessionStore } from '../../src/local-service/auth.js';
 
 /** A request as the server hands it to auth: headers, and the cookies @fastify/cookie parsed. */
@@ -37,9 +37,11 @@ function memoryKeys(): ApiKeyStore & { uses: Map<string, string> } {
   return {
     uses,
     add: async (record, hash) => {
-      if ([...records.values()].some((r) => r.record.name.toLowerCase() === record.name.toLowerCase())) return false;
+      const maker = /^k:(.+)$/.exec(record.made_by_tag ?? '')?.[1];
+      if (maker !== undefined && !records.has(maker)) return 'maker_gone';
+      if ([...records.values()].some((r) => r.record.name.toLowerCase() === record.name.toLowerCase())) return 'taken';
       records.set(record.id, { record, hash });
-      return true;
+      return 'added';
     },
     byHash: async (hash) => [...records.values()].find((r) => r.hash === hash)?.record,
     byId: async (id) => records.get(id)?.record,
@@ -48,6 +50,12 @@ function memoryKeys(): ApiKeyStore & { uses: Map<string, string> } {
       const found = records.get(id);
       records.delete(id);
       return found?.record;
+    },
+    // Only the key itself: what a removal that stopped half-way leaves (auth must still refuse its descendants).
+    removeTree: async (id) => {
+      const found = records.get(id);
+      records.delete(id);
+      return found ? [found.record] : [];
     },
     markUsed: async (tag, at) => void uses.set(tag, at),
     lastUsed: async (tags) => tags.map((t) => uses.get(t) ?? null),
@@ -143,10 +151,46 @@ describe('keys made in the dashboard', () => {
     const sessions = memoryStore();
     const auth = createAuth({ bootstrapKeys: ['boot'], keys, sessions, cookieName: () => 'ew_session_8080' });
     const key = newApiKey();
-    const record = newKeyRecord('ci runner');
-    expect(await keys.add(record, hashApiKey(key))).toBe(true);
-    return { keys, auth, key, record };
+    const record = newKeyRecord('ci runner', 'operator', { tag: auth.bootstrap[0]!.tag, shown: 'bootstrap-1' });
+    expect(await keys.add(record, hashApiKey(key))).toBe('added');
+    return { keys, sessions, auth, key, record };
   };
+
+  it('carry the role they were made with; the keys of API_KEYS have both, a session is an operator\'s', async () => {
+    const { auth, keys, key } = await setup();
+    const worker = newApiKey();
+    expect(await keys.add(newKeyRecord('worker 1', 'worker', { tag: auth.bootstrap[0]!.tag, shown: 'bootstrap-1' }), hashApiKey(worker))).toBe('added');
+    expect(await keyCredential(auth, worker)).toMatchObject({ kind: 'key', identity: 'worker 1', roles: ['worker'] });
+    expect(await keyCredential(auth, key)).toMatchObject({ kind: 'key', roles: ['operator'] });
+    expect(await keyCredential(auth, 'boot')).toMatchObject({ kind: 'key', roles: ['operator', 'worker'] });
+    const cookie = (await auth.openSession({ keyTag: auth.bootstrap[0]!.tag })).split(';')[0]!;
+    expect(await auth.check(request({ cookie }))).toMatchObject({ kind: 'session', roles: ['operator'] });
+  });
+
+  it('are honoured only while every key up their chain of makers is: a key made with a revoked key, or with a key of API_KEYS taken out, is refused', async () => {
+    const { auth, keys, sessions, key, record } = await setup();
+    // ci runner (made with boot) → child → grandchild.
+    const child = newApiKey();
+    const childRecord = newKeyRecord('child', 'operator', { tag: storedKeyTag(record.id), shown: record.id });
+    expect(await keys.add(childRecord, hashApiKey(child))).toBe('added');
+    const grandchild = newApiKey();
+    expect(await keys.add(newKeyRecord('grandchild', 'worker', { tag: storedKeyTag(childRecord.id), shown: childRecord.id }), hashApiKey(grandchild))).toBe('added');
+    const childSession = (await auth.openSession({ keyTag: storedKeyTag(childRecord.id) })).split(';')[0]!;
+    expect((await keyCredential(auth, grandchild)).kind).toBe('key');
+    expect((await auth.check(request({ cookie: childSession }))).kind).toBe('session');
+
+    // The key of API_KEYS at the root taken out (a restart without it): the whole chain is refused.
+    const restarted = createAuth({ bootstrapKeys: ['other'], keys, sessions, cookieName: () => 'ew_session_8080' });
+    for (const k of [key, child, grandchild]) expect(await keyCredential(restarted, k)).toEqual({ kind: 'none' });
+
+    // ci runner revoked (this store removes only the key itself): its descendants are refused all the same.
+    await keys.removeTree(record.id);
+    expect(await keyCredential(auth, child)).toEqual({ kind: 'none' });
+    expect(await keyCredential(auth, grandchild)).toEqual({ kind: 'none' });
+    expect(await auth.check(request({ cookie: childSession }))).toEqual({ kind: 'none' });
+    // Nor can a key be made with a revoked maker.
+    expect(await keys.add(newKeyRecord('late', 'operator', { tag: storedKeyTag(record.id), shown: record.id }), hashApiKey(newApiKey()))).toBe('maker_gone');
+  });
 
   it('are 256 random bits behind a prefix, stored as their SHA-256 only', () => {
     const key = newApiKey();

@@ -176,3 +176,84 @@ describe('the process log', () => {
     expect(JSON.parse(lines[1]!).url).toBe('x7x7x7x7x7x7x7x7');
   });
 });
+
+describe('display groupings and one character per field (docs/secrets.md#forms)', () => {
+  const alnum = fc.constantFrom(...'0123456789ABCDEFabcdef'.split(''));
+  const secretText = fc.array(alnum, { minLength: 6, maxLength: 34 }).map((c) => c.join(''));
+  const separator = fc.constantFrom(' ', '-', '.', '/', '\u00a0', ' - ', '\u2013');
+  /** The secret cut into groups of 2–6 characters (the last may be shorter), joined by one separator. */
+  const grouped = fc.tuple(secretText, fc.array(fc.integer({ min: 2, max: 6 }), { minLength: 1, maxLength: 20 }), separator).map(([secret, sizes, sep]) => {
+    const groups: string[] = [];
+    let at = 0;
+    for (let i = 0; at < secret.length; i += 1) {
+      const size = sizes[i % sizes.length]!;
+      groups.push(secret.slice(at, at + size));
+      at += size;
+    }
+    return { secret, shown: groups.join(sep) };
+  });
+  const escapes: Record<string, (text: string) => string> = {
+    none: (t) => t,
+    json: (t) => JSON.stringify(t).slice(1, -1),
+    html: (t) => t.replace(/\u00a0/g, '&nbsp;'),
+    percent: (t) => encodeURIComponent(t),
+    form: (t) => new URLSearchParams({ q: t }).toString().slice(2),
+  };
+
+  it('redacts any grouping of a secret by 2–6 characters, split by spaces, dashes, dots or slashes, escaped any way and cased any way', () => {
+    fc.assert(
+      fc.property(grouped, fc.constantFrom(...Object.keys(escapes)), fc.constantFrom('none', 'upper', 'lower'), ({ secret, shown }, escape, casing) => {
+        const vault = createSecretVault({ pw: secret }, schema);
+        const cased = casing === 'upper' ? shown.toUpperCase() : casing === 'lower' ? shown.toLowerCase() : shown;
+        expect(vault.redact(`Card ${escapes[escape]!(cased)}.`)).toBe('Card {{pw}}.');
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('redacts the examples of the review: a card number and an IBAN grouped by four', () => {
+    const vault = createSecretVault({ card: '4111111111111111', iban: 'DE89370400440532013000' }, { type: 'object', properties: { card: { writeOnly: true }, iban: { writeOnly: true } } });
+    expect(vault.redact('Card 4111 1111 1111 1111, IBAN DE89 3704 0044 0532 0130 00')).toBe('Card {{card}}, IBAN {{iban}}');
+    expect(vault.redact('4111-1111-1111-1111 4111.1111.1111.1111 DE89/3704/0044/0532/0130/00')).toBe('{{card}} {{card}} {{iban}}');
+  });
+
+  it('leaves numbers that are not the secret alone, grouped or not', () => {
+    const vault = createSecretVault({ pw: '4111111111111111' }, schema);
+    expect(vault.redact('Order 4111 2222 3333 4444 and 4111 11')).toBe('Order 4111 2222 3333 4444 and 4111 11');
+  });
+
+  /** A read of N one-character fields, as read_page writes them, with the secret at any place among them. */
+  const placement = fc.tuple(
+    fc.array(fc.constantFrom(...'0123456789'.split('')), { minLength: 4, maxLength: 10 }).map((c) => c.join('')),
+    fc.array(fc.constantFrom(...'qrstu"\\'.split('')), { maxLength: 4 }),
+    fc.array(fc.constantFrom(...'qrstu'.split('')), { maxLength: 4 }),
+    fc.boolean(),
+  );
+  const quote = (c: string) => JSON.stringify(c);
+  const pinSchema = { type: 'object', properties: { pin: { type: 'string', writeOnly: true } } };
+
+  it('redacts a secret spread one character per field across adjacent fields, wherever it sits among them', () => {
+    fc.assert(
+      fc.property(placement, ([secret, before, after, labelled]) => {
+        const vault = createSecretVault({ pin: secret }, pinSchema);
+        const chars = [...before, ...secret, ...after];
+        const lines = chars.map((c, i) => `${labelled ? `  text "Digit ${i + 1}"\n` : ''}  textbox "Box ${i + 1}" [ref_${i + 1}] value=${quote(c)}`);
+        const text = `group "Code" [ref_0]\n${lines.join('\n')}\n  button "Go" [ref_99]`;
+        const out = vault.redact(text);
+        const values = [...out.matchAll(/value="((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
+        expect(values).toHaveLength(chars.length);
+        expect(values.every((v) => v === '{{pin}}')).toBe(true);
+        // A field of another length between them breaks the run: nothing else is changed.
+        const broken = `${lines.slice(0, before.length + 2).join('\n')}\n  textbox [ref_50] value="long value"\n${lines.slice(before.length + 2).join('\n')}`;
+        expect(vault.redact(broken)).toContain('value="long value"');
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('leaves one-character fields that do not spell a secret alone', () => {
+    const vault = createSecretVault({ pin: '7391' }, { type: 'object', properties: { pin: { type: 'string', writeOnly: true } } });
+    const text = ['7', '3', '9', '2'].map((c, i) => `textbox [ref_${i}] value="${c}"`).join('\n');
+    expect(vault.redact(text)).toBe(text);
+  });
+});

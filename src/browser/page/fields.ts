@@ -7,6 +7,7 @@ import { identity } from './targets.js';
 import type { ElementIdentity, Refusal } from './shapes.js';
 import { isDisabled, role, TEXT_INPUTS } from './semantics.js';
 import { squash } from './text.js';
+import { markSecret } from './secret-fields.js';
 
 export type SetValueResult = { ok: true; shown?: string } | Refusal;
 
@@ -91,14 +92,17 @@ export function focused(): { identity: ElementIdentity; editable: boolean } | nu
 }
 
 /**
- * Draws a field's text as discs, like a password field, so a secret typed into it never shows
- * in a screenshot, the video or the live view (the value itself is unchanged). Password fields
- * already hide theirs. Returns whether an element was masked.
+ * Marks a field as holding a secret before one goes into it: it reads as `shownAs` in every read
+ * from now on (secret-fields.ts), and its text is drawn as discs, like a password field, so the
+ * secret never shows in a screenshot, the video or the live view (the value itself is
+ * unchanged). Password fields already hide theirs. Returns whether an element was marked.
  */
-export function hideText(el: Element | null): boolean {
+export function hideText(el: Element | null, shownAs: string): boolean {
   if (!el || el === document.body || el === document.documentElement) return false;
   const canType = editable(el) || isTextArea(el) || isInput(el);
-  if (!canType || (isInput(el) && inputType(el) === 'password')) return false;
+  if (!canType) return false;
+  markSecret(el, shownAs);
+  if (isInput(el) && inputType(el) === 'password') return true;
   (el as HTMLElement).style.setProperty('-webkit-text-security', 'disc', 'important');
   return true;
 }

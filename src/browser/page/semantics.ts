@@ -7,6 +7,7 @@
 import { axOf } from './ax-store.js';
 import { children, editable, inputType, isElement, isField, isInput, isSelect, isText } from './dom.js';
 import { cut, multiline, NAME_MAX, squash } from './text.js';
+import { secretShown } from './secret-fields.js';
 
 export const INTERACTIVE = new Set(['link', 'button', 'textbox', 'searchbox', 'combobox', 'listbox', 'option', 'checkbox', 'radio',
   'switch', 'slider', 'spinbutton', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'treeitem', 'clickable']);
@@ -219,6 +220,9 @@ export function isDisabled(el: Element): boolean {
 
 /** A field's value as the agent reads it (a password's as dots); a widget's `aria-valuenow`; null for neither. */
 export function valueOf(el: Element): string | null {
+  // A field the worker put a secret into reads as its placeholder, whatever it holds now.
+  const secret = secretShown(el);
+  if (secret !== undefined) return secret;
   if (isSelect(el)) {
     const chosen = Array.from(el.selectedOptions).map((o) => squash(o.label || o.textContent));
     return chosen.join(', ');

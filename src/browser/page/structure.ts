@@ -80,7 +80,7 @@ const api = {
     const el = lookup(ref);
     return el ? focus(el) : null;
   },
-  hideText: (ref: string | null) => hideText(ref === null ? deepActive() : lookup(ref)),
+  hideText: (ref: string | null, shownAs: string) => hideText(ref === null ? deepActive() : lookup(ref), String(shownAs)),
   /** A short-lived attribute that lets the page's own world find the element (file uploads). */
   mark: (ref: string, attribute: string, value: string | null) => {
     const el = lookup(ref);

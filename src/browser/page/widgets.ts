@@ -8,6 +8,7 @@ import { refOf, type RefState } from './refs.js';
 import type { CalendarView, PopupOption, WidgetState } from './shapes.js';
 import { byIds, isDisabled, name, role, textOf, visibility } from './semantics.js';
 import { squash } from './text.js';
+import { secretShown } from './secret-fields.js';
 
 /** The native select a widget draws over (select2, tom-select, …): hidden, just before the widget or one of its parents. */
 function nativeBehind(el: Element): HTMLSelectElement | null {
@@ -32,7 +33,7 @@ function checkedOf(el: Element): boolean {
 function chosenOf(el: Element): string[] {
   const native = nativeBehind(el);
   if (native) return Array.from(native.selectedOptions).map((o) => squash(o.label || o.textContent)).filter(Boolean);
-  if ((isInput(el) || isTextArea(el)) && el.value) return [squash(el.value)];
+  if ((isInput(el) || isTextArea(el)) && el.value) return [squash(secretShown(el) ?? el.value)];
   // The widget's box: its parent holds the chosen items beside the typing field (tom-select's items).
   const box = el.parentElement || el;
   const shown = textOf(box);
@@ -56,7 +57,7 @@ export function widgetOf(el: Element): WidgetState {
       || byIds(el, 'aria-controls').some((l) => l.getAttribute('aria-multiselectable') === 'true');
     return { kind: 'choice', multiple: !!multiple, chosen: chosenOf(el), expanded: el.getAttribute('aria-expanded') === 'true' };
   }
-  if (isInput(el) && el.readOnly && !isDisabled(el)) return { kind: 'date', value: el.value };
+  if (isInput(el) && el.readOnly && !isDisabled(el)) return { kind: 'date', value: secretShown(el) ?? el.value };
   // A data grid's cell, edited in place: a click (or Enter) opens its editor.
   if ((r === 'gridcell' || (r === 'cell' && el.closest('[role=grid], [role=treegrid]'))) && !el.querySelector('input, select, textarea, [contenteditable]')) return { kind: 'cell', text: textOf(el) };
   return { kind: 'none', role: r };

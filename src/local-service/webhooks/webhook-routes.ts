@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { deliveryList, deliveryQueued, webhookCreate, webhookCreated, webhookList } from '../../contract/webhooks.js';
 import type { Logger } from '../../telemetry/types.js';
-import { identityOf, KEY_OR_SESSION } from '../access.js';
+import { identityOf, OPERATOR as OPERATOR_ACCESS } from '../access.js';
 import { optionalBody, type App } from '../app.js';
 import { HttpError, notFound, unprocessable } from '../http-errors.js';
 import { answer, commonErrors, errorAnswer, notFoundAnswer, pathParams } from '../openapi.js';
@@ -25,7 +25,7 @@ import type { WebhookStore } from './webhook-store.js';
  */
 
 /** Webhooks are the operator's: a key, or the dashboard's session. */
-const OPERATOR = KEY_OR_SESSION;
+const OPERATOR = OPERATOR_ACCESS;
 
 export function addWebhookRoutes(app: App, deps: { store: Store; webhooks: WebhookStore; deliveries: DeliveryQueue; resolve: Resolve; logger: Logger }): void {
   const { store, webhooks, deliveries, resolve, logger } = deps;
