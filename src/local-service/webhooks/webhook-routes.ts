@@ -89,7 +89,8 @@ export function addWebhookRoutes(app: App, deps: { store: Store; webhooks: Webho
     },
   }, async (request, reply) => {
     const { webhookId, deliveryId } = request.params;
-    const found = (await webhooks.get(webhookId)) && (await webhooks.readDelivery(webhookId, deliveryId));
+    if (!(await webhooks.get(webhookId))) throw notFound(['path', 'webhookId'], 'webhook');
+    const found = await webhooks.readDelivery(webhookId, deliveryId);
     if (!found) throw notFound(['path', 'deliveryId'], 'delivery');
     if (found.state === 'pending' && found.attempts.length === 0) throw new HttpError(409, [{ loc: ['path', 'deliveryId'], msg: 'the delivery has not been tried yet', type: 'conflict' }]);
     await deliveries.again(webhookId, deliveryId);
