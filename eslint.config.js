@@ -71,7 +71,7 @@ export default tseslint.config(
   },
   {
     // telemetry/ is the floor: every folder logs and emits, so it imports none of them (the event
-    // map is the runner's, runner/events.ts). One exception: the process log scrubs secrets in
+    // map is the runner's, execution/events.ts). One exception: the process log scrubs secrets in
     // every form the vault knows them, by the vault's own code, itself pure (domain/ imports
     // nothing above it).
     files: ['src/telemetry/**/*.ts'],
@@ -110,13 +110,23 @@ export default tseslint.config(
   ...ADAPTER_DIRS.map(adapterRule),
   {
     // The wire shapes (docs/architecture.md#wire-shapes): both programs, the worker and the local
-    // service, read them, so they sit below both and import zod, each other, and the pure parts
-    // of src/domain they state (key paths, the one allow-list parser, the error codes, the depth bound), nothing else.
+    // service, read them, so they are the ground: they import zod and each other, nothing above.
+    // The allow-list parser, the contract's own (every entry is checked by it), also reads a
+    // host's public suffix (tldts) and an IP address (node:net).
     files: ['src/contract/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^(?!zod$|\\./[a-z-]+\\.js$|\\.\\./domain/(key-path|allow-list|errors|json-bounds)\\.js$)', message: 'src/contract/ imports zod, its own files and domain/key-path.js, domain/allow-list.js, domain/errors.js or domain/json-bounds.js only.' }] },
+        { patterns: [{ regex: '^(?!zod$|\\./[a-z-]+\\.js$)', message: 'src/contract/ is the ground: it imports zod and its own files only.' }] },
+      ],
+    },
+  },
+  {
+    files: ['src/contract/allow-list.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!zod$|tldts$|node:net$|\\./[a-z-]+\\.js$)', message: 'the allow-list parser imports tldts, node:net and its own folder only.' }] },
       ],
     },
   },

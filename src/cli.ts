@@ -11,7 +11,7 @@ import { createBrowser, createProfileDirectory, createRecorder, createRunnerDeps
 import { ConfigError, loadConfig, type Config } from './config/schema.js';
 import { loadServeConfig } from './config/serve.js';
 import { startLocalServer } from './local-service/server.js';
-import { abortReason } from './domain/errors.js';
+import { abortReason } from './contract/errors.js';
 import { loadRecording } from './model/replay-client.js';
 import { runExecution } from './runner/run-execution.js';
 import { createLocalStore } from './storage/local-store.js';

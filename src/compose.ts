@@ -8,7 +8,7 @@ import { chromiumSandboxDisabled, createPlaywrightSandbox } from './browser/play
 import type { BrowserSandbox } from './browser/types.js';
 import type { Config } from './config/schema.js';
 import type { ControlPlane } from './control-plane/types.js';
-import { ExecutionError } from './domain/errors.js';
+import { ExecutionError } from './contract/errors.js';
 import { readProfileHeader } from './domain/profile-crypto.js';
 import { s3Location } from './domain/input-files.js';
 import type { LiveRelay } from './live/types.js';

@@ -6,7 +6,7 @@ import { createHttpControlPlane } from './control-plane/http-client.js';
 import { createOutbox } from './control-plane/outbox.js';
 import { createSpoolingStore } from './storage/spool.js';
 import { createRedisRunCache } from './storage/redis-run-cache.js';
-import { abortReason } from './domain/errors.js';
+import { abortReason } from './contract/errors.js';
 import { createBullmqIntake, type Intake } from './intake/bullmq-intake.js';
 import { Scope } from './runner/scope.js';
 import { createRedisLiveRelay } from './live/redis-live-relay.js';

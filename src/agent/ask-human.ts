@@ -1,8 +1,8 @@
 import type { HumanExchange } from '../contract/output.js';
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { grantsApproval, HUMAN_KINDS, type HumanAnswer, type HumanKind } from '../domain/human-protocol.js';
 import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
-import type { ExecutionEventSink } from '../runner/events.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 
 /**
  * `ask_human` (docs/human-in-the-loop.md): the model's way to ask a person a question, ask

@@ -1,4 +1,4 @@
-import { errorFromSignal } from '../domain/errors.js';
+import { errorFromSignal } from '../contract/errors.js';
 import type { AssistantBlock, ModelResponse, TextBlock, ToolUseBlock } from '../model/types.js';
 import { ASK_HUMAN_DEFINITION } from './ask-human.js';
 import { browserCall } from './browser-call.js';

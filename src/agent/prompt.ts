@@ -1,5 +1,5 @@
 import { placeholderOf, secretPathsOf } from '../domain/input-references.js';
-import { formatPath, pathId, type KeyPath } from '../domain/key-path.js';
+import { formatPath, pathId, type KeyPath } from '../contract/key-path.js';
 import type { Specification } from '../domain/specification.js';
 import type { RunBudget } from '../domain/usage.js';
 

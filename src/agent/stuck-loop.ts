@@ -16,7 +16,7 @@
  * closed): it breaks the streak.
  */
 import type { BrowserSession } from '../browser/types.js';
-import { errorFromSignal } from '../domain/errors.js';
+import { errorFromSignal } from '../contract/errors.js';
 import type { ToolUseBlock } from '../model/types.js';
 import type { ActionReport } from '../toolset/types.js';
 

@@ -3,9 +3,9 @@
  * the action space's calls. A failed call halts the rest of its toolset's calls in the turn; a
  * `finish` ends the batch. Each call answers with a tool result, run or not.
  */
-import type { ExecutionEventSink } from '../runner/events.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 import type { TextBlock, ToolResultBlock, ToolUseBlock } from '../model/types.js';
-import { errorFromSignal } from '../domain/errors.js';
+import { errorFromSignal } from '../contract/errors.js';
 import type { AskHuman } from './ask-human.js';
 import { ASK_HUMAN_TOOL } from './ask-human.js';
 import { browserCall } from './browser-call.js';

@@ -6,14 +6,14 @@
  */
 import type { BrowserSession } from '../browser/types.js';
 import type { Counters } from '../control-plane/types.js';
-import type { ErrorCode } from '../domain/errors.js';
+import type { ErrorCode } from '../contract/errors.js';
 import type { InputFile } from '../domain/input-files.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
 import type { SecretVault } from '../domain/secrets.js';
 import type { Specification } from '../domain/specification.js';
 import type { ModelUsage, RunBudget } from '../domain/usage.js';
 import type { Message, ModelClient, TextBlock, TokenUsage, ToolDefinition } from '../model/types.js';
-import type { ExecutionEventSink } from '../runner/events.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 import type { ActionSpace } from '../toolset/types.js';
 import type { AskHuman } from './ask-human.js';
 import type { RepeatWatch } from './stuck-loop.js';

@@ -6,7 +6,7 @@
  * the refinements make written as JSON Schema (`pattern`, `format`, `x-allow-list-entry`).
  */
 import { z } from 'zod';
-import { checkAllowEntry } from '../domain/allow-list.js';
+import { checkAllowEntry } from './allow-list.js';
 import { camelCaseFields, formatIssues, jsonSchemaValue, MAX_DEPTH, snakeCaseAliases } from './json.js';
 import { profileId } from './profile.js';
 
@@ -14,7 +14,7 @@ import { profileId } from './profile.js';
 export const TOOLSETS = ['browser', 'computer'] as const;
 
 /**
- * One allow-list entry, checked by the worker's own parser (domain/allow-list.ts); the spaces
+ * One allow-list entry, checked by the worker's own parser (contract/allow-list.ts); the spaces
  * around it are dropped (the JSON Schema's pattern says they may be there).
  */
 const allowEntry = z

@@ -1,6 +1,6 @@
-import { ExecutionError } from './errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { checkFileName, uniqueName } from './file-names.js';
-import { formatPath, pathId, type KeyPath } from './key-path.js';
+import { formatPath, pathId, type KeyPath } from '../contract/key-path.js';
 import type { JsonSchema } from './specification.js';
 
 /**

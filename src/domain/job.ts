@@ -1,6 +1,6 @@
 import { formatIssues } from '../contract/json.js';
 import { jobData, type JobData } from '../contract/job.js';
-import { ExecutionError } from './errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { formatTraceParent, parseTraceParent } from './trace-context.js';
 
 export type { JobData } from '../contract/job.js';

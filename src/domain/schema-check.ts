@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { ErrorObject } from 'ajv';
-import { depthProblem } from './json-bounds.js';
+import { depthProblem } from '../contract/json-bounds.js';
 import type { SecretMark } from './secret-marks.js';
 import type { JsonSchema } from './specification.js';
 
@@ -26,7 +26,7 @@ import type { JsonSchema } from './specification.js';
  * bounded by the schema's size times the value's, and the same budget covers it.
  */
 
-export { depthProblem, MAX_DEPTH } from './json-bounds.js';
+export { depthProblem, MAX_DEPTH } from '../contract/json-bounds.js';
 export const DEFAULT_BUDGET_MS = 5_000;
 
 export type CheckOutcome =

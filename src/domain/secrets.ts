@@ -1,5 +1,5 @@
-import { ExecutionError } from './errors.js';
-import { MAX_REWRITE_PATHS, TooManyPathsError, formatPath, outermostPaths, parsePath, pathId, rewriteAt, valueAt, type KeyPath } from './key-path.js';
+import { ExecutionError } from '../contract/errors.js';
+import { MAX_REWRITE_PATHS, TooManyPathsError, formatPath, outermostPaths, parsePath, pathId, rewriteAt, valueAt, type KeyPath } from '../contract/key-path.js';
 import type { JsonSchema } from './specification.js';
 import { secretForms, type SecretForms } from './secret-forms.js';
 import { findSecretMarks, type SecretMark } from './secret-marks.js';

@@ -1,5 +1,5 @@
 import { readSpecification, type Specification } from '../contract/specification.js';
-import { ExecutionError } from './errors.js';
+import { ExecutionError } from '../contract/errors.js';
 
 export type { JsonSchema } from '../contract/json.js';
 export type { Specification } from '../contract/specification.js';

@@ -1,4 +1,4 @@
-import { formatPath, pathId, type KeyPath } from '../domain/key-path.js';
+import { formatPath, pathId, type KeyPath } from '../contract/key-path.js';
 import { forEachApplied, LIST, ONE, TABLE } from '../domain/secret-marks.js';
 import type { JsonSchema } from '../domain/specification.js';
 import { unprocessable } from './http-errors.js';

@@ -6,7 +6,7 @@ import { TRIGGER_ALIASES } from '../contract/workflows.js';
 import { depthProblem, sharedSchemaChecker } from '../domain/schema-check.js';
 import type { SecretMark } from '../domain/secret-marks.js';
 import { isObject, issuesFromAjv, issuesFromZod, unprocessable } from './http-errors.js';
-import { MAX_REWRITE_PATHS } from '../domain/key-path.js';
+import { MAX_REWRITE_PATHS } from '../contract/key-path.js';
 
 /**
  * Request validation of the local API. Bodies, query strings and path parameters are parsed by

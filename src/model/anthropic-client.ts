@@ -10,7 +10,7 @@ import type {
   BetaToolUnion,
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import type { Logger } from '../telemetry/types.js';
 import { fromApiUsage } from './api-usage.js';
 import { createCapabilityLookup, type CapabilityOverrides, type ModelCapabilities } from './capabilities.js';

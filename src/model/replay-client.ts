@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
 import { recordingFile } from '../contract/recording.js';
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import type { ModelClient, ModelResponse, RecordingFile } from './types.js';
 
 /**

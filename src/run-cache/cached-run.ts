@@ -17,9 +17,9 @@
 import { runAgent, type AgentDeps, type AgentInput, type AgentOutcome, type RunStats } from '../agent/loop.js';
 import { openStartPage } from '../agent/start-page.js';
 import { placeholderOf, placeholdersIn } from '../domain/input-references.js';
-import { pathId, valueAt, type KeyPath } from '../domain/key-path.js';
+import { pathId, valueAt, type KeyPath } from '../contract/key-path.js';
 import { emptyCacheReport, type CacheReport } from '../domain/run-cache.js';
-import type { ExecutionEventSource } from '../runner/events.js';
+import type { ExecutionEventSource } from '../execution/events.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { actionOf, afterLastEntry, SKIPPED, type ActionAt } from './actions.js';

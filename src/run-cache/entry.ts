@@ -3,7 +3,7 @@
  * built from a completed run's steps after it.
  */
 import type { InputSource } from '../domain/input-references.js';
-import { pathId, type KeyPath } from '../domain/key-path.js';
+import { pathId, type KeyPath } from '../contract/key-path.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';

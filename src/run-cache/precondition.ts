@@ -7,9 +7,9 @@
  * replay can go on, without running them.
  */
 import type { BrowserSession, BrowserTab, ElementIdentity } from '../browser/types.js';
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { enterText, enterValue, type InputSource } from '../domain/input-references.js';
-import { formatPath, valueAt, type KeyPath } from '../domain/key-path.js';
+import { formatPath, valueAt, type KeyPath } from '../contract/key-path.js';
 import type { ToolUseBlock } from '../model/types.js';
 import type { ActionSpace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';

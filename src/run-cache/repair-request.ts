@@ -11,7 +11,7 @@
 import type { AgentInput } from '../agent/loop.js';
 import { describeInput } from '../agent/prompt.js';
 import { placeholderOf } from '../domain/input-references.js';
-import { formatPath, type KeyPath } from '../domain/key-path.js';
+import { formatPath, type KeyPath } from '../contract/key-path.js';
 import type { TextBlock, ToolDefinition } from '../model/types.js';
 import { actionOf, describeElement, SKIPPED, type ActionAt } from './actions.js';
 import type { CachedAction, CachedElement } from './format.js';

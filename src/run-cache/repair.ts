@@ -13,7 +13,7 @@
 import type { AgentDeps, AgentInput, RunStats } from '../agent/loop.js';
 import { browserCall } from '../agent/browser-call.js';
 import { enterText, enterValue, placeholderOf, placeholdersIn, type InputSource } from '../domain/input-references.js';
-import { pathId, type KeyPath } from '../domain/key-path.js';
+import { pathId, type KeyPath } from '../contract/key-path.js';
 import type { ImageBlock, Message, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock } from '../model/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { viewPage } from './page-view.js';

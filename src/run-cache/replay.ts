@@ -10,8 +10,8 @@
  */
 import type { BrowserSession } from '../browser/types.js';
 import type { InputSource } from '../domain/input-references.js';
-import { valueAt, type KeyPath } from '../domain/key-path.js';
-import type { ExecutionEventSink } from '../runner/events.js';
+import { valueAt, type KeyPath } from '../contract/key-path.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import type { RunStats } from '../agent/loop.js';

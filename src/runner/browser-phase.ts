@@ -2,7 +2,7 @@ import path from 'node:path';
 import { createRunStats, type AgentOutcome } from '../agent/loop.js';
 import { createAskHuman, type AskHuman } from '../agent/ask-human.js';
 import type { BrowserSession, DownloadEvent } from '../browser/types.js';
-import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../domain/errors.js';
+import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../contract/errors.js';
 import { emptyCacheReport } from '../domain/run-cache.js';
 import { resolveBudget } from '../domain/usage.js';
 import type { ActiveRecording } from '../recorder/types.js';

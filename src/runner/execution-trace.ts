@@ -1,6 +1,6 @@
 import type { JobData } from '../domain/job.js';
 import type { TraceAttributes, TraceSpan, Tracing } from '../telemetry/types.js';
-import type { ExecutionEventSource, LoggedEvents } from './events.js';
+import type { ExecutionEventSource, LoggedEvents } from '../execution/events.js';
 import type { ExecutionSummary } from './types.js';
 
 /**

@@ -4,7 +4,7 @@ import type { ControlPlane } from '../control-plane/types.js';
 import { answerOutcome, type HumanAnswer, type HumanInput } from '../domain/human-protocol.js';
 import type { HumanDesk } from '../human/types.js';
 import type { Logger } from '../telemetry/types.js';
-import type { ExecutionEventSink } from './events.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 
 /**
  * The runner's side of `ask_human` (docs/human-in-the-loop.md): tells the API the run waits,

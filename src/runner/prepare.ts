@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ExecutionError, errorFromSignal, toExecutionError } from '../domain/errors.js';
+import { ExecutionError, errorFromSignal, toExecutionError } from '../contract/errors.js';
 import { findInputFiles, type InputFile } from '../domain/input-files.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
 import { depthProblem, sharedSchemaChecker, type CheckOutcome } from '../domain/schema-check.js';

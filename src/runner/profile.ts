@@ -1,11 +1,11 @@
 import type { BrowserSession, StorageState } from '../browser/types.js';
 import type { ProfileReport } from '../contract/profile.js';
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { openProfile, readProfileHeader, sealProfile, type ProfileKeyring } from '../domain/profile-crypto.js';
 import { profileSecrets } from '../domain/profile-secrets.js';
 import type { ProfileStore } from '../storage/types.js';
 import type { Logger } from '../telemetry/types.js';
-import type { ExecutionEventSink } from './events.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 
 /**
  * A run's browser profile (docs/profiles.md): loaded before the browser opens, saved when the

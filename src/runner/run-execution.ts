@@ -1,4 +1,4 @@
-import { toExecutionError, type ExecutionError } from '../domain/errors.js';
+import { toExecutionError, type ExecutionError } from '../contract/errors.js';
 import { parseJobData, readableExecutionId, type JobData } from '../domain/job.js';
 import { noTracing } from '../telemetry/tracing.js';
 import type { Logger } from '../telemetry/types.js';

@@ -12,7 +12,7 @@ import type { VideoRecorder } from '../recorder/types.js';
 import type { RunCacheStore } from '../run-cache/types.js';
 import type { ArtifactStore } from '../storage/types.js';
 import type { Logger, Tracing } from '../telemetry/types.js';
-import type { ExecutionEventSource } from './events.js';
+import type { ExecutionEventSource } from '../execution/events.js';
 import type { ProfileSettings } from './profile.js';
 import type { ActionSpace, ActionSpaceChoice, ActionSpaceKind, ActionSpaceOptions } from '../toolset/types.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
 import { DEFAULT_CONTEXT_SETTINGS } from '../../src/model/context-policy.js';
 import type { ModelResponse, ModelTurnRequest } from '../../src/model/types.js';

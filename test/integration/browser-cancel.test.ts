@@ -8,7 +8,7 @@ import { browserCall } from '../../src/agent/browser-call.js';
 import { createRunStats, runAgent } from '../../src/agent/loop.js';
 import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
 import type { BrowserSandbox, BrowserSession } from '../../src/browser/types.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
 import { chooseActionSpace } from '../../src/model/tool-versions.js';

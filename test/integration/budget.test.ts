@@ -14,7 +14,7 @@ import type { ExecutionSummary } from '../../src/runner/types.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
-import { createExecutionEvents } from '../../src/runner/events.js';
+import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import type { Accounting } from '../support/fake-api-tokens.js';
 import { longRun } from '../support/long-run.js';

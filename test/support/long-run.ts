@@ -1,5 +1,5 @@
 import { createRunStats, runAgent, type AgentOutcome, type RunStats } from '../../src/agent/loop.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { RunBudget } from '../../src/domain/usage.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';

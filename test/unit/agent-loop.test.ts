@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRunStats, runAgent, type AgentInput } from '../../src/agent/loop.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { compileSchema } from '../../src/domain/json-schema.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { createModelPricing } from '../../src/model/prices.js';

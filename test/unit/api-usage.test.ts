@@ -6,7 +6,7 @@ import { billedParts, billedTokens, usageReport } from '../../src/domain/usage.j
 import { fromApiUsage } from '../../src/model/api-usage.js';
 import { costOf, createModelPricing, pricesOf } from '../../src/model/prices.js';
 import type { ModelTurnRequest, TokenUsage } from '../../src/model/types.js';
-import { createExecutionEvents } from '../../src/runner/events.js';
+import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import { say, scriptedModel } from '../support/scripted-model.js';
 

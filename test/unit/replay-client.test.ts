@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createRecordingModel } from '../../src/model/recording-client.js';
 import { createReplayModel, loadRecording, parseRecording } from '../../src/model/replay-client.js';
 import type { ModelClient, ModelResponse, ModelTurnRequest, RecordingFile } from '../../src/model/types.js';

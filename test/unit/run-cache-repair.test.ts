@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pathId, type KeyPath } from '../../src/domain/key-path.js';
+import { pathId, type KeyPath } from '../../src/contract/key-path.js';
 import { PICKED, SKIPPED, actionOf, entersValue } from '../../src/run-cache/actions.js';
 import { buildEntry } from '../../src/run-cache/entry.js';
 import { parseCacheEntry, type CachedAction } from '../../src/run-cache/format.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pathId } from '../../src/domain/key-path.js';
+import { pathId } from '../../src/contract/key-path.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { afterLastEntry } from '../../src/run-cache/actions.js';
 import { buildEntry } from '../../src/run-cache/entry.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BrowserSession, StorageState } from '../../src/browser/types.js';
 import { openProfile, parseProfileKeys, readProfileHeader, sealProfile } from '../../src/domain/profile-crypto.js';
-import { createExecutionEvents, type ExecutionEventStream } from '../../src/runner/events.js';
+import { createExecutionEvents, type ExecutionEventStream } from '../../src/execution/events.js';
 import { RunProfile, type ProfileSettings } from '../../src/runner/profile.js';
 import type { ProfileStore } from '../../src/storage/types.js';
 import { createEventLog } from '../../src/telemetry/event-log.js';

@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ImageBlock, Message, ModelClient, ModelResponse, ModelTurnRequest } from '../../src/model/types.js';
-import { createExecutionEvents } from '../../src/runner/events.js';
+import { createExecutionEvents } from '../../src/execution/events.js';
 import { createStepScreenshots } from '../../src/runner/step-screenshots.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRunStats } from '../../src/agent/loop.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { billedTokens, usageReport } from '../../src/domain/usage.js';
 import { createModelPricing } from '../../src/model/prices.js';
 import type { ModelTurnRequest, TokenUsage } from '../../src/model/types.js';
-import { createExecutionEvents } from '../../src/runner/events.js';
+import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import { say, scriptedModel } from '../support/scripted-model.js';
 

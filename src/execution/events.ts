@@ -1,7 +1,7 @@
 import type { BlockLayer, DownloadEvent, Point, Size } from '../browser/types.js';
 import type { Counters } from '../control-plane/types.js';
 import type { HumanInput, HumanKind, HumanOutcome } from '../domain/human-protocol.js';
-import type { ErrorCode } from '../domain/errors.js';
+import type { ErrorCode } from '../contract/errors.js';
 import type { CacheReport } from '../domain/run-cache.js';
 import type { UsageReport } from '../domain/usage.js';
 import type { BilledIteration, StopReason, TokenUsage } from '../model/types.js';
