@@ -9,9 +9,10 @@ import { errorFromSignal } from '../contract/errors.js';
 import type { AskHuman } from './ask-human.js';
 import { ASK_HUMAN_TOOL } from './ask-human.js';
 import { browserCall } from './browser-call.js';
-import type { AgentInput, AgentOutcome, AgentRun } from './types.js';
+import type { AgentInput, AgentRun } from './types.js';
 import { stuckText } from './stuck-loop.js';
 import { FINISH_TOOL } from './tools.js';
+import type { AgentOutcome } from '../execution/outcome.js';
 
 /** What the calls need of the run: its deps, input and tallies, and the invalid outputs it let the model correct. */
 export type CallContext = Pick<AgentRun, 'deps' | 'input' | 'stats' | 'now' | 'outputRetries' | 'repeats'>;

@@ -1,6 +1,6 @@
 import type { ModelUsageReport, UsageReport } from '../contract/output.js';
 import type { Specification } from '../contract/specification.js';
-import type { ModelResponse, TokenUsage } from '../model/types.js';
+import type { ModelResponse, TokenUsage } from '../contract/recording.js';
 
 export type { BudgetReport, UsageReport } from '../contract/output.js';
 

@@ -14,7 +14,7 @@
  * The runner sees one function. This folder uses the agent's loop and ports; the agent knows
  * nothing of the cache.
  */
-import { runAgent, type AgentDeps, type AgentInput, type AgentOutcome, type RunStats } from '../agent/loop.js';
+import { runAgent, type AgentDeps, type AgentInput } from '../agent/loop.js';
 import { openStartPage } from '../agent/start-page.js';
 import { placeholderOf, placeholdersIn } from '../domain/input-references.js';
 import { pathId, valueAt, type KeyPath } from '../contract/key-path.js';
@@ -31,6 +31,8 @@ import { REPAIR_MODEL_STEPS, repairStep, type RepairOutcome } from './repair.js'
 import { replaySteps, type ReplayInput, type ReplayStop, type StopKind } from './replay.js';
 import type { RunCacheStore } from './types.js';
 import { changedPaths, guardMiss, inputLeaves } from './values.js';
+import type { AgentOutcome } from '../execution/outcome.js';
+import type { RunStats } from '../execution/counters.js';
 
 export interface CachedRunOptions {
   /** Absent when the cache is off (RUN_CACHE=off, `cache: false`, no version to key it by). */

@@ -10,7 +10,7 @@
  * one repair; `flow_changed`, a refusal, or no way back to the earlier run's steps ends it, and
  * the model takes the run over from there.
  */
-import type { AgentDeps, AgentInput, RunStats } from '../agent/loop.js';
+import type { AgentDeps, AgentInput } from '../agent/loop.js';
 import { browserCall } from '../agent/browser-call.js';
 import { enterText, enterValue, placeholderOf, placeholdersIn, type InputSource } from '../domain/input-references.js';
 import { pathId, type KeyPath } from '../contract/key-path.js';
@@ -23,6 +23,7 @@ import { holdsValue } from './replay-check.js';
 import { findResume, type ResumePoint } from './resume.js';
 import { derivedPaths, type InputLeaf } from './values.js';
 import { thinkingOf, textOf } from '../agent/response-text.js';
+import type { RunStats } from '../execution/counters.js';
 
 /** Model steps one repair may take before the model carries the rest of the run. */
 export const REPAIR_MODEL_STEPS = 3;

@@ -14,12 +14,12 @@ import { valueAt, type KeyPath } from '../contract/key-path.js';
 import type { ExecutionEventSink } from '../execution/events.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
-import type { RunStats } from '../agent/loop.js';
 import { actionOf, SETS_VALUE, SKIPPED, type ActionAt } from './actions.js';
 import { pageShape, samePage, type CachedAction } from './format.js';
 import { checkAction, describeAction, prepare, type MissKind } from './precondition.js';
 import { holdsValue } from './replay-check.js';
 import type { InputLeaf } from './values.js';
+import type { RunStats } from '../execution/counters.js';
 
 export interface ReplayInput {
   steps: CachedAction[][];

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createRunStats, type AgentOutcome, type RunStats } from '../agent/loop.js';
-import type { HumanExchange } from '../agent/ask-human.js';
 import type { DownloadEvent } from '../browser/types.js';
 import type { ExecutionError } from '../contract/errors.js';
 import type { JobData } from '../domain/job.js';
@@ -21,6 +19,9 @@ import type { ProfileReport } from './profile.js';
 import type { Scope } from './scope.js';
 import { createStepScreenshots, type StepScreenshots } from './step-screenshots.js';
 import type { RunnerDeps } from './types.js';
+import { createRunStats, type RunStats } from '../execution/counters.js';
+import type { AgentOutcome } from '../execution/outcome.js';
+import type { HumanExchange } from '../contract/output.js';
 
 /**
  * What every phase of one execution shares (run-execution.ts): its job, its scratch folder, its

@@ -1,4 +1,5 @@
-import type { BrowserSession, StorageState } from '../browser/types.js';
+import type { BrowserSession } from '../browser/types.js';
+import { storageState, type StorageState } from '../contract/storage-state.js';
 import type { ProfileReport } from '../contract/profile.js';
 import { ExecutionError } from '../contract/errors.js';
 import { openProfile, readProfileHeader, sealProfile, type ProfileKeyring } from '../domain/profile-crypto.js';
@@ -137,7 +138,6 @@ export class RunProfile {
 }
 
 function asState(value: unknown): StorageState | undefined {
-  const v = value as Partial<StorageState> | null;
-  if (!v || !Array.isArray(v.cookies) || !Array.isArray(v.origins)) return undefined;
-  return { cookies: v.cookies, origins: v.origins };
+  const read = storageState.safeParse(value);
+  return read.success ? read.data : undefined;
 }
