@@ -12,13 +12,12 @@ import { ExecutionError } from './contract/errors.js';
 import { readProfileHeader } from './domain/profile-crypto.js';
 import { s3Location } from './domain/input-files.js';
 import type { LiveRelay } from './live/types.js';
-import type { Specification } from './domain/specification.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
 import { createModelPricing } from './model/prices.js';
 import { createRecordingModel } from './model/recording-client.js';
 import { createReplayModel } from './model/replay-client.js';
 import { chooseActionSpace } from './model/tool-versions.js';
-import type { ModelClient, RecordingFile } from './model/types.js';
+import type { ModelClient } from './model/types.js';
 import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
 import type { VideoRecorder } from './recorder/types.js';
 import type { RunnerDeps } from './runner/types.js';
@@ -32,6 +31,8 @@ import type { Logger, Tracing } from './telemetry/types.js';
 import { tracingSecrets } from './config/tracing.js';
 import { withUploadSpans } from './storage/traced-store.js';
 import { createActionSpace } from './toolset/create.js';
+import type { Specification } from './contract/specification.js';
+import type { RecordingFile } from './contract/recording.js';
 
 /** Where the artifact store's bucket is: artifacts and browser profiles are kept there. */
 function bucketSettings(config: Config, bucket: string) {

@@ -15,8 +15,8 @@ import { runExecution } from './runner/run-execution.js';
 import { startHealthServer, type HealthServer } from './telemetry/health.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { createCapacity } from './telemetry/capacity.js';
-import type { RecordingFile } from './model/types.js';
 import type { Logger, Tracing } from './telemetry/types.js';
+import type { RecordingFile } from './contract/recording.js';
 
 /**
  * The daemon (docs/operations.md): explicit states, logged on change.

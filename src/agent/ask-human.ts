@@ -1,9 +1,11 @@
 import type { HumanExchange } from '../contract/output.js';
 import { ExecutionError } from '../contract/errors.js';
-import { grantsApproval, HUMAN_KINDS, type HumanKind } from '../domain/human-protocol.js';
-import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import { grantsApproval } from '../domain/human-protocol.js';
+import type { ImageBlock, ToolDefinition, ToolResultBlock } from '../model/types.js';
 import type { ExecutionEventSink } from '../execution/events.js';
 import type { HumanGate, HumanRequest } from '../execution/human.js';
+import { HUMAN_KINDS, type HumanKind } from '../contract/human.js';
+import type { TextBlock, ToolUseBlock } from '../contract/recording.js';
 
 /**
  * `ask_human` (docs/human-in-the-loop.md): the model's way to ask a person a question, ask

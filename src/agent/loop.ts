@@ -1,5 +1,4 @@
 import { errorFromSignal } from '../contract/errors.js';
-import type { AssistantBlock, ModelResponse, TextBlock, ToolUseBlock } from '../model/types.js';
 import { ASK_HUMAN_DEFINITION } from './ask-human.js';
 import { browserCall } from './browser-call.js';
 import { contextOverflow, withCacheBreakpoints } from './conversation.js';
@@ -12,6 +11,7 @@ import type { RunStats } from '../execution/counters.js';
 import type { AgentOutcome } from '../execution/outcome.js';
 import type { AgentDeps, AgentInput, AgentRun } from './types.js';
 import { thinkingOf, textOf } from './response-text.js';
+import type { AssistantBlock, ModelResponse, TextBlock, ToolUseBlock } from '../contract/recording.js';
 
 // The agent's shapes (types.ts), given with the loop that takes them.
 export type { AgentDeps, AgentInput } from './types.js';

@@ -8,14 +8,15 @@ import type { BrowserSession } from '../browser/types.js';
 import type { InputFile } from '../domain/input-files.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
 import type { SecretVault } from '../domain/secrets.js';
-import type { Specification } from '../domain/specification.js';
 import type { RunBudget } from '../domain/usage.js';
-import type { Message, ModelClient, TextBlock, ToolDefinition } from '../model/types.js';
+import type { Message, ModelClient, ToolDefinition } from '../model/types.js';
 import type { ExecutionEventSink } from '../execution/events.js';
 import type { RunStats } from '../execution/counters.js';
 import type { ActionSpace } from '../toolset/types.js';
 import type { AskHuman } from './ask-human.js';
 import type { RepeatWatch } from './stuck-loop.js';
+import type { Specification } from '../contract/specification.js';
+import type { TextBlock } from '../contract/recording.js';
 
 export interface AgentDeps {
   model: ModelClient;

@@ -9,8 +9,6 @@ import net from 'node:net';
 
 import { canonicalHost, isIpHost, validateAllowList, type AllowEntry } from '../contract/allow-list.js';
 
-export { canonicalHost, isIpHost, parseAllowEntry, validateAllowList, type AllowEntry } from '../contract/allow-list.js';
-
 export type UrlVerdict = { ok: true } | { ok: false; reason: string };
 
 export interface HostMatcher {

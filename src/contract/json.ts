@@ -9,7 +9,7 @@
  * both programs (the worker and the local service) can use it.
  */
 import { z } from 'zod';
-import { depthReason, findTooDeep, MAX_DEPTH } from './json-bounds.js';
+import { depthReason, findTooDeep } from './json-bounds.js';
 import { formatPath } from './key-path.js';
 
 /**
@@ -38,8 +38,6 @@ export const boundedJsonObject = boundedJson(z.record(z.string(), z.unknown()));
 
 /** Any JSON value from outside (an input payload): at most `MAX_DEPTH` deep. */
 export const boundedJsonValue = boundedJson(z.unknown(), 'input_too_deep');
-
-export { MAX_DEPTH };
 
 /** A time as ISO 8601 with its zone (`Date#toISOString` writes them). */
 export const isoTime = z.iso.datetime({ offset: true });

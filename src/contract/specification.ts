@@ -7,8 +7,9 @@
  */
 import { z } from 'zod';
 import { checkAllowEntry } from './allow-list.js';
-import { camelCaseFields, formatIssues, jsonSchemaValue, MAX_DEPTH, snakeCaseAliases } from './json.js';
+import { camelCaseFields, formatIssues, jsonSchemaValue, snakeCaseAliases } from './json.js';
 import { profileId } from './profile.js';
+import { MAX_DEPTH } from './json-bounds.js';
 
 /** The specification's `toolset`: the browser toolset, or computer use (docs/action-spaces.md). */
 export const TOOLSETS = ['browser', 'computer'] as const;

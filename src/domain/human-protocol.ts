@@ -14,9 +14,6 @@
 
 import { answerEntry, humanInput, type AnswerEntry, type HumanAnswer, type HumanInput, type HumanKind, type HumanOutcome } from '../contract/human.js';
 
-export { HUMAN_DECISIONS, HUMAN_KINDS } from '../contract/human.js';
-export type { HumanAnswer, HumanDecision, HumanInput, HumanKind } from '../contract/human.js';
-
 export function answersStreamKey(queuePrefix: string, queueName: string, executionId: string): string {
   return `${queuePrefix}:${queueName}:answers:${executionId}`;
 }

@@ -3,8 +3,6 @@ import { jobData, type JobData } from '../contract/job.js';
 import { ExecutionError } from '../contract/errors.js';
 import { formatTraceParent, parseTraceParent } from './trace-context.js';
 
-export type { JobData } from '../contract/job.js';
-
 /**
  * Validates job data (docs/queue-and-jobs.md#job-data); throws `invalid_job` with every fault
  * named. A `traceparent` that does not read as one is dropped: the execution starts a trace of its

@@ -1,9 +1,6 @@
 import { readSpecification, type Specification } from '../contract/specification.js';
 import { ExecutionError } from '../contract/errors.js';
 
-export type { JsonSchema } from '../contract/json.js';
-export type { Specification } from '../contract/specification.js';
-
 /**
  * Validates a specification as received (from the job or the API) and normalises its field
  * names (docs/specification.md#fields). Throws `invalid_specification` naming every faulty field.

@@ -7,9 +7,10 @@ import { findSecretMarks, type SecretMark } from '../domain/secret-marks.js';
 import { createSecretVault } from '../domain/secrets.js';
 import { keepShownSecrets, revealDefaultInput, sealDefaultInput, secretPathsOf, shownSecretPaths, storedDefaultInput } from './default-input.js';
 import { assertKeptUncompared, assertKeptUnderSameSchema } from './kept-secrets.js';
-import { isObject, unprocessable, type ValidationIssue } from './http-errors.js';
+import { isObject, unprocessable } from './http-errors.js';
 import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionView } from './store.js';
+import type { ValidationIssue } from '../contract/api-errors.js';
 
 /**
  * A version's trigger fields as the API takes them (`status`, `triggerType`,

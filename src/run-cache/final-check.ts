@@ -11,10 +11,11 @@
  */
 import type { AgentDeps, AgentInput } from '../agent/loop.js';
 import { inputLines } from '../agent/prompt.js';
-import type { CacheReport } from '../domain/run-cache.js';
-import type { ModelResponse, ToolDefinition, ToolUseBlock } from '../model/types.js';
+import type { ToolDefinition } from '../model/types.js';
 import { viewPage } from './page-view.js';
 import type { RunStats } from '../execution/counters.js';
+import type { CacheReport } from '../contract/output.js';
+import type { ModelResponse, ToolUseBlock } from '../contract/recording.js';
 
 export const VERIFY_TOOL = 'verify_replay';
 

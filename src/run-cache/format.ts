@@ -13,10 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { runCacheEntry, type RunCacheEntry } from '../contract/run-cache.js';
-import type { Specification } from '../domain/specification.js';
-
-export { RUN_CACHE_FORMAT } from '../contract/run-cache.js';
-export type { CachedAction, CachedElement, RunCacheEntry } from '../contract/run-cache.js';
+import type { Specification } from '../contract/specification.js';
 
 /**
  * Formats this worker reads but never replays, and why (docs/run-cache.md#earlier-formats): such

@@ -10,12 +10,13 @@ import type { BrowserSession, BrowserTab, ElementIdentity } from '../browser/typ
 import { ExecutionError } from '../contract/errors.js';
 import { enterText, enterValue, type InputSource } from '../domain/input-references.js';
 import { formatPath, valueAt, type KeyPath } from '../contract/key-path.js';
-import type { ToolUseBlock } from '../model/types.js';
 import type { ActionSpace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import { actionOf, describeElement, sameElement } from './actions.js';
-import { numbersAside, pageShape, samePage, type CachedAction } from './format.js';
+import { numbersAside, pageShape, samePage } from './format.js';
 import { GUARD_REASONS, guardMiss, type InputLeaf } from './values.js';
+import type { ToolUseBlock } from '../contract/recording.js';
+import type { CachedAction } from '../contract/run-cache.js';
 
 /**
  * Why a precondition does not hold: the page or element is not there (`absent`: another page, a

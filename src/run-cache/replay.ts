@@ -15,11 +15,12 @@ import type { ExecutionEventSink } from '../execution/events.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import { actionOf, SETS_VALUE, SKIPPED, type ActionAt } from './actions.js';
-import { pageShape, samePage, type CachedAction } from './format.js';
+import { pageShape, samePage } from './format.js';
 import { checkAction, describeAction, prepare, type MissKind } from './precondition.js';
 import { holdsValue } from './replay-check.js';
 import type { InputLeaf } from './values.js';
 import type { RunStats } from '../execution/counters.js';
+import type { CachedAction } from '../contract/run-cache.js';
 
 export interface ReplayInput {
   steps: CachedAction[][];

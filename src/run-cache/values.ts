@@ -30,9 +30,6 @@ export interface InputLeaf {
   kind: 'string' | 'number' | 'boolean' | 'null';
 }
 
-/** A salted digest of one input value of the cached run: the values themselves are never kept. */
-export type { ActionGuard, InputDigest } from '../contract/run-cache.js';
-
 export const GUARD_REASONS: Record<ActionGuard['why'], string> = {
   literal: 'it enters a value the model wrote itself, not by name, which any value of the input may have decided',
   derived: 'it enters a value the model wrote itself that may come from the input',

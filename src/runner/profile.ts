@@ -23,9 +23,6 @@ export interface ProfileSettings {
   maxBytes: number;
 }
 
-/** output.json's `profile` (counts, no values): declared with output.json. */
-export type { ProfileReport } from '../contract/profile.js';
-
 export class RunProfile {
   readonly report: ProfileReport;
 

@@ -7,7 +7,6 @@ import type { Config } from '../../src/config/schema.js';
 import { billedTokens, usageReport } from '../../src/domain/usage.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
 import { costOf, createModelPricing, pricesOf } from '../../src/model/prices.js';
-import type { TokenUsage } from '../../src/model/types.js';
 import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
@@ -20,6 +19,7 @@ import { longRun } from '../support/long-run.js';
 import { browser as member, memberBlock, startScriptedModelServer, type Script, type ScriptedIteration, type ScriptedModelServer, type ScriptedResponse } from '../support/scripted-model-server.js';
 import { useShopBrowser } from '../support/shop-browser.js';
 import { createRunStats } from '../../src/execution/counters.js';
+import type { TokenUsage } from '../../src/contract/recording.js';
 
 /**
  * A run's budget (docs/specification.md#budget), whole: the worker on real Chromium, the real SDK

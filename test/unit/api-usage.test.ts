@@ -4,11 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { billedParts, billedTokens, usageReport } from '../../src/domain/usage.js';
 import { fromApiUsage } from '../../src/model/api-usage.js';
 import { costOf, createModelPricing, pricesOf } from '../../src/model/prices.js';
-import type { ModelTurnRequest, TokenUsage } from '../../src/model/types.js';
+import type { ModelTurnRequest } from '../../src/model/types.js';
 import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import { say, scriptedModel } from '../support/scripted-model.js';
 import { createRunStats } from '../../src/execution/counters.js';
+import type { TokenUsage } from '../../src/contract/recording.js';
 
 type Entry = BetaIterationsUsage[number];
 const MODEL = 'claude-opus-5-5';

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError } from '../../src/contract/errors.js';
 import { createRecordingModel } from '../../src/model/recording-client.js';
 import { createReplayModel, loadRecording, parseRecording } from '../../src/model/replay-client.js';
-import type { ModelClient, ModelResponse, ModelTurnRequest, RecordingFile } from '../../src/model/types.js';
+import type { ModelClient, ModelTurnRequest } from '../../src/model/types.js';
+import type { ModelResponse, RecordingFile } from '../../src/contract/recording.js';
 
 const request: ModelTurnRequest = {
   model: 'claude-sonnet-4-5',

@@ -3,11 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { ExecutionError } from '../../src/contract/errors.js';
 import { billedTokens, usageReport } from '../../src/domain/usage.js';
 import { createModelPricing } from '../../src/model/prices.js';
-import type { ModelTurnRequest, TokenUsage } from '../../src/model/types.js';
+import type { ModelTurnRequest } from '../../src/model/types.js';
 import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import { say, scriptedModel } from '../support/scripted-model.js';
 import { createRunStats } from '../../src/execution/counters.js';
+import type { TokenUsage } from '../../src/contract/recording.js';
 
 const request = (model: string): ModelTurnRequest => ({ model, system: [], tools: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], maxTokens: 100, betas: [] });
 const used = (inputTokens: number, outputTokens = 0, cacheReadInputTokens = 0, cacheCreationInputTokens = 0): TokenUsage => ({ inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens });
