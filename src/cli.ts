@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, type Config } from './config/schema.js';
 import { loadServeConfig } from './config/serve.js';
 import { startLocalServer } from './local-service/server.js';
 import { abortReason } from './contract/errors.js';
-import { loadRecording } from './model/replay-client.js';
+import { loadRecording } from './model/playback-client.js';
 import { runExecution } from './runner/run-execution.js';
 import { createLocalStore } from './storage/local-store.js';
 import { createLocalProfileStore } from './storage/profile-store.js';

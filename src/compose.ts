@@ -15,7 +15,7 @@ import type { LiveRelay } from './live/types.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
 import { createModelPricing } from './model/prices.js';
 import { createRecordingModel } from './model/recording-client.js';
-import { createReplayModel } from './model/replay-client.js';
+import { createReplayModel } from './model/playback-client.js';
 import { chooseActionSpace } from './model/tool-versions.js';
 import type { ModelClient } from './model/types.js';
 import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError } from '../../src/contract/errors.js';
 import { createRecordingModel } from '../../src/model/recording-client.js';
-import { createReplayModel, loadRecording, parseRecording } from '../../src/model/replay-client.js';
+import { createReplayModel, loadRecording, parseRecording } from '../../src/model/playback-client.js';
 import type { ModelClient, ModelTurnRequest } from '../../src/model/types.js';
 import type { ModelResponse, RecordingFile } from '../../src/contract/recording.js';
 
