@@ -15,7 +15,7 @@ import type { LiveRelay } from './live/types.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
 import { createModelPricing } from './model/prices.js';
 import { createRecordingModel } from './model/recording-client.js';
-import { createReplayModel } from './model/playback-client.js';
+import { createPlaybackModel } from './model/playback-client.js';
 import { chooseActionSpace } from './model/tool-versions.js';
 import type { ModelClient } from './model/types.js';
 import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
@@ -117,7 +117,7 @@ export function modelFactory(config: Config, logger: Logger, replay?: RecordingF
       });
   return ({ modelId, toolVersion, display }) => {
     // A replay gets a fresh cursor per execution; the live client is shared.
-    const inner = replay ? createReplayModel(replay) : live!;
+    const inner = replay ? createPlaybackModel(replay) : live!;
     const recorded = createRecordingModel(inner, { model: modelId, toolVersion, display });
     return { client: recorded, recording: () => recorded.recording() };
   };

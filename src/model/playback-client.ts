@@ -5,12 +5,12 @@ import { ExecutionError } from '../contract/errors.js';
 import type { ModelClient } from './types.js';
 
 /**
- * The replaying model (docs/operations.md#replaying-a-recording): answers each turn with the next recorded response, in
- * order, whatever it is asked. It never waits the recorded latency: a replay runs as fast as
+ * The playback model (docs/operations.md#replaying-a-recording): answers each turn with the next recorded response, in
+ * order, whatever it is asked. It never waits the recorded latency: a playback runs as fast as
  * the browser allows.
  */
 
-export function createReplayModel(recording: RecordingFile): ModelClient {
+export function createPlaybackModel(recording: RecordingFile): ModelClient {
   let next = 0;
   return {
     async createTurn(_request, signal): Promise<ModelResponse> {
