@@ -71,7 +71,7 @@ export default tseslint.config(
   },
   {
     // telemetry/ is the floor: every folder logs and emits, so it imports none of them (the event
-    // map is the runner's, runner/events.ts). One exception: the process log scrubs secrets in
+    // map is the execution's, execution/events.ts). One exception: the process log scrubs secrets in
     // every form the vault knows them, by the vault's own code, itself pure (domain/ imports
     // nothing above it).
     files: ['src/telemetry/**/*.ts'],
@@ -85,10 +85,8 @@ export default tseslint.config(
     },
   },
   {
-    // No module reaches itself through its imports. The page scripts are left out for now: four
-    // of them still import one another in a ring (dialogs → targets → find → element-line).
+    // No module reaches itself through its imports, the page scripts included.
     files: ['src/**/*.ts'],
-    ignores: ['src/browser/page/**'],
     plugins: { local: { rules: { 'no-import-cycle': noImportCycle } } },
     rules: { 'local/no-import-cycle': 'error' },
   },
@@ -107,16 +105,97 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // execution/ is an execution's vocabulary (its events, outcome, counters, a person's wait):
+    // the runner, the run cache and the agent all speak it, so it sits below them. It states its
+    // shapes with the contract's, types the stream of telemetry/event-stream.ts, and names the
+    // points, downloads and traces of the browser's and the toolset's ports; nothing else.
+    files: ['src/execution/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./[a-z-]+\\.js$|\\.\\./contract/[a-z-]+\\.js$|\\.\\./telemetry/event-stream\\.js$|\\.\\./browser/types\\.js$|\\.\\./toolset/types\\.js$)',
+              message: 'execution/ sits below the runner, the run cache and the agent: it imports contract/, telemetry/event-stream.js and the ports browser/types.js and toolset/types.js only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The order of the core: runner → run-cache → agent → execution. Nothing lower imports a
+    // higher floor.
+    files: ['src/agent/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...coreRestrictions,
+            { group: ['playwright-core', 'playwright', '@anthropic-ai/sdk', '@aws-sdk/*', 'fluent-ffmpeg', '@opentelemetry/*', '@grpc/*'], message: 'vendor SDKs stay inside their adapter.' },
+            notTheLocalService,
+            { group: ['../runner/*', '../run-cache/*'], message: 'the agent sits below the runner and the run cache: it imports neither (their shared words are in execution/).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/run-cache/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...coreRestrictions,
+            { group: ['playwright-core', 'playwright', '@anthropic-ai/sdk', '@aws-sdk/*', 'fluent-ffmpeg', '@opentelemetry/*', '@grpc/*'], message: 'vendor SDKs stay inside their adapter.' },
+            notTheLocalService,
+            { group: ['../runner/*'], message: 'the run cache sits below the runner: it does not import it (their shared words are in execution/).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // domain/ is pure and low: it imports the contract and itself, never a folder above it.
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...coreRestrictions,
+            { group: ['playwright-core', 'playwright', '@anthropic-ai/sdk', '@aws-sdk/*', 'fluent-ffmpeg', '@opentelemetry/*', '@grpc/*'], message: 'vendor SDKs stay inside their adapter.' },
+            notTheLocalService,
+            { regex: '^\\.\\./(?!contract/)', message: 'domain/ imports the contract and its own files only.' },
+          ],
+        },
+      ],
+    },
+  },
   ...ADAPTER_DIRS.map(adapterRule),
   {
     // The wire shapes (docs/architecture.md#wire-shapes): both programs, the worker and the local
-    // service, read them, so they sit below both and import zod, each other, and the pure parts
-    // of src/domain they state (key paths, the one allow-list parser, the error codes, the depth bound), nothing else.
+    // service, read them, so they are the ground: they import zod and each other, nothing above.
+    // The allow-list parser, the contract's own (every entry is checked by it), also reads a
+    // host's public suffix (tldts) and an IP address (node:net).
     files: ['src/contract/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^(?!zod$|\\./[a-z-]+\\.js$|\\.\\./domain/(key-path|allow-list|errors|json-bounds)\\.js$)', message: 'src/contract/ imports zod, its own files and domain/key-path.js, domain/allow-list.js, domain/errors.js or domain/json-bounds.js only.' }] },
+        { patterns: [{ regex: '^(?!zod$|\\./[a-z-]+\\.js$)', message: 'src/contract/ is the ground: it imports zod and its own files only.' }] },
+      ],
+    },
+  },
+  {
+    files: ['src/contract/allow-list.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!zod$|tldts$|node:net$|\\./[a-z-]+\\.js$)', message: 'the allow-list parser imports tldts, node:net and its own folder only.' }] },
       ],
     },
   },

@@ -24,7 +24,7 @@ import { int } from '../src/config/env.js';
 import { loadConfig } from '../src/config/schema.js';
 import { startLocalServer } from '../src/local-service/server.js';
 import { startDaemon } from '../src/daemon.js';
-import { loadRecording } from '../src/model/replay-client.js';
+import { loadRecording } from '../src/model/playback-client.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import { startRedis } from './local-redis.js';
 import { startShopServer } from './shop-server.js';

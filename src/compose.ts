@@ -8,19 +8,18 @@ import { chromiumSandboxDisabled, createPlaywrightSandbox } from './browser/play
 import type { BrowserSandbox } from './browser/types.js';
 import type { Config } from './config/schema.js';
 import type { ControlPlane } from './control-plane/types.js';
-import { ExecutionError } from './domain/errors.js';
+import { ExecutionError } from './contract/errors.js';
 import { readProfileHeader } from './domain/profile-crypto.js';
 import { s3Location } from './domain/input-files.js';
 import type { LiveRelay } from './live/types.js';
-import type { Specification } from './domain/specification.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
 import { createModelPricing } from './model/prices.js';
 import { createRecordingModel } from './model/recording-client.js';
-import { createReplayModel } from './model/replay-client.js';
+import { createPlaybackModel } from './model/playback-client.js';
 import { createNoKeyModel, modelKeyMissing } from './model/no-key-client.js';
 import { modelLifecycle, retiredReason } from './model/lifecycle.js';
 import { chooseActionSpace } from './model/tool-versions.js';
-import type { ModelClient, RecordingFile } from './model/types.js';
+import type { ModelClient } from './model/types.js';
 import { createFfmpegRecorder } from './recorder/ffmpeg-recorder.js';
 import type { VideoRecorder } from './recorder/types.js';
 import type { RunnerDeps } from './runner/types.js';
@@ -35,6 +34,8 @@ import type { Logger, Tracing } from './telemetry/types.js';
 import { tracingSecrets } from './config/tracing.js';
 import { withUploadSpans } from './storage/traced-store.js';
 import { createActionSpace } from './toolset/create.js';
+import type { Specification } from './contract/specification.js';
+import type { RecordingFile } from './contract/recording.js';
 
 /** Where the artifact store's bucket is: artifacts and browser profiles are kept there. */
 function bucketSettings(config: Config, bucket: string) {
@@ -127,7 +128,7 @@ export function modelFactory(config: Config, logger: Logger, replay?: RecordingF
       });
   return ({ modelId, toolVersion, display }) => {
     // A replay gets a fresh cursor per execution; the live client is shared.
-    const inner = replay ? createReplayModel(replay) : live!;
+    const inner = replay ? createPlaybackModel(replay) : live!;
     const recorded = createRecordingModel(inner, { model: modelId, toolVersion, display });
     return { client: recorded, recording: () => recorded.recording() };
   };

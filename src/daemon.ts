@@ -6,7 +6,7 @@ import { createHttpControlPlane } from './control-plane/http-client.js';
 import { createOutbox } from './control-plane/outbox.js';
 import { createSpoolingStore } from './storage/spool.js';
 import { createRedisRunCache } from './storage/redis-run-cache.js';
-import { abortReason } from './domain/errors.js';
+import { abortReason } from './contract/errors.js';
 import { createBullmqIntake, type Intake } from './intake/bullmq-intake.js';
 import { Scope } from './runner/scope.js';
 import { createRedisLiveRelay } from './live/redis-live-relay.js';
@@ -15,10 +15,10 @@ import { runExecution } from './runner/run-execution.js';
 import { startHealthServer, type HealthServer } from './telemetry/health.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { createCapacity } from './telemetry/capacity.js';
-import type { RecordingFile } from './model/types.js';
 import type { Playback } from './runner/types.js';
 import { modelKeyMissing, NO_KEY_AT_START } from './model/no-key-client.js';
 import type { Logger, Tracing } from './telemetry/types.js';
+import type { RecordingFile } from './contract/recording.js';
 
 /**
  * The daemon (docs/operations.md): explicit states, logged on change.

@@ -1,8 +1,11 @@
 import type { HumanExchange } from '../contract/output.js';
-import { ExecutionError } from '../domain/errors.js';
-import { grantsApproval, HUMAN_KINDS, type HumanAnswer, type HumanKind } from '../domain/human-protocol.js';
-import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
-import type { ExecutionEventSink } from '../runner/events.js';
+import { ExecutionError } from '../contract/errors.js';
+import { grantsApproval } from '../domain/human-protocol.js';
+import type { ImageBlock, ToolDefinition, ToolResultBlock } from '../model/types.js';
+import type { ExecutionEventSink } from '../execution/events.js';
+import type { HumanGate, HumanRequest } from '../execution/human.js';
+import { HUMAN_KINDS, type HumanKind } from '../contract/human.js';
+import type { TextBlock, ToolUseBlock } from '../contract/recording.js';
 
 /**
  * `ask_human` (docs/human-in-the-loop.md): the model's way to ask a person a question, ask
@@ -32,20 +35,6 @@ export const ASK_HUMAN_DEFINITION: ToolDefinition = {
     additionalProperties: false,
   },
 };
-
-export interface HumanRequest {
-  kind: HumanKind;
-  question: string;
-  choices: string[] | null;
-}
-
-/** The runner's side of a wait. Throws `human_timeout` when nobody answers in time, or the run's abort reason. */
-export interface HumanGate {
-  ask(request: HumanRequest, signal: AbortSignal): Promise<HumanAnswer>;
-}
-
-/** One question and its answer, for output.json's `human`: declared with output.json. */
-export type { HumanExchange } from '../contract/output.js';
 
 export interface AskHuman {
   /** Runs one `ask_human` call: the result for the model and the images it carries. */

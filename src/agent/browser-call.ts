@@ -1,4 +1,4 @@
-import { ExecutionError, errorFromSignal, isExecutionError } from '../domain/errors.js';
+import { ExecutionError, errorFromSignal, isExecutionError } from '../contract/errors.js';
 
 /**
  * Browser failures become `browser_error`, unless the run was aborted (then its reason wins).

@@ -1,4 +1,5 @@
-import type { Message, TokenUsage, ToolResultBlock, TurnNotes, UserBlock } from '../model/types.js';
+import type { Message, ToolResultBlock, UserBlock } from '../model/types.js';
+import type { TokenUsage, TurnNotes } from '../contract/recording.js';
 
 /**
  * The conversation's rules on the loop's side (docs/model.md#conversation-rules): what a request

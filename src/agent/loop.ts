@@ -1,5 +1,4 @@
-import { errorFromSignal } from '../domain/errors.js';
-import type { AssistantBlock, ModelResponse, TextBlock, ToolUseBlock } from '../model/types.js';
+import { errorFromSignal } from '../contract/errors.js';
 import { ASK_HUMAN_DEFINITION } from './ask-human.js';
 import { browserCall } from './browser-call.js';
 import { contextOverflow, withCacheBreakpoints } from './conversation.js';
@@ -8,11 +7,14 @@ import { openStartPage } from './start-page.js';
 import { createRepeatWatch } from './stuck-loop.js';
 import { runToolCalls, type CallBatch } from './tool-calls.js';
 import { FINISH_DEFINITION } from './tools.js';
-import type { AgentDeps, AgentInput, AgentOutcome, AgentRun, RunStats } from './types.js';
+import type { RunStats } from '../execution/counters.js';
+import type { AgentOutcome } from '../execution/outcome.js';
+import type { AgentDeps, AgentInput, AgentRun } from './types.js';
 import { thinkingOf, textOf } from './response-text.js';
+import type { AssistantBlock, ModelResponse, TextBlock, ToolUseBlock } from '../contract/recording.js';
 
 // The agent's shapes (types.ts), given with the loop that takes them.
-export type { AgentDeps, AgentInput, AgentOutcome, RunStats } from './types.js';
+export type { AgentDeps, AgentInput } from './types.js';
 
 /**
  * The one step loop: open the start page and observe it, then turn after turn: check the caps,
@@ -22,17 +24,6 @@ export type { AgentDeps, AgentInput, AgentOutcome, RunStats } from './types.js';
  * the loop is the same for all.
  * The model client never sees the browser; the loop never sees a vendor SDK.
  */
-
-export function createRunStats(): RunStats {
-  return {
-    nSteps: 0,
-    nAgentActions: 0,
-    nScreenshots: 0,
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
-    costUsd: 0,
-    models: new Map(),
-  };
-}
 
 const REFUSED: AgentOutcome = { status: 'failed', code: 'agent_failed', message: 'the model refused to continue the task' };
 

@@ -1,7 +1,7 @@
 import { placeholderOf, secretPathsOf } from '../domain/input-references.js';
-import { formatPath, pathId, type KeyPath } from '../domain/key-path.js';
-import type { Specification } from '../domain/specification.js';
+import { formatPath, pathId, type KeyPath } from '../contract/key-path.js';
 import type { RunBudget } from '../domain/usage.js';
+import type { Specification } from '../contract/specification.js';
 
 /**
  * The system prompt: the workflow's own words, its checklist, the input as named values (secrets

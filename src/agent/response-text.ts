@@ -1,8 +1,8 @@
+import type { AssistantBlock, TextBlock } from '../contract/recording.js';
 /**
  * What a model's answer says in words, for the step timeline and the log: its thinking (the
  * summary it showed) and its text. Read alike for the agent's turns and a repair's.
  */
-import type { AssistantBlock, TextBlock } from '../model/types.js';
 
 /** The thinking the model showed (its summary): why it acted. */
 export function thinkingOf(content: AssistantBlock[]): string | undefined {

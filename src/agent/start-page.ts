@@ -1,6 +1,6 @@
 import type { BrowserSession } from '../browser/types.js';
-import { ExecutionError } from '../domain/errors.js';
-import type { ExecutionEventSink } from '../runner/events.js';
+import { ExecutionError } from '../contract/errors.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 import { browserCall } from './browser-call.js';
 
 /**

@@ -16,9 +16,9 @@
  * closed): it breaks the streak.
  */
 import type { BrowserSession } from '../browser/types.js';
-import { errorFromSignal } from '../domain/errors.js';
-import type { ToolUseBlock } from '../model/types.js';
+import { errorFromSignal } from '../contract/errors.js';
 import type { ActionReport } from '../toolset/types.js';
+import type { ToolUseBlock } from '../contract/recording.js';
 
 /** The repeat that is answered with an error, and the one that ends the run. */
 export const STUCK_WARN_AT = 3;

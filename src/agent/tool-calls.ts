@@ -3,15 +3,17 @@
  * the action space's calls. A failed call halts the rest of its toolset's calls in the turn; a
  * `finish` ends the batch. Each call answers with a tool result, run or not.
  */
-import type { ExecutionEventSink } from '../runner/events.js';
-import type { TextBlock, ToolResultBlock, ToolUseBlock } from '../model/types.js';
-import { errorFromSignal } from '../domain/errors.js';
+import type { ExecutionEventSink } from '../execution/events.js';
+import type { ToolResultBlock } from '../model/types.js';
+import { errorFromSignal } from '../contract/errors.js';
 import type { AskHuman } from './ask-human.js';
 import { ASK_HUMAN_TOOL } from './ask-human.js';
 import { browserCall } from './browser-call.js';
-import type { AgentInput, AgentOutcome, AgentRun } from './types.js';
+import type { AgentInput, AgentRun } from './types.js';
 import { stuckText } from './stuck-loop.js';
 import { FINISH_TOOL } from './tools.js';
+import type { AgentOutcome } from '../execution/outcome.js';
+import type { TextBlock, ToolUseBlock } from '../contract/recording.js';
 
 /** What the calls need of the run: its deps, input and tallies, and the invalid outputs it let the model correct. */
 export type CallContext = Pick<AgentRun, 'deps' | 'input' | 'stats' | 'now' | 'outputRetries' | 'repeats'>;

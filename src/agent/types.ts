@@ -1,22 +1,22 @@
 /**
- * The agent's shapes: what a run of the loop needs (its deps and input), what it leaves (its
- * tallies and outcome), and the state one run carries from turn to turn. Here, apart from the
- * loop, so that the loop (loop.ts) and the calls of a turn (tool-calls.ts) both import them and
- * neither imports the other.
+ * The agent's shapes: what a run of the loop needs (its deps and input) and the state one run
+ * carries from turn to turn (its tallies and outcome are the execution's, in execution/). Here,
+ * apart from the loop, so that the loop (loop.ts) and the calls of a turn (tool-calls.ts) both
+ * import them and neither imports the other.
  */
 import type { BrowserSession } from '../browser/types.js';
-import type { Counters } from '../control-plane/types.js';
-import type { ErrorCode } from '../domain/errors.js';
 import type { InputFile } from '../domain/input-files.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
 import type { SecretVault } from '../domain/secrets.js';
-import type { Specification } from '../domain/specification.js';
-import type { ModelUsage, RunBudget } from '../domain/usage.js';
-import type { Message, ModelClient, TextBlock, TokenUsage, ToolDefinition } from '../model/types.js';
-import type { ExecutionEventSink } from '../runner/events.js';
+import type { RunBudget } from '../domain/usage.js';
+import type { Message, ModelClient, ToolDefinition } from '../model/types.js';
+import type { ExecutionEventSink } from '../execution/events.js';
+import type { RunStats } from '../execution/counters.js';
 import type { ActionSpace } from '../toolset/types.js';
 import type { AskHuman } from './ask-human.js';
 import type { RepeatWatch } from './stuck-loop.js';
+import type { Specification } from '../contract/specification.js';
+import type { TextBlock } from '../contract/recording.js';
 
 export interface AgentDeps {
   model: ModelClient;
@@ -54,21 +54,6 @@ export interface AgentInput {
   resume?: { done: string; steps: number };
   signal: AbortSignal;
 }
-
-/**
- * Mutable tallies owned by the caller, so they survive a run that throws. The model's usage and
- * cost are added by the run's metered model client alone (runner/usage-meter.ts), the one place
- * every request passes: the loop, a replay's final check and a repair only count steps.
- */
-export interface RunStats extends Counters {
-  usage: TokenUsage;
-  /** Estimated cost of `usage`, each request at its model's prices (USD, not rounded). */
-  costUsd: number;
-  /** Usage and cost by model id, in the order the models were first asked. */
-  models: Map<string, ModelUsage>;
-}
-
-export type AgentOutcome = { status: 'completed'; output: unknown } | { status: 'failed'; code: ErrorCode; message: string };
 
 /** One run of the loop: what every request repeats, the conversation, and the turn-to-turn state. */
 export interface AgentRun {

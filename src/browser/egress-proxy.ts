@@ -19,8 +19,8 @@ import type { Duplex } from 'node:stream';
 import type { BlockedRequest } from './types.js';
 import type { Logger } from '../telemetry/types.js';
 import type { HostMatcher } from './host-matcher.js';
-import { canonicalHost } from './host-matcher.js';
 import type { HostRules } from './host-rules.js';
+import { canonicalHost } from '../contract/allow-list.js';
 
 export interface EgressProxyOptions {
   matcher: HostMatcher;

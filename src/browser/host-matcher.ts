@@ -7,9 +7,7 @@
  */
 import net from 'node:net';
 
-import { canonicalHost, isIpHost, validateAllowList, type AllowEntry } from '../domain/allow-list.js';
-
-export { canonicalHost, isIpHost, parseAllowEntry, validateAllowList, type AllowEntry } from '../domain/allow-list.js';
+import { canonicalHost, isIpHost, validateAllowList, type AllowEntry } from '../contract/allow-list.js';
 
 export type UrlVerdict = { ok: true } | { ok: false; reason: string };
 

@@ -11,7 +11,7 @@
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import type { HostMatcher } from './host-matcher.js';
-import type { StorageState, StoredCookie } from './types.js';
+import type { StorageState, StoredCookie } from '../contract/storage-state.js';
 
 /** The part of `state` that belongs to allowed hosts. */
 export function allowedState(state: StorageState, matcher: HostMatcher): StorageState {

@@ -5,6 +5,7 @@
  */
 
 import type { CalendarView, ElementIdentity, FoundElement, Point, PopupOption, WidgetState } from './page/shapes.js';
+import type { StorageState } from '../contract/storage-state.js';
 
 /** The shapes the page scripts answer with are declared once, beside the page code. */
 export type { CalendarView, ElementIdentity, FoundElement, Point, PopupOption, WidgetState };
@@ -66,32 +67,6 @@ export interface SessionOptions {
   storageState?: StorageState;
   /** Note pages that ask for a sign-in (a password or one-time-code field): `signInSeen()`. */
   watchSignIn?: boolean;
-}
-
-/**
- * A context's sign-in state (docs/profiles.md): its cookies and each origin's localStorage.
- * Every value is a secret: it never goes to a log, an artifact or the model.
- */
-export interface StorageState {
-  cookies: StoredCookie[];
-  origins: StoredOrigin[];
-}
-
-export interface StoredCookie {
-  name: string;
-  value: string;
-  domain: string;
-  path: string;
-  /** Unix seconds; -1 for a session cookie. */
-  expires: number;
-  httpOnly: boolean;
-  secure: boolean;
-  sameSite: 'Strict' | 'Lax' | 'None';
-}
-
-export interface StoredOrigin {
-  origin: string;
-  localStorage: Array<{ name: string; value: string }>;
 }
 
 /** A local file offered to pages under its name. */

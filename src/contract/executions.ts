@@ -4,10 +4,11 @@
  * list's query, and what the worker reads of an execution from any operator's API.
  */
 import { z } from 'zod';
-import { boundedJsonValue, count, isoTime, MAX_DEPTH } from './json.js';
+import { boundedJsonValue, count, isoTime } from './json.js';
 import { listOf, pageQuery } from './lists.js';
 import { reportedError, waitingReport } from './reports.js';
 import { TRIGGER_TYPES } from './workflows.js';
+import { MAX_DEPTH } from './json-bounds.js';
 
 export const EXECUTION_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];

@@ -12,6 +12,10 @@ export type HumanKind = (typeof HUMAN_KINDS)[number];
 export const HUMAN_DECISIONS = ['approve', 'deny'] as const;
 export type HumanDecision = (typeof HUMAN_DECISIONS)[number];
 
+/** How a wait ended, as the `resumed` line and the answers metric say it. */
+export const HUMAN_OUTCOMES = ['answered', 'approved', 'denied', 'timed_out'] as const;
+export type HumanOutcome = (typeof HUMAN_OUTCOMES)[number];
+
 /**
  * An `answer` entry of the answers stream: `{ "answer": string, "decision"?: "approve" | "deny",
  * "by"?: string }`, read as the answer the run goes on with. A decision alone is an answer (its

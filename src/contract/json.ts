@@ -9,13 +9,13 @@
  * both programs (the worker and the local service) can use it.
  */
 import { z } from 'zod';
-import { depthReason, findTooDeep, MAX_DEPTH } from '../domain/json-bounds.js';
-import { formatPath } from '../domain/key-path.js';
+import { depthReason, findTooDeep } from './json-bounds.js';
+import { formatPath } from './key-path.js';
 
 /**
  * `schema` refusing a value that nests deeper than `MAX_DEPTH` levels (docs/secrets.md#bounds),
  * with one fault at the path where it passes the bound; `keyword` is the fault's name (the
- * local API's `type`). Measured by a loop (domain/json-bounds.ts) after the shallow shape is
+ * local API's `type`). Measured by a loop (contract/json-bounds.ts) after the shallow shape is
  * checked, so no step of the parse recurses into the value; a value within the bound is safe for
  * every later walk (a schema's compile, structured clone, JSON.stringify).
  */
@@ -39,12 +39,10 @@ export const boundedJsonObject = boundedJson(z.record(z.string(), z.unknown()));
 /** Any JSON value from outside (an input payload): at most `MAX_DEPTH` deep. */
 export const boundedJsonValue = boundedJson(z.unknown(), 'input_too_deep');
 
-export { MAX_DEPTH };
-
 /** A time as ISO 8601 with its zone (`Date#toISOString` writes them). */
 export const isoTime = z.iso.datetime({ offset: true });
 
-/** A path into a JSON value whose keys come from outside (domain/key-path.ts): its keys, outermost first. */
+/** A path into a JSON value whose keys come from outside (contract/key-path.ts): its keys, outermost first. */
 export const keyPath = z.array(z.string()).readonly();
 
 /** A count or a duration in milliseconds: a whole number, 0 or more. */

@@ -4,7 +4,7 @@
  * browser profile. The worker writes it; the CLI prints it; the dashboard and an operator read it.
  */
 import { z } from 'zod';
-import { ERROR_CODES } from '../domain/errors.js';
+import { ERROR_CODES } from './errors.js';
 import { HUMAN_KINDS } from './human.js';
 import { count, isoTime } from './json.js';
 import { profileReport } from './profile.js';

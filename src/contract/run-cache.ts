@@ -4,7 +4,7 @@
  * can run again without the model while the pages still match. The worker writes and reads it
  * (src/run-cache/); the local service only deletes it.
  *
- * Paths into the input are arrays of keys (domain/key-path.ts), checked as such when an entry is
+ * Paths into the input are arrays of keys (contract/key-path.ts), checked as such when an entry is
  * read; secrets only ever appear as their placeholders.
  */
 import { z } from 'zod';

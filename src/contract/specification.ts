@@ -6,15 +6,16 @@
  * the refinements make written as JSON Schema (`pattern`, `format`, `x-allow-list-entry`).
  */
 import { z } from 'zod';
-import { checkAllowEntry } from '../domain/allow-list.js';
-import { camelCaseFields, formatIssues, jsonSchemaValue, MAX_DEPTH, snakeCaseAliases } from './json.js';
+import { checkAllowEntry } from './allow-list.js';
+import { camelCaseFields, formatIssues, jsonSchemaValue, snakeCaseAliases } from './json.js';
 import { profileId } from './profile.js';
+import { MAX_DEPTH } from './json-bounds.js';
 
 /** The specification's `toolset`: the browser toolset, or computer use (docs/action-spaces.md). */
 export const TOOLSETS = ['browser', 'computer'] as const;
 
 /**
- * One allow-list entry, checked by the worker's own parser (domain/allow-list.ts); the spaces
+ * One allow-list entry, checked by the worker's own parser (contract/allow-list.ts); the spaces
  * around it are dropped (the JSON Schema's pattern says they may be there).
  */
 const allowEntry = z

@@ -4,9 +4,10 @@
  * versions list of any operator's API (the service description's shape).
  */
 import { z } from 'zod';
-import { boundedJsonObject, count, isoTime, jsonObject, keyPath, MAX_DEPTH, snakeCaseAliases } from './json.js';
+import { boundedJsonObject, count, isoTime, jsonObject, keyPath, snakeCaseAliases } from './json.js';
 import { listOf } from './lists.js';
 import { SPECIFICATION_ALIASES, SPECIFICATION_FIELDS, specification } from './specification.js';
+import { MAX_DEPTH } from './json-bounds.js';
 
 export const VERSION_STATUSES = ['published', 'draft'] as const;
 export type VersionStatus = (typeof VERSION_STATUSES)[number];

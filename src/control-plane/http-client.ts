@@ -1,14 +1,14 @@
 import type { z } from 'zod';
 import { executionReading } from '../contract/executions.js';
 import { formatIssues } from '../contract/json.js';
-import { completedReport, failedReport, resumedReport, waitingReport } from '../contract/reports.js';
+import { completedReport, failedReport, resumedReport, waitingReport, type CompletedReport, type FailedReport, type ResumedReport, type WaitingReport } from '../contract/reports.js';
 import { versionListReading } from '../contract/workflows.js';
 import { noTracing } from '../telemetry/tracing.js';
 import type { Logger, Tracing } from '../telemetry/types.js';
 import { backoffDelayMs, parseRetryAfterMs, sleep as defaultSleep } from './retry.js';
 import type { ExecutionReading } from '../contract/executions.js';
 import type { VersionReading } from '../contract/workflows.js';
-import type { CompletedReport, ControlPlane, FailedReport, ResumedReport, StartedResult, WaitingReport } from './types.js';
+import type { ControlPlane, StartedResult } from './types.js';
 
 /**
  * The control-plane port over HTTP (docs/api.md): the operator's API as the worker calls it.

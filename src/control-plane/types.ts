@@ -7,8 +7,6 @@ import type { ExecutionReading } from '../contract/executions.js';
 import type { VersionReading } from '../contract/workflows.js';
 import type { CompletedReport, FailedReport, ResumedReport, WaitingReport } from '../contract/reports.js';
 
-export type { ArtifactUrls, CompletedReport, Counters, FailedReport, ResumedReport, WaitingReport } from '../contract/reports.js';
-
 export type StartedResult = { ok: true } | { ok: false; status: number; reason: string };
 
 export interface ControlPlane {

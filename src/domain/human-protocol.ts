@@ -12,17 +12,11 @@
  * order they were given.
  */
 
-import { answerEntry, humanInput, type AnswerEntry, type HumanAnswer, type HumanInput, type HumanKind } from '../contract/human.js';
-
-export { HUMAN_DECISIONS, HUMAN_KINDS } from '../contract/human.js';
-export type { HumanAnswer, HumanDecision, HumanInput, HumanKind } from '../contract/human.js';
+import { answerEntry, humanInput, type AnswerEntry, type HumanAnswer, type HumanInput, type HumanKind, type HumanOutcome } from '../contract/human.js';
 
 export function answersStreamKey(queuePrefix: string, queueName: string, executionId: string): string {
   return `${queuePrefix}:${queueName}:answers:${executionId}`;
 }
-
-/** How a wait ended, as the `resumed` line and the answers metric say it. */
-export type HumanOutcome = 'answered' | 'approved' | 'denied' | 'timed_out';
 
 export function answerOutcome(kind: HumanKind, answer: ApprovalAnswer): HumanOutcome {
   if (kind !== 'approval') return 'answered';

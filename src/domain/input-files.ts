@@ -1,7 +1,7 @@
-import { ExecutionError } from './errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { checkFileName, uniqueName } from './file-names.js';
-import { formatPath, pathId, type KeyPath } from './key-path.js';
-import type { JsonSchema } from './specification.js';
+import { formatPath, pathId, type KeyPath } from '../contract/key-path.js';
+import type { JsonSchema } from '../contract/json.js';
 
 /**
  * Input files (docs/files-and-codes.md). An input value `{"$file": "s3://bucket/key"}` or

@@ -12,7 +12,7 @@
  * Substitution is one pass over what the model wrote: a value put in is never read again for
  * names, so an input value that contains `{{…}}` is entered as it is.
  */
-import { formatPath, leavesOf, parsePath, valueAt, type KeyPath } from './key-path.js';
+import { formatPath, leavesOf, parsePath, valueAt, type KeyPath } from '../contract/key-path.js';
 import type { SecretVault } from './secrets.js';
 
 /** What substitution needs of the run's secrets: the input as the model sees it, the secrets' names, and how a secret is revealed. */

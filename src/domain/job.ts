@@ -1,9 +1,7 @@
 import { formatIssues } from '../contract/json.js';
 import { jobData, type JobData } from '../contract/job.js';
-import { ExecutionError } from './errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { formatTraceParent, parseTraceParent } from './trace-context.js';
-
-export type { JobData } from '../contract/job.js';
 
 /**
  * Validates job data (docs/queue-and-jobs.md#job-data); throws `invalid_job` with every fault

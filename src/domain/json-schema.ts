@@ -1,10 +1,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { valueAt } from './key-path.js';
-import type { JsonSchema } from './specification.js';
+import { valueAt } from '../contract/key-path.js';
 import { safeRegExp } from './safe-regexp.js';
 import { parseTotpSeed } from './totp.js';
+import type { JsonSchema } from '../contract/json.js';
 
 /** JSON Schema validation of payloads and outputs; drafts 07 and 2020-12. */
 

@@ -39,8 +39,6 @@ export function liveChannelNames(queuePrefix: string, queueName: string): LiveCh
   };
 }
 
-export type { LiveEvent, LiveMessage, WatchNotice } from '../contract/live.js';
-
 /** Reads a watch notice; undefined when it is not one. */
 export function parseWatchNotice(text: string): WatchNotice | undefined {
   return readJson(watchNotice, text);

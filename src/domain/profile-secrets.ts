@@ -1,4 +1,4 @@
-import type { StorageState } from '../browser/types.js';
+import type { StorageState } from '../contract/storage-state.js';
 
 /**
  * A browser profile's values as secrets (docs/profiles.md#what-a-run-reports): what the run's

@@ -7,9 +7,6 @@
 
 import type { CacheReport } from '../contract/output.js';
 
-/** What `output.json` says of the cache (docs/run-cache.md#what-it-reports): declared with output.json. */
-export type { CacheReport } from '../contract/output.js';
-
 /** The report of a run that did not use the cache (yet). */
 export function emptyCacheReport(): CacheReport {
   return { used: false, replayedSteps: 0, modelSteps: 0, repairedSteps: 0, fallbackAtStep: null, reason: null, finalCheck: { ran: false, matches: null, reason: null } };

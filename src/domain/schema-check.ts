@@ -1,8 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import type { ErrorObject } from 'ajv';
-import { depthProblem } from './json-bounds.js';
+import { depthProblem } from '../contract/json-bounds.js';
 import type { SecretMark } from './secret-marks.js';
-import type { JsonSchema } from './specification.js';
+import type { JsonSchema } from '../contract/json.js';
 
 /**
  * Schemas applied to values with a bound (docs/secrets.md#bounds). A payload schema comes from
@@ -26,7 +26,6 @@ import type { JsonSchema } from './specification.js';
  * bounded by the schema's size times the value's, and the same budget covers it.
  */
 
-export { depthProblem, MAX_DEPTH } from './json-bounds.js';
 export const DEFAULT_BUDGET_MS = 5_000;
 
 export type CheckOutcome =

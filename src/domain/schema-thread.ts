@@ -3,7 +3,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { compileRawSchema, describeSchemaErrors } from './json-schema.js';
 import { findSecretMarks } from './secret-marks.js';
 import type { CheckReply, CheckRequest } from './schema-check.js';
-import type { JsonSchema } from './specification.js';
+import type { JsonSchema } from '../contract/json.js';
 
 /**
  * The thread that applies payload and output schemas to values (docs/secrets.md#bounds): the

@@ -1,7 +1,7 @@
-import { ExecutionError } from './errors.js';
-import { pathId, type KeyPath } from './key-path.js';
+import { ExecutionError } from '../contract/errors.js';
+import { pathId, type KeyPath } from '../contract/key-path.js';
 import { safeRegExp, type RegExpLike } from './safe-regexp.js';
-import type { JsonSchema } from './specification.js';
+import type { JsonSchema } from '../contract/json.js';
 
 /**
  * Which input values a payload schema marks secret (docs/secrets.md#which-values-are-secret):

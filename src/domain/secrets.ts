@@ -1,10 +1,10 @@
-import { ExecutionError } from './errors.js';
-import { MAX_REWRITE_PATHS, TooManyPathsError, formatPath, outermostPaths, parsePath, pathId, rewriteAt, valueAt, type KeyPath } from './key-path.js';
-import type { JsonSchema } from './specification.js';
+import { ExecutionError } from '../contract/errors.js';
+import { MAX_REWRITE_PATHS, TooManyPathsError, formatPath, outermostPaths, parsePath, pathId, rewriteAt, valueAt, type KeyPath } from '../contract/key-path.js';
 import { redactFieldRuns } from './field-runs.js';
 import { secretForms, type SecretForms } from './secret-forms.js';
 import { findSecretMarks, type SecretMark } from './secret-marks.js';
 import { parseTotpSeed, totp, type TotpSeed } from './totp.js';
+import type { JsonSchema } from '../contract/json.js';
 
 /**
  * Secret input values (docs/secrets.md): fields whose schema says `"writeOnly": true` or

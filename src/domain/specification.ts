@@ -1,8 +1,5 @@
 import { readSpecification, type Specification } from '../contract/specification.js';
-import { ExecutionError } from './errors.js';
-
-export type { JsonSchema } from '../contract/json.js';
-export type { Specification } from '../contract/specification.js';
+import { ExecutionError } from '../contract/errors.js';
 
 /**
  * Validates a specification as received (from the job or the API) and normalises its field

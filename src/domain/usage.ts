@@ -1,8 +1,6 @@
 import type { ModelUsageReport, UsageReport } from '../contract/output.js';
 import type { Specification } from '../contract/specification.js';
-import type { ModelResponse, TokenUsage } from '../model/types.js';
-
-export type { BudgetReport, UsageReport } from '../contract/output.js';
+import type { ModelResponse, TokenUsage } from '../contract/recording.js';
 
 /**
  * A run's model usage and what it cost, as `output.json` and the last line of `logs.jsonl` carry

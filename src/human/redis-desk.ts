@@ -1,7 +1,7 @@
 import { EventEmitter, once } from 'node:events';
 import { Redis } from 'ioredis';
 import { redisOptions } from '../domain/redis-address.js';
-import { errorFromSignal } from '../domain/errors.js';
+import { errorFromSignal } from '../contract/errors.js';
 import { ANSWERS_STREAM_GRACE_MS, answersStreamKey, parseAnswer, parseInput } from '../domain/human-protocol.js';
 import type { Logger } from '../telemetry/types.js';
 import { createStreamFollower, type StreamEntry, type StreamFollower } from './stream-follower.js';

@@ -1,4 +1,4 @@
-import type { HumanAnswer, HumanInput } from '../domain/human-protocol.js';
+import type { HumanAnswer, HumanInput } from '../contract/human.js';
 
 /**
  * The people port (docs/human-in-the-loop.md): where a waiting run hears a person's answer and,

@@ -1,4 +1,4 @@
-import { abortReason } from '../domain/errors.js';
+import { abortReason } from '../contract/errors.js';
 import type { Logger } from '../telemetry/types.js';
 import type { RunningJob } from './running-jobs.js';
 

@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
 import { redisOptions } from '../domain/redis-address.js';
-import { LIVE_WATCH_TTL_MS, liveChannelNames, parseWatchNotice, type LiveMessage } from '../domain/live-protocol.js';
+import { LIVE_WATCH_TTL_MS, liveChannelNames, parseWatchNotice } from '../domain/live-protocol.js';
 import type { Logger } from '../telemetry/types.js';
 import type { LiveChannel, LiveFrame, LiveRelay } from './types.js';
+import type { LiveMessage } from '../contract/live.js';
 
 /**
  * The worker's side of the live view, over Redis pub/sub (protocol: src/domain/live-protocol.ts).

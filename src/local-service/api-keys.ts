@@ -2,8 +2,6 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { apiKeyRecord, type ApiKeyRecord, type KeyRole } from '../contract/access.js';
 
-export type { ApiKeyRecord } from '../contract/access.js';
-
 /**
  * API keys made in the dashboard (Settings → API Keys, docs/operations.md#api-keys): named, shown
  * once, kept only as a hash, revocable. The keys of `API_KEYS` are the bootstrap: they are not

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
-import { storedGrant, type KeyRole, type StoredGrant } from '../contract/access.js';
-import { bootstrapName, hashApiKey, KEY_PREFIX, STORED_TAG, storedKeyTag, type ApiKeyRecord, type ApiKeyStore } from './api-keys.js';
+import { storedGrant, type ApiKeyRecord, type KeyRole, type StoredGrant } from '../contract/access.js';
+import { bootstrapName, hashApiKey, KEY_PREFIX, STORED_TAG, storedKeyTag, type ApiKeyStore } from './api-keys.js';
 
 /** What auth reads of a request: its headers, and its cookies as @fastify/cookie parsed them. */
 export interface AuthRequest {

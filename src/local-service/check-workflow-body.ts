@@ -1,5 +1,6 @@
 import { workflowCreate, type WorkflowCreate } from '../contract/workflows.js';
-import { HttpError, type ValidationIssue } from './http-errors.js';
+import { HttpError } from './http-errors.js';
+import type { ValidationIssue } from '../contract/api-errors.js';
 import { checkSchemaCompiles, normaliseWorkflowBody, requestValidatorCompiler } from './validation.js';
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isPrefix, type KeyPath } from '../domain/key-path.js';
+import { isPrefix, type KeyPath } from '../contract/key-path.js';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
 import { withShownFileUrls } from '../domain/input-files.js';
 import { createSecretVault } from '../domain/secrets.js';

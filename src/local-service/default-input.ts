@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
-import { MAX_REWRITE_PATHS, formatPath, leavesOf, outermostPaths, pathId, rewriteAt, valueAt, type KeyPath } from '../domain/key-path.js';
+import { MAX_REWRITE_PATHS, formatPath, leavesOf, outermostPaths, pathId, rewriteAt, valueAt, type KeyPath } from '../contract/key-path.js';
 import { openValue, sealValue } from '../domain/sealed-values.js';
 import { placeholder } from '../domain/secrets.js';
 import { isObject, unprocessable } from './http-errors.js';

@@ -2,8 +2,6 @@ import type { ErrorObject } from 'ajv';
 import type { z } from 'zod';
 import type { ValidationIssue } from '../contract/api-errors.js';
 
-export type { ValidationIssue } from '../contract/api-errors.js';
-
 /**
  * The errors of the local API. Every error answers the service description's error shape,
  * `{ "detail": [{ "loc": [...], "msg": "...", "type": "..." }] }` (contract/api-errors.ts),

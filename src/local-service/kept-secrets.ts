@@ -1,7 +1,7 @@
-import { formatPath, pathId, type KeyPath } from '../domain/key-path.js';
+import { formatPath, pathId, type KeyPath } from '../contract/key-path.js';
 import { forEachApplied, LIST, ONE, TABLE } from '../domain/secret-marks.js';
-import type { JsonSchema } from '../domain/specification.js';
 import { unprocessable } from './http-errors.js';
+import type { JsonSchema } from '../contract/json.js';
 
 /**
  * A secret of a version's default input that an edit keeps without its value (the placeholder

@@ -1,8 +1,9 @@
 import type http from 'node:http';
 import { Redis } from 'ioredis';
 import { redisOptions } from '../domain/redis-address.js';
-import { LIVE_HEARTBEAT_MS, liveChannelNames, parseLiveMessage, type WatchNotice } from '../domain/live-protocol.js';
+import { LIVE_HEARTBEAT_MS, liveChannelNames, parseLiveMessage } from '../domain/live-protocol.js';
 import type { Logger } from '../telemetry/types.js';
+import type { WatchNotice } from '../contract/live.js';
 
 /**
  * The local service's side of the live view (protocol: src/domain/live-protocol.ts). Each viewer

@@ -10,8 +10,6 @@ import { OPERATOR } from './access.js';
  * the blobs' clear headers only.
  */
 
-export type { ProfileSummary } from '../contract/profile.js';
-
 /** What the service needs of the profiles' store (wired by cli.ts). */
 export interface ProfileDirectory {
   list(): Promise<ProfileSummary[]>;

@@ -5,7 +5,7 @@
  */
 import type { BindingView, CachedActionView, RunCacheView } from '../contract/run-cache-view.js';
 import { runCacheEntry, type CachedAction } from '../contract/run-cache.js';
-import { formatPath } from '../domain/key-path.js';
+import { formatPath } from '../contract/key-path.js';
 
 export function runCacheView(raw: unknown): RunCacheView | undefined {
   const read = runCacheEntry.safeParse(raw);

@@ -3,10 +3,11 @@ import type { z } from 'zod';
 import { camelCaseFields, type JsonSchema } from '../contract/json.js';
 import { SPECIFICATION_ALIASES } from '../contract/specification.js';
 import { TRIGGER_ALIASES } from '../contract/workflows.js';
-import { depthProblem, sharedSchemaChecker } from '../domain/schema-check.js';
+import { sharedSchemaChecker } from '../domain/schema-check.js';
 import type { SecretMark } from '../domain/secret-marks.js';
 import { isObject, issuesFromAjv, issuesFromZod, unprocessable } from './http-errors.js';
-import { MAX_REWRITE_PATHS } from '../domain/key-path.js';
+import { MAX_REWRITE_PATHS } from '../contract/key-path.js';
+import { depthProblem } from '../contract/json-bounds.js';
 import { maskSecretLocs } from './secret-loc.js';
 
 /**

@@ -2,14 +2,15 @@ import { formatIssues, type JsonSchema } from '../contract/json.js';
 import { specification } from '../contract/specification.js';
 import type { VersionTrigger, WorkflowCreate, WorkflowUpdate, WorkflowVersion } from '../contract/workflows.js';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
-import type { KeyPath } from '../domain/key-path.js';
+import type { KeyPath } from '../contract/key-path.js';
 import { findSecretMarks, type SecretMark } from '../domain/secret-marks.js';
 import { createSecretVault } from '../domain/secrets.js';
 import { keepShownSecrets, revealDefaultInput, sealDefaultInput, secretPathsOf, shownSecretPaths, storedDefaultInput } from './default-input.js';
 import { assertKeptUncompared, assertKeptUnderSameSchema } from './kept-secrets.js';
-import { isObject, unprocessable, type ValidationIssue } from './http-errors.js';
+import { isObject, unprocessable } from './http-errors.js';
 import { parseScheduleExpression } from './schedule-expression.js';
 import type { VersionView } from './store.js';
+import type { ValidationIssue } from '../contract/api-errors.js';
 
 /**
  * A version's trigger fields as the API takes them (`status`, `triggerType`,

@@ -10,27 +10,15 @@ import type {
   BetaToolUnion,
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import type { Logger } from '../telemetry/types.js';
 import { mayForceToolChoice } from './tool-choice.js';
 import { fromApiUsage } from './api-usage.js';
 import { createCapabilityLookup, type CapabilityOverrides, type ModelCapabilities } from './capabilities.js';
 import { contextParams, DEFAULT_CONTEXT_SETTINGS, isManaged, isPrefixMismatch, type ContextSettings } from './context-policy.js';
 import { taskBudgetParams } from './task-budget.js';
-import type {
-  AssistantBlock,
-  ImageBlock,
-  Message,
-  ModelClient,
-  ModelResponse,
-  ModelTurnRequest,
-  TextBlock,
-  ToolDefinition,
-  TurnNotes,
-  ToolResultContent,
-  ToolUseBlock,
-  UserBlock,
-} from './types.js';
+import type { ImageBlock, Message, ModelClient, ModelTurnRequest, ToolDefinition, ToolResultContent, UserBlock } from './types.js';
+import type { AssistantBlock, ModelResponse, TextBlock, TurnNotes, ToolUseBlock } from '../contract/recording.js';
 
 /**
  * The real model: one `beta.messages.create` call per turn. The request is the loop's, sent as

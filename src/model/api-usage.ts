@@ -1,6 +1,6 @@
 import type { BetaIterationsUsage, BetaUsage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { sameFamily } from './tool-versions.js';
-import type { BilledIteration, ModelResponse, TokenUsage } from './types.js';
+import type { BilledIteration, ModelResponse, TokenUsage } from '../contract/recording.js';
 
 /**
  * The API's `usage` as the worker counts it (docs/model.md#prices). The top-level fields are the

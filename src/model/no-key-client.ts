@@ -1,4 +1,4 @@
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import type { ModelClient } from './types.js';
 
 /**

@@ -17,7 +17,8 @@
  * MODEL_PRICES (docs/configuration.md) overrides or adds rows without a release.
  */
 import { sameFamily } from './tool-versions.js';
-import type { ModelPricing, PricedUsage, TokenPrices, TokenUsage } from './types.js';
+import type { ModelPricing, PricedUsage, TokenPrices } from './types.js';
+import type { TokenUsage } from '../contract/recording.js';
 
 export type { TokenPrices } from './types.js';
 

@@ -1,5 +1,5 @@
-import { RECORDING_FORMAT } from '../contract/recording.js';
-import type { ModelClient, ModelResponse, RecordedTurn, RecordingFile } from './types.js';
+import { RECORDING_FORMAT, type ModelResponse, type RecordedTurn, type RecordingFile } from '../contract/recording.js';
+import type { ModelClient } from './types.js';
 
 /**
  * Wraps a model and keeps every response it gives, with its latency, so the run can be

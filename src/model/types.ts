@@ -6,9 +6,6 @@ import type { PriceSource } from '../contract/output.js';
 import type { AssistantBlock, CacheControl, ModelResponse, TextBlock, TokenUsage } from '../contract/recording.js';
 import type { SingleComputerToolType, ToolsetType } from '../domain/action-spaces.js';
 
-/** What a model turn answers, as the Messages API's JSON: declared with `recording.json`, which holds them. */
-export type { AssistantBlock, BilledIteration, CacheControl, ModelResponse, OpaqueBlock, RecordedTurn, RecordingFile, TextBlock, TokenUsage, ToolUseBlock, TurnNotes } from '../contract/recording.js';
-
 export interface ImageBlock {
   type: 'image';
   source: { type: 'base64'; media_type: 'image/png' | 'image/jpeg' | 'image/webp'; data: string };

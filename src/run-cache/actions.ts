@@ -3,7 +3,7 @@
  * it enters a value, and how it is named in a reason (the element as the earlier run saw it).
  */
 import type { ElementIdentity } from '../browser/types.js';
-import type { CachedAction, CachedElement } from './format.js';
+import type { CachedAction, CachedElement } from '../contract/run-cache.js';
 
 /** An action of a cached run: its step and its place in the step (both from 0). */
 export interface ActionAt {

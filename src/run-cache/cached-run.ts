@@ -14,24 +14,28 @@
  * The runner sees one function. This folder uses the agent's loop and ports; the agent knows
  * nothing of the cache.
  */
-import { runAgent, type AgentDeps, type AgentInput, type AgentOutcome, type RunStats } from '../agent/loop.js';
+import { runAgent, type AgentDeps, type AgentInput } from '../agent/loop.js';
 import { openStartPage } from '../agent/start-page.js';
 import { placeholderOf, placeholdersIn } from '../domain/input-references.js';
-import { pathId, valueAt, type KeyPath } from '../domain/key-path.js';
-import { emptyCacheReport, type CacheReport } from '../domain/run-cache.js';
-import type { ExecutionEventSource } from '../runner/events.js';
+import { pathId, valueAt, type KeyPath } from '../contract/key-path.js';
+import { emptyCacheReport } from '../domain/run-cache.js';
+import type { ExecutionEventSource } from '../execution/events.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { actionOf, afterLastEntry, SKIPPED, type ActionAt } from './actions.js';
 import { buildEntry, loadEntry, type EntryKey, type RunStep } from './entry.js';
 import { checkFinalPage } from './final-check.js';
-import { cacheFingerprint, type CachedAction, type RunCacheEntry } from './format.js';
+import { cacheFingerprint } from './format.js';
 import { describeAction, isEnterable } from './precondition.js';
 import { REPAIR_MODEL_STEPS, repairStep, type RepairOutcome } from './repair.js';
 import { replaySteps, type ReadBack, type ReplayInput, type ReplayStop, type StopKind } from './replay.js';
 import { piecesNotEntered, sourcePaths, type MissingPiece } from './sources.js';
 import type { RunCacheStore } from './types.js';
 import { changedPaths, guardMiss, inputLeaves } from './values.js';
+import type { AgentOutcome } from '../execution/outcome.js';
+import type { RunStats } from '../execution/counters.js';
+import type { CacheReport } from '../contract/output.js';
+import type { CachedAction, RunCacheEntry } from '../contract/run-cache.js';
 
 export interface CachedRunOptions {
   /** Absent when the cache is off (RUN_CACHE=off, `cache: false`, no version to key it by). */

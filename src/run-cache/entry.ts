@@ -3,15 +3,16 @@
  * built from a completed run's steps after it.
  */
 import type { InputSource } from '../domain/input-references.js';
-import { pathId, type KeyPath } from '../domain/key-path.js';
-import type { CacheReport } from '../domain/run-cache.js';
+import { pathId, type KeyPath } from '../contract/key-path.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ActionTrace } from '../toolset/types.js';
-import { EARLIER_RUN_CACHE_FORMATS, RUN_CACHE_FORMAT, pageShape, parseCacheEntry, type CachedAction, type RunCacheEntry } from './format.js';
+import { EARLIER_RUN_CACHE_FORMATS, pageShape, parseCacheEntry } from './format.js';
 import { SETS_VALUE } from './actions.js';
 import { bindAction, sourcePaths } from './sources.js';
 import type { RunCacheStore } from './types.js';
 import { inputDigests, inputLeaves, tieAction } from './values.js';
+import type { CacheReport } from '../contract/output.js';
+import { RUN_CACHE_FORMAT, type CachedAction, type RunCacheEntry } from '../contract/run-cache.js';
 
 /** A step of the run as it goes: the actions it ran, or a cached step the replay did not need to run. */
 export type RunStep = ActionTrace[] | { cached: CachedAction[] };

@@ -9,13 +9,15 @@
  * A request of its own (its own short conversation: a system prompt, one user message), with one
  * tool, `verify_replay`; the answer is forced to it where the model's thinking settings allow.
  */
-import type { AgentDeps, AgentInput, RunStats } from '../agent/loop.js';
+import type { AgentDeps, AgentInput } from '../agent/loop.js';
 import { inputLines } from '../agent/prompt.js';
-import type { CacheReport } from '../domain/run-cache.js';
-import type { ModelResponse, ToolDefinition, ToolUseBlock } from '../model/types.js';
-import { placeholderOf } from '../domain/input-references.js';
-import type { KeyPath } from '../domain/key-path.js';
+import type { ToolDefinition } from '../model/types.js';
 import { viewPage } from './page-view.js';
+import type { RunStats } from '../execution/counters.js';
+import type { CacheReport } from '../contract/output.js';
+import type { ModelResponse, ToolUseBlock } from '../contract/recording.js';
+import { placeholderOf } from '../domain/input-references.js';
+import type { KeyPath } from '../contract/key-path.js';
 import type { ReadBack } from './replay.js';
 import type { MissingPiece } from './sources.js';
 import { inputLeaves, type InputLeaf } from './values.js';

@@ -8,15 +8,12 @@
  * with its precondition: the page (URL without query values) and the element it acted on (role
  * and accessible name first), the input paths it entered by name and the guard of what else in
  * the input it may depend on (values.ts); secrets only ever appear as their placeholders. Paths
- * are arrays of keys (domain/key-path.ts), checked as such when an entry is read. The entry's
+ * are arrays of keys (contract/key-path.ts), checked as such when an entry is read. The entry's
  * shape is declared in contract/run-cache.ts.
  */
 import { createHash } from 'node:crypto';
 import { runCacheEntry, type RunCacheEntry } from '../contract/run-cache.js';
-import type { Specification } from '../domain/specification.js';
-
-export { RUN_CACHE_FORMAT } from '../contract/run-cache.js';
-export type { CachedAction, CachedElement, RunCacheEntry } from '../contract/run-cache.js';
+import type { Specification } from '../contract/specification.js';
 
 /**
  * Formats this worker reads but never replays, and why (docs/run-cache.md#earlier-formats): such

@@ -7,17 +7,17 @@
  * replay can go on, without running them.
  */
 import type { BrowserSession, BrowserTab, ElementIdentity } from '../browser/types.js';
-import { ExecutionError } from '../domain/errors.js';
-import type { NamePart, ValueSource } from '../contract/run-cache.js';
+import { ExecutionError } from '../contract/errors.js';
+import type { CachedAction, NamePart, ValueSource } from '../contract/run-cache.js';
 import { enterText, enterValue, placeholderOf, type InputSource } from '../domain/input-references.js';
-import { formatPath, valueAt, type KeyPath } from '../domain/key-path.js';
-import type { ToolUseBlock } from '../model/types.js';
+import { formatPath, valueAt, type KeyPath } from '../contract/key-path.js';
 import type { ActionSpace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import { actionOf, describeElement, sameElement } from './actions.js';
-import { numbersAside, pageShape, samePage, type CachedAction } from './format.js';
+import { numbersAside, pageShape, samePage } from './format.js';
 import { fillPattern, resolveSources } from './sources.js';
 import { GUARD_REASONS, guardMiss, type InputLeaf } from './values.js';
+import type { ToolUseBlock } from '../contract/recording.js';
 
 /**
  * Why a precondition does not hold: the page or element is not there (`absent`: another page, a

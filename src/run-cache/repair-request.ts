@@ -11,13 +11,14 @@
 import type { AgentInput } from '../agent/loop.js';
 import { describeInput } from '../agent/prompt.js';
 import { placeholderOf } from '../domain/input-references.js';
-import { formatPath, type KeyPath } from '../domain/key-path.js';
-import type { TextBlock, ToolDefinition } from '../model/types.js';
+import { formatPath, type KeyPath } from '../contract/key-path.js';
+import type { ToolDefinition } from '../model/types.js';
 import { actionOf, describeElement, SKIPPED, type ActionAt } from './actions.js';
-import type { CachedAction, CachedElement } from './format.js';
 import type { PageView } from './page-view.js';
 import { describeAction } from './precondition.js';
 import type { ReplayStop } from './replay.js';
+import type { TextBlock } from '../contract/recording.js';
+import type { CachedAction, CachedElement } from '../contract/run-cache.js';
 
 export const STEP_DONE_TOOL = 'step_done';
 export const FLOW_CHANGED_TOOL = 'flow_changed';

@@ -10,11 +10,11 @@
  * one repair; `flow_changed`, a refusal, or no way back to the earlier run's steps ends it, and
  * the model takes the run over from there.
  */
-import type { AgentDeps, AgentInput, RunStats } from '../agent/loop.js';
+import type { AgentDeps, AgentInput } from '../agent/loop.js';
 import { browserCall } from '../agent/browser-call.js';
 import { enterText, enterValue, placeholderOf, placeholdersIn, type InputSource } from '../domain/input-references.js';
-import { pathId, type KeyPath } from '../domain/key-path.js';
-import type { ImageBlock, Message, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import { pathId, type KeyPath } from '../contract/key-path.js';
+import type { ImageBlock, Message, ToolResultBlock } from '../model/types.js';
 import type { ActionTrace } from '../toolset/types.js';
 import { viewPage } from './page-view.js';
 import { probeAction, type PreconditionContext } from './precondition.js';
@@ -24,6 +24,8 @@ import { describeElement } from './actions.js';
 import { findResume, type ResumePoint } from './resume.js';
 import { derivedPaths, type InputLeaf } from './values.js';
 import { thinkingOf, textOf } from '../agent/response-text.js';
+import type { RunStats } from '../execution/counters.js';
+import type { ModelResponse, TextBlock, ToolUseBlock } from '../contract/recording.js';
 
 /** Model steps one repair may take before the model carries the rest of the run. */
 export const REPAIR_MODEL_STEPS = 3;

@@ -10,19 +10,20 @@
  */
 import type { BrowserSession, ElementIdentity } from '../browser/types.js';
 import type { InputSource } from '../domain/input-references.js';
-import { valueAt, type KeyPath } from '../domain/key-path.js';
-import type { ExecutionEventSink } from '../runner/events.js';
+import { valueAt, type KeyPath } from '../contract/key-path.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 import type { ActionSpace, ActionTrace } from '../toolset/types.js';
 import { browserCall } from '../agent/browser-call.js';
-import type { RunStats } from '../agent/loop.js';
 import { readState } from '../domain/element-state.js';
 import { actionOf, describeElement, SETS_VALUE, SKIPPED, type ActionAt } from './actions.js';
 import { decideEffect } from './effects.js';
-import { pageShape, samePage, type CachedAction } from './format.js';
+import { pageShape, samePage } from './format.js';
 import { checkAction, describeAction, prepare, type MissKind } from './precondition.js';
 import { holdsValue } from './replay-check.js';
 import { resolveSources, type MissingPiece } from './sources.js';
 import type { InputLeaf } from './values.js';
+import type { RunStats } from '../execution/counters.js';
+import type { CachedAction } from '../contract/run-cache.js';
 
 export interface ReplayInput {
   steps: CachedAction[][];

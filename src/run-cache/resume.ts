@@ -15,8 +15,8 @@
  */
 import type { ActionTrace } from '../toolset/types.js';
 import { actionOf, entersValue, PICKED, SETS_VALUE, sameElement, SKIPPED, type ActionAt } from './actions.js';
-import type { CachedAction } from './format.js';
 import { describeAction, type Probe } from './precondition.js';
+import type { CachedAction } from '../contract/run-cache.js';
 
 export type ResumePoint =
   /** The replay goes on at this action. */

@@ -12,7 +12,7 @@
  */
 import type { NamePart, ValueBinding, ValueSource } from '../contract/run-cache.js';
 import { placeholdersIn } from '../domain/input-references.js';
-import { formatPath, pathId, valueAt, type KeyPath } from '../domain/key-path.js';
+import { formatPath, pathId, valueAt, type KeyPath } from '../contract/key-path.js';
 import { deriveValue, derivationsOf, pieceCount } from './derive.js';
 import { derivedPaths, type InputLeaf } from './values.js';
 

@@ -13,13 +13,13 @@
  * enters no value (a key, a URL) and a click on an element named like an input value are guarded
  * on the values they may come from; a click that toggles a checkbox, on the input's yes/no values.
  *
- * Paths are key paths (arrays of keys, domain/key-path.ts): any key, dotted or `__proto__`,
+ * Paths are key paths (arrays of keys, contract/key-path.ts): any key, dotted or `__proto__`,
  * round-trips, and no key reaches a prototype.
  */
 import { createHash } from 'node:crypto';
 import type { ActionGuard, InputDigest } from '../contract/run-cache.js';
 import { placeholdersIn, secretPathsOf, type InputSource } from '../domain/input-references.js';
-import { leavesOf, pathId, valueAt, type KeyPath } from '../domain/key-path.js';
+import { leavesOf, pathId, valueAt, type KeyPath } from '../contract/key-path.js';
 import { PICKED, SETS_VALUE } from './actions.js';
 
 /** One value of the input as the model saw it (never a secret: those are entered by name only). */
@@ -29,9 +29,6 @@ export interface InputLeaf {
   value: string;
   kind: 'string' | 'number' | 'boolean' | 'null';
 }
-
-/** A salted digest of one input value of the cached run: the values themselves are never kept. */
-export type { ActionGuard, InputDigest } from '../contract/run-cache.js';
 
 export const GUARD_REASONS: Record<ActionGuard['why'], string> = {
   literal: 'it enters a value the model wrote itself, not by name, which any value of the input may have decided',

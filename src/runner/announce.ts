@@ -1,4 +1,4 @@
-import { errorFromSignal, toExecutionError, type ExecutionError } from '../domain/errors.js';
+import { errorFromSignal, toExecutionError, type ExecutionError } from '../contract/errors.js';
 import type { ExecutionContext } from './execution.js';
 import type { Prepared } from './prepare.js';
 

@@ -1,8 +1,7 @@
 import path from 'node:path';
-import { createRunStats, type AgentOutcome } from '../agent/loop.js';
 import { createAskHuman, type AskHuman } from '../agent/ask-human.js';
 import type { BrowserSession, DownloadEvent } from '../browser/types.js';
-import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../domain/errors.js';
+import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../contract/errors.js';
 import { emptyCacheReport } from '../domain/run-cache.js';
 import { resolveBudget } from '../domain/usage.js';
 import type { ActiveRecording } from '../recorder/types.js';
@@ -16,6 +15,8 @@ import { attachLiveView } from './live-view.js';
 import type { Prepared } from './prepare.js';
 import { Scope } from './scope.js';
 import { meterModel } from './usage-meter.js';
+import { createRunStats } from '../execution/counters.js';
+import type { AgentOutcome } from '../execution/outcome.js';
 
 /**
  * The browser phase: the session, the video, the live view, the human gate, then the agent (or

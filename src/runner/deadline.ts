@@ -1,4 +1,4 @@
-import { abortReason } from '../domain/errors.js';
+import { abortReason } from '../contract/errors.js';
 
 /**
  * One AbortSignal per execution: the caller's (job lock lost, shutdown) combined with the

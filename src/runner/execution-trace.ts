@@ -1,7 +1,7 @@
-import type { JobData } from '../domain/job.js';
 import type { TraceAttributes, TraceSpan, Tracing } from '../telemetry/types.js';
-import type { ExecutionEventSource, LoggedEvents } from './events.js';
+import type { ExecutionEventSource, LoggedEvents } from '../execution/events.js';
 import type { ExecutionSummary } from './types.js';
+import type { JobData } from '../contract/job.js';
 
 /**
  * One execution as one trace (docs/operations.md#traces). The root span `execution` and the

@@ -1,26 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createRunStats, type AgentOutcome, type RunStats } from '../agent/loop.js';
-import type { HumanExchange } from '../agent/ask-human.js';
 import type { DownloadEvent } from '../browser/types.js';
-import type { ExecutionError } from '../domain/errors.js';
-import type { JobData } from '../domain/job.js';
+import type { ExecutionError } from '../contract/errors.js';
 import type { RunBudget } from '../domain/usage.js';
-import { emptyCacheReport, type CacheReport } from '../domain/run-cache.js';
+import { emptyCacheReport } from '../domain/run-cache.js';
 import { createSecretVault, type SecretVault } from '../domain/secrets.js';
 import type { LiveChannel } from '../live/types.js';
-import type { RecordingFile } from '../model/types.js';
 import type { FinishedVideo } from '../recorder/types.js';
 import { createEventLog, type EventLog } from '../telemetry/event-log.js';
 import { scrubFromProcessLog } from '../telemetry/log-secrets.js';
 import type { Logger } from '../telemetry/types.js';
 import { ARTIFACT_FILES } from './artifacts.js';
-import { createExecutionEvents, type ExecutionEventStream } from './events.js';
-import type { ProfileReport } from './profile.js';
+import { createExecutionEvents, type ExecutionEventStream } from '../execution/events.js';
 import type { Scope } from './scope.js';
 import { createStepScreenshots, type StepScreenshots } from './step-screenshots.js';
 import type { RunnerDeps } from './types.js';
+import { createRunStats, type RunStats } from '../execution/counters.js';
+import type { AgentOutcome } from '../execution/outcome.js';
+import type { HumanExchange, CacheReport } from '../contract/output.js';
+import type { JobData } from '../contract/job.js';
+import type { RecordingFile } from '../contract/recording.js';
+import type { ProfileReport } from '../contract/profile.js';
 
 /**
  * What every phase of one execution shares (run-execution.ts): its job, its scratch folder, its

@@ -1,10 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { usageReport } from '../domain/usage.js';
-import type { CompletedReport, FailedReport } from '../control-plane/types.js';
 import { ARTIFACT_FILES, uploadArtifacts, uploadDownloads, writeJson, type ArtifactKind } from './artifacts.js';
 import type { ExecutionContext, RunEnd } from './execution.js';
-import type { ExecutionSummary, OutputDocument, SavedDownload } from './types.js';
+import type { ExecutionSummary } from './types.js';
+import type { CompletedReport, FailedReport } from '../contract/reports.js';
+import type { OutputDocument, SavedDownload } from '../contract/output.js';
 
 /**
  * The finalise phase, in a fixed order whatever happened before it: the downloads are uploaded,

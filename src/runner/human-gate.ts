@@ -1,10 +1,12 @@
-import { humanTimeout, type HumanGate, type HumanRequest } from '../agent/ask-human.js';
+import { humanTimeout } from '../agent/ask-human.js';
 import type { BrowserSession, MouseButton } from '../browser/types.js';
 import type { ControlPlane } from '../control-plane/types.js';
-import { answerOutcome, type HumanAnswer, type HumanInput } from '../domain/human-protocol.js';
+import { answerOutcome } from '../domain/human-protocol.js';
 import type { HumanDesk } from '../human/types.js';
 import type { Logger } from '../telemetry/types.js';
-import type { ExecutionEventSink } from './events.js';
+import type { ExecutionEventSink } from '../execution/events.js';
+import type { HumanGate, HumanRequest } from '../execution/human.js';
+import type { HumanAnswer, HumanInput } from '../contract/human.js';
 
 /**
  * The runner's side of `ask_human` (docs/human-in-the-loop.md): tells the API the run waits,

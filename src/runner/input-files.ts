@@ -4,10 +4,10 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { contentTypeOf } from '../domain/file-names.js';
 import { shownUrl, type InputFile, type InputFileRef } from '../domain/input-files.js';
-import type { ExecutionEventSink } from './events.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 import type { RunnerDeps } from './types.js';
 
 /**

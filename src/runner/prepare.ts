@@ -1,16 +1,18 @@
 import path from 'node:path';
-import { ExecutionError, errorFromSignal, toExecutionError } from '../domain/errors.js';
+import { ExecutionError, errorFromSignal, toExecutionError } from '../contract/errors.js';
 import { findInputFiles, type InputFile } from '../domain/input-files.js';
 import type { SchemaValidator } from '../domain/json-schema.js';
-import { depthProblem, sharedSchemaChecker, type CheckOutcome } from '../domain/schema-check.js';
+import { sharedSchemaChecker, type CheckOutcome } from '../domain/schema-check.js';
 import type { SecretMark } from '../domain/secret-marks.js';
 import { createSecretVault } from '../domain/secrets.js';
-import { parseSpecification, type Specification } from '../domain/specification.js';
+import { parseSpecification } from '../domain/specification.js';
 import type { ActionSpaceChoice } from '../toolset/types.js';
 import type { ExecutionContext } from './execution.js';
 import { stageInputFiles } from './input-files.js';
 import { RunProfile } from './profile.js';
 import { resolveJob } from './resolve.js';
+import { depthProblem } from '../contract/json-bounds.js';
+import type { Specification } from '../contract/specification.js';
 
 /** What the browser phase needs, checked before `started`. */
 export interface Prepared {

@@ -1,11 +1,12 @@
-import type { BrowserSession, StorageState } from '../browser/types.js';
+import type { BrowserSession } from '../browser/types.js';
+import { storageState, type StorageState } from '../contract/storage-state.js';
 import type { ProfileReport } from '../contract/profile.js';
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { openProfile, readProfileHeader, sealProfile, type ProfileKeyring } from '../domain/profile-crypto.js';
 import { profileSecrets } from '../domain/profile-secrets.js';
 import type { ProfileStore } from '../storage/types.js';
 import type { Logger } from '../telemetry/types.js';
-import type { ExecutionEventSink } from './events.js';
+import type { ExecutionEventSink } from '../execution/events.js';
 
 /**
  * A run's browser profile (docs/profiles.md): loaded before the browser opens, saved when the
@@ -21,9 +22,6 @@ export interface ProfileSettings {
   /** PROFILE_MAX_BYTES: a bigger state is not saved. */
   maxBytes: number;
 }
-
-/** output.json's `profile` (counts, no values): declared with output.json. */
-export type { ProfileReport } from '../contract/profile.js';
 
 export class RunProfile {
   readonly report: ProfileReport;
@@ -137,7 +135,6 @@ export class RunProfile {
 }
 
 function asState(value: unknown): StorageState | undefined {
-  const v = value as Partial<StorageState> | null;
-  if (!v || !Array.isArray(v.cookies) || !Array.isArray(v.origins)) return undefined;
-  return { cookies: v.cookies, origins: v.origins };
+  const read = storageState.safeParse(value);
+  return read.success ? read.data : undefined;
 }

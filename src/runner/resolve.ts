@@ -1,6 +1,6 @@
 import type { ControlPlane } from '../control-plane/types.js';
-import { ExecutionError, isExecutionError } from '../domain/errors.js';
-import type { JobData } from '../domain/job.js';
+import { ExecutionError, isExecutionError } from '../contract/errors.js';
+import type { JobData } from '../contract/job.js';
 
 /** The specification and input of one execution: from the job, else from the API (docs/api.md). */
 export interface ResolvedJob {

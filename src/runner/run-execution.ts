@@ -1,5 +1,5 @@
-import { toExecutionError, type ExecutionError } from '../domain/errors.js';
-import { parseJobData, readableExecutionId, type JobData } from '../domain/job.js';
+import { toExecutionError, type ExecutionError } from '../contract/errors.js';
+import { parseJobData, readableExecutionId } from '../domain/job.js';
 import { noTracing } from '../telemetry/tracing.js';
 import type { Logger } from '../telemetry/types.js';
 import { announce } from './announce.js';
@@ -10,6 +10,7 @@ import { finalise } from './finalise.js';
 import { prepare } from './prepare.js';
 import { Scope } from './scope.js';
 import type { ExecutionSummary, RunnerDeps } from './types.js';
+import type { JobData } from '../contract/job.js';
 
 /**
  * Runs one execution from raw job data to its final report, as phases, each taking what the one

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ImageBlock, ModelClient, ModelTurnRequest } from '../model/types.js';
 import type { Logger } from '../telemetry/types.js';
-import { STEP_EVENTS, type ExecutionEventSink, type ExecutionEventSource } from './events.js';
+import { STEP_EVENTS, type ExecutionEventSink, type ExecutionEventSource } from '../execution/events.js';
 
 /**
  * What the model saw at each step, kept as artifacts (`steps/NNN.jpg`, docs/counters-and-artifacts.md#stepsnnnjpg) without

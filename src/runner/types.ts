@@ -5,16 +5,17 @@ import type { ControlPlane } from '../control-plane/types.js';
 import type { OpenedFile } from '../domain/input-files.js';
 import type { HumanDesk } from '../human/types.js';
 import type { LiveRelay } from '../live/types.js';
-import type { Specification } from '../domain/specification.js';
 import type { RunBudget } from '../domain/usage.js';
-import type { ModelClient, ModelPricing, RecordingFile } from '../model/types.js';
+import type { ModelClient, ModelPricing } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
 import type { RunCacheStore } from '../run-cache/types.js';
 import type { ArtifactStore } from '../storage/types.js';
 import type { Logger, Tracing } from '../telemetry/types.js';
-import type { ExecutionEventSource } from './events.js';
+import type { ExecutionEventSource } from '../execution/events.js';
 import type { ProfileSettings } from './profile.js';
 import type { ActionSpace, ActionSpaceChoice, ActionSpaceKind, ActionSpaceOptions } from '../toolset/types.js';
+import type { Specification } from '../contract/specification.js';
+import type { RecordingFile } from '../contract/recording.js';
 
 /** Everything one execution needs from the outside, wired by main.ts or the CLI. */
 export interface RunnerDeps {
@@ -106,7 +107,6 @@ export interface RunnerSettings {
   inputFileBuckets: readonly string[];
 }
 
-export type { OutputDocument, SavedDownload } from '../contract/output.js';
 import type { PlaybackReport } from '../contract/output.js';
 
 export type ExecutionSummary =

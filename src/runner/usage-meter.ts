@@ -1,8 +1,9 @@
-import type { RunStats } from '../agent/loop.js';
-import { ExecutionError } from '../domain/errors.js';
+import { ExecutionError } from '../contract/errors.js';
 import { billedParts, billedTokens, type BilledPart, type RunBudget } from '../domain/usage.js';
-import type { ModelClient, ModelPricing, ModelResponse, ModelTurnRequest, TokenUsage } from '../model/types.js';
-import type { ExecutionEventSink } from './events.js';
+import type { ModelClient, ModelPricing, ModelTurnRequest } from '../model/types.js';
+import type { ExecutionEventSink } from '../execution/events.js';
+import type { RunStats } from '../execution/counters.js';
+import type { ModelResponse, TokenUsage } from '../contract/recording.js';
 
 /**
  * The run's model client as every part of the run gets it: the agent's loop, a replay's final

@@ -1,7 +1,7 @@
 /**
  * A typed event stream (graphile-worker's `WorkerEvents`, per execution): emitters say what
  * happened, subscribers hear it, and neither knows the other. It knows no event of its own: the
- * map of names and fields is its user's (the runner's is `runner/events.ts`), so this file, like
+ * map of names and fields is its user's (the runner's is `execution/events.ts`), so this file, like
  * the rest of `telemetry/`, depends on nothing above it.
  *
  * Two kinds of events share one stream and one `on`:

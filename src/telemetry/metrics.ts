@@ -20,7 +20,7 @@ export interface Metrics {
 }
 
 /**
- * The events the metrics hear, with the fields they read. The runner's map (runner/events.ts)
+ * The events the metrics hear, with the fields they read. The runner's map (execution/events.ts)
  * declares them whole; its stream is a `MetricEventSource` only while it has these names with
  * these fields, so a renamed event or field is a type error where the daemon wires the metrics.
  */

@@ -1,7 +1,7 @@
 /**
  * The process log's port (a pino-compatible subset). It imports nothing: every folder logs, and
  * `telemetry/` sits below them all. An execution's events are a stream of their own
- * (event-stream.ts), their vocabulary the runner's (runner/events.ts).
+ * (event-stream.ts), their vocabulary the runner's (execution/events.ts).
  */
 export interface Logger {
   debug(obj: Record<string, unknown>, msg?: string): void;

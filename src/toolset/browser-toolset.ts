@@ -14,12 +14,13 @@
  */
 import type { BetaToolResultBlockParam, BetaToolUseBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { BROWSER_TOOLSET } from '../domain/action-spaces.js';
-import type { ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import type { ToolResultBlock } from '../model/types.js';
 import { KNOWN_MEMBERS, READ_MEMBERS } from './browser-members.js';
 import { BrowserToolsetDriver, TOOLSET_NAME, type BrowserToolsetOptions, type CallState } from './browser-driver.js';
 import { errorResult, imageBlock, screenshotForModel, textBlock } from './results.js';
 import { fromSdkResult } from './sdk-results.js';
 import type { ActionReport, ActionRunContext, ActionSpace } from './types.js';
+import type { ToolUseBlock } from '../contract/recording.js';
 
 const NOT_EXECUTED = 'Not executed: an earlier action in this turn failed.';
 

@@ -5,13 +5,13 @@
  * change the screen.
  */
 import type { SingleComputerToolType } from '../domain/action-spaces.js';
-import type { ToolUseBlock } from '../model/types.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { DisplayGeometry } from './computer-types.js';
 import { capture, changeNotes, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, resultFor, runNavigate, screenshotForModel, textBlock } from './results.js';
 import { runUpload, UPLOAD_HOW, UPLOAD_TOOL, uploadDefinition } from './upload-tool.js';
 import type { ActionReport, ActionRunContext, ActionSpace, ActionSpaceOptions } from './types.js';
 import { traceOf } from './trace.js';
+import type { ToolUseBlock } from '../contract/recording.js';
 
 export const COMPUTER_TOOL = 'computer';
 

@@ -11,7 +11,7 @@
 import { BetaAbstractComputerToolset20260801, type BetaComputerMemberResult, type BetaToolsetCallContext } from '@anthropic-ai/sdk/helpers/beta/toolsets';
 import type { BetaComputerMemberInput, BetaComputerMemberName, BetaToolResultBlockParam, BetaToolUseBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { COMPUTER_TOOLSET } from '../domain/action-spaces.js';
-import type { ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import type { ToolResultBlock } from '../model/types.js';
 import { executeComputerAction } from './computer-actions.js';
 import type { ActionOutcome, DisplayGeometry } from './computer-types.js';
 import { capture, changeNotes, errorResult, imageBlock, NAVIGATE_DEFINITION, NAVIGATE_TOOL, runNavigate, screenshotForModel, textBlock } from './results.js';
@@ -20,6 +20,7 @@ import { effectOf, readState } from '../domain/element-state.js';
 import { traceOf } from './trace.js';
 import { runUpload, UPLOAD_HOW, UPLOAD_TOOL, uploadDefinition } from './upload-tool.js';
 import type { ActionReport, ActionRunContext, ActionSpace, ActionSpaceOptions, ActionTrace } from './types.js';
+import type { ToolUseBlock } from '../contract/recording.js';
 
 /** Actions whose effect on the element they hit is read (element-state.ts). */
 const CLICKS = new Set(['left_click', 'double_click', 'triple_click']);

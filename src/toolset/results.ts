@@ -4,9 +4,10 @@
  * that goes with computer use.
  */
 import type { BrowserSession, Screenshot } from '../browser/types.js';
-import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import type { ImageBlock, ToolDefinition, ToolResultBlock } from '../model/types.js';
 import type { DisplayGeometry } from './computer-types.js';
 import type { ActionReport } from './types.js';
+import type { TextBlock, ToolUseBlock } from '../contract/recording.js';
 
 /** JPEG for the model: the same tokens as PNG (they follow pixels), a fifth of the bytes. */
 export const MODEL_IMAGE_QUALITY = 80;

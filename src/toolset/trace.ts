@@ -4,9 +4,9 @@
  * with the keyboard focus (for typing and keys).
  */
 import type { BrowserSession, ElementIdentity } from '../browser/types.js';
-import type { ToolUseBlock } from '../model/types.js';
 import type { DisplayGeometry } from './computer-types.js';
 import type { ActionTrace } from './types.js';
+import type { ToolUseBlock } from '../contract/recording.js';
 
 const FOCUS_ACTIONS = new Set(['type', 'key', 'hold_key']);
 const READS = new Set(['screenshot', 'zoom', 'cursor_position']);

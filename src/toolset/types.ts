@@ -10,7 +10,8 @@ import type { ActionSpaceKind, ComputerTool } from '../domain/action-spaces.js';
 import type { ActionEffect } from '../domain/element-state.js';
 import type { InputSource } from '../domain/input-references.js';
 import type { SecretVault } from '../domain/secrets.js';
-import type { ImageBlock, TextBlock, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../model/types.js';
+import type { ImageBlock, ToolDefinition, ToolResultBlock } from '../model/types.js';
+import type { TextBlock, ToolUseBlock } from '../contract/recording.js';
 
 export type { ActionSpaceKind } from '../domain/action-spaces.js';
 

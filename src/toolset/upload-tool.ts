@@ -5,10 +5,11 @@
  * The session turns names into files; nothing else of the worker's disk can reach a page.
  */
 import type { BrowserSession } from '../browser/types.js';
-import type { ToolDefinition, ToolUseBlock } from '../model/types.js';
+import type { ToolDefinition } from '../model/types.js';
 import type { DisplayGeometry } from './computer-types.js';
 import { capture, errorResult, refused, resultFor, textBlock } from './results.js';
 import type { ActionReport } from './types.js';
+import type { ToolUseBlock } from '../contract/recording.js';
 
 export const UPLOAD_TOOL = 'upload_file';
 

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_DEPTH } from '../../src/contract/json.js';
 import { createStore } from '../../src/local-service/store.js';
 import { API_KEY, expectDetailShape, startHarness, type Harness } from './local-api-harness.js';
+import { MAX_DEPTH } from '../../src/contract/json-bounds.js';
 
 /**
  * Values nested past the depth bound (docs/secrets.md#bounds) in every field of the local API

@@ -1,7 +1,7 @@
 import type { QueueEvents } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { findTooDeep } from '../../src/domain/json-bounds.js';
+import { findTooDeep } from '../../src/contract/json-bounds.js';
 import { stopAllDaemons } from '../support/daemon-process.js';
 import { openQueueEvents } from '../support/queue-events.js';
 import { finish } from '../support/scripted-model-server.js';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
 import { DEFAULT_CONTEXT_SETTINGS } from '../../src/model/context-policy.js';
-import type { ModelResponse, ModelTurnRequest } from '../../src/model/types.js';
+import type { ModelTurnRequest } from '../../src/model/types.js';
 import type { Logger } from '../../src/telemetry/types.js';
 import {
   computer,
@@ -14,6 +14,7 @@ import {
   toolUseBlock,
   type ScriptedModelServer,
 } from '../support/scripted-model-server.js';
+import type { ModelResponse } from '../../src/contract/recording.js';
 
 const API_KEY = 'sk-ant-test-secret-key-0123456789';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==';

@@ -8,7 +8,7 @@ import { DEMO_INPUT, DEMO_WORKFLOW } from '../../demo/workflow.js';
 import { loadConfig } from '../../src/config/schema.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import { startDaemon, type Daemon } from '../../src/daemon.js';
-import { loadRecording } from '../../src/model/replay-client.js';
+import { loadRecording } from '../../src/model/playback-client.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { waitForJob } from '../support/queue-events.js';

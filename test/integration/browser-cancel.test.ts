@@ -5,10 +5,10 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { browserCall } from '../../src/agent/browser-call.js';
-import { createRunStats, runAgent } from '../../src/agent/loop.js';
+import { runAgent } from '../../src/agent/loop.js';
 import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
 import type { BrowserSandbox, BrowserSession } from '../../src/browser/types.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
 import { chooseActionSpace } from '../../src/model/tool-versions.js';
@@ -19,6 +19,7 @@ import { neverAborted } from '../support/env.js';
 import { heardEvents } from '../support/heard-events.js';
 import { finish, memberBlock, startScriptedModelServer, turn } from '../support/scripted-model-server.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
+import { createRunStats } from '../../src/execution/counters.js';
 
 /**
  * A run stopped in the middle of an action stops within a second, and the browser call in

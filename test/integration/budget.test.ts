@@ -5,21 +5,21 @@ import { describe, expect, it } from 'vitest';
 import { createRunnerDeps } from '../../src/compose.js';
 import type { Config } from '../../src/config/schema.js';
 import { billedTokens, usageReport } from '../../src/domain/usage.js';
-import { createRunStats } from '../../src/agent/loop.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
 import { costOf, createModelPricing, pricesOf } from '../../src/model/prices.js';
-import type { TokenUsage } from '../../src/model/types.js';
 import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
-import { createExecutionEvents } from '../../src/runner/events.js';
+import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import type { Accounting } from '../support/fake-api-tokens.js';
 import { longRun } from '../support/long-run.js';
 import { browser as member, memberBlock, startScriptedModelServer, type Script, type ScriptedIteration, type ScriptedModelServer, type ScriptedResponse } from '../support/scripted-model-server.js';
 import { useShopBrowser } from '../support/shop-browser.js';
+import { createRunStats } from '../../src/execution/counters.js';
+import type { TokenUsage } from '../../src/contract/recording.js';
 
 /**
  * A run's budget (docs/specification.md#budget), whole: the worker on real Chromium, the real SDK

@@ -5,9 +5,9 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageReport, type ModelUsage } from '../../src/domain/usage.js';
 import { costOf, pricesOf } from '../../src/model/prices.js';
-import type { TokenUsage } from '../../src/model/types.js';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { CHROMIUM_ARGS } from '../support/screencast-session.js';
+import type { TokenUsage } from '../../src/contract/recording.js';
 
 /**
  * The cost of executions and workflows (docs/api.md#cost) in the local API and the dashboard, in

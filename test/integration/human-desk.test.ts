@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { abortReason } from '../../src/domain/errors.js';
+import { abortReason } from '../../src/contract/errors.js';
 import { ANSWERS_STREAM_GRACE_MS, answerField, answersStreamKey } from '../../src/domain/human-protocol.js';
 import { ANSWERS_CONNECTION_NAME, ANSWERS_READER_CONNECTION_NAME, createRedisHumanDesk } from '../../src/human/redis-desk.js';
 import type { HumanDesk } from '../../src/human/types.js';

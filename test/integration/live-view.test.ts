@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserSandbox, Screencast } from '../../src/browser/types.js';
 import { createBrowser, createRunnerDeps } from '../../src/compose.js';
 import { loadConfig } from '../../src/config/schema.js';
-import { liveChannelNames, type LiveMessage, type WatchNotice } from '../../src/domain/live-protocol.js';
+import { liveChannelNames } from '../../src/domain/live-protocol.js';
 import { createRedisLiveRelay } from '../../src/live/redis-live-relay.js';
 import { runExecution } from '../../src/runner/run-execution.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
@@ -18,6 +18,7 @@ import { hostRules, tempDir } from '../support/env.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { computer, finish, startScriptedModelServer } from '../support/scripted-model-server.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
+import type { LiveMessage, WatchNotice } from '../../src/contract/live.js';
 
 /**
  * The live view's two halves on real Redis. The worker's relay with video off: no screencast and

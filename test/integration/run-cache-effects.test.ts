@@ -9,7 +9,7 @@
 import { rm } from 'node:fs/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRunStats } from '../../src/agent/loop.js';
+import { createRunStats } from '../../src/execution/counters.js';
 import type { BrowserSandbox, BrowserSession } from '../../src/browser/types.js';
 import { createBrowser } from '../../src/compose.js';
 import { loadConfig } from '../../src/config/schema.js';

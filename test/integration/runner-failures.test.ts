@@ -80,7 +80,7 @@ describe('runs that end badly', () => {
 
   it('stops with worker_shutdown when the worker aborts it', async () => {
     const controller = new AbortController();
-    const { ExecutionError } = await import('../../src/domain/errors.js');
+    const { ExecutionError } = await import('../../src/contract/errors.js');
     // The second model call hangs; the shutdown arrives while it does.
     const s = await run(
       (_request, index) => {

@@ -1,4 +1,4 @@
-import { createExecutionEvents, type ExecutionEventStream } from '../../src/runner/events.js';
+import { createExecutionEvents, type ExecutionEventStream } from '../../src/execution/events.js';
 
 /** One event as a test reads it: its type and fields, as its `logs.jsonl` line has them. */
 export interface HeardEvent {

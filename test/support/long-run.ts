@@ -1,5 +1,5 @@
-import { createRunStats, runAgent, type AgentOutcome, type RunStats } from '../../src/agent/loop.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { runAgent } from '../../src/agent/loop.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { RunBudget } from '../../src/domain/usage.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
@@ -15,6 +15,8 @@ import { createFakeSession } from './fake-session.js';
 import { heardEvents } from './heard-events.js';
 import { encodePng } from './png.js';
 import { computer, finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedModelServer, type ScriptedModelServerOptions, type ScriptedTurn } from './scripted-model-server.js';
+import { createRunStats, type RunStats } from '../../src/execution/counters.js';
+import type { AgentOutcome } from '../../src/execution/outcome.js';
 
 /**
  * A long run of the real loop and the real Anthropic client against the scripted model server

@@ -1,4 +1,5 @@
-import type { AssistantBlock, BilledIteration, ModelClient, ModelResponse, ModelTurnRequest, StopReason, TokenUsage, TurnNotes } from '../../src/model/types.js';
+import type { ModelClient, ModelTurnRequest, StopReason } from '../../src/model/types.js';
+import type { AssistantBlock, BilledIteration, ModelResponse, TokenUsage, TurnNotes } from '../../src/contract/recording.js';
 
 /** An in-memory ModelClient for unit tests: answers from a script, keeps every request. */
 export interface ScriptedModel extends ModelClient {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRunStats, runAgent, type AgentInput } from '../../src/agent/loop.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { runAgent, type AgentInput } from '../../src/agent/loop.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { compileSchema } from '../../src/domain/json-schema.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { createModelPricing } from '../../src/model/prices.js';
@@ -12,6 +12,7 @@ import type { ActionSpace } from '../../src/toolset/types.js';
 import { createFakeSession } from '../support/fake-session.js';
 import { heardEvents } from '../support/heard-events.js';
 import { computer, finish, say, scriptedModel, tool, type Turn } from '../support/scripted-model.js';
+import { createRunStats } from '../../src/execution/counters.js';
 
 /**
  * The loop over the earlier computer tool (the real action table) on a fake browser, and over

@@ -1,14 +1,15 @@
 import type { BetaIterationsUsage, BetaUsage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRunStats } from '../../src/agent/loop.js';
 import { billedParts, billedTokens, usageReport } from '../../src/domain/usage.js';
 import { fromApiUsage } from '../../src/model/api-usage.js';
 import { costOf, createModelPricing, pricesOf } from '../../src/model/prices.js';
-import type { ModelTurnRequest, TokenUsage } from '../../src/model/types.js';
-import { createExecutionEvents } from '../../src/runner/events.js';
+import type { ModelTurnRequest } from '../../src/model/types.js';
+import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import { say, scriptedModel } from '../support/scripted-model.js';
+import { createRunStats } from '../../src/execution/counters.js';
+import type { TokenUsage } from '../../src/contract/recording.js';
 
 type Entry = BetaIterationsUsage[number];
 const MODEL = 'claude-opus-5-5';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAskHuman, humanTimeout, type HumanGate, type HumanRequest } from '../../src/agent/ask-human.js';
-import { createRunStats, runAgent, type AgentInput } from '../../src/agent/loop.js';
-import { parseAnswer, parseInput, type HumanAnswer } from '../../src/domain/human-protocol.js';
+import { createAskHuman, humanTimeout } from '../../src/agent/ask-human.js';
+import { runAgent, type AgentInput } from '../../src/agent/loop.js';
+import { parseAnswer, parseInput } from '../../src/domain/human-protocol.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { ToolResultBlock } from '../../src/model/types.js';
 import { createExecutionSignal } from '../../src/runner/deadline.js';
@@ -10,6 +10,9 @@ import { createDisplayGeometry } from '../../src/toolset/display.js';
 import { createFakeSession } from '../support/fake-session.js';
 import { heardEvents } from '../support/heard-events.js';
 import { finish, scriptedModel, tool, type Turn } from '../support/scripted-model.js';
+import type { HumanGate, HumanRequest } from '../../src/execution/human.js';
+import { createRunStats } from '../../src/execution/counters.js';
+import type { HumanAnswer } from '../../src/contract/human.js';
 
 /** `ask_human` in the loop with a gate that answers at once (the waiting itself is integration-tested). */
 function setup(turns: Turn[], answers: Array<string | Partial<HumanAnswer>>, spec: Partial<AgentInput['spec']> = {}, offer = true) {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkAllowEntry } from '../../src/domain/allow-list.js';
+import { checkAllowEntry } from '../../src/contract/allow-list.js';
 import { createSchemaAjv } from '../../src/domain/json-schema.js';
 import { COMPONENTS, componentSchemas } from '../../src/local-service/openapi.js';
 

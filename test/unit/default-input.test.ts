@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileSchema } from '../../src/domain/json-schema.js';
-import { pathId, valueAt, withValueAt, type KeyPath } from '../../src/domain/key-path.js';
+import { pathId, valueAt, withValueAt, type KeyPath } from '../../src/contract/key-path.js';
 import { parseProfileKeys } from '../../src/domain/profile-crypto.js';
 import { findSecretMarks } from '../../src/domain/secret-marks.js';
 import { createSecretVault, placeholder } from '../../src/domain/secrets.js';

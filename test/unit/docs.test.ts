@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { configSchema, loadConfig } from '../../src/config/schema.js';
 import { loadServeConfig, serveSettingsSchema } from '../../src/config/serve.js';
-import { ERROR_CODES } from '../../src/domain/errors.js';
+import { ERROR_CODES } from '../../src/contract/errors.js';
 import { SPECIFICATION_FIELDS } from '../../src/contract/specification.js';
 import { PRICE_TABLE } from '../../src/model/prices.js';
 import { MODEL_TABLE, chooseActionSpace, modelTools } from '../../src/model/tool-versions.js';

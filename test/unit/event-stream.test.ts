@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEventLog } from '../../src/telemetry/event-log.js';
-import { createExecutionEvents, type ExecutionEvents, type ExecutionLine } from '../../src/runner/events.js';
+import { createExecutionEvents, type ExecutionEvents, type ExecutionLine } from '../../src/execution/events.js';
 import { tempDir } from '../support/env.js';
 
 const dirs: string[] = [];

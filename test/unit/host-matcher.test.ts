@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
 import { isPublicAddress } from '../../src/browser/egress-proxy.js';
-import { canonicalHost, createHostMatcher, validateAllowList } from '../../src/browser/host-matcher.js';
-import { isPublicSuffix } from '../../src/domain/allow-list.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { createHostMatcher } from '../../src/browser/host-matcher.js';
+import { isPublicSuffix, canonicalHost, validateAllowList } from '../../src/contract/allow-list.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { parseSpecification } from '../../src/domain/specification.js';
 
 function specError(fn: () => unknown): ExecutionError {

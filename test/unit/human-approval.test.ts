@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { answerField, answerOutcome, grantsApproval, parseAnswer, type HumanDecision } from '../../src/domain/human-protocol.js';
+import { answerField, answerOutcome, grantsApproval, parseAnswer } from '../../src/domain/human-protocol.js';
+import type { HumanDecision } from '../../src/contract/human.js';
 
 /**
  * The approval rule (docs/human-in-the-loop.md#approvals), by generated cases: only the approve

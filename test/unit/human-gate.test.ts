@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { HumanRequest } from '../../src/agent/ask-human.js';
-import type { HumanAnswer } from '../../src/domain/human-protocol.js';
 import type { HumanDesk } from '../../src/human/types.js';
 import { createHumanGate } from '../../src/runner/human-gate.js';
 import { silentLogger } from '../contract/local-api-harness.js';
 import { createFakeSession } from '../support/fake-session.js';
 import { heardEvents } from '../support/heard-events.js';
+import type { HumanRequest } from '../../src/execution/human.js';
+import type { HumanAnswer } from '../../src/contract/human.js';
 
 /**
  * The run's waiting budget (docs/human-in-the-loop.md#timeouts), on a clock the test moves: every

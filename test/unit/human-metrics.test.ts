@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { answerOutcome } from '../../src/domain/human-protocol.js';
-import { createExecutionEvents, type ExecutionEvents } from '../../src/runner/events.js';
+import { createExecutionEvents, type ExecutionEvents } from '../../src/execution/events.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
 
 /** The metrics of runs waiting for a person (docs/operations.md#health-and-metrics), fed by execution events. */

@@ -64,3 +64,38 @@ describe('the import-cycle lint rule', () => {
     expect(found[0]).toBe('ring/four.ts:1 import cycle: ring/four.ts → ring/one.ts → ring/two.ts → ring/three.ts → ring/four.ts');
   });
 });
+
+/** Lints `source` as if it stood at `filePath` in this repository, under the repository's own lint config. */
+async function lintAt(filePath: string, source: string): Promise<string[]> {
+  const eslint = new ESLint({ cwd: process.cwd() });
+  const [result] = await eslint.lintText(source, { filePath: path.resolve(filePath) });
+  return (result?.messages ?? []).map((m) => `${m.ruleId}: ${m.message}`);
+}
+
+describe('the floors of src/ (eslint.config.js)', () => {
+  const downward: Array<[string, string]> = [
+    ['src/execution/x.ts', "import type { Counters } from '../contract/reports.js';\nexport type X = Counters;\n"],
+    ['src/agent/x.ts', "import type { ExecutionEventSink } from '../execution/events.js';\nexport type X = ExecutionEventSink;\n"],
+    ['src/run-cache/x.ts', "import { runAgent } from '../agent/loop.js';\nexport const x = runAgent;\n"],
+    ['src/runner/x.ts', "import { runWithCache } from '../run-cache/cached-run.js';\nexport const x = runWithCache;\n"],
+    ['src/domain/x.ts', "import { formatPath } from '../contract/key-path.js';\nexport const x = formatPath;\n"],
+  ];
+  it.each(downward)('lets %s import a lower floor', async (file, source) => {
+    expect(await lintAt(file, source)).toEqual([]);
+  });
+
+  const upward: Array<[string, string]> = [
+    ['src/execution/x.ts', "import type { RunnerDeps } from '../runner/types.js';\nexport type X = RunnerDeps;\n"],
+    ['src/execution/x.ts', "import type { Specification } from '../domain/specification.js';\nexport type X = Specification;\n"],
+    ['src/agent/x.ts', "import type { RunnerDeps } from '../runner/types.js';\nexport type X = RunnerDeps;\n"],
+    ['src/agent/x.ts', "import type { RunCacheStore } from '../run-cache/types.js';\nexport type X = RunCacheStore;\n"],
+    ['src/run-cache/x.ts', "import type { RunnerDeps } from '../runner/types.js';\nexport type X = RunnerDeps;\n"],
+    ['src/domain/x.ts', "import type { TokenUsage } from '../model/types.js';\nexport type X = TokenUsage;\n"],
+    ['src/contract/x.ts', "import type { Specification } from '../domain/specification.js';\nexport type X = Specification;\n"],
+  ];
+  it.each(upward)('refuses %s an import from a higher floor', async (file, source) => {
+    const found = await lintAt(file, source);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^no-restricted-imports: /);
+  });
+});

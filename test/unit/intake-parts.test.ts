@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createAdmissionGate } from '../../src/intake/admission-gate.js';
 import { withoutSecrets } from '../../src/intake/job-secrets.js';
 import { createLockWatchdog } from '../../src/intake/lock-watchdog.js';

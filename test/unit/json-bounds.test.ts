@@ -3,8 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { executeRequest } from '../../src/contract/executions.js';
 import { readSpecification } from '../../src/contract/specification.js';
 import { workflowCreate } from '../../src/contract/workflows.js';
-import { findTooDeep, MAX_DEPTH } from '../../src/domain/json-bounds.js';
-import { formatPath, valueAt } from '../../src/domain/key-path.js';
+import { findTooDeep, MAX_DEPTH } from '../../src/contract/json-bounds.js';
+import { formatPath, valueAt } from '../../src/contract/key-path.js';
 import { createSchemaChecker } from '../../src/domain/schema-check.js';
 
 /**

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileRawSchema, createSchemaAjv } from '../../src/domain/json-schema.js';
-import { withValueAt, valueAt, type KeyPath } from '../../src/domain/key-path.js';
+import { withValueAt, valueAt, type KeyPath } from '../../src/contract/key-path.js';
 import { HttpError } from '../../src/local-service/http-errors.js';
 import { assertKeptUncompared } from '../../src/local-service/kept-secrets.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatPath, leavesOf, parsePath, pathId, valueAt, withValueAt, type KeyPath } from '../../src/domain/key-path.js';
+import { formatPath, leavesOf, parsePath, pathId, valueAt, withValueAt, type KeyPath } from '../../src/contract/key-path.js';
 
 /** Keys as outsiders write them: anything, with the dangerous and confusing ones often. */
 const key = fc.oneof(

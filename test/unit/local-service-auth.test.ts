@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { hashApiKey, newApiKey, newKeyRecord, storedKeyTag, type ApiKeyRecord, type ApiKeyStore } from '../../src/local-service/api-keys.js';
+import { hashApiKey, newApiKey, newKeyRecord, storedKeyTag, type ApiKeyStore } from '../../src/local-service/api-keys.js';
 import { createAuth, grantOf, LAST_USE_RESOLUTION_MS, LOGIN_LINK_MAX_TTL_MS, SESSION_TTL_MS, type Auth, type AuthRequest, type Credential, type SessionStore } from '../../src/local-service/auth.js';
+import type { ApiKeyRecord } from '../../src/contract/access.js';
 
 /** A request as the server hands it to auth: headers, and the cookies @fastify/cookie parsed. */
 const request = (headers: Record<string, string>): AuthRequest => ({

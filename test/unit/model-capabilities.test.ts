@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCapabilityLookup, fromModelInfo, tableCapabilities } from '../../src/model/capabilities.js';
 import { contextParams, DEFAULT_CONTEXT_SETTINGS, isPrefixMismatch } from '../../src/model/context-policy.js';
-import { createExecutionEvents } from '../../src/runner/events.js';
+import { createExecutionEvents } from '../../src/execution/events.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
 
 describe('model capabilities', () => {

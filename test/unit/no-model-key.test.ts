@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { modelFactory } from '../../src/compose.js';
 import { loadConfig } from '../../src/config/schema.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 
 /**

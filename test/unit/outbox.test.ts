@@ -1,9 +1,10 @@
 import { readdir, rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutbox } from '../../src/control-plane/outbox.js';
-import type { CompletedReport, ControlPlane } from '../../src/control-plane/types.js';
+import type { ControlPlane } from '../../src/control-plane/types.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
+import type { CompletedReport } from '../../src/contract/reports.js';
 
 const report: CompletedReport = { completedAt: '2026-01-01T00:00:00.000Z', durationMs: 5, nSteps: 1, nAgentActions: 1, nScreenshots: 2, outputUrl: null, videoUrl: null, logsUrl: null };
 

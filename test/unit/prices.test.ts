@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/schema.js';
 import { costOf, createModelPricing, FALLBACK_PRICES, PRICE_TABLE, pricesOf } from '../../src/model/prices.js';
 import { MODEL_TABLE } from '../../src/model/tool-versions.js';
-import type { TokenUsage } from '../../src/model/types.js';
+import type { TokenUsage } from '../../src/contract/recording.js';
 
 const usage = (inputTokens: number, outputTokens = 0, cacheReadInputTokens = 0, cacheCreationInputTokens = 0): TokenUsage => ({ inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens });
 const MILLION = 1_000_000;

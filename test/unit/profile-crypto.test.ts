@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { allowedState } from '../../src/browser/profile-state.js';
 import { createHostMatcher } from '../../src/browser/host-matcher.js';
-import type { StorageState } from '../../src/browser/types.js';
+import type { StorageState } from '../../src/contract/storage-state.js';
 import { ConfigError, loadConfig } from '../../src/config/schema.js';
 import { profileIdProblem } from '../../src/contract/profile.js';
 import { openProfile, parseProfileKeys, readProfileHeader, sealProfile } from '../../src/domain/profile-crypto.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { StorageState } from '../../src/browser/types.js';
+import type { StorageState } from '../../src/contract/storage-state.js';
 import { profileSecrets } from '../../src/domain/profile-secrets.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { formatConsole, formatNetwork } from '../../src/toolset/page-logs.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_REWRITE_PATHS, TooManyPathsError, isPrefix, outermostPaths, rewriteAt, valueAt, withValueAt, type KeyPath } from '../../src/domain/key-path.js';
+import { MAX_REWRITE_PATHS, TooManyPathsError, isPrefix, outermostPaths, rewriteAt, valueAt, withValueAt, type KeyPath } from '../../src/contract/key-path.js';
 import { parseProfileKeys } from '../../src/domain/profile-crypto.js';
 import { createSecretVault, placeholder } from '../../src/domain/secrets.js';
 import { keepShownSecrets, revealDefaultInput, sealDefaultInput } from '../../src/local-service/default-input.js';

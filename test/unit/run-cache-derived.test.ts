@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { placeholderOf } from '../../src/domain/input-references.js';
-import { pathId, withValueAt } from '../../src/domain/key-path.js';
+import { pathId, withValueAt } from '../../src/contract/key-path.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { guardHolds, inputLeaves, tieAction, type TieContext } from '../../src/run-cache/values.js';
 

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { describeInput } from '../../src/agent/prompt.js';
 import { enterText, enterValue, placeholderOf, placeholdersIn } from '../../src/domain/input-references.js';
-import { leavesOf, pathId, withValueAt, type KeyPath } from '../../src/domain/key-path.js';
+import { leavesOf, pathId, withValueAt, type KeyPath } from '../../src/contract/key-path.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { buildEntry } from '../../src/run-cache/entry.js';
 import { parseCacheEntry } from '../../src/run-cache/format.js';

@@ -9,15 +9,16 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pathId, type KeyPath } from '../../src/domain/key-path.js';
+import { pathId, type KeyPath } from '../../src/contract/key-path.js';
 import { PICKED, SKIPPED, actionOf, entersValue } from '../../src/run-cache/actions.js';
 import { buildEntry } from '../../src/run-cache/entry.js';
-import { parseCacheEntry, type CachedAction } from '../../src/run-cache/format.js';
+import { parseCacheEntry } from '../../src/run-cache/format.js';
 import type { Probe } from '../../src/run-cache/precondition.js';
 import { valuesNotEntered } from '../../src/run-cache/repair.js';
 import { findResume, sameAction } from '../../src/run-cache/resume.js';
 import { inputLeaves } from '../../src/run-cache/values.js';
 import type { ActionTrace } from '../../src/toolset/types.js';
+import type { CachedAction } from '../../src/contract/run-cache.js';
 
 const ORIGIN = 'https://app.example';
 /** Few pages and names, so that generated runs share them: generic buttons, pages visited twice. */

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { pathId } from '../../src/domain/key-path.js';
+import { pathId } from '../../src/contract/key-path.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { afterLastEntry } from '../../src/run-cache/actions.js';
 import { buildEntry } from '../../src/run-cache/entry.js';
-import { cacheFingerprint, pageShape, parseCacheEntry, samePage, RUN_CACHE_FORMAT, type CachedAction } from '../../src/run-cache/format.js';
+import { cacheFingerprint, pageShape, parseCacheEntry, samePage } from '../../src/run-cache/format.js';
 import { startingStep } from '../../src/run-cache/replay.js';
 import { changedPaths, derivedPaths, guardHolds, inputDigests, inputLeaves, tieAction, type TieContext } from '../../src/run-cache/values.js';
+import { RUN_CACHE_FORMAT, type CachedAction } from '../../src/contract/run-cache.js';
 
 describe('run cache rules', () => {
   it('keeps a page by origin, path and the names of its query parameters', () => {

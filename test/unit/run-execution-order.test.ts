@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { BrowserSession } from '../../src/browser/types.js';
 import type { ControlPlane } from '../../src/control-plane/types.js';
 import type { LiveChannel, LiveRelay } from '../../src/live/types.js';
-import type { ModelClient, ModelResponse } from '../../src/model/types.js';
+import type { ModelClient } from '../../src/model/types.js';
 import type { ActiveRecording, VideoRecorder } from '../../src/recorder/types.js';
 import { runExecution } from '../../src/runner/run-execution.js';
 import type { RunnerDeps } from '../../src/runner/types.js';
@@ -13,6 +13,7 @@ import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { createModelPricing } from '../../src/model/prices.js';
 import type { ActionSpace, ActionSpaceChoice } from '../../src/toolset/types.js';
 import { tempDir } from '../support/env.js';
+import type { ModelResponse } from '../../src/contract/recording.js';
 
 /**
  * The order an execution closes in, whatever ended it (docs/architecture.md#one-scope-closed-in-reverse):

@@ -2,9 +2,9 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSecretVault } from '../../src/domain/secrets.js';
-import type { JsonSchema } from '../../src/domain/specification.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { scrubFromProcessLog } from '../../src/telemetry/log-secrets.js';
+import type { JsonSchema } from '../../src/contract/json.js';
 
 // A secret with what pages and transports transform: quotes, a backslash, a double space,
 // non-ASCII, and more than 200 characters.

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatPath, leavesOf, parsePath, pathId, valueAt, withValueAt, type KeyPath } from '../../src/domain/key-path.js';
+import { formatPath, leavesOf, parsePath, pathId, valueAt, withValueAt, type KeyPath } from '../../src/contract/key-path.js';
 import { findInputFiles } from '../../src/domain/input-files.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
-import type { JsonSchema } from '../../src/domain/specification.js';
+import type { JsonSchema } from '../../src/contract/json.js';
 
 /**
  * Keys a caller chose, in the secret vault and the input files: a key with a dot, a bracket or a

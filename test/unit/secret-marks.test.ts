@@ -3,9 +3,9 @@ import { Ajv } from 'ajv';
 import type { DataValidationCxt } from 'ajv/dist/types/index.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pathId, type KeyPath } from '../../src/domain/key-path.js';
+import { pathId, type KeyPath } from '../../src/contract/key-path.js';
 import { findSecretMarks } from '../../src/domain/secret-marks.js';
-import type { JsonSchema } from '../../src/domain/specification.js';
+import type { JsonSchema } from '../../src/contract/json.js';
 
 /**
  * The secret marks of a payload schema, found by walking the schema and the payload together

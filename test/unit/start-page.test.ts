@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openStartPage } from '../../src/agent/start-page.js';
 import type { NavigationResult } from '../../src/browser/types.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { heardEvents } from '../support/heard-events.js';
 
 /** The one opener of the start page, used by the model's run (agent/loop.ts) and the replay (run-cache/cached-run.ts). */

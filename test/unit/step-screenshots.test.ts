@@ -2,11 +2,12 @@ import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ImageBlock, Message, ModelClient, ModelResponse, ModelTurnRequest } from '../../src/model/types.js';
-import { createExecutionEvents } from '../../src/runner/events.js';
+import type { ImageBlock, Message, ModelClient, ModelTurnRequest } from '../../src/model/types.js';
+import { createExecutionEvents } from '../../src/execution/events.js';
 import { createStepScreenshots } from '../../src/runner/step-screenshots.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
+import type { ModelResponse } from '../../src/contract/recording.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 const JPEG_A = Buffer.from('ffd8ffe000104a464946aa', 'hex');

@@ -1,15 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRunStats, runAgent } from '../../src/agent/loop.js';
+import { runAgent } from '../../src/agent/loop.js';
 import { createRepeatWatch, SAME_TARGET_PX, STUCK_STOP_AT, STUCK_WARN_AT } from '../../src/agent/stuck-loop.js';
 import type { BrowserSession, BrowserTab } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
-import type { ToolResultBlock, ToolUseBlock } from '../../src/model/types.js';
+import type { ToolResultBlock } from '../../src/model/types.js';
 import { createComputerTool } from '../../src/toolset/computer-tool.js';
 import { createDisplayGeometry } from '../../src/toolset/display.js';
 import { createFakeSession } from '../support/fake-session.js';
 import { heardEvents } from '../support/heard-events.js';
 import { computer, finish, scriptedModel, type Turn } from '../support/scripted-model.js';
+import { createRunStats } from '../../src/execution/counters.js';
+import type { ToolUseBlock } from '../../src/contract/recording.js';
 
 /**
  * Stuck loops (docs/action-spaces.md#stuck-loops) in the loop, on a fake browser whose page

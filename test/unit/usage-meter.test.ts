@@ -1,13 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRunStats } from '../../src/agent/loop.js';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { billedTokens, usageReport } from '../../src/domain/usage.js';
 import { createModelPricing } from '../../src/model/prices.js';
-import type { ModelTurnRequest, TokenUsage } from '../../src/model/types.js';
-import { createExecutionEvents } from '../../src/runner/events.js';
+import type { ModelTurnRequest } from '../../src/model/types.js';
+import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import { say, scriptedModel } from '../support/scripted-model.js';
+import { createRunStats } from '../../src/execution/counters.js';
+import type { TokenUsage } from '../../src/contract/recording.js';
 
 const request = (model: string): ModelTurnRequest => ({ model, system: [], tools: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], maxTokens: 100, betas: [] });
 const used = (inputTokens: number, outputTokens = 0, cacheReadInputTokens = 0, cacheCreationInputTokens = 0): TokenUsage => ({ inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens });

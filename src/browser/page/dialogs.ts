@@ -5,7 +5,7 @@
  * as one (`<dialog>` by showModal), or when something other than it covers the page all around
  * it (the overlay of jQuery UI's and most libraries' modal dialogs).
  */
-import { hitAt } from './targets.js';
+import { hitAt } from './hit.js';
 import { role, visibility } from './semantics.js';
 
 const DIALOG_ROLES = new Set(['dialog', 'alertdialog']);

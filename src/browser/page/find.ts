@@ -5,54 +5,16 @@
  * chosen ones. The ranking itself is the worker's (toolset/find-rank.ts).
  */
 import { axDescription } from './ax-store.js';
-import { children, deepActive, inputType, inViewport, isContainer, isElement, isInput, parentOf } from './dom.js';
+import { deepActive, inputType, inViewport, isInput, parentOf } from './dom.js';
 import { line } from './element-line.js';
 import type { RefState } from './refs.js';
 import type { FoundElement } from './shapes.js';
-import { editableRegion, INTERACTIVE, LANDMARKS, name, role, shownText, textOf, TEXTUAL, visibility } from './semantics.js';
+import { editableRegion, INTERACTIVE, name, role, shownText, textOf, TEXTUAL, visibility } from './semantics.js';
 import { cut, NAME_MAX, quote, squash } from './text.js';
+import { candidates, type Candidate } from './candidates.js';
 
-/** Roles of the regions an element sits in, named in find's results. */
-const REGIONS = new Set(['main', 'navigation', 'banner', 'contentinfo', 'complementary', 'region', 'form', 'search', 'dialog', 'alertdialog', 'toolbar', 'tabpanel', 'group', 'menu']);
 /** Roles of fields that a text just before them may name. */
 const LABELLED_BY_TEXT = ['textbox', 'searchbox', 'combobox', 'listbox', 'spinbutton', 'checkbox', 'radio', 'switch', 'slider'];
-
-export interface Candidate {
-  el: Element;
-  role: string;
-  name: string;
-  heading: string;
-  region: { role: string; name: string } | null;
-}
-
-/**
- * Everything find() and locate() compare: role, name, and where each element is (the heading
- * it comes under and the region it sits in, both tracked in the one walk of the document).
- */
-export function candidates(): Candidate[] {
-  const out: Candidate[] = [];
-  let heading = '';
-  const walk = (node: Node, region: Candidate['region']) => {
-    if (!isContainer(node)) return;
-    let inside = region;
-    if (isElement(node)) {
-      const tag = node.localName;
-      if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'head') return;
-      const vis = visibility(node);
-      if (vis === 'gone') return;
-      const r = vis === 'shown' ? role(node) : null;
-      if (r && (INTERACTIVE.has(r) || LANDMARKS.has(r) || TEXTUAL.has(r) || editableRegion(node))) {
-        const n = name(node, r);
-        out.push({ el: node, role: r, name: n, heading, region });
-        if (r === 'heading') heading = n;
-      }
-      if (r && REGIONS.has(r)) inside = { role: r, name: name(node, r) };
-    }
-    for (const c of children(node)) walk(c, inside);
-  };
-  walk(document.documentElement, null);
-  return out;
-}
 
 /** Words that describe an element beyond its name: placeholder, value, attributes, the heading or legend it sits under. */
 function context(el: Element): string {

@@ -19,7 +19,8 @@ import { lookup, refOf } from './refs.js';
 import { STRUCTURE_KEY } from './keys.js';
 import type { Refusal } from './shapes.js';
 import { axWanted, name, role } from './semantics.js';
-import { elementAt, hitAt, identity, locate, pointOf } from './targets.js';
+import { hitAt } from './hit.js';
+import { elementAt, identity, locate, pointOf } from './targets.js';
 import { calendar, popupOptions, widgetOf } from './widgets.js';
 
 const STALE: Refusal = { ok: false, error: 'stale' };

@@ -3,8 +3,9 @@
  * it), which one is under a point, its identity across page loads (the run cache's) and how to
  * find it again.
  */
-import { deepActive, frameDoc, frameOrigin, inputType, inViewport, isFrame, isInput, parentOf, rectOf } from './dom.js';
-import { candidates } from './find.js';
+import { deepActive, inputType, inViewport, isInput, parentOf, rectOf } from './dom.js';
+import { candidates } from './candidates.js';
+import { hitAt } from './hit.js';
 import { refOf, type RefState } from './refs.js';
 import type { ElementIdentity, Point, Refusal } from './shapes.js';
 import { editableRegion, INTERACTIVE, isDisabled, name, role, visibility } from './semantics.js';
@@ -41,32 +42,6 @@ export function pointOf(el: Element, scrolled = false): ({ ok: true } & Point) |
     return { ok: false, error: 'covered', by: (cr || cover.localName) + (name(cover, cr) ? ' ' + quote(name(cover, cr)) : '') };
   }
   return { ok: false, error: 'offscreen' };
-}
-
-/** The element at a point of the top window: into open shadow roots and same-origin frames. */
-export function hitAt(x: number, y: number): Element | null {
-  let hit = document.elementFromPoint(x, y);
-  let origin = { x: 0, y: 0 };
-  for (let guard = 0; hit && guard < 30; guard++) {
-    if (hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x - origin.x, y - origin.y);
-      if (inner && inner !== hit) {
-        hit = inner;
-        continue;
-      }
-    }
-    const doc = isFrame(hit) ? frameDoc(hit) : null;
-    if (doc) {
-      origin = frameOrigin(doc);
-      const inner = doc.elementFromPoint(x - origin.x, y - origin.y);
-      if (inner) {
-        hit = inner;
-        continue;
-      }
-    }
-    break;
-  }
-  return hit;
 }
 
 /** The element under a viewport point: the nearest one with a role the agent would target. */

@@ -7,7 +7,7 @@
  * same order; a final check (`verify_replay` its only tool) answers from the final page, as a
  * model that sees only that page would.
  */
-import { formatPath } from '../../../src/domain/key-path.js';
+import { formatPath } from '../../../src/contract/key-path.js';
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, squash, type PageElement } from './page-read.js';
 

@@ -1,4 +1,4 @@
-import { formatPath } from '../../../src/domain/key-path.js';
+import { formatPath } from '../../../src/contract/key-path.js';
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, shows, squash, type PageElement } from './page-read.js';
 import type { Redmine } from './redmine.js';

@@ -1,18 +1,19 @@
 import type { BlockLayer, DownloadEvent, Point, Size } from '../browser/types.js';
-import type { Counters } from '../control-plane/types.js';
-import type { HumanInput, HumanKind, HumanOutcome } from '../domain/human-protocol.js';
-import type { ErrorCode } from '../domain/errors.js';
-import type { CacheReport } from '../domain/run-cache.js';
-import type { UsageReport } from '../domain/usage.js';
-import type { BilledIteration, StopReason, TokenUsage } from '../model/types.js';
+import type { ErrorCode } from '../contract/errors.js';
+import type { HumanInput, HumanKind, HumanOutcome } from '../contract/human.js';
+import type { CacheReport, UsageReport } from '../contract/output.js';
+import type { BilledIteration, ModelResponse, TokenUsage } from '../contract/recording.js';
+import type { Counters } from '../contract/reports.js';
 import { createEventStream, type EventLine, type EventSink, type EventSource, type EventStream, type EventStreamOptions } from '../telemetry/event-stream.js';
 import type { ActionTrace } from '../toolset/types.js';
 
+type StopReason = ModelResponse['stopReason'];
+
 /**
  * The events of one execution, by name, with their fields: what the runner, the agent loop and
- * the replay emit. The event map lives here, beside the runner that gives each execution its
- * stream; the stream itself (telemetry/event-stream.ts) knows no event. An emit site that gets a
- * name or a field wrong does not compile.
+ * the replay emit. The event map lives here, on the execution's own floor below the runner, the
+ * run cache and the agent that all tell them; the stream itself (telemetry/event-stream.ts) knows
+ * no event. An emit site that gets a name or a field wrong does not compile.
  *
  * `LoggedEvents` are the lines of `logs.jsonl`, one each (docs/counters-and-artifacts.md#event-types
  * documents every one); the event log, the live view, the metrics and the step screenshots

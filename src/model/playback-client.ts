@@ -1,18 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
-import { recordingFile } from '../contract/recording.js';
-import { ExecutionError } from '../domain/errors.js';
-import type { ModelClient, ModelResponse, RecordingFile } from './types.js';
+import { recordingFile, type ModelResponse, type RecordingFile } from '../contract/recording.js';
+import { ExecutionError } from '../contract/errors.js';
+import type { ModelClient } from './types.js';
 
 /**
- * The replaying model (docs/operations.md#replaying-a-recording): answers each turn with the next recorded response, in
- * order, whatever it is asked. It never waits the recorded latency: a replay runs as fast as
+ * The playback model (docs/operations.md#replaying-a-recording): answers each turn with the next recorded response, in
+ * order, whatever it is asked. It never waits the recorded latency: a playback runs as fast as
  * the browser allows.
  */
 
-export { RECORDING_FORMAT } from '../contract/recording.js';
-
-export function createReplayModel(recording: RecordingFile): ModelClient {
+export function createPlaybackModel(recording: RecordingFile): ModelClient {
   let next = 0;
   return {
     async createTurn(_request, signal): Promise<ModelResponse> {

@@ -3,10 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionError } from '../../src/domain/errors.js';
+import { ExecutionError } from '../../src/contract/errors.js';
 import { createRecordingModel } from '../../src/model/recording-client.js';
-import { createReplayModel, loadRecording, parseRecording } from '../../src/model/replay-client.js';
-import type { ModelClient, ModelResponse, ModelTurnRequest, RecordingFile } from '../../src/model/types.js';
+import { createPlaybackModel, loadRecording, parseRecording } from '../../src/model/playback-client.js';
+import type { ModelClient, ModelTurnRequest } from '../../src/model/types.js';
+import type { ModelResponse, RecordingFile } from '../../src/contract/recording.js';
 
 const request: ModelTurnRequest = {
   model: 'claude-sonnet-4-5',
@@ -46,9 +47,9 @@ const recording: RecordingFile = {
 
 const live = new AbortController().signal;
 
-describe('createReplayModel', () => {
+describe('createPlaybackModel', () => {
   it('returns the recorded responses in order, then fails with model_error', async () => {
-    const model = createReplayModel(recording);
+    const model = createPlaybackModel(recording);
     expect(await model.createTurn(request, live)).toEqual(recording.turns[0]!.response);
     expect(await model.createTurn(request, live)).toEqual(recording.turns[1]!.response);
     const third = model.createTurn(request, live);
@@ -57,7 +58,7 @@ describe('createReplayModel', () => {
   });
 
   it('hands out copies: editing a response leaves the recording intact', async () => {
-    const model = createReplayModel(recording);
+    const model = createPlaybackModel(recording);
     const first = await model.createTurn(request, live);
     first.content.length = 0;
     expect(recording.turns[0]!.response.content).toHaveLength(1);
@@ -67,7 +68,7 @@ describe('createReplayModel', () => {
     const controller = new AbortController();
     const reason = new ExecutionError('timeout', 'deadline');
     controller.abort(reason);
-    await expect(createReplayModel(recording).createTurn(request, controller.signal)).rejects.toBe(reason);
+    await expect(createPlaybackModel(recording).createTurn(request, controller.signal)).rejects.toBe(reason);
   });
 });
 
@@ -85,7 +86,7 @@ describe('createRecordingModel', () => {
     expect(file.turns.map((t) => t.response)).toEqual([a, b]);
     for (const t of file.turns) expect(t.latencyMs).toBeGreaterThanOrEqual(0);
 
-    const replay = createReplayModel(JSON.parse(JSON.stringify(file)) as RecordingFile);
+    const replay = createPlaybackModel(JSON.parse(JSON.stringify(file)) as RecordingFile);
     expect(await replay.createTurn(request, live)).toEqual(a);
     expect(await replay.createTurn(request, live)).toEqual(b);
   });
