@@ -5,7 +5,7 @@
  * of a run that failed before it started.
  */
 import { z } from 'zod';
-import { ERROR_CODES } from '../contract/errors.js';
+import { ERROR_CODES } from './errors.js';
 import { HUMAN_KINDS } from './human.js';
 import { count, isoTime } from './json.js';
 

@@ -6,7 +6,13 @@
  * the run cache keeps it with the action. An element whose state a read does not show, or a
  * click that changed none of it, has no effect to keep.
  */
-import type { BrowserTab } from '../browser/types.js';
+/**
+ * What reading a state needs of a tab: one line of its page read, by reference. Declared here,
+ * not taken from the browser's port, so this file stays on the domain floor (a BrowserTab has it).
+ */
+export interface ReadsElementLine {
+  readPage(options: { ref: string; filter: 'all'; depth: number; maxChars: number }, signal: AbortSignal): Promise<{ ok: true; value: { lines: readonly string[] } } | { ok: false }>;
+}
 
 /** An element's states, as far as a read of it shows them. */
 export interface ElementState {
@@ -41,7 +47,7 @@ export function stateOfLine(line: string): ElementState | undefined {
 }
 
 /** The states of the referenced element now; undefined when it cannot be read (gone, no tab). */
-export async function readState(tab: BrowserTab, ref: string, signal: AbortSignal): Promise<ElementState | undefined> {
+export async function readState(tab: ReadsElementLine, ref: string, signal: AbortSignal): Promise<ElementState | undefined> {
   const read = await tab.readPage({ ref, filter: 'all', depth: 1, maxChars: 2_000 }, signal).catch((error: unknown) => {
     if (signal.aborted) throw error;
     return undefined;
