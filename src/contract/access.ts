@@ -14,7 +14,7 @@ export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]*(?: [A-Za-z0-9._@-]+)*$/;
 export const KEY_NAME_MAX = 64;
 
 /**
- * What a key may do (docs/security.md#roles): `operator` — the API and the dashboard; `worker` —
+ * What a key may do (docs/security.md#api-keys): `operator` — the API and the dashboard; `worker` —
  * the worker's reports (`started`, `completed`, `failed`, `waiting`, `resumed`) and what the
  * worker reads (`GET /api/executions/{id}`, `GET /api/workflows/{id}/versions`), nothing else.
  * The keys of API_KEYS have both.

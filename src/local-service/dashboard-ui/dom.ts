@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here until contract/ stops importing Node modules (issue 41), when its z.infer types can be imported (docs/dashboard.md). */
+/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here for now: the contract's z.infer types are to replace them (docs/dashboard.md). */
 // Small helpers shared by the dashboard's pages: building elements, formatting, and calling the
 // API. Text from the API is always inserted as text nodes, never as HTML.
 

@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here until contract/ stops importing Node modules (issue 41), when its z.infer types can be imported (docs/dashboard.md). */
+/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here for now: the contract's z.infer types are to replace them (docs/dashboard.md). */
 // One execution: its summary, then, while it runs, the browser live and its steps as they
 // happen; once it ended, the video beside the timeline of steps (a click seeks the video, the
 // video's time highlights the step), the output and the raw log. A failed execution opens at

@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here until contract/ stops importing Node modules (issue 41), when its z.infer types can be imported (docs/dashboard.md). */
+/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here for now: the contract's z.infer types are to replace them (docs/dashboard.md). */
 // The steps of an execution, built from its logs.jsonl lines: for each step, the screen the model
 // saw (step_screenshot), what it said and asked (model_turn), what was done (action), requests
 // refused meanwhile (blocked) and errors; for a step that repaired a cached one (step_repair),
