@@ -64,7 +64,7 @@ export interface WebhookDelivery {
  */
 export function verifyWebhook(secret: string, rawBody: string | Buffer, headers: Record<string, string | string[] | undefined>): WebhookDelivery {
   const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(' ') : value; // Standard Webhooks separates signatures by spaces
   return new Webhook(secret).verify(rawBody, flat) as WebhookDelivery;
 }
 

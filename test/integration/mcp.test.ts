@@ -126,3 +126,63 @@ describe('MCP server', () => {
     await refused.close().catch(() => undefined);
   }, 300_000);
 });
+
+describe('MCP server, where no worker takes the run', () => {
+  let lone: LocalServer;
+  let listener: import('node:http').Server;
+  const heard: import('node:http').IncomingHttpHeaders[] = [];
+  beforeAll(async () => {
+    const { createServer } = await import('node:http');
+    listener = createServer((req, res) => {
+      heard.push(req.headers);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"output":"from elsewhere"}');
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const queueName = `mcp-lone-${randomUUID().slice(0, 8)}`;
+    lone = await startLocalServer({ port: 0, apiKeys: [KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', artifactsDir: path.join(dir, 'lone'), logger: createSilentLogger(), keyPrefix: `{api-${queueName}}:` });
+  });
+  afterAll(async () => {
+    await lone?.close();
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+  });
+
+  const call = async (body: Record<string, unknown>): Promise<ToolAnswer> => {
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${lone.url}/mcp`), { requestInit: { headers: { 'x-service-key': KEY } } }));
+    try {
+      return (await client.callTool({ name: 'run_workflow', arguments: body })) as ToolAnswer;
+    } finally {
+      await client.close();
+    }
+  };
+  const post = (key: string, route: string, body: unknown) =>
+    fetch(`${lone.url}${route}`, { method: 'POST', headers: { 'x-service-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('a wait is bounded: after maxWaitMs it answers with the execution as it is', async () => {
+    const made = (await (await post(KEY, '/api/workflows', DEMO_WORKFLOW(`${shop.origin}/`))).json()) as { slug: string };
+    const answer = await call({ workflow: made.slug, inputPayload: DEMO_INPUT, wait: true, maxWaitMs: 1_000 });
+    expect(answer.isError).toBeFalsy();
+    expect(answer.structuredContent).toMatchObject({ ended: false, execution: { status: 'queued' } });
+  }, 120_000);
+
+  it("never sends the caller's key to an output url a worker reported: only to the service's own artifacts", async () => {
+    const made = (await (await post(KEY, '/api/workflows', DEMO_WORKFLOW(`${shop.origin}/`))).json()) as { slug: string; workflow_uuid: string };
+    const workerKey = ((await (await post(KEY, '/api/keys', { name: 'a worker', role: 'worker' })).json()) as { key: string }).key;
+    const running = call({ workflow: made.slug, inputPayload: DEMO_INPUT, wait: true, maxWaitMs: 60_000 });
+    // The worker's side, played by a worker's key: the run starts and ends with a foreign output url.
+    let executionId: string | undefined;
+    while (executionId === undefined) {
+      const list = (await (await fetch(`${lone.url}/api/executions?workflow_uuid=${made.workflow_uuid}`, { headers: { 'x-service-key': KEY } })).json()) as { items: { execution_uuid: string }[] };
+      executionId = list.items[0]?.execution_uuid;
+      if (executionId === undefined) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const at = new Date().toISOString();
+    expect((await post(workerKey, `/api/executions/${executionId}/started`, { startedAt: at })).status).toBe(200);
+    const foreign = `http://127.0.0.1:${(listener.address() as import('node:net').AddressInfo).port}/output.json`;
+    const done = await post(workerKey, `/api/executions/${executionId}/completed`, { completedAt: at, durationMs: 1, nSteps: 1, nAgentActions: 0, nScreenshots: 0, outputUrl: foreign, videoUrl: null, logsUrl: null });
+    expect(done.status).toBe(200);
+    const answer = await running;
+    expect(answer.structuredContent).toMatchObject({ output: null, artifacts: { output: foreign } });
+    expect(heard).toEqual([]);
+  }, 120_000);
+});
