@@ -44,8 +44,10 @@ const WHITESPACE_FORMS =
  * One bounded alternation at one position: no quantifier over a quantifier that can match the
  * same text two ways beyond three steps.
  */
-const GROUP_SEPARATOR_CHARS = [' ', '-', '.', '/', '\u00a0', '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212', '\u2022', '\u00b7'];
-const GROUP_SEPARATOR_NAMES = ['sol', 'period', 'hyphen', 'dash', 'ndash', 'mdash', 'minus', 'bull', 'middot', 'nbsp'];
+// Also the invisible ones pages put where a long number may break (a soft hyphen, zero-width
+// spaces and joiners, a word joiner), and an underscore or comma some templates group with.
+const GROUP_SEPARATOR_CHARS = [' ', '-', '.', '/', '_', ',', '\u00a0', '\u00ad', '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212', '\u2022', '\u00b7'];
+const GROUP_SEPARATOR_NAMES = ['sol', 'period', 'hyphen', 'dash', 'ndash', 'mdash', 'minus', 'bull', 'middot', 'nbsp', 'shy', 'lowbar', 'comma', 'zwsp', 'zwj', 'zwnj'];
 let separatorSource: string | undefined;
 function groupSeparator(): string {
   if (separatorSource !== undefined) return separatorSource;

@@ -217,6 +217,14 @@ describe('display groupings and one character per field (docs/secrets.md#forms)'
     expect(vault.redact('4111-1111-1111-1111 4111.1111.1111.1111 DE89/3704/0044/0532/0130/00')).toBe('{{card}} {{card}} {{iban}}');
   });
 
+  it('redacts groupings by the invisible separators pages break long numbers with, and by underscores or commas', () => {
+    const vault = createSecretVault({ card: '4111111111111111' }, { type: 'object', properties: { card: { writeOnly: true } } });
+    for (const sep of ['\u00ad', '\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '_', ',', '&shy;', '&#x200b;', '%C2%AD']) {
+      const shown = ['4111', '1111', '1111', '1111'].join(sep);
+      expect(vault.redact(`Card ${shown}.`), JSON.stringify(sep)).toBe('Card {{card}}.');
+    }
+  });
+
   it('leaves numbers that are not the secret alone, grouped or not', () => {
     const vault = createSecretVault({ pw: '4111111111111111' }, schema);
     expect(vault.redact('Order 4111 2222 3333 4444 and 4111 11')).toBe('Order 4111 2222 3333 4444 and 4111 11');
