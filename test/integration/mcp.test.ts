@@ -38,7 +38,7 @@ beforeAll(async () => {
   api = await startLocalServer({ port: 0, apiKeys: [KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', artifactsDir, logger, keyPrefix: `{api-${queueName}}:` });
   const config = loadConfig({
     REDIS_URL: redis.url, EXECUTION_QUEUE: queueName, API_BASE_URL: api.url, API_KEY: KEY, ARTIFACTS_DIR: artifactsDir, ARTIFACT_BASE_URL: `${api.url}/artifacts/`,
-    BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: path.join(dir, 'work'), VIDEO_FPS: '5',
+    BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: path.join(dir, 'work'), VIDEO_FPS: '5', SHUTDOWN_GRACE_MS: '2000',
   });
   worker = await startDaemon(config, logger, { replay: await loadRecording(path.resolve('demo/shop.recording.json')) });
 }, 120_000);
