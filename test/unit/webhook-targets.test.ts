@@ -27,6 +27,12 @@ const spellings = (o: readonly number[]): string[] => {
     `[0:0:0:0:0:ffff:${hex((o[0]! << 8) + o[1]!)}:${hex((o[2]! << 8) + o[3]!)}]`,
     `[64:ff9b::${o.join('.')}]`,
     `[2002:${hex((o[0]! << 8) + o[1]!)}:${hex((o[2]! << 8) + o[3]!)}::1]`,
+    // RFC 2765's translated form (::ffff:0:0/96), RFC 8215's local-use NAT64 (64:ff9b:1::/48).
+    `[::ffff:0:${hex((o[0]! << 8) + o[1]!)}:${hex((o[2]! << 8) + o[3]!)}]`,
+    `[64:ff9b:1::${hex((o[0]! << 8) + o[1]!)}:${hex((o[2]! << 8) + o[3]!)}]`,
+    `[64:ff9b:1:ab::${o.join('.')}]`,
+    // Teredo (2001::/32): the client's IPv4 address in the last 32 bits, XOR 0xffffffff.
+    `[2001:0:4136:e378:8000:63bf:${hex(~((o[0]! << 8) + o[1]!) & 0xffff)}:${hex(~((o[2]! << 8) + o[3]!) & 0xffff)}]`,
   ];
 };
 
@@ -37,6 +43,13 @@ describe('webhook targets', () => {
         const parsed = parseTarget(`${scheme}://${host}/hook`);
         expect(parsed.ok, host).toBe(false);
       }
+    }), { numRuns: 300 });
+  });
+
+  it('refuses the whole of AWS\'s fd00:ec2::/32', () => {
+    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 6, maxLength: 6 }), (groups) => {
+      const host = `[fd00:ec2:${groups.map((g) => g.toString(16)).join(':')}]`;
+      expect(parseTarget(`http://${host}/hook`).ok, host).toBe(false);
     }), { numRuns: 300 });
   });
 

@@ -6,13 +6,14 @@ import net from 'node:net';
  * made with an operator's key, so loopback (a developer's receiver) and private networks (an
  * intranet service) are allowed; what is refused is what no receiver is and what an attacker
  * wants a server to call: link-local addresses, where the cloud metadata services answer
- * (169.254.169.254, fd00:ec2::254), and addresses that are no single host (unspecified,
+ * (169.254.169.254, AWS's fd00:ec2::/32), and addresses that are no single host (unspecified,
  * multicast, broadcast, reserved).
  *
  * The URL is read by WHATWG URL, which writes an IPv4 address in one form whatever the caller's
  * spelling (`2852039166`, `0xa9fea9fe`, `0251.0376.0251.0376` all read `169.254.169.254`) and an
  * IPv6 one canonically (`[::ffff:169.254.169.254]` reads `[::ffff:a9fe:a9fe]`); an IPv6 address
- * that embeds an IPv4 one (mapped, compatible, NAT64, 6to4) is judged by the IPv4 address. A name
+ * that embeds an IPv4 one (mapped, translated, compatible, NAT64 incl. 64:ff9b:1::/48, 6to4, Teredo) is judged by
+ * the IPv4 address. A name
  * is judged by every address it resolves to, when the webhook is made and again at each delivery,
  * and the delivery connects to the very address it checked (delivery.ts): no second lookup.
  */
@@ -30,23 +31,29 @@ for (const [prefix, bits] of [
 for (const [prefix, bits] of [
   ['::', 128], // unspecified
   ['fe80::', 10], // link-local
-  ['fd00:ec2::254', 128], // AWS metadata over IPv6
+  ['fd00:ec2::', 32], // AWS's own prefix, metadata (fd00:ec2::254) and DNS (fd00:ec2::253) over IPv6
   ['ff00::', 8], // multicast
 ] as const) {
   REFUSED.addSubnet(prefix, bits, 'ipv6');
 }
 
-/** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), if any. */
+/** The IPv4 address an IPv6 address carries (mapped, translated, compatible, NAT64, 6to4, Teredo), if any. */
 function embeddedIpv4(address: string): string | undefined {
   const groups = expandIpv6(new URL(`http://[${address}]/`).hostname.slice(1, -1));
   if (groups === undefined) return undefined;
   const v4 = (hi: number, lo: number): string => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
   const zeros = (from: number, to: number): boolean => groups.slice(from, to).every((g) => g === 0);
   if (zeros(0, 5) && groups[5] === 0xffff) return v4(groups[6] ?? 0, groups[7] ?? 0);
+  // ::ffff:0:a.b.c.d, RFC 2765's translated form (::ffff:0:0/96).
+  if (zeros(0, 4) && groups[4] === 0xffff && groups[5] === 0) return v4(groups[6] ?? 0, groups[7] ?? 0);
   // ::a.b.c.d (the deprecated compatible form); `::` and `::1` are IPv6's own.
   if (zeros(0, 6) && !(groups[6] === 0 && (groups[7] ?? 0) <= 1)) return v4(groups[6] ?? 0, groups[7] ?? 0);
   if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return v4(groups[6] ?? 0, groups[7] ?? 0);
+  // RFC 8215's local-use NAT64 prefix 64:ff9b:1::/48, whatever the operator's length: the last 32 bits.
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups[2] === 1) return v4(groups[6] ?? 0, groups[7] ?? 0);
   if (groups[0] === 0x2002) return v4(groups[1] ?? 0, groups[2] ?? 0);
+  // Teredo (2001::/32): the client's IPv4 address is the last 32 bits, XOR 0xffffffff.
+  if (groups[0] === 0x2001 && groups[1] === 0) return v4(~(groups[6] ?? 0) & 0xffff, ~(groups[7] ?? 0) & 0xffff);
   return undefined;
 }
 
