@@ -179,7 +179,18 @@ describe('webhooks', () => {
       'http://[64:ff9b::a9fe:a9fe]/',
       'http://[fe80::1]/',
       'http://[fd00:ec2::254]/',
+      'http://[fd00:ec2::1]/',
+      'http://[::ffff:0:a9fe:a9fe]/',
+      'http://[64:ff9b:1::a9fe:a9fe]/',
+      'http://[2001:0:4136:e378:8000:63bf:5601:5601]/',
       'https://0.0.0.0/',
+      // Private networks and CGNAT: refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.
+      'http://10.1.2.3/',
+      'http://172.16.0.1/',
+      'https://192.168.1.5/x',
+      'http://100.64.0.1/',
+      'http://[fd12:3456::1]/',
+      'http://[::ffff:10.0.0.1]/',
     ];
     for (const url of spellings) {
       const made = await call('POST', '/api/webhooks', { url, events: ['execution.completed'] });
@@ -189,10 +200,14 @@ describe('webhooks', () => {
     names.set('metadata.test', ['169.254.169.254']);
     const byName = await call('POST', '/api/webhooks', { url: 'http://metadata.test/', events: ['execution.completed'] });
     expect(byName.status).toBe(422);
-    expect(String((byName.json.detail as { msg: string }[])[0]?.msg)).toContain('169.254.169.254');
+    expect(String((byName.json.detail as { msg: string }[])[0]?.msg)).toContain('metadata.test resolves to a link-local, metadata or non-host address');
+    names.set('intranet.test', ['192.168.7.7']);
+    const privateName = await call('POST', '/api/webhooks', { url: 'http://intranet.test/', events: ['execution.completed'] });
+    expect(privateName.status).toBe(422);
+    expect(String((privateName.json.detail as { msg: string }[])[0]?.msg)).toContain('intranet.test resolves to a private network address');
     expect(connections.length).toBe(before);
     const listed = (await call('GET', '/api/webhooks')).json.items as { url: string }[];
-    expect(listed.some((h) => h.url.includes('169.254') || h.url.includes('a9fe') || h.url.includes('metadata'))).toBe(false);
+    expect(listed.some((h) => h.url.includes('169.254') || h.url.includes('a9fe') || h.url.includes('metadata') || h.url.includes('intranet'))).toBe(false);
   });
 
   it('checks the name again at delivery: a name that now resolves to the metadata address is refused without a connection', async () => {
@@ -206,7 +221,7 @@ describe('webhooks', () => {
     const before = connections.length;
     expect((await report(executionId, 'started', { startedAt: new Date().toISOString() })).status).toBe(200);
     const delivery = await waitForDelivery(hook.id, (d) => d.attempts.length >= 2);
-    expect(delivery.attempts[0]).toMatchObject({ status: null, error: 'refused before connecting: rebind.test resolves to 169.254.169.254 is a link-local, metadata or non-host address' });
+    expect(delivery.attempts[0]).toMatchObject({ status: null, error: 'refused before connecting: rebind.test resolves to a link-local, metadata or non-host address' });
     expect(connections.slice(before).filter((c) => c.address === '169.254.169.254')).toEqual([]);
     expect(r.heard).toHaveLength(0);
     await call('DELETE', `/api/webhooks/${hook.id}`);

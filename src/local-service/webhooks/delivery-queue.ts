@@ -38,7 +38,7 @@ export interface DeliveryQueueOptions {
   store: WebhookStore;
   logger: Logger;
   retryScheduleMs?: readonly number[];
-  send?: Partial<SendOptions>;
+  send: Partial<SendOptions> & Pick<SendOptions, 'policy'>;
 }
 
 /** The time an execution's report gave for the event: what makes the event one. */

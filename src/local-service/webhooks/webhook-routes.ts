@@ -7,7 +7,7 @@ import { HttpError, notFound, unprocessable } from '../http-errors.js';
 import { answer, commonErrors, errorAnswer, notFoundAnswer, pathParams } from '../openapi.js';
 import type { Store } from '../store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
-import { checkedAddress, parseTarget, type Resolve } from './targets.js';
+import { LOOKUP_TIMEOUT_MS, type TargetPolicy } from './target-policy.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /**
@@ -20,15 +20,15 @@ import type { WebhookStore } from './webhook-store.js';
  *   POST   /api/webhooks/{id}/deliveries/{deliveryId}/retry   send again, same id → 202
  *
  * The URL is checked before anything is kept and before any connection: its address, or every
- * address its name resolves to, must not be link-local or metadata (targets.ts); a refusal is a
- * 422 naming `url`.
+ * address its name resolves to, must not be link-local, metadata, or private unless allowed
+ * (targets.ts); a refusal is a 422 naming `url`.
  */
 
 /** Webhooks are the operator's: a key, or the dashboard's session. */
 const OPERATOR = OPERATOR_ACCESS;
 
-export function addWebhookRoutes(app: App, deps: { store: Store; webhooks: WebhookStore; deliveries: DeliveryQueue; resolve: Resolve; logger: Logger }): void {
-  const { store, webhooks, deliveries, resolve, logger } = deps;
+export function addWebhookRoutes(app: App, deps: { store: Store; webhooks: WebhookStore; deliveries: DeliveryQueue; policy: TargetPolicy; logger: Logger }): void {
+  const { store, webhooks, deliveries, policy, logger } = deps;
 
   app.post('/api/webhooks', {
     config: OPERATOR,
@@ -41,9 +41,9 @@ export function addWebhookRoutes(app: App, deps: { store: Store; webhooks: Webho
   }, async (request, reply) => {
     const { url, workflowId } = request.body;
     const events = [...new Set(request.body.events)];
-    const parsed = parseTarget(url);
+    const parsed = policy.parse(url);
     if (!parsed.ok) throw unprocessable([{ loc: ['body', 'url'], msg: `the URL ${parsed.reason}`, type: 'url' }]);
-    const checked = await checkedAddress(parsed.target, resolve);
+    const checked = await policy.check(parsed.target, AbortSignal.timeout(LOOKUP_TIMEOUT_MS));
     if (!checked.ok) throw unprocessable([{ loc: ['body', 'url'], msg: `the URL is refused: ${checked.reason}`, type: 'url' }]);
     if (workflowId !== undefined && !(await store.getWorkflow(workflowId))) throw notFound(['body', 'workflowId'], 'workflow');
     const { row, secret } = await webhooks.create({ url: parsed.target.url.href, events, workflowId: workflowId ?? null });
