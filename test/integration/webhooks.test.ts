@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/local-service/server.js';
 import { systemResolve } from '../../src/local-service/webhooks/targets.js';
@@ -226,6 +227,40 @@ describe('webhooks', () => {
     expect(r.heard).toHaveLength(0);
     await call('DELETE', `/api/webhooks/${hook.id}`);
   });
+
+  it('keeps what a caller makes bounded: 100 webhooks, the last 50 attempts, records for 30 days, one round at a time', async () => {
+    const existing = ((await call('GET', '/api/webhooks')).json.items as unknown[]).length;
+    const made: string[] = [];
+    for (let i = existing; i < 100; i += 1) made.push((await makeWebhook(`http://127.0.0.1:9/hook-${i}`, ['execution.completed'])).id);
+    const past = await call('POST', '/api/webhooks', { url: 'http://127.0.0.1:9/one-more', events: ['execution.completed'] });
+    expect(past.status).toBe(422);
+    expect(past.json.detail).toEqual([{ loc: ['body'], msg: 'at most 100 webhooks: delete one to make another', type: 'limit' }]);
+    for (const id of made) expect((await call('DELETE', `/api/webhooks/${id}`)).status).toBe(204);
+
+    // A receiver that always fails: 51 attempts (50 retries here), the last 50 kept.
+    const { r } = await receiver(() => ({ status: 503 }));
+    const { executionId } = await newExecution();
+    const hook = await makeWebhook(r.url, ['execution.failed']);
+    expect((await report(executionId, 'failed', { failedAt: new Date().toISOString(), error: { code: 'internal', message: 'no' } })).status).toBe(200);
+    const failed = await waitForDelivery(hook.id, (d) => d.state === 'failed');
+    expect(r.heard).toHaveLength(51);
+    expect(failed.attempts).toHaveLength(50);
+
+    const direct = new Redis(redis.url);
+    try {
+      const ttlMs = await direct.pttl(`${opts.keyPrefix}webhook:${hook.id}:delivery:${failed.id}`);
+      expect(ttlMs).toBeGreaterThan(29 * 86_400_000);
+      expect(ttlMs).toBeLessThanOrEqual(30 * 86_400_000);
+    } finally {
+      direct.disconnect();
+    }
+
+    expect((await call('POST', `/api/webhooks/${hook.id}/deliveries/${failed.id}/retry`)).status).toBe(202);
+    const twice = await call('POST', `/api/webhooks/${hook.id}/deliveries/${failed.id}/retry`);
+    expect(twice.status).toBe(409);
+    expect(twice.json.detail).toEqual([{ loc: ['path', 'deliveryId'], msg: 'a round of attempts is still pending', type: 'conflict' }]);
+    await call('DELETE', `/api/webhooks/${hook.id}`);
+  }, 120_000);
 });
 
 type Delivery = { id: string; state: string; attempts: { attemptedAt: string; status: number | null; latencyMs: number; error: string | null }[] };
