@@ -228,6 +228,25 @@ describe('webhooks', () => {
     await call('DELETE', `/api/webhooks/${hook.id}`);
   });
 
+  it('takes a private-network receiver when WEBHOOK_ALLOW_PRIVATE_NETWORKS is on, still never a metadata one', async () => {
+    const allowing = await startLocalServer({ ...opts, port: 0, keyPrefix: `${opts.keyPrefix}private:`, webhookAllowPrivateNetworks: true });
+    try {
+      const make = async (url: string) => {
+        const res = await fetch(`${allowing.url}/api/webhooks`, { method: 'POST', headers: { 'x-service-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ url, events: ['execution.completed'] }) });
+        await res.body?.cancel();
+        return res.status;
+      };
+      names.set('intranet.test', ['192.168.7.7']);
+      expect(await make('http://10.1.2.3/hook')).toBe(201);
+      expect(await make('http://[fd12:3456::1]/hook')).toBe(201);
+      expect(await make('http://intranet.test/hook')).toBe(201);
+      expect(await make('http://169.254.169.254/')).toBe(422);
+      expect(await make('http://[fd00:ec2::254]/')).toBe(422);
+    } finally {
+      await allowing.close();
+    }
+  });
+
   it('keeps what a caller makes bounded: 100 webhooks, the last 50 attempts, records for 30 days, one round at a time', async () => {
     const existing = ((await call('GET', '/api/webhooks')).json.items as unknown[]).length;
     const made: string[] = [];
