@@ -194,6 +194,7 @@ async function serveCommand(args: string[]): Promise<number> {
       tracing,
       allowEverySecond: config.TEST_ONLY_SCHEDULE_EVERY_SECOND,
       webhookRetryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
+      webhookAllowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     });
     logger.info({ url: server.url }, 'local API and dashboard listening');
     // The workers started from this environment would have no key either: said once, here.

@@ -3168,7 +3168,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description The delivery has not been tried yet. */
+                /** @description A round of attempts is still pending. */
                 409: {
                     headers: {
                         [name: string]: unknown;

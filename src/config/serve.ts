@@ -48,6 +48,11 @@ export const serveSettingsSchema = z.object({
     .default('5000,300000,1800000,7200000,18000000,36000000,36000000')
     .transform((text) => text.split(',').map((p) => p.trim()).filter((p) => p !== '').map(Number))
     .pipe(z.array(z.number().int().min(0).max(86_400_000, 'at most a day per pause')).min(1, 'give at least one pause').max(100, 'at most 100 retries')),
+  /**
+   * Webhook receivers may be on private networks (10/8, 172.16/12, 192.168/16, 100.64/10,
+   * fc00::/7) (docs/api.md#webhooks). Default false: public addresses and loopback only.
+   */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   /** Tests only: schedules may fire every second instead of at most once a minute. Default false. */
   TEST_ONLY_SCHEDULE_EVERY_SECOND: bool.default(false),
 });

@@ -17,7 +17,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
   const noop = () => undefined;
   const log: Logger = { debug: noop, info: noop, warn: noop, error: noop, child: () => log };
   const { app } = createApp(log);
-  const webhooks = { addRoutes: (target: typeof app) => addWebhookRoutes(target, { store: unused, webhooks: unused, deliveries: unused, resolve: unused, logger: log }), observe: unused, close: unused };
+  const webhooks = { addRoutes: (target: typeof app) => addWebhookRoutes(target, { store: unused, webhooks: unused, deliveries: unused, policy: unused, logger: log }), observe: unused, close: unused };
   await addRoutes(app, {
     auth: unused, apiKeys: unused, store: unused, queue: unused, live: unused, schedules: unused, webhooks: webhooks as never, redis: unused, keyPrefix: '', log,
     opts: { port: 0, apiKeys: [], redisUrl: '', queueName: '', queuePrefix: '', logger: log },

@@ -89,6 +89,8 @@ export interface LocalServerOptions {
   tracing?: Tracing;
   /** WEBHOOK_RETRY_SCHEDULE_MS: the pauses before each retry of a webhook delivery (docs/api.md#webhooks). */
   webhookRetryScheduleMs?: readonly number[];
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: private and CGNAT ranges may be webhook receivers (docs/api.md#webhooks). */
+  webhookAllowPrivateNetworks?: boolean;
   /** Tests: how deliveries resolve names and open sockets (they watch that a refused one opens none). */
   webhookResolve?: Resolve;
   webhookConnect?: SendOptions['connect'];
@@ -124,6 +126,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     redis, keyPrefix, redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, logger: log,
     ...(opts.inputKeys ? { keys: opts.inputKeys } : {}),
     ...(opts.webhookRetryScheduleMs ? { retryScheduleMs: opts.webhookRetryScheduleMs } : {}),
+    ...(opts.webhookAllowPrivateNetworks ? { allowPrivateNetworks: true } : {}),
     ...(opts.webhookResolve ? { resolve: opts.webhookResolve } : {}),
     ...(opts.webhookConnect ? { connect: opts.webhookConnect } : {}),
   });

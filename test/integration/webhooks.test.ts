@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/local-service/server.js';
 import { systemResolve } from '../../src/local-service/webhooks/targets.js';
@@ -179,7 +180,18 @@ describe('webhooks', () => {
       'http://[64:ff9b::a9fe:a9fe]/',
       'http://[fe80::1]/',
       'http://[fd00:ec2::254]/',
+      'http://[fd00:ec2::1]/',
+      'http://[::ffff:0:a9fe:a9fe]/',
+      'http://[64:ff9b:1::a9fe:a9fe]/',
+      'http://[2001:0:4136:e378:8000:63bf:5601:5601]/',
       'https://0.0.0.0/',
+      // Private networks and CGNAT: refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.
+      'http://10.1.2.3/',
+      'http://172.16.0.1/',
+      'https://192.168.1.5/x',
+      'http://100.64.0.1/',
+      'http://[fd12:3456::1]/',
+      'http://[::ffff:10.0.0.1]/',
     ];
     for (const url of spellings) {
       const made = await call('POST', '/api/webhooks', { url, events: ['execution.completed'] });
@@ -189,10 +201,14 @@ describe('webhooks', () => {
     names.set('metadata.test', ['169.254.169.254']);
     const byName = await call('POST', '/api/webhooks', { url: 'http://metadata.test/', events: ['execution.completed'] });
     expect(byName.status).toBe(422);
-    expect(String((byName.json.detail as { msg: string }[])[0]?.msg)).toContain('169.254.169.254');
+    expect(String((byName.json.detail as { msg: string }[])[0]?.msg)).toContain('metadata.test resolves to a link-local, metadata or non-host address');
+    names.set('intranet.test', ['192.168.7.7']);
+    const privateName = await call('POST', '/api/webhooks', { url: 'http://intranet.test/', events: ['execution.completed'] });
+    expect(privateName.status).toBe(422);
+    expect(String((privateName.json.detail as { msg: string }[])[0]?.msg)).toContain('intranet.test resolves to a private network address');
     expect(connections.length).toBe(before);
     const listed = (await call('GET', '/api/webhooks')).json.items as { url: string }[];
-    expect(listed.some((h) => h.url.includes('169.254') || h.url.includes('a9fe') || h.url.includes('metadata'))).toBe(false);
+    expect(listed.some((h) => h.url.includes('169.254') || h.url.includes('a9fe') || h.url.includes('metadata') || h.url.includes('intranet'))).toBe(false);
   });
 
   it('checks the name again at delivery: a name that now resolves to the metadata address is refused without a connection', async () => {
@@ -206,11 +222,64 @@ describe('webhooks', () => {
     const before = connections.length;
     expect((await report(executionId, 'started', { startedAt: new Date().toISOString() })).status).toBe(200);
     const delivery = await waitForDelivery(hook.id, (d) => d.attempts.length >= 2);
-    expect(delivery.attempts[0]).toMatchObject({ status: null, error: 'refused before connecting: rebind.test resolves to 169.254.169.254 is a link-local, metadata or non-host address' });
+    expect(delivery.attempts[0]).toMatchObject({ status: null, error: 'refused before connecting: rebind.test resolves to a link-local, metadata or non-host address' });
     expect(connections.slice(before).filter((c) => c.address === '169.254.169.254')).toEqual([]);
     expect(r.heard).toHaveLength(0);
     await call('DELETE', `/api/webhooks/${hook.id}`);
   });
+
+  it('takes a private-network receiver when WEBHOOK_ALLOW_PRIVATE_NETWORKS is on, still never a metadata one', async () => {
+    const allowing = await startLocalServer({ ...opts, port: 0, keyPrefix: `${opts.keyPrefix}private:`, webhookAllowPrivateNetworks: true });
+    try {
+      const make = async (url: string) => {
+        const res = await fetch(`${allowing.url}/api/webhooks`, { method: 'POST', headers: { 'x-service-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ url, events: ['execution.completed'] }) });
+        await res.body?.cancel();
+        return res.status;
+      };
+      names.set('intranet.test', ['192.168.7.7']);
+      expect(await make('http://10.1.2.3/hook')).toBe(201);
+      expect(await make('http://[fd12:3456::1]/hook')).toBe(201);
+      expect(await make('http://intranet.test/hook')).toBe(201);
+      expect(await make('http://169.254.169.254/')).toBe(422);
+      expect(await make('http://[fd00:ec2::254]/')).toBe(422);
+    } finally {
+      await allowing.close();
+    }
+  });
+
+  it('keeps what a caller makes bounded: 100 webhooks, the last 50 attempts, records for 30 days, one round at a time', async () => {
+    const existing = ((await call('GET', '/api/webhooks')).json.items as unknown[]).length;
+    const made: string[] = [];
+    for (let i = existing; i < 100; i += 1) made.push((await makeWebhook(`http://127.0.0.1:9/hook-${i}`, ['execution.completed'])).id);
+    const past = await call('POST', '/api/webhooks', { url: 'http://127.0.0.1:9/one-more', events: ['execution.completed'] });
+    expect(past.status).toBe(422);
+    expect(past.json.detail).toEqual([{ loc: ['body'], msg: 'at most 100 webhooks: delete one to make another', type: 'limit' }]);
+    for (const id of made) expect((await call('DELETE', `/api/webhooks/${id}`)).status).toBe(204);
+
+    // A receiver that always fails: 51 attempts (50 retries here), the last 50 kept.
+    const { r } = await receiver(() => ({ status: 503 }));
+    const { executionId } = await newExecution();
+    const hook = await makeWebhook(r.url, ['execution.failed']);
+    expect((await report(executionId, 'failed', { failedAt: new Date().toISOString(), error: { code: 'internal', message: 'no' } })).status).toBe(200);
+    const failed = await waitForDelivery(hook.id, (d) => d.state === 'failed');
+    expect(r.heard).toHaveLength(51);
+    expect(failed.attempts).toHaveLength(50);
+
+    const direct = new Redis(redis.url);
+    try {
+      const ttlMs = await direct.pttl(`${opts.keyPrefix}webhook:${hook.id}:delivery:${failed.id}`);
+      expect(ttlMs).toBeGreaterThan(29 * 86_400_000);
+      expect(ttlMs).toBeLessThanOrEqual(30 * 86_400_000);
+    } finally {
+      direct.disconnect();
+    }
+
+    expect((await call('POST', `/api/webhooks/${hook.id}/deliveries/${failed.id}/retry`)).status).toBe(202);
+    const twice = await call('POST', `/api/webhooks/${hook.id}/deliveries/${failed.id}/retry`);
+    expect(twice.status).toBe(409);
+    expect(twice.json.detail).toEqual([{ loc: ['path', 'deliveryId'], msg: 'a round of attempts is still pending', type: 'conflict' }]);
+    await call('DELETE', `/api/webhooks/${hook.id}`);
+  }, 120_000);
 });
 
 type Delivery = { id: string; state: string; attempts: { attemptedAt: string; status: number | null; latencyMs: number; error: string | null }[] };

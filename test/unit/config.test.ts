@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, requireDaemonSettings } from '../../src/config/schema.js';
+import { loadServeConfig } from '../../src/config/serve.js';
 
 describe('configuration', () => {
   it('has defaults for everything the one-shot run needs', () => {
@@ -73,5 +74,11 @@ describe('configuration', () => {
   it('requires the API settings for the daemon only', () => {
     expect(() => requireDaemonSettings(loadConfig({}))).toThrow(/API_BASE_URL: is required[\s\S]*API_KEY: is required/);
     expect(() => requireDaemonSettings(loadConfig({ API_BASE_URL: 'http://a', API_KEY: 'k' }))).not.toThrow();
+  });
+
+  it('takes webhook receivers on private networks only when WEBHOOK_ALLOW_PRIVATE_NETWORKS is true', () => {
+    expect(loadServeConfig({ API_KEYS: 'k' }).WEBHOOK_ALLOW_PRIVATE_NETWORKS).toBe(false);
+    expect(loadServeConfig({ API_KEYS: 'k', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).WEBHOOK_ALLOW_PRIVATE_NETWORKS).toBe(true);
+    expect(() => loadServeConfig({ API_KEYS: 'k', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe' })).toThrow(/WEBHOOK_ALLOW_PRIVATE_NETWORKS/);
   });
 });

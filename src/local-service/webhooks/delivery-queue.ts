@@ -38,7 +38,7 @@ export interface DeliveryQueueOptions {
   store: WebhookStore;
   logger: Logger;
   retryScheduleMs?: readonly number[];
-  send?: Partial<SendOptions>;
+  send: Partial<SendOptions> & Pick<SendOptions, 'policy'>;
 }
 
 /** The time an execution's report gave for the event: what makes the event one. */
@@ -110,10 +110,15 @@ export function createDeliveryQueue(opts: DeliveryQueueOptions) {
       }
     },
 
-    /** Sends a delivery again (its id unchanged), with a full round of attempts. */
-    async again(webhookId: string, deliveryId: string): Promise<void> {
-      await store.setState(webhookId, deliveryId, 'pending');
+    /**
+     * Sends a delivery again (its id unchanged), with a full round of attempts; false, queueing
+     * nothing, while a round is still pending (the state is claimed in one script: two calls at
+     * once start one round).
+     */
+    async again(webhookId: string, deliveryId: string): Promise<boolean> {
+      if (!(await store.startRound(webhookId, deliveryId))) return false;
       await add({ webhookId, deliveryId }, `${webhookId}.${deliveryId}.again.${Date.now()}`);
+      return true;
     },
 
     close(): Promise<void> {

@@ -4,7 +4,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { Webhook } from 'standardwebhooks';
 import type { DeliveryAttempt } from '../../contract/webhooks.js';
-import { checkedAddress, parseTarget, systemResolve, type Resolve } from './targets.js';
+import type { TargetPolicy } from './target-policy.js';
 
 /**
  * One attempt at a delivery (docs/api.md#webhooks): the body signed as the Standard Webhooks
@@ -13,11 +13,17 @@ import { checkedAddress, parseTarget, systemResolve, type Resolve } from './targ
  * the address the target was checked to have (targets.ts): the name is resolved and checked here,
  * and the socket is opened to that address by our `connect`, so no second lookup can lead
  * elsewhere. Redirects are not followed (a 3xx is a failed attempt), the attempt has `timeoutMs`
- * in all, and at most `maxAnswerBytes` of the answer are read.
+ * in all, the name's lookup included, and at most `maxAnswerBytes` of the answer are read.
+ *
+ * A 2xx status is the receiver's acknowledgement, as Standard Webhooks asks of it: the attempt is
+ * delivered once the status is read, even if the receiver then stalls and the rest of its answer
+ * is cut at `timeoutMs`. A failure to connect is recorded as "connection failed", never the
+ * errno: the attempt list must not tell a refused port from an unreachable host.
  */
 
 export interface SendOptions {
-  resolve?: Resolve;
+  /** The target rules, resolver and lookup bound (target-policy.ts), shared with the routes. */
+  policy: TargetPolicy;
   /** Opens the socket to the checked address (tests watch it); net.connect / tls.connect by default. */
   connect?: (to: { address: string; port: number; tls: boolean; servername: string | undefined }) => net.Socket;
   timeoutMs: number;
@@ -38,13 +44,14 @@ const defaultConnect: NonNullable<SendOptions['connect']> = ({ address, port, tl
 export async function sendOnce(url: string, secret: string, message: Message, opts: SendOptions, now = new Date()): Promise<DeliveryAttempt> {
   const started = Date.now();
   const attempt = (status: number | null, error: string | null): DeliveryAttempt => ({ attemptedAt: now.toISOString(), status, latencyMs: Date.now() - started, error });
-  const parsed = parseTarget(url);
+  const timedOut = () => attempt(null, `timed out (${opts.timeoutMs} ms)`);
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const parsed = opts.policy.parse(url);
   if (!parsed.ok) return attempt(null, `the URL ${parsed.reason}`);
   const { target } = parsed;
-  const signal = AbortSignal.timeout(opts.timeoutMs);
-  const checked = await checkedAddress(target, opts.resolve ?? systemResolve);
+  const checked = await opts.policy.check(target, signal);
+  if (signal.aborted) return timedOut();
   if (!checked.ok) return attempt(null, `refused before connecting: ${checked.reason}`);
-  if (signal.aborted) return attempt(null, `no answer in ${opts.timeoutMs} ms`);
 
   const signature = new Webhook(secret).sign(message.id, now, message.body);
   const secure = target.url.protocol === 'https:';
@@ -86,8 +93,8 @@ export async function sendOnce(url: string, secret: string, message: Message, op
     if (status >= 200 && status <= 299) return attempt(status, null);
     if (status >= 300 && status <= 399) return attempt(status, `HTTP ${status}: redirects are not followed`);
     return attempt(status, `HTTP ${status}`);
-  } catch (error) {
-    if (signal.aborted) return attempt(null, `no answer in ${opts.timeoutMs} ms`);
-    return attempt(null, `could not be sent: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  } catch {
+    if (signal.aborted) return timedOut();
+    return attempt(null, 'connection failed');
   }
 }

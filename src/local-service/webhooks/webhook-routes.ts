@@ -7,7 +7,7 @@ import { HttpError, notFound, unprocessable } from '../http-errors.js';
 import { answer, commonErrors, errorAnswer, notFoundAnswer, pathParams } from '../openapi.js';
 import type { Store } from '../store.js';
 import type { DeliveryQueue } from './delivery-queue.js';
-import { checkedAddress, parseTarget, type Resolve } from './targets.js';
+import { LOOKUP_TIMEOUT_MS, type TargetPolicy } from './target-policy.js';
 import type { WebhookStore } from './webhook-store.js';
 
 /**
@@ -20,15 +20,15 @@ import type { WebhookStore } from './webhook-store.js';
  *   POST   /api/webhooks/{id}/deliveries/{deliveryId}/retry   send again, same id → 202
  *
  * The URL is checked before anything is kept and before any connection: its address, or every
- * address its name resolves to, must not be link-local or metadata (targets.ts); a refusal is a
- * 422 naming `url`.
+ * address its name resolves to, must not be link-local, metadata, or private unless allowed
+ * (targets.ts); a refusal is a 422 naming `url`.
  */
 
 /** Webhooks are the operator's: a key, or the dashboard's session. */
 const OPERATOR = OPERATOR_ACCESS;
 
-export function addWebhookRoutes(app: App, deps: { store: Store; webhooks: WebhookStore; deliveries: DeliveryQueue; resolve: Resolve; logger: Logger }): void {
-  const { store, webhooks, deliveries, resolve, logger } = deps;
+export function addWebhookRoutes(app: App, deps: { store: Store; webhooks: WebhookStore; deliveries: DeliveryQueue; policy: TargetPolicy; logger: Logger }): void {
+  const { store, webhooks, deliveries, policy, logger } = deps;
 
   app.post('/api/webhooks', {
     config: OPERATOR,
@@ -41,12 +41,14 @@ export function addWebhookRoutes(app: App, deps: { store: Store; webhooks: Webho
   }, async (request, reply) => {
     const { url, workflowId } = request.body;
     const events = [...new Set(request.body.events)];
-    const parsed = parseTarget(url);
+    const parsed = policy.parse(url);
     if (!parsed.ok) throw unprocessable([{ loc: ['body', 'url'], msg: `the URL ${parsed.reason}`, type: 'url' }]);
-    const checked = await checkedAddress(parsed.target, resolve);
+    const checked = await policy.check(parsed.target, AbortSignal.timeout(LOOKUP_TIMEOUT_MS));
     if (!checked.ok) throw unprocessable([{ loc: ['body', 'url'], msg: `the URL is refused: ${checked.reason}`, type: 'url' }]);
     if (workflowId !== undefined && !(await store.getWorkflow(workflowId))) throw notFound(['body', 'workflowId'], 'workflow');
-    const { row, secret } = await webhooks.create({ url: parsed.target.url.href, events, workflowId: workflowId ?? null });
+    const made = await webhooks.create({ url: parsed.target.url.href, events, workflowId: workflowId ?? null });
+    if (!made.ok) throw unprocessable([{ loc: ['body'], msg: `at most ${made.full} webhooks: delete one to make another`, type: 'limit' }]);
+    const { row, secret } = made;
     logger.info({ webhookId: row.id, events, workflowId: row.workflowId, by: identityOf(request.credential) }, 'webhook made');
     return reply.code(201).send({ ...row, secret });
   });
@@ -85,15 +87,15 @@ export function addWebhookRoutes(app: App, deps: { store: Store; webhooks: Webho
       summary: 'Send a delivery again, with the same id, and a new round of attempts',
       params: pathParams('webhookId', 'deliveryId'),
       body: z.strictObject({}),
-      response: { 202: answer('Queued.', deliveryQueued), 404: notFoundAnswer, 409: errorAnswer('The delivery has not been tried yet.'), ...commonErrors },
+      response: { 202: answer('Queued.', deliveryQueued), 404: notFoundAnswer, 409: errorAnswer('A round of attempts is still pending.'), ...commonErrors },
     },
   }, async (request, reply) => {
     const { webhookId, deliveryId } = request.params;
     if (!(await webhooks.get(webhookId))) throw notFound(['path', 'webhookId'], 'webhook');
     const found = await webhooks.readDelivery(webhookId, deliveryId);
     if (!found) throw notFound(['path', 'deliveryId'], 'delivery');
-    if (found.state === 'pending' && found.attempts.length === 0) throw new HttpError(409, [{ loc: ['path', 'deliveryId'], msg: 'the delivery has not been tried yet', type: 'conflict' }]);
-    await deliveries.again(webhookId, deliveryId);
+    const pending = () => new HttpError(409, [{ loc: ['path', 'deliveryId'], msg: 'a round of attempts is still pending', type: 'conflict' }]);
+    if (found.state === 'pending' || !(await deliveries.again(webhookId, deliveryId))) throw pending();
     logger.info({ webhookId, deliveryId, by: identityOf(request.credential) }, 'webhook delivery sent again');
     return reply.code(202).send({ id: deliveryId, state: 'pending' as const });
   });

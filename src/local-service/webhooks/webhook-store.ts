@@ -10,8 +10,12 @@ import { openValue, sealValue } from '../../domain/sealed-values.js';
  *
  *   webhooks                          zset  webhook id, by creation
  *   webhook:{id}                      hash  `row` (JSON), `secret` (sealed, or `plain:` + secret)
- *   webhook:{id}:deliveries           zset  delivery id, by creation (the last 200 kept)
- *   webhook:{id}:delivery:{did}       hash  `meta` (JSON: type, execution, body, state), `attempts` (JSON list)
+ *   webhook:{id}:deliveries           zset  delivery id, by creation (the last 200, of the last 30 days)
+ *   webhook:{id}:delivery:{did}       hash  `meta` (JSON: type, execution, body, state), `attempts` (JSON list,
+ *                                           the last 50); expires 30 days after it was made
+ *
+ * What a caller can make is bounded: at most 100 webhooks (checked and added in one script, so
+ * two requests at once cannot pass it together), 200 deliveries each, 50 attempts a delivery.
  *
  * The secret is needed in clear to sign, so it cannot be kept as a hash is. With PROFILE_KEYS it
  * is sealed with them (AES-256-GCM, its purpose and the webhook id bound: sealed-values.ts);
@@ -19,6 +23,9 @@ import { openValue, sealValue } from '../../domain/sealed-values.js';
  */
 
 const KEPT_DELIVERIES = 200;
+export const MAX_WEBHOOKS = 100;
+export const KEPT_ATTEMPTS = 50;
+export const DELIVERY_LIFETIME_MS = 30 * 86_400_000;
 const PLAIN = 'plain:';
 
 const deliveryMeta = z.object({
@@ -36,7 +43,9 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-export function createWebhookStore(redis: Redis, prefix: string, keys: ProfileKeyring | undefined) {
+export function createWebhookStore(redis: Redis, prefix: string, keys: ProfileKeyring | undefined, limits: { maxWebhooks?: number; deliveryLifetimeMs?: number } = {}) {
+  const maxWebhooks = limits.maxWebhooks ?? MAX_WEBHOOKS;
+  const lifetimeMs = limits.deliveryLifetimeMs ?? DELIVERY_LIFETIME_MS;
   const key = {
     all: `${prefix}webhooks`,
     one: (id: string) => `${prefix}webhook:${id}`,
@@ -61,12 +70,13 @@ export function createWebhookStore(redis: Redis, prefix: string, keys: ProfileKe
   return {
     get,
 
-    async create(input: { url: string; events: WebhookEvent[]; workflowId: string | null }): Promise<{ row: WebhookRow; secret: string }> {
+    /** A new webhook and its secret, or `full` when there are `maxWebhooks` already. */
+    async create(input: { url: string; events: WebhookEvent[]; workflowId: string | null }): Promise<{ ok: true; row: WebhookRow; secret: string } | { ok: false; full: number }> {
       const row: WebhookRow = { id: randomUUID(), url: input.url, events: input.events, workflowId: input.workflowId, created_at: new Date().toISOString() };
       const secret = newWebhookSecret();
       const kept = keys ? sealValue(purpose(row.id), secret, keys) : `${PLAIN}${secret}`;
-      await redis.multi().hset(key.one(row.id), { row: JSON.stringify(row), secret: kept }).zadd(key.all, Date.now(), row.id).exec();
-      return { row, secret };
+      const added = await redis.eval(CREATE_SCRIPT, 2, key.all, key.one(row.id), String(maxWebhooks), String(Date.now()), row.id, JSON.stringify(row), kept);
+      return added === 1 ? { ok: true, row, secret } : { ok: false, full: maxWebhooks };
     },
 
     async list(): Promise<WebhookRow[]> {
@@ -98,14 +108,16 @@ export function createWebhookStore(redis: Redis, prefix: string, keys: ProfileKe
       const tx = redis.multi().del(key.one(id), key.deliveries(id)).zrem(key.all, id);
       for (const did of dids) tx.del(key.delivery(id, did));
       const results = await tx.exec();
-      return results?.[2]?.[1] === 1;
+      // [0] the DEL of the webhook and its list, [1] the ZREM that says whether it was there.
+      return results?.[1]?.[1] === 1;
     },
 
     /** Records a delivery about to be queued; false when it was recorded before (the same event again). */
     async addDelivery(id: string, meta: Omit<DeliveryMeta, 'state'>): Promise<boolean> {
       const created = await redis.hsetnx(key.delivery(id, meta.id), 'meta', JSON.stringify({ ...meta, state: 'pending' }));
       if (created === 0) return false;
-      await redis.zadd(key.deliveries(id), Date.now(), meta.id);
+      const now = Date.now();
+      await redis.multi().pexpire(key.delivery(id, meta.id), lifetimeMs).zadd(key.deliveries(id), now, meta.id).zremrangebyscore(key.deliveries(id), '-inf', String(now - lifetimeMs)).exec();
       // The oldest beyond what is kept go, with their attempts.
       const old = await redis.zrange(key.deliveries(id), 0, String(-(KEPT_DELIVERIES + 1)));
       if (old.length > 0) {
@@ -127,13 +139,16 @@ export function createWebhookStore(redis: Redis, prefix: string, keys: ProfileKe
       await redis.eval(RECORD_SCRIPT, 1, key.delivery(id, did), JSON.stringify(attempt), state);
     },
 
-    async setState(id: string, did: string, state: DeliveryRow['state']): Promise<void> {
-      await redis.eval(RECORD_SCRIPT, 1, key.delivery(id, did), '', state);
+    /** Starts a new round of attempts: false when one is still pending (or the delivery is gone). */
+    async startRound(id: string, did: string): Promise<boolean> {
+      return (await redis.eval(ROUND_SCRIPT, 1, key.delivery(id, did))) === 1;
     },
 
     readDelivery,
 
     async listDeliveries(id: string): Promise<DeliveryRow[]> {
+      // Past their lifetime the records are gone (expired); their ids go from the list here too.
+      await redis.zremrangebyscore(key.deliveries(id), '-inf', String(Date.now() - lifetimeMs));
       const dids = await redis.zrevrange(key.deliveries(id), 0, '-1');
       const rows = await Promise.all(dids.map((did) => readDelivery(id, did)));
       return rows.filter((r): r is DeliveryRow => r !== undefined);
@@ -141,7 +156,7 @@ export function createWebhookStore(redis: Redis, prefix: string, keys: ProfileKe
   };
 }
 
-/** KEYS[1] the delivery hash; ARGV[1] an attempt (JSON) or '', ARGV[2] the new state. A delivered one stays delivered. */
+/** KEYS[1] the delivery hash; ARGV[1] an attempt (JSON), ARGV[2] the new state. The last KEPT_ATTEMPTS attempts are kept; a delivered one stays delivered. */
 const RECORD_SCRIPT = `
 local meta = redis.call('hget', KEYS[1], 'meta')
 if not meta then return 0 end
@@ -149,12 +164,32 @@ local m = cjson.decode(meta)
 if ARGV[1] ~= '' then
   local attempts = cjson.decode(redis.call('hget', KEYS[1], 'attempts') or '[]')
   attempts[#attempts + 1] = cjson.decode(ARGV[1])
+  while #attempts > ${KEPT_ATTEMPTS} do table.remove(attempts, 1) end
   redis.call('hset', KEYS[1], 'attempts', cjson.encode(attempts))
 end
 if m.state ~= 'delivered' then
   m.state = ARGV[2]
   redis.call('hset', KEYS[1], 'meta', cjson.encode(m))
 end
+return 1
+`;
+
+/** KEYS[1] the webhooks zset, KEYS[2] the new webhook's hash; ARGV: the cap, now, id, row, kept secret. */
+const CREATE_SCRIPT = `
+if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('hset', KEYS[2], 'row', ARGV[4], 'secret', ARGV[5])
+redis.call('zadd', KEYS[1], ARGV[2], ARGV[3])
+return 1
+`;
+
+/** KEYS[1] the delivery hash: pending again unless it is pending now (a round still running). */
+const ROUND_SCRIPT = `
+local meta = redis.call('hget', KEYS[1], 'meta')
+if not meta then return 0 end
+local m = cjson.decode(meta)
+if m.state == 'pending' then return 0 end
+m.state = 'pending'
+redis.call('hset', KEYS[1], 'meta', cjson.encode(m))
 return 1
 `;
 

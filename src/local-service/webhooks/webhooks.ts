@@ -7,7 +7,8 @@ import type { App } from '../app.js';
 import type { Store } from '../store.js';
 import { createDeliveryQueue } from './delivery-queue.js';
 import type { SendOptions } from './send.js';
-import { systemResolve, type Resolve } from './targets.js';
+import { createTargetPolicy } from './target-policy.js';
+import type { Resolve } from './targets.js';
 import { addWebhookRoutes } from './webhook-routes.js';
 import { createWebhookStore } from './webhook-store.js';
 
@@ -28,6 +29,8 @@ export interface WebhookOptions {
   logger: Logger;
   /** The pauses before each retry (WEBHOOK_RETRY_SCHEDULE_MS). */
   retryScheduleMs?: readonly number[];
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: private and CGNAT ranges may be receivers. Default false. */
+  allowPrivateNetworks?: boolean;
   /** Name resolution and socket opening of deliveries (tests watch them). */
   resolve?: Resolve;
   connect?: SendOptions['connect'];
@@ -45,7 +48,7 @@ export function eventOf(from: readonly ExecutionStatus[], to: ExecutionStatus): 
 export function createWebhooks(opts: WebhookOptions) {
   const log = opts.logger.child({ component: 'webhooks' });
   const store = createWebhookStore(opts.redis, opts.keyPrefix, opts.keys);
-  const resolve = opts.resolve ?? systemResolve;
+  const policy = createTargetPolicy({ rules: { allowPrivateNetworks: opts.allowPrivateNetworks ?? false }, ...(opts.resolve ? { resolve: opts.resolve } : {}) });
   const deliveries = createDeliveryQueue({
     redisUrl: opts.redisUrl,
     queueName: opts.queueName,
@@ -53,7 +56,7 @@ export function createWebhooks(opts: WebhookOptions) {
     store,
     logger: log,
     ...(opts.retryScheduleMs ? { retryScheduleMs: opts.retryScheduleMs } : {}),
-    send: { resolve, ...(opts.connect ? { connect: opts.connect } : {}) },
+    send: { policy, ...(opts.connect ? { connect: opts.connect } : {}) },
   });
   if (!opts.keys) log.warn({}, 'PROFILE_KEYS is not set: webhook secrets are kept in Redis unencrypted');
 
@@ -74,7 +77,7 @@ export function createWebhooks(opts: WebhookOptions) {
     },
 
     addRoutes(app: App, executions: Store): void {
-      addWebhookRoutes(app, { store: executions, webhooks: store, deliveries, resolve, logger: log });
+      addWebhookRoutes(app, { store: executions, webhooks: store, deliveries, policy, logger: log });
     },
 
     close: () => deliveries.close(),
