@@ -2,10 +2,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Job, Queue } from 'bullmq';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execution as executionAnswer } from '../../src/contract/executions.js';
+import { workflow as workflowAnswer, workflowList } from '../../src/contract/workflows.js';
 import { parseProfileKeys } from '../../src/domain/profile-crypto.js';
 import { schedulesQueueName } from '../../src/local-service/schedules.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import { API_KEY, silentLogger } from '../contract/local-api-harness.js';
+import { answerAs } from '../support/answer-as.js';
 import { openQueueEvents } from '../support/queue-events.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { CHROMIUM_ARGS } from '../support/screencast-session.js';
@@ -45,15 +48,14 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call(method: string, path: string, body?: unknown): Promise<any> {
+async function call(method: string, path: string, body?: unknown): Promise<{ body: unknown }> {
   const response = await fetch(`${server.url}${path}`, {
     method,
     headers: { 'X-Service-Key': API_KEY, 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  return text ? JSON.parse(text) : undefined;
+  return { body: text ? (JSON.parse(text) as unknown) : undefined };
 }
 
 describe('dashboard triggers', () => {
@@ -61,8 +63,8 @@ describe('dashboard triggers', () => {
     const events = await openQueueEvents(ticks, redis.url);
     let workflowId: string;
     try {
-      const created = await call('POST', '/api/workflows', { name: 'Every second', prompt: 'p', allowedDomains: ['a.test'], triggerType: 'schedule', scheduleExpression: '* * * * * *' });
-      workflowId = created.workflow_uuid as string;
+      const created = answerAs(workflowAnswer, await call('POST', '/api/workflows', { name: 'Every second', prompt: 'p', allowedDomains: ['a.test'], triggerType: 'schedule', scheduleExpression: '* * * * * *' }));
+      workflowId = created.workflow_uuid;
       // A tick, awaited through BullMQ's own events: the scheduler names its next job.
       const next = (await ticks.getJobScheduler(workflowId))?.next;
       const tick = await Job.fromId(ticks, `repeat:${workflowId}:${next}`);
@@ -117,8 +119,8 @@ describe('dashboard triggers', () => {
     await expect.poll(() => page.getByTestId('workflow-name').textContent()).toBe('Weekday report');
     await expect.poll(() => page.getByTestId('current-trigger').textContent()).toBe('draft: not executed · schedule · TZ=Europe/Paris 0 9 * * 1-5');
 
-    const workflow = (await call('GET', '/api/workflows')).items.find((w: { name: string }) => w.name === 'Weekday report');
-    expect(workflow.current_version).toMatchObject({
+    const workflow = answerAs(workflowList, await call('GET', '/api/workflows')).items.find((w) => w.name === 'Weekday report');
+    expect(workflow?.current_version).toMatchObject({
       status: 'draft',
       trigger_type: 'schedule',
       schedule_expression: 'TZ=Europe/Paris 0 9 * * 1-5',
@@ -129,18 +131,18 @@ describe('dashboard triggers', () => {
 
   it('keeps a secret of the default input through an edit in the form, which only ever shows its placeholder', async () => {
     const payloadSchema = { type: 'object', properties: { user: { type: 'string' }, password: { type: 'string', writeOnly: true } } };
-    const created = await call('POST', '/api/workflows', { name: 'Login', prompt: 'Log in', allowedDomains: ['a.test'], payloadSchema, configuration: { inputPayload: { user: 'ann', password: 's3cret' } } });
-    const id = created.workflow_uuid as string;
+    const created = answerAs(workflowAnswer, await call('POST', '/api/workflows', { name: 'Login', prompt: 'Log in', allowedDomains: ['a.test'], payloadSchema, configuration: { inputPayload: { user: 'ann', password: 's3cret' } } }));
+    const id = created.workflow_uuid;
     await page.goto(`${server.url}/#/workflows/${id}`);
     const form = page.getByTestId('workflow-form');
     await expect.poll(() => form.getByTestId('configuration').inputValue()).toContain('{{password}}');
     expect(await page.content()).not.toContain('s3cret');
     await form.locator('[name=prompt]').fill('Log in, then out');
     await page.getByTestId('save-workflow').click();
-    await expect.poll(async () => (await call('GET', `/api/workflows/${id}`)).current_version.version).toBe(2);
+    await expect.poll(async () => answerAs(workflowAnswer, await call('GET', `/api/workflows/${id}`)).current_version?.version).toBe(2);
 
-    const execution = await call('POST', `/api/workflows/${id}/execute`);
+    const execution = answerAs(executionAnswer, await call('POST', `/api/workflows/${id}/execute`));
     expect(execution.input_payload).toEqual({ user: 'ann', password: '{{password}}' });
-    expect((await executions.getJob(execution.execution_uuid as string))?.data.inputPayload).toEqual({ user: 'ann', password: 's3cret' });
+    expect((await executions.getJob(execution.execution_uuid))?.data.inputPayload).toEqual({ user: 'ann', password: 's3cret' });
   }, 60_000);
 });

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCacheKey } from '../../src/domain/run-cache.js';
 import { createJobQueue, type JobQueue } from '../../src/local-service/job-queue.js';
-import { createLogger } from '../../src/telemetry/logger.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
 /** The local service's producer side against a real Redis: clearing run caches. */
@@ -17,7 +17,7 @@ let jobs: JobQueue;
 beforeAll(async () => {
   redis = await startRedis();
   client = new Redis(redis.url);
-  jobs = createJobQueue({ redisUrl: redis.url, queueName: QUEUE, queuePrefix: PREFIX, logger: createLogger({ level: 'silent' }) });
+  jobs = createJobQueue({ redisUrl: redis.url, queueName: QUEUE, queuePrefix: PREFIX, logger: createSilentLogger() });
 });
 
 afterAll(async () => {

@@ -14,7 +14,7 @@ import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
 import { createS3ProfileStore, type S3ProfileStore } from '../../src/storage/profile-store.js';
-import { createLogger } from '../../src/telemetry/logger.js';
+import { createLogger, createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 import { TOTP_SEED, TOTP_USER } from '../support/files-site.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
@@ -47,7 +47,7 @@ let processLog = '';
 beforeAll(async () => {
   [site, s3, dir] = await Promise.all([startSignInSite(), startS3('profiles'), tempDir('profiles')]);
   config = loadConfig({ BROWSER_HOST_RULES: site.hostRules, WORK_DIR: path.join(dir, 'work'), ANTHROPIC_API_KEY: 'k', ANTHROPIC_MAX_RETRIES: '0', VIDEO_ENABLED: 'false' });
-  browser = createBrowser(config, createLogger({ level: 'silent' }));
+  browser = createBrowser(config, createSilentLogger());
   profiles = createS3ProfileStore({ bucket: 'profiles', prefix: 'tenant-a/', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, maxAttempts: 2, credentials: s3Credentials });
 });
 

@@ -3,7 +3,10 @@ import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { Job, Queue, type QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { executionList } from '../../src/contract/executions.js';
+import { workflow } from '../../src/contract/workflows.js';
 import { schedulesQueueName } from '../../src/local-service/schedules.js';
+import { answerAs } from '../support/answer-as.js';
 import { createLogLines, type LogLine } from '../support/log-lines.js';
 import { openQueueEvents } from '../support/queue-events.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
@@ -75,8 +78,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call(serve: Serve, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function call(serve: Serve, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${serve.url}${path}`, {
     method,
     headers: { 'X-Service-Key': KEY, 'Content-Type': 'application/json' },
@@ -91,7 +93,8 @@ describe('two serve processes', () => {
     const [a, b] = serves as [Serve, Serve];
     const created = await call(a, 'POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], triggerType: 'schedule', scheduleExpression: '* * * * * *' });
     expect(created.status).toBe(201);
-    const workflowId = created.body.workflow_uuid as string;
+    const answered = answerAs(workflow, created);
+    const workflowId = answered.workflow_uuid;
 
     // Six ticks, each awaited through the scheduler's own next job and BullMQ's events.
     for (let i = 0; i < 6; i += 1) {
@@ -99,7 +102,7 @@ describe('two serve processes', () => {
       const tick = await Job.fromId(ticks, `repeat:${workflowId}:${next}`);
       await tick?.waitUntilFinished(events, LIMIT_MS);
     }
-    const versionId = created.body.current_version.workflow_version_uuid as string;
+    const versionId = answered.current_version!.workflow_version_uuid;
     expect((await call(b, 'POST', `/api/workflows/${workflowId}/versions/${versionId}/unpublish`)).status).toBe(200);
     expect(await ticks.getJobScheduler(workflowId)).toBeUndefined();
     const pending = await ticks.getJobs(['active', 'wait', 'delayed', 'prioritized'], 0, -1);
@@ -110,7 +113,7 @@ describe('two serve processes', () => {
     const made = done.map((j) => (j.returnvalue as { executionId?: string }).executionId).filter((id): id is string => id !== undefined);
     expect(made.length).toBeGreaterThanOrEqual(6);
     expect(new Set(made).size).toBe(made.length);
-    const executions = (await call(a, 'GET', `/api/executions?workflow_uuid=${workflowId}&limit=200`)).body.items as { execution_uuid: string; trigger: string }[];
+    const executions = answerAs(executionList, await call(a, 'GET', `/api/executions?workflow_uuid=${workflowId}&limit=200`)).items;
     expect(executions.map((e) => e.execution_uuid).sort()).toEqual([...made].sort());
     expect(executions.every((e) => e.trigger === 'schedule')).toBe(true);
     // Each execution was queued by exactly one of the two processes.

@@ -2,10 +2,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracingSettingsSchema } from '../../src/config/tracing.js';
+import { execution } from '../../src/contract/executions.js';
+import { workflow as workflowAnswer } from '../../src/contract/workflows.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import type { Tracing } from '../../src/telemetry/types.js';
 import { LOCAL_API_SERVICE_NAME, startTracing } from '../../src/tracing/start.js';
 import { API_KEY, silentLogger } from '../contract/local-api-harness.js';
+import { answerAs } from '../support/answer-as.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
@@ -37,9 +40,7 @@ afterAll(async () => {
   await Promise.allSettled([receiver?.close(), redis?.stop()]);
 });
 
-// Response bodies are free-form JSON read by assertions.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${server.url}${path}`, { method, headers: { 'X-Service-Key': API_KEY, ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
@@ -48,7 +49,7 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
 async function workflow(extra: Record<string, unknown> = {}): Promise<string> {
   const created = await call('POST', '/api/workflows', { prompt: 'Export the orders', allowed_domains: ['shop.test'], ...extra });
   expect(created.status).toBe(201);
-  return created.body.workflow_uuid as string;
+  return answerAs(workflowAnswer, created).workflow_uuid;
 }
 
 const EXECUTE = 'POST /api/workflows/:workflowId/execute';
@@ -59,7 +60,7 @@ describe('the execute route', () => {
     const caller = { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex') };
     const executed = await call('POST', `/api/workflows/${id}/execute`, { inputPayload: { order: 'A-1' } }, { traceparent: `00-${caller.traceId}-${caller.spanId}-01` });
     expect(executed.status).toBe(201);
-    const executionId = executed.body.execution_uuid as string;
+    const executionId = answerAs(execution, executed).execution_uuid;
 
     const spans = await receiver.waitFor((all) => all.some((s) => s.name === EXECUTE && s.attributes['execution.id'] === executionId));
     const span = spans.find((s) => s.name === EXECUTE && s.attributes['execution.id'] === executionId)!;
@@ -74,7 +75,7 @@ describe('the execute route', () => {
     const id = await workflow();
     const executed = await call('POST', `/api/workflows/${id}/execute`, {}, { traceparent: '00-00000000000000000000000000000000-0000000000000000-01' });
     expect(executed.status).toBe(201);
-    const executionId = executed.body.execution_uuid as string;
+    const executionId = answerAs(execution, executed).execution_uuid;
     const missing = randomUUID();
     expect((await call('POST', `/api/workflows/${missing}/execute`, {})).status).toBe(404);
 
