@@ -21,6 +21,7 @@ import type { Logger } from '../telemetry/types.js';
 import type { HostMatcher } from './host-matcher.js';
 import type { HostRules } from './host-rules.js';
 import { canonicalHost } from '../contract/allow-list.js';
+import { embeddedIpv4 } from '../domain/ip-embedding.js';
 
 export interface EgressProxyOptions {
   matcher: HostMatcher;
@@ -77,30 +78,6 @@ for (const [prefix, bits] of [
   ['ff00::', 8], // multicast
 ] as const) {
   NON_PUBLIC.addSubnet(prefix, bits, 'ipv6');
-}
-
-/** The IPv4 address embedded in an IPv4-mapped, -compatible, NAT64 or 6to4 IPv6 address. */
-function embeddedIpv4(address: string): string | undefined {
-  const url = new URL(`http://[${address}]/`);
-  const groups = expandIpv6(url.hostname.slice(1, -1));
-  if (groups === undefined) return undefined;
-  const v4 = (hi: number, lo: number): string => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
-  const zeros = (from: number, to: number): boolean => groups.slice(from, to).every((g) => g === 0);
-  if (zeros(0, 5) && groups[5] === 0xffff) return v4(groups[6] ?? 0, groups[7] ?? 0); // ::ffff:a.b.c.d
-  if (zeros(0, 6)) return v4(groups[6] ?? 0, groups[7] ?? 0); // ::a.b.c.d (deprecated compatible)
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return v4(groups[6] ?? 0, groups[7] ?? 0); // NAT64
-  if (groups[0] === 0x2002) return v4(groups[1] ?? 0, groups[2] ?? 0); // 6to4
-  return undefined;
-}
-
-function expandIpv6(text: string): number[] | undefined {
-  const [head = '', tail] = text.split('::');
-  const parse = (part: string): number[] => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
-  const left = parse(head);
-  const right = tail === undefined ? [] : parse(tail);
-  const missing = 8 - left.length - right.length;
-  if (missing < 0 || (tail === undefined && missing !== 0)) return undefined;
-  return [...left, ...new Array<number>(missing).fill(0), ...right];
 }
 
 /** True when `address` is a routable public address (not loopback, private, link-local, …). */
