@@ -7,6 +7,7 @@
 
 import { ApiError, api, errorBox, fieldErrors, notFoundPage, fmtDate, fmtMs, fmtUsd, h, render, statusBadge } from './dom.js';
 import { specFields } from './spec-fields.js';
+import { cachedPath } from './cache-view.js';
 import { executionPage } from './execution.js';
 import { profilesPage } from './profiles.js';
 import { settingsPage } from './settings.js';
@@ -210,31 +211,6 @@ async function workflowPage(id) {
   );
   // Made once the fields are in the page (each error goes right after its field); used by the submit handler.
   const execErrors = fieldErrors({ inputPayload: payload, workflowVersionId: versionPick }, execError);
-}
-
-/** The version's cached path (docs/run-cache.md), read on demand; cleared with a button. */
-function cachedPath(workflowId: string, v: { workflow_version_uuid: string }) {
-  const base = `/api/workflows/${encodeURIComponent(workflowId)}/versions/${encodeURIComponent(v.workflow_version_uuid)}/cache`;
-  const box = h('div', { 'data-testid': 'cache-view' });
-  const show = async () => {
-    box.replaceChildren(h('p', { class: 'muted' }, 'Reading the cached path…'));
-    try {
-      const cache = await api('GET', base);
-      const steps: any[] = Array.isArray(cache?.steps) ? cache.steps : [];
-      box.replaceChildren(
-        steps.length === 0
-          ? h('p', { class: 'muted' }, 'No cached path.')
-          : h('ol', { class: 'actions', 'data-testid': 'cache-steps' }, steps.map((s) => h('li', {}, [s.action, s.element, s.binding, s.effect].filter(Boolean).map(String).join(' · '), s.lastRepair ? h('span', { class: 'tag repair' }, ' repaired') : null))),
-        h('button', { type: 'button', class: 'secondary', 'data-testid': 'clear-cache', onclick: async () => {
-          await api('DELETE', base);
-          box.replaceChildren(h('p', { class: 'muted' }, 'Cleared: the next run is the model’s.'));
-        } }, 'Clear cache'),
-      );
-    } catch (err) {
-      box.replaceChildren(err instanceof ApiError && err.status === 404 ? h('p', { class: 'muted' }, 'No cached path for this version (or this service cannot show one yet).') : errorBox(err));
-    }
-  };
-  return h('details', { class: 'cache', ontoggle: (e: Event) => (e.target as HTMLDetailsElement).open && void show() }, h('summary', {}, 'Cached path'), box);
 }
 
 /** What a workflow's executions cost together, and over how many (those whose cost is known). */
