@@ -5,7 +5,7 @@
 // HttpOnly session cookie: the key is given once on the Settings page (or a login link does it)
 // and never kept by the page. Text from the API is always inserted as text nodes, never as HTML.
 
-import { ApiError, api, errorBox, fieldErrors, notFoundPage, fmtDate, fmtMs, fmtUsd, h, render, statusBadge } from './dom.js';
+import { ApiError, StalePage, api, newPage, errorBox, fieldErrors, notFoundPage, fmtDate, fmtMs, fmtUsd, h, render, statusBadge } from './dom.js';
 import { specFields } from './spec-fields.js';
 import { cachedPath } from './cache-view.js';
 import { executionPage } from './execution.js';
@@ -247,6 +247,8 @@ function poll(fn, onError = (err) => render(errorBox(err))) {
       const again = await fn();
       if (again === false) return;
     } catch (err) {
+      // The page was left: nothing to draw, nothing more to poll.
+      if (err instanceof StalePage) return;
       onError(err);
       if (err instanceof ApiError && (err.status === 401 || err.status === 404)) return;
     }
@@ -293,6 +295,7 @@ async function executionsPage(query: URLSearchParams) {
 // ---- routing -------------------------------------------------------------------------------
 
 async function route() {
+  newPage();
   cleanup();
   cleanup = () => {};
   const [hash = '/workflows', search = ''] = (location.hash.replace(/^#/, '') || '/workflows').split('?');
@@ -301,7 +304,7 @@ async function route() {
   try {
     if (parts[0] === 'settings') {
       await settingsPage();
-      if (parts[1] === 'api-keys') document.getElementById('api-keys')?.scrollIntoView();
+      if (parts[1] === 'api-keys' || parts[1] === 'webhooks') document.getElementById(parts[1])?.scrollIntoView();
       return;
     }
     if (parts[0] === 'sign-out') return await signOut();
@@ -322,6 +325,8 @@ async function route() {
       cleanup();
       return notFoundPage();
     }
+    // An answer for a page already left draws nothing (StalePage), nor does a 401 (sent to the sign-in form).
+    if (err instanceof StalePage) return;
     if (!(err instanceof ApiError && err.status === 401)) render(errorBox(err));
   }
 }

@@ -52,7 +52,7 @@ async function keysSection() {
   const created = h('div', { 'data-testid': 'new-key-box' });
   return h('section', {},
     h('p', { class: 'muted' }, 'Keys sign requests to the API (header X-Service-Key) and this dashboard in. The keys of API_KEYS are listed as bootstrap keys; take one out of API_KEYS to revoke it.'),
-    h('div', { class: 'table-wrap' }, h('table', { 'data-testid': 'api-keys' },
+    h('div', { class: 'table-wrap' }, h('table', { 'data-testid': 'api-keys', tabindex: 0, 'aria-label': 'API keys' },
       h('thead', {}, h('tr', {}, ['Name', 'Role', 'Made by', 'Source', 'Created', 'Last used', ''].map((t) => h('th', {}, t)))),
       h('tbody', {}, keys.map((k) =>
         h('tr', { 'data-testid': 'api-key-row', 'data-name': k.name },

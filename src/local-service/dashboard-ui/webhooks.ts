@@ -40,7 +40,7 @@ export async function webhooksSection() {
     h('p', { class: 'muted' }, 'A webhook POSTs an event to your URL when an execution starts, waits for a person, completes or fails, signed with its secret (Standard Webhooks).'),
     items.length === 0
       ? h('p', { class: 'muted' }, 'No webhook yet.')
-      : h('div', { class: 'table-wrap' }, h('table', { 'data-testid': 'webhooks' },
+      : h('div', { class: 'table-wrap' }, h('table', { 'data-testid': 'webhooks', tabindex: 0, 'aria-label': 'Webhooks' },
         h('thead', {}, h('tr', {}, ['URL', 'Events', 'Workflow', 'Created', ''].map((t) => h('th', {}, t)))),
         h('tbody', {}, items.map((w) => h('tr', { 'data-testid': 'webhook-row', 'data-id': w.id },
           h('td', { class: 'wrap' }, w.url),
@@ -116,7 +116,7 @@ async function showDeliveries(w: { id: string; url: string }, box: HTMLElement) 
           h('p', {}, h('strong', {}, d.type), ' of ', h('a', { href: `#/executions/${d.executionId}` }, d.executionId), ` · ${fmtDate(d.created_at)} · `, h('span', { class: `status ${d.state}`, 'data-testid': 'delivery-state' }, d.state)),
           d.attempts.length === 0
             ? h('p', { class: 'muted' }, 'No attempt yet.')
-            : h('div', { class: 'table-wrap' }, h('table', { 'data-testid': 'attempts' },
+            : h('div', { class: 'table-wrap' }, h('table', { 'data-testid': 'attempts', tabindex: 0, 'aria-label': 'Attempts' },
               h('thead', {}, h('tr', {}, ['Attempt', 'Status', 'Latency', 'Error'].map((t) => h('th', {}, t)))),
               h('tbody', {}, d.attempts.map((a) => h('tr', { 'data-testid': 'attempt' },
                 h('td', {}, fmtDate(a.attemptedAt)),
