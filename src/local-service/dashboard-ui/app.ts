@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here until contract/ stops importing Node modules (issue 41), when its z.infer types can be imported (docs/dashboard.md). */
 // The dashboard: plain JS modules, no framework, no build step. It offers what the API offers
 // (workflows: create, edit → new version, versions, delete, execute; executions: list, page with
 // live view and step timeline; Settings → API Keys) through the same endpoints, signed in by an
