@@ -2400,7 +2400,7 @@ export interface paths {
         put?: never;
         /**
          * Make a named API key: the answer holds the key, shown this once (only its hash is kept)
-         * @description Takes an API key in X-Service-Key, not a dashboard session: a session cannot mint a key that outlives it.
+         * @description Takes an operator key in X-Service-Key or a dashboard session. The new key is recorded as made by the key (for a session: the key that signed it in), so revoking that key revokes this one too.
          */
         post: {
             parameters: {

@@ -103,5 +103,7 @@ export const storedGrant = z.object({
   /** A login link's route, and the latest end of the session it opens. */
   route: z.string().optional(),
   notAfterMs: z.number().optional(),
+  /** A login link bound to the browser that asked for it: the digest of that browser's link cookie. */
+  binder: z.string().optional(),
 });
 export type StoredGrant = z.infer<typeof storedGrant>;

@@ -91,10 +91,20 @@ export interface Auth {
   endSession(req: AuthRequest): Promise<void>;
   /** A `Set-Cookie` value clearing the cookie in this browser. */
   clearCookie(): string;
-  /** A single-use login token opening `route`, valid for `ttlMs`, made by `grant`. */
-  loginToken(route: string, grant: Grant, ttlMs?: number, nowMs?: number): Promise<{ token: string; expiresAtMs: number }>;
-  /** Redeems a login token once: its route and grant; undefined when unknown, used, expired or its key is gone. */
-  redeem(token: string, nowMs?: number): Promise<{ route: string; grant: Grant } | undefined>;
+  /**
+   * A single-use login token opening `route`, valid for `ttlMs`, made by `grant`. With `binder`
+   * (the secret of the asking browser's link cookie, see `linkCookie`), only a request carrying
+   * that secret redeems it.
+   */
+  loginToken(route: string, grant: Grant, ttlMs?: number, nowMs?: number, binder?: string): Promise<{ token: string; expiresAtMs: number }>;
+  /**
+   * Redeems a login token once: its route and grant; undefined when unknown, used, expired, its
+   * key is gone, or it is bound to a browser and `req` does not carry that browser's link
+   * cookie (a refused try does not use the link up).
+   */
+  redeem(token: string, nowMs?: number, req?: AuthRequest): Promise<{ route: string; grant: Grant } | undefined>;
+  /** The asking browser's link secret: the one its link cookie holds, else a new one; and the `Set-Cookie` value keeping it. */
+  linkCookie(req: AuthRequest): { binder: string; cookie: string };
 }
 
 export interface AuthOptions {
@@ -209,6 +219,14 @@ export function createAuth(opts: AuthOptions): Auth {
   };
 
   const cookieFrom = (req: AuthRequest): string | undefined => req.cookies?.[cookieName()];
+  const linkCookieName = (): string => `${cookieName()}_link`;
+  /** Whether a link's binder (a digest, or none for a link made with a key) is the one `req`'s link cookie holds. */
+  const binderMatches = (binder: string | undefined, req: AuthRequest | undefined): boolean => {
+    if (binder === undefined) return true;
+    const held = req?.cookies?.[linkCookieName()];
+    if (held === undefined || !ID.test(held)) return false;
+    return timingSafeEqual(digest(held), Buffer.from(binder, 'base64url'));
+  };
 
   return {
     get cookieName() {
@@ -238,18 +256,32 @@ export function createAuth(opts: AuthOptions): Auth {
       const id = cookieFrom(req);
       if (id !== undefined && ID.test(id)) await store.delete(`s:${digest(id).toString('base64url')}`);
     },
+    linkCookie(req) {
+      const held = req.cookies?.[linkCookieName()];
+      const binder = held !== undefined && ID.test(held) ? held : newId();
+      // Lax, not Strict: a link opened from a mail or a chat is a top-level navigation from another site.
+      // Path=/login: sent with nothing else.
+      return { binder, cookie: `${linkCookieName()}=${binder}; Path=/login; HttpOnly; SameSite=Lax; Max-Age=${Math.floor(LOGIN_LINK_MAX_TTL_MS / 1000)}` };
+    },
     clearCookie() {
       return `${cookieName()}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
     },
-    async loginToken(route, grant, ttlMs = LOGIN_LINK_TTL_MS, nowMs = Date.now()) {
+    async loginToken(route, grant, ttlMs = LOGIN_LINK_TTL_MS, nowMs = Date.now(), binder) {
       if (!isDashboardRoute(route)) throw new Error(`not a dashboard route: ${route}`);
       const expiresAtMs = nowMs + Math.min(Math.max(1_000, ttlMs), LOGIN_LINK_MAX_TTL_MS);
-      const record: Stored = { keyTag: grant.keyTag, expiresAtMs, route, ...(grant.notAfterMs === undefined ? {} : { notAfterMs: grant.notAfterMs }) };
+      const record: Stored = {
+        keyTag: grant.keyTag, expiresAtMs, route,
+        ...(grant.notAfterMs === undefined ? {} : { notAfterMs: grant.notAfterMs }),
+        ...(binder === undefined ? {} : { binder: digest(binder).toString('base64url') }),
+      };
       return { token: await write('l', record, nowMs), expiresAtMs };
     },
-    async redeem(token, nowMs = Date.now()) {
+    async redeem(token, nowMs = Date.now(), req) {
+      // A bound link is checked before it is taken: another browser's try neither redeems nor uses it up.
+      const peek = await read('l', token, false, nowMs);
+      if (!peek || !binderMatches(peek.binder, req)) return undefined;
       const stored = await read('l', token, true, nowMs);
-      if (!stored?.route || !isDashboardRoute(stored.route)) return undefined;
+      if (!stored?.route || !isDashboardRoute(stored.route) || !binderMatches(stored.binder, req)) return undefined;
       const grant: Grant = stored.notAfterMs === undefined ? { keyTag: stored.keyTag } : { keyTag: stored.keyTag, notAfterMs: stored.notAfterMs };
       return { route: stored.route, grant };
     },

@@ -1,7 +1,7 @@
 import { apiKeyCreate, apiKeyCreated, apiKeyList, type ApiKeyView } from '../contract/access.js';
 import type { Logger } from '../telemetry/types.js';
 import type { App } from './app.js';
-import { identityOf, OPERATOR, OPERATOR_KEY } from './access.js';
+import { identityOf, OPERATOR } from './access.js';
 import { BOOTSTRAP_NAME, hashApiKey, newApiKey, newKeyRecord, STORED_TAG, storedKeyTag, type ApiKeyStore } from './api-keys.js';
 import { BOOTSTRAP_ROLES, type Auth } from './auth.js';
 import { HttpError, notFound } from './http-errors.js';
@@ -11,13 +11,15 @@ import { answer, commonErrors, errorAnswer, notFoundAnswer, pathParams } from '.
  * API keys (docs/operations.md#api-keys), as the dashboard's Settings → API Keys shows them:
  *
  *   GET    /api/keys          every key: the `API_KEYS` entries (bootstrap) and the dashboard's
- *   POST   /api/keys          `{ name, role? }` → 201 with the key, shown this once; needs a key
+ *   POST   /api/keys          `{ name, role? }` → 201 with the key, shown this once; an operator's
+ *                             key or a dashboard session
  *   DELETE /api/keys/{keyId}  revokes a dashboard key and every key made with it, transitively:
  *                             refused at once, their sessions end → 204
  *
  * A key records what made it (`created_by`); it is honoured only while that key is (auth.ts).
- * Making a key takes a key, as signing in does: a session (which a login link or a stolen
- * cookie also gives) may list and revoke keys but never mint one that would outlive it.
+ * A session may make a key: it is recorded as made by the key that signed the session in, so
+ * the new key lives only while that key does (revoking it revokes this one, at once). It may
+ * outlive the session itself; that is what a person signed in to the dashboard asks for.
  */
 
 export function addKeyRoutes(app: App, deps: { auth: Auth; keys: ApiKeyStore; logger: Logger }): void {
@@ -52,10 +54,10 @@ export function addKeyRoutes(app: App, deps: { auth: Auth; keys: ApiKeyStore; lo
   });
 
   app.post('/api/keys', {
-    config: OPERATOR_KEY,
+    config: OPERATOR,
     schema: {
       summary: 'Make a named API key: the answer holds the key, shown this once (only its hash is kept)',
-      description: 'Takes an API key in X-Service-Key, not a dashboard session: a session cannot mint a key that outlives it.',
+      description: 'Takes an operator key in X-Service-Key or a dashboard session. The new key is recorded as made by the key (for a session: the key that signed it in), so revoking that key revokes this one too.',
       body: apiKeyCreate,
       response: {
         201: answer('The key (`key`, shown once) and its listing.', apiKeyCreated),
@@ -66,8 +68,9 @@ export function addKeyRoutes(app: App, deps: { auth: Auth; keys: ApiKeyStore; lo
   }, async (request, reply) => {
     const { name, role = 'operator' } = request.body;
     const { credential } = request;
-    // The access check let in a key only (OPERATOR_KEY); anything else makes nothing.
-    if (credential.kind !== 'key') throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'making a key needs an API key', type: 'unauthorized' }]);
+    // The access check let in an operator's key or a session (OPERATOR); anything else makes nothing.
+    // A session's key is the key that signed it in: what the session makes is that key's, and goes with it.
+    if (credential.kind === 'none') throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'making a key needs an API key', type: 'unauthorized' }]);
     if (BOOTSTRAP_NAME.test(name)) {
       throw new HttpError(422, [{ loc: ['body', 'name'], msg: '`bootstrap-<n>` names the keys of API_KEYS', type: 'reserved' }]);
     }

@@ -240,7 +240,7 @@ export async function addRoutes(app: App, { auth, apiKeys, store, queue, live, s
   });
   app.route({ method: ['GET', 'HEAD'], url: '/healthz', config: PUBLIC, schema: { hide: true, response: { 200: answer('Alive.', z.object({ status: z.literal('ok') })) } }, handler: async () => ({ status: 'ok' as const }) });
   app.get('/login', { config: PUBLIC, schema: { hide: true, querystring: loginQuery } }, async (request, reply) => {
-    const outcome = await redeemLoginLink(auth, request.query.token ?? null);
+    const outcome = await redeemLoginLink(auth, request.query.token ?? null, request);
     if (outcome.status === 303) return reply.code(303).headers({ Location: outcome.location, 'Set-Cookie': outcome.cookie, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' }).send();
     return reply.code(401).headers({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).send(outcome.page);
   });

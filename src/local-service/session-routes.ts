@@ -1,5 +1,5 @@
 import { loginLink, loginLinkRequest, sessionInfo } from '../contract/access.js';
-import { grantOf, LOGIN_LINK_TTL_MS, type Auth } from './auth.js';
+import { grantOf, LOGIN_LINK_TTL_MS, type Auth, type AuthRequest } from './auth.js';
 import { optionalBody, type App } from './app.js';
 import { HttpError } from './http-errors.js';
 import { answer, commonErrors } from './openapi.js';
@@ -66,19 +66,24 @@ export function addSessionRoutes(app: App, deps: { auth: Auth; baseUrl: () => st
     const { body } = request;
     const grant = grantOf(request.credential);
     if (!grant) throw new HttpError(401, [{ loc: ['header', 'X-Service-Key'], msg: 'missing or invalid API key', type: 'unauthorized' }]);
-    // A link made with a session's cookie opens a session that ends when that one does.
-    const { token, expiresAtMs } = await auth.loginToken(body.route ?? '#/executions', grant, body.ttlSeconds === undefined ? LOGIN_LINK_TTL_MS : body.ttlSeconds * 1000);
+    // A link made with a session's cookie opens a session that ends when that one does, and only
+    // in the browser that asked for it: the answer gives that browser a link cookie, and the link
+    // is redeemed only beside it. A link made with a key (a terminal, a script) has no browser to
+    // bind to: it is the key holder's, single use and short-lived (docs/security.md#sessions-and-the-browser).
+    const bound = request.credential.kind === 'session' ? auth.linkCookie(request) : undefined;
+    const { token, expiresAtMs } = await auth.loginToken(body.route ?? '#/executions', grant, body.ttlSeconds === undefined ? LOGIN_LINK_TTL_MS : body.ttlSeconds * 1000, undefined, bound?.binder);
+    if (bound) reply.header('Set-Cookie', bound.cookie);
     return reply.code(201).send({ url: `${deps.baseUrl()}/login?token=${encodeURIComponent(token)}`, expires_at: new Date(expiresAtMs).toISOString() });
   });
 }
 
 /** `GET /login?token=…`: a valid, unused link signs the browser in and opens its page. */
-export async function redeemLoginLink(auth: Auth, token: string | null): Promise<{ status: 303; location: string; cookie: string } | { status: 401; page: string }> {
-  const redeemed = token ? await auth.redeem(token) : undefined;
+export async function redeemLoginLink(auth: Auth, token: string | null, req: AuthRequest): Promise<{ status: 303; location: string; cookie: string } | { status: 401; page: string }> {
+  const redeemed = token ? await auth.redeem(token, undefined, req) : undefined;
   if (redeemed === undefined) {
     return {
       status: 401,
-      page: '<!doctype html><meta charset="utf-8"><title>Login link</title><p>This login link is invalid, has been used or has expired. <a href="/#/settings">Sign in with an API key</a>.</p>',
+      page: '<!doctype html><meta charset="utf-8"><title>Login link</title><p>This login link is invalid, has been used, has expired, or was asked for by another browser. <a href="/#/settings">Sign in with an API key</a>.</p>',
     };
   }
   return { status: 303, location: `/${redeemed.route}`, cookie: await auth.openSession(redeemed.grant) };

@@ -51,9 +51,9 @@ const WORKER_REPORT_ROUTES = [
 ];
 /** What the worker reads: a worker's or an operator's credential. */
 const WORKER_READ_ROUTES = ['GET /api/executions/:executionId', 'GET /api/workflows/:workflow_uuid/versions'];
-/** An operator's key, never a session: signing in, making a key. */
+/** An operator's key, never a session: signing in. A session may make a key (recorded as its signing key's). */
 // The MCP endpoint acts with the caller's key (docs/mcp.md): a session has none to lend it.
-const OPERATOR_KEY_ROUTES = ['POST /api/session', 'POST /api/keys', 'POST /mcp', 'GET /mcp', 'DELETE /mcp'];
+const OPERATOR_KEY_ROUTES = ['POST /api/session', 'POST /mcp', 'GET /mcp', 'DELETE /mcp'];
 
 type CredentialKind = 'none' | 'wrong key' | 'revoked key' | 'made with a revoked key' | 'session' | 'bootstrap key' | 'dashboard key' | 'worker key';
 const CREDENTIALS: readonly CredentialKind[] = ['none', 'wrong key', 'revoked key', 'made with a revoked key', 'session', 'bootstrap key', 'dashboard key', 'worker key'];

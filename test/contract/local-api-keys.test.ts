@@ -178,17 +178,32 @@ describe('Settings → API Keys', () => {
     }
   });
 
-  it('lets a session list and revoke keys, but only a key make one', async () => {
+  it('lets a session list, revoke and make keys: a key a session makes is the signing key\'s, and goes when that key is revoked', async () => {
     const cookie = await h.signIn();
     const session = { Cookie: cookie, Origin: h.server.url };
     expect((await list({ Cookie: cookie })).map((k) => k.name)).toContain('bootstrap-1');
-    const refused = await h.call('POST', '/api/keys', { name: 'from a session' }, session);
-    expect(refused.status).toBe(401);
-    expect(refused.body.detail[0].msg).toMatch(/API key/);
-    expect((await list()).some((k) => k.name === 'from a session')).toBe(false);
+    // Not from another origin: the cookie rides along with any page's request.
+    const crossOrigin = await h.call('POST', '/api/keys', { name: 'from elsewhere' }, { Cookie: cookie, Origin: 'https://evil.test' });
+    expect(crossOrigin.status).toBe(403);
+    expect((await list()).some((k) => k.name === 'from elsewhere')).toBe(false);
     const { id } = await h.makeKey('revoked by a session');
     expect((await h.call('DELETE', `/api/keys/${id}`, undefined, { Cookie: cookie })).status).toBe(403);
     expect((await h.call('DELETE', `/api/keys/${id}`, undefined, session)).status).toBe(204);
+
+    // A session signed in with a dashboard key makes a key recorded as that key's.
+    const signer = await h.makeKey('signs a browser in');
+    const signed = { Cookie: await h.signIn(signer.key), Origin: h.server.url };
+    const made = await h.call('POST', '/api/keys', { name: 'made in the dashboard', role: 'worker' }, signed);
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({ roles: ['worker'], created_by: signer.id });
+    expect((await list()).find((k) => k.id === made.body.id)?.created_by).toBe(signer.id);
+    const executed = await h.call('GET', '/api/executions/x1', undefined, withKey(made.body.key as string));
+    expect(executed.status).toBe(404);
+    // Revoking the key that signed the session in revokes what the session made.
+    expect((await h.call('DELETE', `/api/keys/${signer.id}`)).status).toBe(204);
+    expect((await h.call('GET', '/api/executions/x1', undefined, withKey(made.body.key as string))).status).toBe(401);
+    expect((await list()).some((k) => k.id === made.body.id)).toBe(false);
+    expect((await h.call('POST', '/api/keys', { name: 'after the revocation' }, signed)).status).toBe(401);
   });
 
   it('keeps names unique whatever their case, reserves the bootstrap names and refuses odd ones', async () => {

@@ -45,23 +45,27 @@ describe('Settings → API Keys', () => {
     expect(await row(page, 'bootstrap-2').textContent()).toContain('(this session)');
     expect(await row(page, 'bootstrap-1').getByTestId('revoke-key').count()).toBe(0);
 
-    // A wrong confirming key makes nothing.
-    await page.getByTestId('new-key-name').fill('laptop');
-    await page.getByTestId('confirm-key').fill('not-a-key');
+    // Signed in, the page shows no sign-in form, and making a key asks for no key.
+    expect(await page.getByTestId('api-key').count()).toBe(0);
+    expect(await page.getByTestId('confirm-key').count()).toBe(0);
+    // A refused name is said under the name field, and makes nothing.
+    await page.getByTestId('new-key-name').fill('bootstrap-9');
     await page.getByTestId('create-key').click();
-    await expect.poll(() => page.getByTestId('error').textContent()).toContain('not an API key');
+    await expect.poll(() => page.locator('[data-testid="field-error"][data-field="name"]').textContent()).toContain('bootstrap');
     expect((await h.call('GET', '/api/keys')).body.keys).toHaveLength(2);
 
+    expect(await page.getByTestId('new-key-role').inputValue()).toBe('operator');
     await page.getByTestId('new-key-name').fill('laptop');
-    await page.getByTestId('confirm-key').fill(API_KEY);
     await page.getByTestId('create-key').click();
     await page.getByTestId('new-key').waitFor();
     const key = (await page.getByTestId('new-key').textContent()) ?? '';
     expect(key).toMatch(/^ewk_[A-Za-z0-9_-]{43}$/);
     expect(await row(page, 'laptop').getByTestId('key-last-used').textContent()).toBe('never');
     expect(await row(page, 'laptop').getByTestId('key-created').textContent()).not.toBe('—');
-    // The confirming key is not left in the form, and the page keeps no key.
-    expect(await page.getByTestId('confirm-key').inputValue()).toBe('');
+    // Its role and what made it (the session's key) are listed; the page keeps no key.
+    expect(await row(page, 'laptop').getByTestId('key-role').textContent()).toBe('operator');
+    expect(await row(page, 'laptop').getByTestId('key-made-by').textContent()).toBe('bootstrap-2');
+    expect((await h.call('GET', '/api/keys')).body.keys.find((k: { name: string }) => k.name === 'laptop')).toMatchObject({ roles: ['operator'], created_by: 'bootstrap-2' });
     expect(await page.evaluate(() => Object.keys(localStorage).length + Object.keys(sessionStorage).length)).toBe(0);
 
     // The key works, and its use shows; once the page is drawn again the key is gone from it.
@@ -70,6 +74,15 @@ describe('Settings → API Keys', () => {
     await row(page, 'laptop').waitFor();
     expect(await page.getByTestId('new-key').count()).toBe(0);
     expect(await row(page, 'laptop').getByTestId('key-last-used').textContent()).not.toBe('never');
+
+    // A worker's key, chosen in the form.
+    await page.getByTestId('new-key-name').fill('worker box');
+    await page.getByTestId('new-key-role').selectOption('worker');
+    await page.getByTestId('create-key').click();
+    await page.getByTestId('new-key').waitFor();
+    expect(await row(page, 'worker box').getByTestId('key-role').textContent()).toBe('worker');
+    const workerKey = (await page.getByTestId('new-key').textContent()) ?? '';
+    expect((await h.call('GET', '/api/workflows', undefined, { 'X-Service-Key': workerKey })).status).toBe(403);
 
     // Someone signed in with the new key in another browser.
     const laptop = await browser.newContext();

@@ -21,6 +21,7 @@ let browser: Browser;
 let page: Page;
 let workflowId: string;
 let scheduledId: string;
+let executionId: string;
 
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
@@ -32,7 +33,10 @@ beforeAll(async () => {
   workflowId = made.body.workflow_uuid;
   const scheduled = await h.call('POST', '/api/workflows', { name: 'Weekday report', prompt: 'Send the report', allowedDomains: ['shop.test'], triggerType: 'schedule', scheduleExpression: 'TZ=Europe/Paris 0 9 * * 1-5' });
   scheduledId = scheduled.body.workflow_uuid;
-  await h.call('POST', `/api/workflows/${workflowId}/execute`, { inputPayload: { order: 'A-1' } });
+  executionId = (await h.call('POST', `/api/workflows/${workflowId}/execute`, { inputPayload: { order: 'A-1' } })).body.execution_uuid;
+  // A webhook, for the Settings → Webhooks page (never delivered to: the execution does not start here).
+  const hook = await h.call('POST', '/api/webhooks', { url: 'http://127.0.0.1:9/execution-worker', events: ['execution.completed', 'execution.failed'], workflowId });
+  expect(hook.status).toBe(201);
 }, 120_000);
 
 afterAll(async () => {
@@ -64,7 +68,9 @@ const PAGES: { name: string; hash: () => string; ready: string }[] = [
   { name: 'new-workflow', hash: () => '#/workflows/new', ready: '[data-testid=workflow-form]' },
   { name: 'executions', hash: () => '#/executions', ready: '[data-testid=execution-row]' },
   { name: 'profiles', hash: () => '#/profiles', ready: '[data-testid=profiles-how-to]' },
+  { name: 'execution', hash: () => `#/executions/${executionId}`, ready: '[data-testid=status]' },
   { name: 'settings', hash: () => '#/settings', ready: '[data-testid=api-keys]' },
+  { name: 'webhooks', hash: () => '#/settings/webhooks', ready: '[data-testid=webhook-row]' },
   { name: 'not-found', hash: () => '#/executions/00000000-0000-4000-8000-000000000000', ready: '[data-testid=not-found]' },
 ];
 

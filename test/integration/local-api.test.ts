@@ -382,7 +382,11 @@ describe('artifacts', () => {
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
     const made = await h.call('POST', '/api/login-links', { route: '#/executions' }, { Cookie: cookie, Origin: h.server.url });
     expect(made.status).toBe(201);
-    const opened = await fetch(String(made.body.url), { redirect: 'manual' });
+    // Bound to the asking browser: without its link cookie the link opens nothing; with it, it does.
+    const linkCookie = (made.headers.get('set-cookie') ?? '').split(';')[0]!;
+    expect(linkCookie).toMatch(/_link=/);
+    expect((await fetch(String(made.body.url), { redirect: 'manual' })).status).toBe(401);
+    const opened = await fetch(String(made.body.url), { redirect: 'manual', headers: { Cookie: linkCookie } });
     expect(opened.status).toBe(303);
     const maxAge = Number(/Max-Age=(\d+)/.exec(opened.headers.get('set-cookie') ?? '')?.[1]);
     // Not a fresh 12 hours: at most what the minting session had left.

@@ -1,12 +1,12 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- the elements of the DOM builder and the API's JSON are untyped here for now: the contract's z.infer types are to replace them (docs/dashboard.md). */
 // The dashboard: plain JS modules, no framework, no build step. It offers what the API offers
 // (workflows: create, edit → new version, versions, delete, execute; executions: list, page with
 // live view and step timeline; Settings → API Keys) through the same endpoints, signed in by an
 // HttpOnly session cookie: the key is given once on the Settings page (or a login link does it)
 // and never kept by the page. Text from the API is always inserted as text nodes, never as HTML.
 
-import { ApiError, api, errorBox, fieldErrors, notFoundPage, fmtDate, fmtMs, fmtUsd, h, render, statusBadge } from './dom.js';
+import { ApiError, StalePage, api, newPage, errorBox, fieldErrors, notFoundPage, fmtDate, fmtMs, fmtUsd, h, render, statusBadge } from './dom.js';
 import { specFields } from './spec-fields.js';
+import { cachedPath } from './cache-view.js';
 import { executionPage } from './execution.js';
 import { profilesPage } from './profiles.js';
 import { settingsPage } from './settings.js';
@@ -212,31 +212,6 @@ async function workflowPage(id) {
   const execErrors = fieldErrors({ inputPayload: payload, workflowVersionId: versionPick }, execError);
 }
 
-/** The version's cached path (docs/run-cache.md), read on demand; cleared with a button. */
-function cachedPath(workflowId: string, v: { workflow_version_uuid: string }) {
-  const base = `/api/workflows/${encodeURIComponent(workflowId)}/versions/${encodeURIComponent(v.workflow_version_uuid)}/cache`;
-  const box = h('div', { 'data-testid': 'cache-view' });
-  const show = async () => {
-    box.replaceChildren(h('p', { class: 'muted' }, 'Reading the cached path…'));
-    try {
-      const cache = await api('GET', base);
-      const steps: any[] = Array.isArray(cache?.steps) ? cache.steps : [];
-      box.replaceChildren(
-        steps.length === 0
-          ? h('p', { class: 'muted' }, 'No cached path.')
-          : h('ol', { class: 'actions', 'data-testid': 'cache-steps' }, steps.map((s) => h('li', {}, [s.action, s.element, s.binding, s.effect].filter(Boolean).map(String).join(' · '), s.lastRepair ? h('span', { class: 'tag repair' }, ' repaired') : null))),
-        h('button', { type: 'button', class: 'secondary', 'data-testid': 'clear-cache', onclick: async () => {
-          await api('DELETE', base);
-          box.replaceChildren(h('p', { class: 'muted' }, 'Cleared: the next run is the model’s.'));
-        } }, 'Clear cache'),
-      );
-    } catch (err) {
-      box.replaceChildren(err instanceof ApiError && err.status === 404 ? h('p', { class: 'muted' }, 'No cached path for this version (or this service cannot show one yet).') : errorBox(err));
-    }
-  };
-  return h('details', { class: 'cache', ontoggle: (e: Event) => (e.target as HTMLDetailsElement).open && void show() }, h('summary', {}, 'Cached path'), box);
-}
-
 /** What a workflow's executions cost together, and over how many (those whose cost is known). */
 function workflowCost(w) {
   const n = w.costed_executions ?? 0;
@@ -271,6 +246,8 @@ function poll(fn, onError = (err) => render(errorBox(err))) {
       const again = await fn();
       if (again === false) return;
     } catch (err) {
+      // The page was left: nothing to draw, nothing more to poll.
+      if (err instanceof StalePage) return;
       onError(err);
       if (err instanceof ApiError && (err.status === 401 || err.status === 404)) return;
     }
@@ -317,6 +294,7 @@ async function executionsPage(query: URLSearchParams) {
 // ---- routing -------------------------------------------------------------------------------
 
 async function route() {
+  newPage();
   cleanup();
   cleanup = () => {};
   const [hash = '/workflows', search = ''] = (location.hash.replace(/^#/, '') || '/workflows').split('?');
@@ -325,7 +303,7 @@ async function route() {
   try {
     if (parts[0] === 'settings') {
       await settingsPage();
-      if (parts[1] === 'api-keys') document.getElementById('api-keys')?.scrollIntoView();
+      if (parts[1] === 'api-keys' || parts[1] === 'webhooks') document.getElementById(parts[1])?.scrollIntoView();
       return;
     }
     if (parts[0] === 'sign-out') return await signOut();
@@ -346,6 +324,8 @@ async function route() {
       cleanup();
       return notFoundPage();
     }
+    // An answer for a page already left draws nothing (StalePage), nor does a 401 (sent to the sign-in form).
+    if (err instanceof StalePage) return;
     if (!(err instanceof ApiError && err.status === 401)) render(errorBox(err));
   }
 }

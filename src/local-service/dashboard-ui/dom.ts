@@ -63,9 +63,33 @@ export function afterSignIn() {
   return next || '#/workflows';
 }
 
+/**
+ * An answer for a page the person has already left: thrown by `api` instead of the answer, so
+ * the page that asked draws nothing over the page now shown (a slow list arriving after a click
+ * to another page would replace it). The router ignores it.
+ */
+export class StalePage extends Error {
+  constructor() {
+    super('the page changed while this answer was on its way');
+  }
+}
+
+/** Which page is shown: bumped by the router on every change of address. */
+let pageEpoch = 0;
+export function newPage(): void {
+  pageEpoch += 1;
+}
+
 // The session cookie (HttpOnly, set by signing in or by a login link) goes with every request:
 // the page itself never holds the key.
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const askedOn = pageEpoch;
+  const answer = await call<T>(method, path, body);
+  if (askedOn !== pageEpoch) throw new StalePage();
+  return answer;
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -1,9 +1,10 @@
 // Settings: signing this browser in with an API key, and Settings → API Keys (docs/operations.md#api-keys):
-// the keys listed with their names, creation and last use; a new named key, shown once; revoking
-// one. Making a key takes an existing key, typed here for that one request and never kept: a
-// session alone may list and revoke keys but not mint one that would outlive it.
+// the keys listed with their names, roles, what made them, creation and last use; a new named
+// key with its role, shown once; revoking one. Signed in, making a key asks for no key: the
+// session's own key is recorded as its maker, so revoking that key revokes it (docs/security.md).
 
-import { afterSignIn, api, errorBox, fmtDate, h, render } from './dom.js';
+import { afterSignIn, api, errorBox, fieldErrors, fmtDate, h, render } from './dom.js';
+import { webhooksSection } from './webhooks.js';
 
 export async function settingsPage() {
   const who = await fetch('/api/session').then((r) => (r.ok ? r.json() : undefined), () => undefined);
@@ -12,15 +13,23 @@ export async function settingsPage() {
     signInSection(who),
     h('h2', { id: 'api-keys' }, 'API Keys'),
     who ? await keysSection() : h('p', { class: 'muted' }, 'Sign in to see and manage the API keys.'),
+    h('h2', { id: 'webhooks' }, 'Webhooks'),
+    who ? await webhooksSection() : h('p', { class: 'muted' }, 'Sign in to see and manage the webhooks.'),
   );
 }
 
 function signInSection(who) {
+  if (who) {
+    return h('section', {},
+      h('h2', {}, 'Session'),
+      h('p', { 'data-testid': 'signed-in-as' }, 'Signed in as ', h('strong', {}, who.identity), '.'),
+      h('p', { class: 'muted' }, 'Sign out (in the menu) to sign in with another key.'),
+    );
+  }
   const input = h('input', { name: 'key', type: 'password', autocomplete: 'off', required: true, 'data-testid': 'api-key' });
   const error = h('div');
   return h('section', {},
     h('h2', {}, 'Sign in'),
-    who ? h('p', { 'data-testid': 'signed-in-as' }, 'Signed in as ', h('strong', {}, who.identity), '.') : null,
     h('form', {
       onsubmit: async (e) => {
         e.preventDefault();
@@ -39,14 +48,17 @@ function signInSection(who) {
 
 async function keysSection() {
   const { keys } = await api('GET', '/api/keys');
+  const nameOf = new Map<string, string>(keys.map((k) => [k.id, k.name]));
   const created = h('div', { 'data-testid': 'new-key-box' });
   return h('section', {},
     h('p', { class: 'muted' }, 'Keys sign requests to the API (header X-Service-Key) and this dashboard in. The keys of API_KEYS are listed as bootstrap keys; take one out of API_KEYS to revoke it.'),
-    h('table', { 'data-testid': 'api-keys' },
-      h('thead', {}, h('tr', {}, ['Name', 'Source', 'Created', 'Last used', ''].map((t) => h('th', {}, t)))),
+    h('div', { class: 'table-wrap' }, h('table', { 'data-testid': 'api-keys', tabindex: 0, 'aria-label': 'API keys' },
+      h('thead', {}, h('tr', {}, ['Name', 'Role', 'Made by', 'Source', 'Created', 'Last used', ''].map((t) => h('th', {}, t)))),
       h('tbody', {}, keys.map((k) =>
         h('tr', { 'data-testid': 'api-key-row', 'data-name': k.name },
           h('td', {}, k.name, k.current ? h('span', { class: 'muted' }, ' (this session)') : null),
+          h('td', { 'data-testid': 'key-role' }, (k.roles ?? []).join(', ')),
+          h('td', { 'data-testid': 'key-made-by' }, k.created_by ? nameOf.get(k.created_by) ?? k.created_by : '—'),
           h('td', {}, k.source),
           h('td', { 'data-testid': 'key-created' }, fmtDate(k.created_at)),
           h('td', { 'data-testid': 'key-last-used' }, k.last_used_at ? fmtDate(k.last_used_at) : 'never'),
@@ -62,7 +74,7 @@ async function keysSection() {
               }, 'Revoke')
             : null),
         ))),
-    ),
+    )),
     h('h2', {}, 'New key'),
     newKeyForm(created),
     created,
@@ -71,24 +83,21 @@ async function keysSection() {
 
 function newKeyForm(created) {
   const name = h('input', { name: 'name', required: true, maxlength: 64, 'data-testid': 'new-key-name' });
-  const confirmKey = h('input', { name: 'confirm', type: 'password', autocomplete: 'off', required: true, 'data-testid': 'confirm-key' });
-  const error = h('div');
-  return h('form', {
+  const role = h('select', { name: 'role', 'data-testid': 'new-key-role' },
+    h('option', { value: 'operator', selected: true }, 'operator: the API and the dashboard'),
+    h('option', { value: 'worker' }, 'worker: the worker’s reports only'));
+  const general = h('div');
+  const form = h('form', {
     'data-testid': 'new-key-form',
     onsubmit: async (e) => {
       e.preventDefault();
-      error.replaceChildren();
+      errors.clear();
       created.replaceChildren();
-      const res = await fetch('/api/keys', {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Service-Key': confirmKey.value.trim() },
-        body: JSON.stringify({ name: name.value.trim() }),
-      });
-      confirmKey.value = '';
-      const body = await res.json().catch(() => undefined);
-      if (!res.ok) {
-        const detail = Array.isArray(body?.detail) ? body.detail.map((d) => d.msg).join('; ') : `status ${res.status}`;
-        error.replaceChildren(errorBox(res.status === 401 ? 'The confirming key is not an API key.' : detail));
+      let body;
+      try {
+        body = await api('POST', '/api/keys', { name: name.value.trim(), role: role.value });
+      } catch (err) {
+        errors.show(err);
         return;
       }
       await settingsPage();
@@ -115,8 +124,10 @@ function newKeyForm(created) {
     },
   },
     h('label', {}, 'Name', h('span', {}, 'Who or what will use it (letters, digits, ._@- and single spaces). Requests made with it are recorded under this name.'), name),
-    h('label', {}, 'An existing API key', h('span', {}, 'Making a key takes a key, as signing in does; it is sent with this request only and not kept.'), confirmKey),
-    error,
+    h('label', {}, 'Role', h('span', {}, 'An operator’s key reaches the API and the dashboard; a worker’s key only posts the worker’s reports. It is made by the key you signed in with, and revoked with it.'), role),
+    general,
     h('button', { type: 'submit', 'data-testid': 'create-key' }, 'Create key'),
   );
+  const errors = fieldErrors({ name, role }, general);
+  return form;
 }

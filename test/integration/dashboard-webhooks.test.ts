@@ -1,0 +1,90 @@
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
+import { CHROMIUM_ARGS } from '../support/screencast-session.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+
+/**
+ * Settings → Webhooks (docs/dashboard.md) in Chromium, checked through the API: a webhook made in
+ * the dashboard with its events and workflow, its secret shown once (the one a real receiver
+ * checks the signature with), the deliveries of one with each attempt, "Send again", delete.
+ */
+
+let h: Harness;
+let browser: Browser;
+let page: Page;
+let receiver: WebhookReceiver;
+const secret = { value: '' };
+
+beforeAll(async () => {
+  h = await startHarness();
+  // The receiver refuses every attempt (500): each shows as an attempt with its status.
+  receiver = await startWebhookReceiver(() => secret.value, () => ({ status: 500 }));
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  page = await (await browser.newContext()).newPage();
+  page.on('dialog', (dialog) => void dialog.accept());
+  await page.goto(`${h.server.url}/#/settings`);
+  await page.getByTestId('api-key').fill(API_KEY);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('new-workflow').waitFor();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await receiver?.close();
+  await h?.close();
+});
+
+describe('Settings → Webhooks', () => {
+  it('makes a webhook shown with its secret once, lists its deliveries and attempts, sends one again, and deletes it', async () => {
+    const workflow = (await h.call('POST', '/api/workflows', { name: 'Hooked', prompt: 'p', allowedDomains: ['a.test'] })).body;
+    await page.goto(`${h.server.url}/#/settings`);
+    await page.getByTestId('webhook-url').fill(receiver.url);
+    await page.getByTestId('webhook-event-execution.completed').uncheck();
+    await page.getByTestId('webhook-event-execution.failed').uncheck();
+    await page.getByTestId('webhook-event-execution.waiting').uncheck();
+    await page.getByTestId('webhook-workflow').selectOption(workflow.workflow_uuid);
+    await page.getByTestId('create-webhook').click();
+    await page.getByTestId('webhook-secret').waitFor();
+    secret.value = (await page.getByTestId('webhook-secret').textContent()) ?? '';
+    expect(secret.value).toMatch(/^whsec_/);
+    const listed = (await h.call('GET', '/api/webhooks')).body.items;
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ url: receiver.url, events: ['execution.started'], workflowId: workflow.workflow_uuid });
+    expect(await page.getByTestId('webhook-row').textContent()).toContain('Hooked');
+
+    // An execution starts: the receiver hears it, signed with the secret the page showed.
+    const execution = (await h.call('POST', `/api/workflows/${workflow.workflow_uuid}/execute`, {})).body;
+    expect((await h.call('POST', `/api/executions/${execution.execution_uuid}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
+    const heard = await receiver.next((d) => d.body.type === 'execution.started');
+    expect(heard.signatureValid).toBe(true);
+
+    // Its delivery, with the refused attempt.
+    const hookId = listed[0].id as string;
+    await expect.poll(async () => (await h.call('GET', `/api/webhooks/${hookId}/deliveries`)).body.items[0]?.attempts.length ?? 0).toBeGreaterThan(0);
+    await page.reload();
+    await page.getByTestId('show-deliveries').click();
+    await page.getByTestId('attempt').first().waitFor();
+    expect(await page.getByTestId('delivery').textContent()).toContain('execution.started');
+    expect(await page.getByTestId('attempt-status').first().textContent()).toBe('500');
+    // The secret is not shown again.
+    expect(await page.getByTestId('webhook-secret').count()).toBe(0);
+
+    // Send again: a new attempt reaches the receiver.
+    const before = receiver.heard.length;
+    await page.getByTestId('send-again').click();
+    await receiver.next((d) => d.body.type === 'execution.started' && receiver.heard.indexOf(d) >= before);
+
+    await page.getByTestId('delete-webhook').click();
+    await expect.poll(() => page.getByTestId('webhook-row').count()).toBe(0);
+    expect((await h.call('GET', '/api/webhooks')).body.items).toHaveLength(0);
+  }, 90_000);
+
+  it('shows an API refusal under the URL field', async () => {
+    await page.goto(`${h.server.url}/#/settings`);
+    await page.getByTestId('webhook-url').fill('http://169.254.169.254/latest');
+    await page.getByTestId('create-webhook').click();
+    await expect.poll(() => page.locator('[data-testid="field-error"][data-field="url"]').textContent()).not.toBe('');
+    expect((await h.call('GET', '/api/webhooks')).body.items).toHaveLength(0);
+  }, 60_000);
+});
