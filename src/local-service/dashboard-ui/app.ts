@@ -1,4 +1,4 @@
-// The dashboard: plain JS modules, no framework, no build step. It offers what the API offers
+// The dashboard: TypeScript modules bundled by esbuild at build time (scripts/build-dashboard.ts), no framework. It offers what the API offers
 // (workflows: create, edit → new version, versions, delete, execute; executions: list, page with
 // live view and step timeline; Settings → API Keys) through the same endpoints, signed in by an
 // HttpOnly session cookie: the key is given once on the Settings page (or a login link does it)
