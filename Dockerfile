@@ -31,7 +31,8 @@ RUN --mount=type=secret,id=npm-ca \
  && npm ci --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build-page-scripts.ts ./scripts/
+# The build's own scripts: the page scripts, the dashboard's bundle, the typed client's types.
+COPY scripts/build-page-scripts.ts scripts/build-dashboard.ts scripts/build-client-types.ts ./scripts/
 COPY src ./src
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
@@ -66,7 +67,8 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 # The local API serves the dashboard's static files from this path at runtime: the one place the
 # image names it (static-files.ts's dashboardDir() is the source; test/unit/deploy-manifests checks).
-COPY src/local-service/dashboard ./src/local-service/dashboard
+# From the build: the dashboard's bundle (app.js) is made there, beside its static files.
+COPY --from=build /app/src/local-service/dashboard ./src/local-service/dashboard
 # ARTIFACTS_DIR defaults to ./artifacts: the only folder under /app the worker writes to.
 RUN mkdir -p /app/artifacts && chown worker:worker /app/artifacts
 
