@@ -17,24 +17,12 @@ import { runExecution } from '../src/runner/run-execution.js';
 import { createLocalStore } from '../src/storage/local-store.js';
 import type { RunCacheStore } from '../src/run-cache/types.js';
 import { createSilentLogger } from '../src/telemetry/logger.js';
-import { postAgent, postWorkflow, type PostInput } from '../test/support/real-apps/block-editor-agent.js';
+import { FIRST_POST as FIRST, postAgent, postWorkflow, SECOND_POST as SECOND, type PostInput } from '../test/support/real-apps/block-editor-agent.js';
 import { startBlockEditor } from '../test/support/real-apps/block-editor.js';
 import { delayed, startScriptedModelServer } from '../test/support/scripted-model-server.js';
 
 const logger = createSilentLogger();
 
-const FIRST: PostInput = {
-  title: 'Spring release notes',
-  paragraphs: ['The spring release brings offline mode to every plan.', 'Upgrade from the settings page; nothing else changes.'],
-  category: 'News',
-  tags: ['release', 'offline'],
-};
-const SECOND: PostInput = {
-  title: 'Autumn meetup in Lisbon',
-  paragraphs: ['Join us on 14 October for talks and a workshop.', 'Seats are limited: register by the end of September.'],
-  category: 'Events',
-  tags: ['meetup', 'lisbon'],
-};
 
 export async function benchBlockEditor(cache: RunCacheStore, latencyMs: number): Promise<Record<string, string>> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-block-editor-'));

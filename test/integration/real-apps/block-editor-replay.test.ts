@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../support/env.js';
 import { startRecordingApi, type RecordingApi } from '../../support/recording-api.js';
 import { startRedis, type TestRedis } from '../../support/redis.js';
-import { postAgent, postWorkflow, type PostInput } from '../../support/real-apps/block-editor-agent.js';
+import { postAgent, postWorkflow, type PostInput, FIRST_POST as FIRST, SECOND_POST as SECOND } from '../../support/real-apps/block-editor-agent.js';
 import { startBlockEditor, type BlockEditor } from '../../support/real-apps/block-editor.js';
 import { startRealAppWorker, type FinishedRun, type RealAppWorker } from '../../support/real-apps/worker-daemon.js';
 
@@ -34,19 +34,6 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const FIRST: PostInput = {
-  title: 'Spring release notes',
-  paragraphs: ['The spring release brings offline mode to every plan.', 'Upgrade from the settings page; nothing else changes.'],
-  category: 'News',
-  tags: ['release', 'offline'],
-};
-/** Another input that differs in every field, with as many paragraphs and tags. */
-const SECOND: PostInput = {
-  title: 'Autumn meetup in Lisbon',
-  paragraphs: ['Join us on 14 October for talks and a workshop.', 'Seats are limited: register by the end of September.'],
-  category: 'Events',
-  tags: ['meetup', 'lisbon'],
-};
 
 interface Written {
   run: FinishedRun;

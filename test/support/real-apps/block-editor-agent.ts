@@ -174,3 +174,17 @@ function textOf(content: unknown): string {
     .filter(Boolean)
     .join('\n');
 }
+
+/** A post for a first run, and another that differs from it in every field, with as many paragraphs and tags. */
+export const FIRST_POST: PostInput = {
+  title: 'Spring release notes',
+  paragraphs: ['The spring release brings offline mode to every plan.', 'Upgrade from the settings page; nothing else changes.'],
+  category: 'News',
+  tags: ['release', 'offline'],
+};
+export const SECOND_POST: PostInput = {
+  title: 'Autumn meetup in Lisbon',
+  paragraphs: ['Join us on 14 October for talks and a workshop.', 'Seats are limited: register by the end of September.'],
+  category: 'Events',
+  tags: ['meetup', 'lisbon'],
+};
