@@ -3456,7 +3456,7 @@ export interface components {
             failedAt: string;
             error: {
                 /** @enum {string} */
-                code: "invalid_job" | "invalid_specification" | "invalid_input" | "timeout" | "max_steps" | "model_error" | "browser_error" | "agent_failed" | "output_invalid" | "worker_shutdown" | "worker_lost" | "human_timeout" | "approval_denied" | "budget_exceeded" | "agent_stuck" | "internal";
+                code: "invalid_job" | "invalid_specification" | "invalid_input" | "timeout" | "max_steps" | "model_error" | "browser_error" | "agent_failed" | "output_invalid" | "worker_shutdown" | "worker_lost" | "human_timeout" | "approval_denied" | "budget_exceeded" | "agent_stuck" | "resource_limit" | "internal";
                 message: string;
             };
             durationMs?: number;

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'approval_denied',
   'budget_exceeded',
   'agent_stuck',
+  'resource_limit',
   'internal',
 ] as const;
 
@@ -45,7 +46,7 @@ export function toExecutionError(error: unknown, fallback: ErrorCode = 'internal
 }
 
 /** The reason an execution's AbortSignal fired: why the run was stopped from outside. */
-export type AbortCause = 'timeout' | 'worker_shutdown' | 'worker_lost' | 'browser_error';
+export type AbortCause = 'timeout' | 'worker_shutdown' | 'worker_lost' | 'browser_error' | 'resource_limit';
 
 /** Builds the reason carried by an aborting signal, so the runner can report the right code. */
 export function abortReason(code: AbortCause, message: string): ExecutionError {

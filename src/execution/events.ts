@@ -110,6 +110,14 @@ export type LoggedEvents = {
   read_back: { step: number; by: 'cache' | 'repair'; element: string; expected: string; held: string; ok: boolean };
   /** Added at the end of the map: the run's model is deprecated and stops answering on `endOfLife` (docs/model.md#retired-and-deprecated-models). */
   model_deprecated: { model: string; endOfLife: string };
+  /**
+   * Added at the end of the map: something a page made reached one of the execution's limits
+   * (docs/security.md#limits). `limit` names the configuration variable, `max` its value, `value`
+   * what was measured (same unit), `action` what the worker did about it: `cut` (the excess was
+   * dropped and the run goes on), `closed` (a popup closed), `stopped` (the video ends early) or
+   * `ended` (the execution ends with `resource_limit`).
+   */
+  resource_limit_reached: { limit: string; max: number; value: number; unit: 'bytes' | 'chars' | 'tabs' | 'entries'; action: 'cut' | 'closed' | 'stopped' | 'ended'; detail?: string };
 };
 
 /** The last line of every execution that was not skipped. */
