@@ -70,8 +70,9 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [onlyTheTracingAdapter] }] },
   },
   {
-    // telemetry/ is the floor: every folder logs and emits, so it imports none of them (the event
-    // map is the execution's, execution/events.ts). One exception: the process log scrubs secrets in
+    // telemetry/ is the floor of the worker's folders: every folder logs and emits, so it imports
+    // none of them (the event map is the execution's, execution/events.ts). It stands on the
+    // ground (a logs.jsonl line is contract/log-line.ts), and the process log scrubs secrets in
     // every form the vault knows them, by the vault's own code, itself pure (domain/ imports
     // nothing above it).
     files: ['src/telemetry/**/*.ts'],
@@ -79,7 +80,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          patterns: [{ regex: '^\\.\\./(?!domain/secrets\\.js$)', message: 'telemetry/ sits below every other folder: it imports none of them (only domain/secrets.js, for the process log).' }, onlyTheTracingAdapter],
+          patterns: [{ regex: '^\\.\\./(?!domain/secrets\\.js$|contract/[a-z-]+\\.js$)', message: 'telemetry/ sits below every other folder: it imports none of them (only contract/ and domain/secrets.js, for the process log).' }, onlyTheTracingAdapter],
         },
       ],
     },

@@ -4,6 +4,7 @@
  * messages on an execution's events channel. Frames travel as raw JPEG bytes, without a shape.
  */
 import { z } from 'zod';
+import { logLine } from './log-line.js';
 
 /** The local service → every worker: "someone watches this execution". */
 export const watchNotice = z.object({
@@ -14,7 +15,7 @@ export const watchNotice = z.object({
 export type WatchNotice = z.infer<typeof watchNotice>;
 
 /** A logs.jsonl line (redacted, as written) with its sequence number in the execution. */
-export const liveEvent = z.object({ seq: z.number().int().min(0), line: z.record(z.string(), z.unknown()) });
+export const liveEvent = z.object({ seq: z.number().int().min(0), line: logLine });
 export type LiveEvent = z.infer<typeof liveEvent>;
 
 /**

@@ -18,12 +18,13 @@ const artifactUrl = z.string().max(4096).nullable();
 export const artifactUrls = z.object({ outputUrl: artifactUrl, videoUrl: artifactUrl, logsUrl: artifactUrl });
 export type ArtifactUrls = z.infer<typeof artifactUrls>;
 
-/** What both final reports end with. */
-const finalFields = { durationMs: count, ...counters.shape, ...artifactUrls.shape };
+/** What both final reports end with: the run's duration, its counters and its artifacts' urls. */
+export const finalFields = z.object({ durationMs: count, ...counters.shape, ...artifactUrls.shape });
+export type FinalFields = z.infer<typeof finalFields>;
 
 export const startedReport = z.object({ startedAt: isoTime });
 
-export const completedReport = z.object({ completedAt: isoTime, ...finalFields });
+export const completedReport = z.object({ completedAt: isoTime, ...finalFields.shape });
 export type CompletedReport = z.infer<typeof completedReport>;
 
 /** The run's error as an execution keeps it: a code, and what happened. */
@@ -32,7 +33,7 @@ export const reportedError = z.object({ code: z.string().min(1).max(100), messag
 /** A failed report's error: one of the documented codes (docs/api.md#error-codes), nothing else. */
 const failure = z.strictObject({ code: z.enum(ERROR_CODES), message: reportedError.shape.message });
 
-export const failedReport = z.object({ failedAt: isoTime, error: failure, ...finalFields });
+export const failedReport = z.object({ failedAt: isoTime, error: failure, ...finalFields.shape });
 export type FailedReport = z.infer<typeof failedReport>;
 
 /** The agent waits for a person (docs/human-in-the-loop.md). */

@@ -1,10 +1,11 @@
 import type { BlockLayer, DownloadEvent, Point, Size } from '../browser/types.js';
 import type { ErrorCode } from '../contract/errors.js';
 import type { HumanInput, HumanKind, HumanOutcome } from '../contract/human.js';
+import type { LogLine } from '../contract/log-line.js';
 import type { CacheReport, UsageReport } from '../contract/output.js';
 import type { BilledIteration, ModelResponse, TokenUsage } from '../contract/recording.js';
 import type { Counters } from '../contract/reports.js';
-import { createEventStream, type EventLine, type EventSink, type EventSource, type EventStream, type EventStreamOptions } from '../telemetry/event-stream.js';
+import { createEventStream, type EventSink, type EventSource, type EventStream, type EventStreamOptions } from '../telemetry/event-stream.js';
 import type { ActionTrace } from '../toolset/types.js';
 
 type StopReason = ModelResponse['stopReason'];
@@ -181,7 +182,7 @@ export type ExecutionEventSource = EventSource<LoggedEvents, InternalEvents>;
 /** One execution's stream: its events told and heard. */
 export type ExecutionEventStream = EventStream<LoggedEvents, InternalEvents>;
 /** A `logs.jsonl` line: the common fields (docs/counters-and-artifacts.md#logsjsonl), then the event's. */
-export type ExecutionLine = EventLine<LoggedEventName>;
+export type ExecutionLine = LogLine & { type: LoggedEventName };
 
 /** The stream of one execution, typed by its events. */
 export function createExecutionEvents(options: EventStreamOptions): ExecutionEventStream {

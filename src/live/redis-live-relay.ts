@@ -3,7 +3,7 @@ import { redisOptions } from '../domain/redis-address.js';
 import { LIVE_WATCH_TTL_MS, liveChannelNames, parseWatchNotice } from '../domain/live-protocol.js';
 import type { Logger } from '../telemetry/types.js';
 import type { LiveChannel, LiveFrame, LiveRelay } from './types.js';
-import type { LiveMessage } from '../contract/live.js';
+import type { LiveEvent, LiveMessage } from '../contract/live.js';
 
 /**
  * The worker's side of the live view, over Redis pub/sub (protocol: src/domain/live-protocol.ts).
@@ -61,7 +61,7 @@ export function createRedisLiveRelay(opts: RedisLiveRelayOptions): LiveRelay {
     const framesChannel = names.frames(executionId);
     const eventsChannel = names.events(executionId);
     const listeners: Array<(watched: boolean) => void> = [];
-    const backlog: Array<{ seq: number; line: Record<string, unknown> }> = [];
+    const backlog: LiveEvent[] = [];
     let seq = 0;
     let watched = false;
     let closed = false;
@@ -98,7 +98,7 @@ export function createRedisLiveRelay(opts: RedisLiveRelayOptions): LiveRelay {
     };
     const dropped = (error: unknown) => log.debug({ executionId, err: String(error) }, 'live view message dropped');
 
-    const sendEvents = (events: Array<{ seq: number; line: Record<string, unknown> }>) => {
+    const sendEvents = (events: LiveEvent[]) => {
       if (events.length === 0) return;
       const message: LiveMessage = { kind: 'events', events };
       publish(eventsChannel, JSON.stringify(message)).then(checkReach, dropped);

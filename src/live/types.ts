@@ -2,6 +2,7 @@
  * The live view port (docs/operations.md#the-live-view): what the worker shows of a running execution to whoever watches
  * it on the dashboard. Nothing is sent while nobody watches; nothing ever waits on a viewer.
  */
+import type { LogLine } from '../contract/log-line.js';
 
 export interface LiveFrame {
   /** JPEG bytes. */
@@ -21,7 +22,7 @@ export interface LiveChannel {
    */
   frame(frame: LiveFrame): void;
   /** A logs.jsonl line (already redacted): kept for viewers who arrive later, sent while watched. */
-  event(line: Record<string, unknown>): void;
+  event(line: LogLine): void;
   /** The run is over: viewers are told, the channel forgets the execution. Idempotent. */
   close(): void;
 }

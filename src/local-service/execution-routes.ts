@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { execution, executionList, executionQuery, type ExecutionRow, type ExecutionStatus } from '../contract/executions.js';
-import { completedReportAccepted, failedReportAccepted, startedReportAccepted } from '../contract/reports.js';
+import { completedReportAccepted, failedReportAccepted, startedReportAccepted, type FinalFields } from '../contract/reports.js';
 import type { App } from './app.js';
 import { HttpError, isObject, notFound } from './http-errors.js';
 import { answer, commonErrors, notFoundAnswer, pathParams, reportSchema } from './openapi.js';
@@ -81,7 +81,7 @@ export function addExecutionRoutes(app: App, deps: Pick<RouteDeps, 'store' | 'lo
 }
 
 /** The counters and urls of a final report, as the execution keeps them (a report that left them out: none yet). */
-function counterFields(body: { durationMs?: number; nSteps?: number; nAgentActions?: number; nScreenshots?: number; outputUrl?: string | null; videoUrl?: string | null; logsUrl?: string | null }): Partial<ExecutionRow> {
+function counterFields(body: Partial<FinalFields>): Partial<ExecutionRow> {
   return {
     duration_ms: body.durationMs ?? null,
     n_steps: body.nSteps ?? 0,

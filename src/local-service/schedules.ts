@@ -6,6 +6,8 @@ import type { VersionView } from './store.js';
 import { defaultRunInput } from './default-input.js';
 import { redisOptions } from '../domain/redis-address.js';
 import { noTracing } from '../telemetry/tracing.js';
+import { formatIssues } from '../contract/json.js';
+import { scheduleTick, type ScheduleTick, type TickResult } from '../contract/schedule-tick.js';
 
 /**
  * Scheduled versions (docs/api.md#triggers). Each workflow whose newest published version (the
@@ -20,14 +22,6 @@ import { noTracing } from '../telemetry/tracing.js';
  * re-reads the workflow before it acts, so a tick already due when the version changed makes no
  * execution of a version that is no longer the scheduled one.
  */
-
-export interface TickData {
-  workflowId: string;
-  workflowVersionId: string;
-}
-
-/** A tick's return value, kept on its job for a day. */
-export type TickResult = { executionId: string } | { skipped: string };
 
 export interface Schedules {
   /**
@@ -60,7 +54,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
   const tracing = opts.tracing ?? noTracing;
   const name = schedulesQueueName(opts.queueName);
   const connection = redisOptions(opts.redisUrl) as ConnectionOptions;
-  const queue = new Queue<TickData, TickResult>(name, { connection, prefix: opts.queuePrefix });
+  const queue = new Queue<ScheduleTick, TickResult>(name, { connection, prefix: opts.queuePrefix });
   queue.on('error', (error: Error) => logger.warn({ err: error }, 'schedules queue connection error'));
 
   /** The scheduler the default version asks for, or undefined for none. */
@@ -83,7 +77,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
       if (await queue.removeJobScheduler(workflowId)) logger.info({ workflowId }, 'schedule removed');
       return;
     }
-    const data: TickData = { workflowId, workflowVersionId: version.workflow_version_uuid };
+    const data: ScheduleTick = { workflowId, workflowVersionId: version.workflow_version_uuid };
     await queue.upsertJobScheduler(workflowId, schedule, {
       name: TICK_JOB,
       data,
@@ -94,15 +88,16 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
   }
 
   /** A tick starts the trace of the execution it makes (docs/operations.md#traces). */
-  async function tick(job: Job<TickData, TickResult>): Promise<TickResult> {
-    const { workflowId, workflowVersionId } = job.data;
+  async function tick(job: Job<ScheduleTick, TickResult>): Promise<TickResult> {
+    const data = readTick(job.data);
+    const { workflowId, workflowVersionId } = data;
     const span = tracing.startSpan('schedule tick', {
       kind: 'consumer',
       parent: null,
       attributes: { 'workflow.id': workflowId, 'workflow_version.id': workflowVersionId, 'messaging.system': 'bullmq', 'messaging.destination.name': name, 'messaging.message.id': job.id },
     });
     try {
-      const result = await tracing.withSpan(span, () => tickIn(job, span.traceparent));
+      const result = await tracing.withSpan(span, () => tickIn(job, data, span.traceparent));
       span.setAttributes('executionId' in result ? { 'execution.id': result.executionId } : { 'schedule.skipped': result.skipped });
       return result;
     } catch (error) {
@@ -113,8 +108,8 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
     }
   }
 
-  async function tickIn(job: Job<TickData, TickResult>, traceparent: string | undefined): Promise<TickResult> {
-    const { workflowId, workflowVersionId } = job.data;
+  async function tickIn(job: Job<ScheduleTick, TickResult>, data: ScheduleTick, traceparent: string | undefined): Promise<TickResult> {
+    const { workflowId, workflowVersionId } = data;
     const [workflow, version] = await Promise.all([store.getWorkflow(workflowId), store.defaultVersion(workflowId)]);
     if (!workflow || !version || version.workflow_version_uuid !== workflowVersionId || !wanted(version)) {
       // A tick of a scheduler left behind (a change whose sync was cut short): put it right.
@@ -129,9 +124,9 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
     return { executionId: execution.execution_uuid };
   }
 
-  const worker = new Worker<TickData, TickResult>(name, tick, { connection, prefix: opts.queuePrefix, concurrency: 4 });
+  const worker = new Worker<ScheduleTick, TickResult>(name, tick, { connection, prefix: opts.queuePrefix, concurrency: 4 });
   worker.on('error', (error: Error) => logger.warn({ err: error }, 'schedules worker error'));
-  worker.on('failed', (job, error) => logger.error({ workflowId: job?.data.workflowId, err: error.message }, 'scheduled execution not created'));
+  worker.on('failed', (job, error) => logger.error({ workflowId: scheduleTick.safeParse(job?.data).data?.workflowId, err: error.message }, 'scheduled execution not created'));
 
   let closing: Promise<void> | undefined;
   return {
@@ -171,7 +166,7 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
           schedule !== undefined &&
           existing.pattern === schedule.pattern &&
           (existing.tz ?? 'UTC') === schedule.tz &&
-          existing.template?.data?.workflowVersionId === version?.workflow_version_uuid;
+          scheduleTick.safeParse(existing.template?.data).data?.workflowVersionId === version?.workflow_version_uuid;
         // An unchanged scheduler is left alone, so processes starting together do not churn it.
         if (!same && (schedule !== undefined || existing !== undefined)) await sync(workflowId);
       }
@@ -182,6 +177,13 @@ export function createSchedules(opts: SchedulesOptions): Schedules {
       return closing;
     },
   };
+}
+
+/** A tick's data as its job holds it (Redis: any process may have written it); a tick of another shape fails, saying why. */
+export function readTick(data: unknown): ScheduleTick {
+  const read = scheduleTick.safeParse(data);
+  if (!read.success) throw new Error(`not a schedule tick: ${formatIssues(read.error.issues)}`);
+  return read.data;
 }
 
 /** A uuid-shaped id derived from the tick's job id (a hash; RFC 9562 version 8 layout). */

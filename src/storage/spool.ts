@@ -1,5 +1,7 @@
 import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { spoolEntry, type SpoolEntry } from '../contract/spool.js';
+import { formatIssues } from '../contract/json.js';
 import type { Logger } from '../telemetry/types.js';
 import type { ArtifactBody, ArtifactStore, StoredArtifact } from './types.js';
 
@@ -15,13 +17,6 @@ export interface SpoolingStore extends ArtifactStore {
   /** Uploads what an earlier process left in the spool; call once at start. */
   resume(): Promise<void>;
   close(): Promise<void>;
-}
-
-interface SpoolEntry {
-  executionId: string;
-  name: string;
-  contentType: string;
-  file: string;
 }
 
 export function createSpoolingStore(options: { inner: ArtifactStore; dir: string; logger: Logger; retryEveryMs?: number; onRetry?: () => void }): SpoolingStore {
@@ -96,7 +91,7 @@ export function createSpoolingStore(options: { inner: ArtifactStore; dir: string
         for (const name of await readdir(full, { recursive: true }).catch(() => [] as string[])) {
           if (!name.endsWith('.meta.json')) continue;
           try {
-            const entry = JSON.parse(await readFile(path.join(full, name), 'utf8')) as SpoolEntry;
+            const entry = readSpoolEntry(await readFile(path.join(full, name), 'utf8'));
             spooled.set(entry.file, entry);
           } catch (error) {
             logger.error({ file: name, err: String(error) }, 'unreadable spool entry left in place');
@@ -112,4 +107,11 @@ export function createSpoolingStore(options: { inner: ArtifactStore; dir: string
       await round;
     },
   };
+}
+
+/** A spool entry read back; throws, saying what is wrong, when the text is not one. */
+export function readSpoolEntry(text: string): SpoolEntry {
+  const read = spoolEntry.safeParse(JSON.parse(text));
+  if (!read.success) throw new Error(`not a spool entry: ${formatIssues(read.error.issues)}`);
+  return read.data;
 }

@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { EventLine } from './event-stream.js';
+import type { LogLine } from '../contract/log-line.js';
 
 /**
  * `logs.jsonl` of one execution (docs/counters-and-artifacts.md#logsjsonl): one JSON event per
@@ -9,7 +9,7 @@ import type { EventLine } from './event-stream.js';
 export interface EventLog {
   readonly path: string;
   /** Appends one line. Lines after close are dropped. */
-  write(line: EventLine): void;
+  write(line: LogLine): void;
   /** Flushes and closes the file; idempotent. */
   close(): Promise<void>;
 }

@@ -17,11 +17,10 @@
  * throws is reported to `onError` and the others still hear the event.
  */
 
+import type { LogLine } from '../contract/log-line.js';
+
 /** Names and fields of events: each event's fields are an object. */
 export type EventMap = { [name: string]: object };
-
-/** A line: the common fields (when, where on the timeline, what, whose), then the event's. */
-export type EventLine<Name extends string = string> = { ts: string; t: number; type: Name; executionId: string } & Record<string, unknown>;
 
 /** What a subscriber hears besides the fields: which event, and when it happened (epoch ms). */
 export interface EventMeta<Name extends string = string> {
@@ -44,7 +43,7 @@ export interface EventSource<Lines extends EventMap, Inner extends EventMap = Re
   /** Hears every event of one type (line or inner), with its typed fields. */
   on<K extends keyof (Lines & Inner) & string>(type: K, handler: (fields: (Lines & Inner)[K], meta: EventMeta<K>) => void): () => void;
   /** Hears every line (the event log, the live view). */
-  onLine(handler: (line: EventLine<keyof Lines & string>) => void): () => void;
+  onLine(handler: (line: LogLine & { type: keyof Lines & string }) => void): () => void;
 }
 
 export interface EventStream<Lines extends EventMap, Inner extends EventMap = Record<never, object>> extends EventSink<Lines, Inner>, EventSource<Lines, Inner> {
@@ -69,7 +68,7 @@ export function createEventStream<Lines extends EventMap, Inner extends EventMap
   const now = options.now ?? Date.now;
   let origin = now();
   const byType = new Map<string, Set<(delivery: Delivery) => void>>();
-  const lines = new Set<(line: EventLine) => void>();
+  const lines = new Set<(line: LogLine) => void>();
 
   const subscribe = <H>(set: Set<H>, handler: H): (() => void) => {
     // A wrapper of its own, so one handler subscribed twice is two subscriptions.
@@ -95,7 +94,7 @@ export function createEventStream<Lines extends EventMap, Inner extends EventMap
       const safe = options.redact(fields);
       deliver(byType.get(type), { fields: safe, meta: { type, atMs: at } }, type);
       if (lines.size === 0) return;
-      const line: EventLine = { ts: new Date(at).toISOString(), t: at - origin, type, executionId: options.executionId, ...safe };
+      const line: LogLine = { ts: new Date(at).toISOString(), t: at - origin, type, executionId: options.executionId, ...safe };
       deliver(lines, line, type);
     },
     notify(type, fields, atMs) {
@@ -109,7 +108,7 @@ export function createEventStream<Lines extends EventMap, Inner extends EventMap
       if (!set) byType.set(type, (set = new Set()));
       return subscribe(set, ({ fields, meta }: Delivery) => handler(fields as never, meta as never));
     },
-    onLine: (handler) => subscribe(lines, handler as (line: EventLine) => void),
+    onLine: (handler) => subscribe(lines, handler as (line: LogLine) => void),
     setOrigin(epochMs) {
       origin = epochMs;
     },

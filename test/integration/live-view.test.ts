@@ -160,7 +160,7 @@ describe('live view', () => {
       for (let i = 0; i < 200; i++) {
         await publisher.publish(names.frames(id), frame);
         if (i % 4 === 0) {
-          const lines: LiveMessage = { kind: 'events', events: [{ seq: i / 4 + 1, line: { type: 'action', step: i / 4 + 1 } }] };
+          const lines: LiveMessage = { kind: 'events', events: [{ seq: i / 4 + 1, line: { ts: new Date().toISOString(), t: i, type: 'action', executionId: id, step: i / 4 + 1 } }] };
           await publisher.publish(names.events(id), JSON.stringify(lines));
         }
       }

@@ -7,6 +7,7 @@
 import { ApiError, api, artifactUrl, errorBox, fetchArtifact, fmtDate, fmtMs, fmtUsd, h, notFoundPage, plural, prettyJson, render, statusBadge } from './dom.js';
 import { buildSteps, renderTimeline, stepAt } from './timeline.js';
 import { createHumanPanel } from './human.js';
+import type { LiveEvent } from '../../contract/live.js';
 
 const POLL_MS = 2000;
 /** Where a step after the video's end is shown: this much before the end (the last frame). */
@@ -128,7 +129,8 @@ function startLive(id, { media, steps, onEnd, onFrameElement }) {
     caption.textContent = `${frames} frame${frames === 1 ? '' : 's'} received`;
   });
   source.addEventListener('events', (m) => {
-    for (const { seq, line } of JSON.parse(m.data)) lines.set(seq, line);
+    const events: LiveEvent[] = JSON.parse(m.data);
+    for (const { seq, line } of events) lines.set(seq, line);
     // The live view shows the run under way: the badge says so before the next poll does.
     const badge = document.querySelector<HTMLElement>('.summary [data-testid=status]');
     if (badge && badge.textContent === 'queued' && lines.size > 0) {
