@@ -14,6 +14,7 @@
  */
 import type { CDPSession } from 'playwright-core';
 import type { AxInfo } from './page/shapes.js';
+import { AX_ANNOTATE_FUNCTION } from './page-scripts.generated.js';
 
 interface AxValue {
   value?: unknown;
@@ -74,7 +75,7 @@ export async function annotateFromAxTree(session: CDPSession, contextId: number,
     });
     if (args.length === 0) return;
     await session.send('Runtime.callFunctionOn', {
-      functionDeclaration: `function (infos, ...elements) { globalThis.${structureKey}.annotate(infos, elements); }`,
+      functionDeclaration: AX_ANNOTATE_FUNCTION,
       executionContextId: contextId,
       arguments: [{ value: infos }, ...args],
     });

@@ -10,6 +10,7 @@ import { staleRefError } from './page-structure.js';
 import { cancellable } from '../domain/cancel.js';
 import { terminateScripts } from './cancellable.js';
 import { withinMs } from './settle.js';
+import { VALUE_TEXT_FUNCTION } from './page-scripts.generated.js';
 import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
 
 /** One screenshot attempt; a capture waiting on a frame that never comes is asked again. */
@@ -301,7 +302,7 @@ async function evaluateInPage(cdp: () => Promise<CDPSession>, expression: string
   if (result.subtype === 'node' || result.type === 'function') return { ok: true, value: result.description ?? result.type };
   const json = (await client.send('Runtime.callFunctionOn', {
     objectId: result.objectId,
-    functionDeclaration: 'function () { try { return JSON.stringify(this); } catch (e) { return String(this); } }',
+    functionDeclaration: VALUE_TEXT_FUNCTION,
     returnByValue: true,
   })) as { result: { value?: unknown } };
   // A document gone took the object with it.

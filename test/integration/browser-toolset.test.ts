@@ -400,6 +400,9 @@ describe('browser toolset: what the workflow enables and what text results may s
       const out = await h.call('javascript_exec', { text: 'document.title + " / " + (2 + 3)' });
       expect(out).toMatchObject({ ok: true, counted: true });
       expect(text(out.result)).toContain('Customer onboarding / 5');
+      // An object comes back as its JSON, one with a cycle as its own text.
+      expect(text((await h.call('javascript_exec', { text: '({ a: 1, b: [document.title.length > 0] })' })).result)).toContain('{"a":1,"b":[true]}');
+      expect(text((await h.call('javascript_exec', { text: '(() => { const o = {}; o.o = o; return o; })()' })).result)).toContain('[object Object]');
       expect(text((await h.call('javascript_exec', { text: 'throw new Error("nope")' })).result)).toContain('the script threw');
     } finally {
       await h.close();

@@ -1,7 +1,7 @@
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { STRUCTURE_KEY } from '../../src/browser/page/keys.js';
-import { SETTLE_PROBE_SOURCE, STILL_WAIT_SOURCE, STRUCTURE_SOURCE } from '../../src/browser/page-scripts.generated.js';
+import { AX_ANNOTATE_FUNCTION, SETTLE_PROBE_SOURCE, STILL_WAIT_SOURCE, STRUCTURE_SOURCE, VALUE_TEXT_FUNCTION } from '../../src/browser/page-scripts.generated.js';
 
 /**
  * The page scripts as the browser receives them (built from src/browser/page/ by
@@ -19,6 +19,34 @@ describe('the built page scripts', () => {
       expect(source.startsWith('(() => {'), name).toBe(true);
       expect(source.endsWith('})()'), name).toBe(true);
     }
+  });
+
+  it('the functions sent to an object are self-contained declarations that run their export with its this and arguments', () => {
+    for (const [name, source] of Object.entries({ AX_ANNOTATE_FUNCTION, VALUE_TEXT_FUNCTION })) {
+      expect(source, name).not.toMatch(/\brequire\(|\bimport\s*[({'"]|\bexport\s|__name\(/);
+      expect(source.startsWith('function (...args) {'), name).toBe(true);
+    }
+    const context = vm.createContext({});
+    const valueText = vm.runInContext(`(${VALUE_TEXT_FUNCTION})`, context) as (this: unknown) => string;
+    expect(valueText.call({ a: [1, 'x'] })).toBe('{"a":[1,"x"]}');
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    expect(valueText.call(cycle)).toBe('[object Object]');
+    expect(valueText.call({ n: 1n })).toBe('[object Object]');
+    expect(Object.getOwnPropertyNames(context)).toEqual([]);
+  });
+
+  it("the names of the accessibility tree reach the structure's annotate, and nothing else is touched", () => {
+    const given: unknown[][] = [];
+    const context = vm.createContext({});
+    Object.defineProperty(context, STRUCTURE_KEY, { value: { annotate: (...args: unknown[]) => given.push(args) } });
+    const annotateNames = vm.runInContext(`(${AX_ANNOTATE_FUNCTION})`, context) as (infos: unknown[], ...elements: unknown[]) => void;
+    const infos = [{ role: 'button', name: 'Pay', description: '' }];
+    const element = { nodeType: 1 };
+    annotateNames(infos, element, null);
+    expect(given).toEqual([[infos, [element, null]]]);
+    // A world without the structure (a document replaced meanwhile) is left as it is.
+    expect(() => vm.runInContext(`(${AX_ANNOTATE_FUNCTION})`, vm.createContext({}))(infos, element)).not.toThrow();
   });
 
   it("the still-wait is an expression whose value is its exports, leaving the page's scope as it was", () => {
