@@ -5,10 +5,10 @@
  * the finished execution with a signed-in dashboard link to its steps and video.
  *
  * With ANTHROPIC_API_KEY set, Claude does the work live. Without it, the bundled recording
- * demo/shop.recording.json is replayed (it was recorded against this app with a scripted
+ * demo/shop.recording.json is played back (it was recorded against this app with a scripted
  * model, see demo/record.ts): the run's output.json and the closing lines say so, and a
  * workflow other than the demo's fails at once, saying it needs ANTHROPIC_API_KEY, instead of
- * replaying the shop order under another name. Set DEMO_EXIT=1 to stop once the execution ends.
+ * playing the shop order back under another name. Set DEMO_EXIT=1 to stop once the execution ends.
  *
  * Ctrl-C stops everything in order (the worker, the API, the shop, then Redis) and exits 130,
  * however many SIGINTs it brings (a terminal signals the whole process group, npm passes one
@@ -100,10 +100,10 @@ async function main(): Promise<void> {
     WORKER_CONCURRENCY: '1',
     SHUTDOWN_GRACE_MS: process.env.SHUTDOWN_GRACE_MS ?? DEMO_SHUTDOWN_GRACE_MS,
   });
-  const replay = live ? undefined : await loadRecording(path.join(HERE, RECORDING));
-  // The recording is of the demo's workflow: the worker replays that one only (docs/counters-and-artifacts.md#playback).
+  const recording = live ? undefined : await loadRecording(path.join(HERE, RECORDING));
+  // The recording is of the demo's workflow: the worker plays that one back only (docs/counters-and-artifacts.md#playback).
   const playback = { recording: RECORDING, reason: NO_KEY_REASON, onlyPrompt: DEMO_WORKFLOW(`${shop.origin}/`).prompt };
-  const worker = await startDaemon(config, logger, replay ? { replay, playback } : {});
+  const worker = await startDaemon(config, logger, recording ? { recording, playback } : {});
   cleanups.push({ name: 'worker', close: () => worker.shutdown('demo over') });
   if (stopping.signal.aborted) return;
 
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   say('');
   say(JSON.stringify(final, null, 2));
   say('');
-  if (replay) say(`This run replayed demo/${RECORDING} instead of calling a model: ${NO_KEY_REASON}. Set ANTHROPIC_API_KEY to run Claude live (any other workflow needs it).`);
+  if (recording) say(`This run replayed demo/${RECORDING} instead of calling a model: ${NO_KEY_REASON}. Set ANTHROPIC_API_KEY to run Claude live (any other workflow needs it).`);
   const folder = path.join(artifactsDir, 'executions', executionId);
   if (process.env.DEMO_EXIT === '1') {
     // The server stops now: no link to it, the files instead.

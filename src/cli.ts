@@ -124,10 +124,10 @@ async function runCommand(args: string[]): Promise<number> {
   // stdout carries output.json alone: the log goes to stderr.
   let tracing: Tracing = noTracing;
   const logger = createLogger({ level: config.LOG_LEVEL, destination: process.stderr, secrets: processSecrets(config), traceIds: () => tracing.logFields() });
-  const replay = values.replay ? await loadRecording(values.replay).catch((error: Error) => {
+  const recording = values.replay ? await loadRecording(values.replay).catch((error: Error) => {
     throw new UsageError(`--replay: ${error.message}`);
   }) : undefined;
-  if (!replay && !config.ANTHROPIC_API_KEY && !config.ANTHROPIC_BASE_URL) {
+  if (!recording && !config.ANTHROPIC_API_KEY && !config.ANTHROPIC_BASE_URL) {
     throw new UsageError('set ANTHROPIC_API_KEY to run with Claude, or pass --replay FILE to replay a recorded run');
   }
   const outDir = path.resolve(values.out ?? 'artifacts');
@@ -139,7 +139,7 @@ async function runCommand(args: string[]): Promise<number> {
   // Browser profiles (docs/profiles.md) beside the artifacts in the --out folder, as the artifacts.
   const profileStore = createLocalProfileStore({ dir: outDir, prefix: '' });
   const playback = { recording: path.basename(values.replay ?? ''), reason: '--replay was given: the recording is replayed, no model is called' };
-  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, profileStore, tracing, ...(recorder ? { recorder } : {}), ...(replay ? { replay, playback } : {}) });
+  const deps = createRunnerDeps({ config: runConfig(config), logger, browser, store, profileStore, tracing, ...(recorder ? { recorder } : {}), ...(recording ? { recording, playback } : {}) });
 
   const controller = new AbortController();
   // Ctrl-C ends the run like a worker shutdown: finalised, artifacts written, reported failed.

@@ -112,10 +112,10 @@ export function createRecorder(config: Config, logger: Logger): VideoRecorder | 
   });
 }
 
-/** The model of each execution: Claude, or a recording replayed; always recorded. */
-export function modelFactory(config: Config, logger: Logger, replay?: RecordingFile): RunnerDeps['createModel'] {
+/** The model of each execution: Claude, or a recording played back; always recorded. */
+export function modelFactory(config: Config, logger: Logger, playbackOf?: RecordingFile): RunnerDeps['createModel'] {
   // No key: each run fails with a message that says what to do (model/no-key-client.ts).
-  const live: ModelClient | undefined = replay
+  const live: ModelClient | undefined = playbackOf
     ? undefined
     : modelKeyMissing(config.ANTHROPIC_API_KEY)
       ? createNoKeyModel()
@@ -127,8 +127,8 @@ export function modelFactory(config: Config, logger: Logger, replay?: RecordingF
         ...(config.ANTHROPIC_MODEL_CAPABILITIES ? { capabilityOverrides: config.ANTHROPIC_MODEL_CAPABILITIES } : {}),
       });
   return ({ modelId, toolVersion, display }) => {
-    // A replay gets a fresh cursor per execution; the live client is shared.
-    const inner = replay ? createPlaybackModel(replay) : live!;
+    // A playback gets a fresh cursor per execution; the live client is shared.
+    const inner = playbackOf ? createPlaybackModel(playbackOf) : live!;
     const recorded = createRecordingModel(inner, { model: modelId, toolVersion, display });
     return { client: recorded, recording: () => recorded.recording() };
   };
@@ -202,8 +202,9 @@ export function createRunnerDeps(options: {
   store: ArtifactStore;
   recorder?: VideoRecorder;
   controlPlane?: ControlPlane;
-  replay?: RecordingFile;
-  /** What output.json says of the replayed recording (set with `replay`). */
+  /** A recording played back instead of calling Claude. */
+  recording?: RecordingFile;
+  /** What output.json says of the recording played back (set with `recording`). */
   playback?: RunnerDeps['playback'];
   /** Subscribers of every execution's events (the daemon's metrics). */
   observers?: RunnerDeps['observers'];
@@ -228,8 +229,8 @@ export function createRunnerDeps(options: {
     ...(options.observers ? { observers: options.observers } : {}),
     ...(options.live ? { live: options.live } : {}),
     ...(options.human ? { human: options.human } : {}),
-    createModel: modelFactory(config, logger, options.replay),
-    ...(options.replay && options.playback ? { playback: options.playback } : {}),
+    createModel: modelFactory(config, logger, options.recording),
+    ...(options.recording && options.playback ? { playback: options.playback } : {}),
     pricing: createModelPricing(config.MODEL_PRICES ?? {}),
     chooseActionSpace: actionSpaceChooser(Date.now),
     createActionSpace,

@@ -43,9 +43,9 @@ const FINALISE_AFTER_ABORT_MS = 60_000;
 const OUTBOX_DRAIN_MS = 10_000;
 
 export interface DaemonOptions {
-  /** Replays this recording instead of calling Claude (the demo without an API key). */
-  replay?: RecordingFile;
-  /** What each replayed execution's output.json says of it, and the one workflow it may replay (docs/counters-and-artifacts.md#playback). */
+  /** A recording played back instead of calling Claude (the demo without an API key). */
+  recording?: RecordingFile;
+  /** What each execution played back says of it in output.json, and the one workflow it may play back (docs/counters-and-artifacts.md#playback). */
   playback?: Playback;
   /** Where each execution's trace goes (startTracing, in main.ts, which ends it after the daemon). */
   tracing?: Tracing;
@@ -59,7 +59,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
   };
   logger.info({ from: null, to: state, queue: config.EXECUTION_QUEUE, prefix: config.QUEUE_PREFIX, concurrency: config.WORKER_CONCURRENCY }, 'daemon starting');
   // Said once, at start, where the operator looks: every execution would fail with model_error.
-  if (!options.replay && modelKeyMissing(config.ANTHROPIC_API_KEY)) logger.warn({}, NO_KEY_AT_START);
+  if (!options.recording && modelKeyMissing(config.ANTHROPIC_API_KEY)) logger.warn({}, NO_KEY_AT_START);
 
   // Everything the daemon opens, closed in reverse on every path: a failed start and a stop.
   // Hence the order below: what must close last (the connections) is opened first.
@@ -111,7 +111,7 @@ export async function startDaemon(config: Config, logger: Logger, options: Daemo
       human,
       ...(recorder ? { recorder } : {}),
       ...(runCache ? { runCache } : {}),
-      ...(options.replay ? { replay: options.replay } : {}),
+      ...(options.recording ? { recording: options.recording } : {}),
       ...(options.playback ? { playback: options.playback } : {}),
       ...(tracing ? { tracing } : {}),
       observers: [(events, id) => metrics.watch(events, id)],

@@ -85,13 +85,13 @@ export const budgetReport = z.object({ tokens: z.number().int().min(1).nullable(
 export type BudgetReport = z.infer<typeof budgetReport>;
 
 /**
- * The run replayed a recording instead of calling a model (docs/counters-and-artifacts.md#playback):
+ * The run played a recording back instead of calling a model (docs/counters-and-artifacts.md#playback):
  * which recording, and why. Absent when a model was called.
  */
 export const playbackReport = z.object({
   /** The recording's file name. */
   recording: z.string(),
-  /** Why it was replayed, in words (`ANTHROPIC_API_KEY is not set …`, `--replay was given`). */
+  /** Why it was played back, in words (`ANTHROPIC_API_KEY is not set …`, `--replay was given`). */
   reason: z.string(),
 });
 export type PlaybackReport = z.infer<typeof playbackReport>;
@@ -110,7 +110,7 @@ export const outputDocument = z.object({
   human: z.array(humanExchange),
   /** The run's browser profile (docs/profiles.md); only when the specification names one. */
   profile: profileReport.optional(),
-  /** Set when the run replayed a recording instead of calling a model. */
+  /** Set when the run played a recording back instead of calling a model. */
   playback: playbackReport.optional(),
 });
 export type OutputDocument = z.infer<typeof outputDocument>;

@@ -1,6 +1,6 @@
 /**
- * `recording.json` (docs/counters-and-artifacts.md#artifacts, docs/operations.md#replaying-a-recording):
- * the model's responses of a run, enough to replay it with no model. The responses follow the
+ * `recording.json` (docs/counters-and-artifacts.md#artifacts, docs/operations.md#playing-back-a-recording):
+ * the model's responses of a run, enough to play it back with no model. The responses follow the
  * Messages API's JSON (so a recording is the wire format) in the model port's own words; the
  * model port (model/types.ts) takes its response types from here.
  */

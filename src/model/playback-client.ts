@@ -5,7 +5,7 @@ import { ExecutionError } from '../contract/errors.js';
 import type { ModelClient } from './types.js';
 
 /**
- * The playback model (docs/operations.md#replaying-a-recording): answers each turn with the next recorded response, in
+ * The playback model (docs/operations.md#playing-back-a-recording): answers each turn with the next recorded response, in
  * order, whatever it is asked. It never waits the recorded latency: a playback runs as fast as
  * the browser allows.
  */

@@ -3,8 +3,8 @@ import type { ModelClient } from './types.js';
 
 /**
  * Wraps a model and keeps every response it gives, with its latency, so the run can be
- * written out as `recording.json` (docs/counters-and-artifacts.md#artifacts) and replayed without a model (docs/operations.md#replaying-a-recording). Failed
- * turns are not recorded: a replay starts from what the run actually received.
+ * written out as `recording.json` (docs/counters-and-artifacts.md#artifacts) and played back without a model (docs/operations.md#playing-back-a-recording). Failed
+ * turns are not recorded: a playback starts from what the run actually received.
  */
 
 export interface RecordingMeta {

@@ -46,7 +46,7 @@ beforeAll(async () => {
     WORK_DIR: path.join(dir, 'work'),
     VIDEO_FPS: '5',
   });
-  worker = await startDaemon(config, logger, { replay: await loadRecording(path.resolve('demo/shop.recording.json')) });
+  worker = await startDaemon(config, logger, { recording: await loadRecording(path.resolve('demo/shop.recording.json')) });
 });
 
 afterAll(async () => {

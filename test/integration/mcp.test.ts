@@ -40,7 +40,7 @@ beforeAll(async () => {
     REDIS_URL: redis.url, EXECUTION_QUEUE: queueName, API_BASE_URL: api.url, API_KEY: KEY, ARTIFACTS_DIR: artifactsDir, ARTIFACT_BASE_URL: `${api.url}/artifacts/`,
     BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: path.join(dir, 'work'), VIDEO_FPS: '5', SHUTDOWN_GRACE_MS: '2000',
   });
-  worker = await startDaemon(config, logger, { replay: await loadRecording(path.resolve('demo/shop.recording.json')) });
+  worker = await startDaemon(config, logger, { recording: await loadRecording(path.resolve('demo/shop.recording.json')) });
 }, 120_000);
 
 // Each run on a fresh shop (the recording is of a first visit), with its own workflow.

@@ -182,9 +182,9 @@ async function showFinished(id, e, { media, output, steps, rawLog, banner }) {
   const doc = parseJson(out);
   if (doc && typeof doc === 'object' && 'output' in doc) output.prepend(h('div', { class: 'data', 'data-testid': 'output-data' }, dataView(doc.output)));
   if (doc?.playback !== undefined && doc.playback !== null) {
-    // A run replayed from a recording, not a model (the demo without a model key): said where a person looks.
+    // A run played back from a recording, not a model (the demo without a model key): said where a person looks.
     const reason = typeof doc.playback === 'string' ? doc.playback : typeof doc.playback?.reason === 'string' ? doc.playback.reason : JSON.stringify(doc.playback);
-    banner.append(h('p', { class: 'notice banner', role: 'status', 'data-testid': 'playback' }, `Replayed from a recording, not a model: ${reason}`));
+    banner.append(h('p', { class: 'notice banner', role: 'status', 'data-testid': 'playback' }, `Played back from a recording, not a model: ${reason}`));
   }
   const cache = doc?.cache;
   if (cache && typeof cache === 'object') {
