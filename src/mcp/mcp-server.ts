@@ -1,6 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import type { ApiClient, Execution } from '../client/index.js';
+import { liveEvent } from '../contract/live.js';
+import type { LogLine } from '../contract/log-line.js';
+import { outputDocument } from '../contract/output.js';
 
 /**
  * The MCP server (docs/mcp.md), by the official SDK: the tools `list_workflows`, `run_workflow`
@@ -139,7 +142,7 @@ async function readOutput(opts: McpServerOptions, url: string): Promise<unknown>
       if (size > OUTPUT_MAX_BYTES) return null;
       chunks.push(chunk);
     }
-    return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { output?: unknown }).output ?? null;
+    return outputDocument.pick({ output: true }).safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8'))).data?.output ?? null;
   } catch {
     return null;
   }
@@ -155,6 +158,9 @@ export function ownArtifact(baseUrl: string, url: string): boolean {
     return false;
   }
 }
+
+/** An `events` message of the live stream: log lines, each with its sequence number. */
+const liveLines = z.array(liveEvent);
 
 /**
  * Follows the live stream of the execution (GET /live/executions/{id}, server-sent events) and
@@ -177,7 +183,9 @@ async function followLog(opts: McpServerOptions, executionId: string, notify: (m
         const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
         if (event === 'end') return;
         if (event !== 'events') continue;
-        for (const { seq, line } of JSON.parse(data) as { seq: number; line: Record<string, unknown> }[]) {
+        const lines = liveLines.safeParse(JSON.parse(data));
+        if (!lines.success) continue;
+        for (const { seq, line } of lines.data) {
           if (seen.has(seq)) continue;
           seen.add(seq);
           await notify(describeLine(line));
@@ -189,7 +197,7 @@ async function followLog(opts: McpServerOptions, executionId: string, notify: (m
   }
 }
 
-function describeLine(line: Record<string, unknown>): string {
+function describeLine(line: LogLine): string {
   const name = line.event ?? line.msg ?? line.type ?? 'log';
   const step = line.step === undefined ? '' : ` step ${String(line.step)}`;
   const action = typeof line.action === 'string' ? `: ${line.action}` : typeof line.name === 'string' ? `: ${line.name}` : '';
