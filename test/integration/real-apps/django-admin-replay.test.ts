@@ -83,6 +83,7 @@ describe('a replay on the Django admin', () => {
     expect(second.run.events.filter((e) => e.type === 'action' && e.by !== 'cache'), second.explain).toEqual([]);
     expect(second.run.requests.length, second.explain).toBeLessThanOrEqual(2);
     expect(second.run.inputTokens, second.explain).toBeLessThanOrEqual(0.15 * first.run.inputTokens);
+    (await import("node:fs")).writeFileSync("/tmp/dj-final.json", JSON.stringify(second.run.requests.at(-1)!.body, null, 1));
     console.log([figures('django admin, first run', first.run), figures('repeat, every field new', second.run)].join('\n'));
   });
 });
