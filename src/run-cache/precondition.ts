@@ -184,7 +184,8 @@ function patternSource(cached: CachedAction): Extract<ValueSource, { kind: 'patt
 /**
  * The element named after the new input (`Invoice #{{number}} from {{vendor}}`): exactly one
  * element of the cached role whose name is the pattern filled with it (compared without case
- * and extra spaces; numbers of the pattern's own text set aside, a record's id); several are one
+ * and extra spaces; numbers of the pattern's own text set aside, a record's id, the earlier
+ * number no better than another); several are one
  * when the earlier element's kind and place tell them apart (oneOfNamesakes); none, or several
  * that nothing tells apart, and the step is repaired.
  */
@@ -194,12 +195,11 @@ async function locateByPattern(tab: BrowserTab, cached: ElementIdentity, parts: 
   if (filled === undefined) return { ok: false, error: `the new input has no value for the ${what}` };
   const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
   const exact = norm(filled);
-  let lines = await tab.find((candidates) => candidates.filter((c) => c.role === cached.role && norm(c.name) === exact).map((c) => c.i), NAMESAKES, signal);
-  if (lines.length === 0 && parts.some((p) => 'text' in p && /\d/.test(p.text))) {
-    // The pattern's own numbers (a record's id, "Invoice #5") may be another record's now; the input's values may not.
-    const shape = patternShape(parts, payload);
-    lines = shape ? await tab.find((candidates) => candidates.filter((c) => c.role === cached.role && shape.test(norm(c.name))).map((c) => c.i), NAMESAKES, signal) : [];
-  }
+  // The pattern's own numbers (a record's id, "Invoice #5") may be another record's now; the input's values may not.
+  // The earlier number is no better than another: the earlier run's record may still be listed beside the new one.
+  const shape = parts.some((p) => 'text' in p && /\d/.test(p.text)) ? patternShape(parts, payload) : undefined;
+  const named = (name: string) => (shape ? shape.test(norm(name)) : norm(name) === exact);
+  const lines = await tab.find((candidates) => candidates.filter((c) => c.role === cached.role && named(c.name)).map((c) => c.i), NAMESAKES, signal);
   if (lines.length === 0) return { ok: false, error: `no ${what} on the page` };
   const refs = lines.map((line) => /\[(ref_\d+)\]/.exec(line)?.[1]);
   if (refs.some((r) => r === undefined)) return { ok: false, error: `the ${what} has no reference` };

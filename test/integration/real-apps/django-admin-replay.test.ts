@@ -67,7 +67,7 @@ function figures(label: string, run: FinishedRun): string {
 }
 
 describe('a replay on the Django admin', () => {
-  it('repeats an invoice that differs in every field with no repair, in ≤ 2 requests and ≤ 0.15× the tokens, and saves exactly the new input', { timeout: 900_000 }, async () => {
+  it('repeats an invoice that differs in every field with no repair, in ≤ 2 requests and ≤ 0.15× the tokens, saves exactly the new input and opens the new record beside an earlier one of its vendor', { timeout: 900_000 }, async () => {
     const first = await enter('v-invoice', FIRST_INVOICE);
     expect(first.run.output, first.explain).toMatchObject({ status: 'completed', cache: { used: false }, output: { ...FIRST_INVOICE } });
     expect(first.added.map(withoutId), first.explain).toEqual([saved(FIRST_INVOICE)]);
@@ -83,7 +83,14 @@ describe('a replay on the Django admin', () => {
     expect(second.run.events.filter((e) => e.type === 'action' && e.by !== 'cache'), second.explain).toEqual([]);
     expect(second.run.requests.length, second.explain).toBeLessThanOrEqual(2);
     expect(second.run.inputTokens, second.explain).toBeLessThanOrEqual(0.15 * first.run.inputTokens);
-    (await import("node:fs")).writeFileSync("/tmp/dj-final.json", JSON.stringify(second.run.requests.at(-1)!.body, null, 1));
-    console.log([figures('django admin, first run', first.run), figures('repeat, every field new', second.run)].join('\n'));
+
+    // The first run's vendor again: its invoice (#5) is still listed beside the new one, and the replay opens the new one.
+    const third = await enter('v-invoice', FIRST_INVOICE);
+    expect(third.added.map(withoutId), third.explain).toEqual([saved(FIRST_INVOICE)]);
+    expect(third.run.output, third.explain).toMatchObject({ status: 'completed', output: { ...FIRST_INVOICE }, cache: { used: true, repairedSteps: 0, modelSteps: 0 } });
+    const opened = admin.hits.map((hit) => /^hit GET \/admin\/invoices\/invoice\/(\d+)\/change\/ /.exec(hit)?.[1]).filter((id) => id !== undefined);
+    expect(opened.at(-1), third.explain).toBe(String(third.added[0]!.id));
+    expect(third.run.requests.length, third.explain).toBeLessThanOrEqual(2);
+    console.log([figures('django admin, first run', first.run), figures('repeat, every field new', second.run), figures('repeat, the first vendor again', third.run)].join('\n'));
   });
 });
