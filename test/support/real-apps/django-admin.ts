@@ -9,7 +9,8 @@ import { awaitHttp, spawnApp, type AppProcess } from './app-process.js';
 /**
  * The Django admin, as Debian packages Django (`apt-get install python3-django`), for one test
  * file: a small project written into a temporary folder (a settings module, an `invoices` app
- * with one model registered in the stock admin, nothing else of ours), migrated into SQLite,
+ * with one model registered in the stock admin, and a `ledger` app of 38 bare models so that the
+ * admin's navigation is as long as an office's), migrated into SQLite,
  * with one staff user, served by Django's own WSGI server on loopback. `stop` ends its process
  * group and removes the folder.
  *
@@ -53,6 +54,13 @@ export function djangoMissing(): string | undefined {
   return undefined;
 }
 
+const LEDGER_MODELS = [
+  'Account', 'AccountGroup', 'Asset', 'BankAccount', 'BankStatement', 'Budget', 'BudgetLine', 'CostCentre', 'CreditNote', 'Currency',
+  'Customer', 'CustomerContact', 'DebitNote', 'Depreciation', 'Employee', 'ExchangeRate', 'ExpenseClaim', 'FiscalYear', 'Journal', 'JournalEntry',
+  'Ledger', 'Payment', 'PaymentTerm', 'Payroll', 'PurchaseOrder', 'PurchaseOrderLine', 'Quote', 'Receipt', 'Reconciliation', 'SalesOrder',
+  'SalesOrderLine', 'Supplier', 'SupplierContact', 'TaxCode', 'TaxReturn', 'Timesheet', 'Transfer', 'Warehouse',
+];
+
 const FILES: Record<string, string> = {
   'manage.py': `import os, sys
 os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'office.settings')
@@ -65,7 +73,7 @@ BASE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECRET_KEY = 'test-only-not-a-secret-' + 'x' * 40
 DEBUG = True
 ALLOWED_HOSTS = ['*']
-INSTALLED_APPS = ['django.contrib.admin', 'django.contrib.auth', 'django.contrib.contenttypes', 'django.contrib.sessions', 'django.contrib.messages', 'django.contrib.staticfiles', 'invoices']
+INSTALLED_APPS = ['django.contrib.admin', 'django.contrib.auth', 'django.contrib.contenttypes', 'django.contrib.sessions', 'django.contrib.messages', 'django.contrib.staticfiles', 'ledger', 'invoices']
 MIDDLEWARE = ['django.middleware.security.SecurityMiddleware', 'django.contrib.sessions.middleware.SessionMiddleware', 'django.middleware.common.CommonMiddleware', 'django.middleware.csrf.CsrfViewMiddleware', 'django.contrib.auth.middleware.AuthenticationMiddleware', 'django.contrib.messages.middleware.MessageMiddleware', 'django.middleware.clickjacking.XFrameOptionsMiddleware']
 ROOT_URLCONF = 'office.urls'
 TEMPLATES = [{'BACKEND': 'django.template.backends.django.DjangoTemplates', 'DIRS': [], 'APP_DIRS': True, 'OPTIONS': {'context_processors': ['django.template.context_processors.debug', 'django.template.context_processors.request', 'django.contrib.auth.context_processors.auth', 'django.contrib.messages.context_processors.messages']}}]
@@ -128,6 +136,25 @@ class InvoiceAdmin(admin.ModelAdmin):
     list_display = ('__str__', 'reference', 'amount', 'issued', 'paid')
 `,
   'invoices/migrations/__init__.py': '',
+  // The rest of an office's admin: enough models that its navigation is longer than a read's 4,000 characters.
+  'ledger/__init__.py': '',
+  'ledger/apps.py': `from django.apps import AppConfig
+class LedgerConfig(AppConfig):
+    name = 'ledger'
+`,
+  'ledger/models.py': `from django.db import models
+
+NAMES = ${JSON.stringify(LEDGER_MODELS)}
+
+for _name in NAMES:
+    globals()[_name] = type(_name, (models.Model,), {'__module__': __name__, 'title': models.CharField(max_length=100), '__str__': lambda self: self.title})
+`,
+  'ledger/admin.py': `from django.apps import apps
+from django.contrib import admin
+for model in apps.get_app_config('ledger').get_models():
+    admin.site.register(model)
+`,
+  'ledger/migrations/__init__.py': '',
 };
 
 /** The invoices as JSON, one shell command. */
@@ -150,7 +177,7 @@ export async function startDjangoAdmin(options: { host?: string; seed?: Array<Om
       await mkdir(path.dirname(path.join(dir, file)), { recursive: true });
       await writeFile(path.join(dir, file), text);
     }
-    await manage('makemigrations', 'invoices', '--noinput');
+    await manage('makemigrations', 'invoices', 'ledger', '--noinput');
     await manage('migrate', '--noinput');
     await run(PYTHON, [path.join(dir, 'manage.py'), 'createsuperuser', '--noinput', '--username', user.username, '--email', 'clerk@office.test'], {
       cwd: dir,
