@@ -68,6 +68,26 @@ describe('one of several elements named after the input', () => {
     expect(oneOfNamesakes({ ...cached, path: 'elsewhere>a' }, [message, other])).toBeUndefined();
   });
 
+  it('never picks an element of another kind, nor one of several that lead elsewhere unless it is at the earlier place', () => {
+    const element = fc.record({
+      tag: fc.constantFrom('a', 'button'),
+      href: fc.option(fc.constantFrom('/admin/invoices/invoice/6/change/', '/admin/invoices/invoice/7/change/', '/admin/ledger/'), { nil: undefined }),
+      path: fc.constantFrom('ul>li>a', 'table>tbody>tr:nth-of-type(1)>th>a', 'table>tbody>tr:nth-of-type(3)>th>a'),
+    });
+    fc.assert(
+      fc.property(fc.array(element, { minLength: 2, maxLength: 6 }), (found) => {
+        const identities: ElementIdentity[] = found.map((e) => ({ role: 'link', name: row.name, tag: e.tag, ...(e.href ? { href: e.href } : {}), path: e.path }));
+        const chosen = oneOfNamesakes(cached, identities);
+        if (!chosen) return;
+        expect(identities).toContain(chosen);
+        expect(chosen.tag).toBe('a');
+        expect(chosen.href?.replace(/\d+/g, '#')).toBe('/admin/invoices/invoice/#/change/');
+        const kind = identities.filter((e) => e.tag === 'a' && e.href?.startsWith('/admin/invoices/'));
+        if (new Set(kind.map((e) => e.href)).size > 1) expect(chosen.path).toBe(cached.path);
+      }),
+    );
+  });
+
   it('keeps only elements of the earlier one\'s kind', () => {
     const button: ElementIdentity = { role: 'link', name: row.name, tag: 'button' };
     expect(oneOfNamesakes(cached, [button, message])).toBe(message);
