@@ -185,9 +185,8 @@ function patternSource(cached: CachedAction): Extract<ValueSource, { kind: 'patt
  * The element named after the new input (`Invoice #{{number}} from {{vendor}}`): exactly one
  * element of the cached role whose name is the pattern filled with it (compared without case
  * and extra spaces; numbers of the pattern's own text set aside, a record's id, the earlier
- * number no better than another); several are one
- * when the earlier element's kind and place tell them apart (oneOfNamesakes); none, or several
- * that nothing tells apart, and the step is repaired.
+ * number no better than another); several are one when the earlier element's kind and place tell
+ * them apart (oneOfNamesakes); none, or several that nothing tells apart, and the step is repaired.
  */
 async function locateByPattern(tab: BrowserTab, cached: ElementIdentity, parts: readonly NamePart[], payload: unknown, signal: AbortSignal): ReturnType<BrowserTab['locate']> {
   const filled = fillPattern(parts, payload);

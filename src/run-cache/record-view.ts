@@ -5,8 +5,8 @@
  * it is summarised in one line (its role and name, how many links and items, the first few
  * names), so an admin's menus cannot fill the view before the record's fields. A page with no
  * main landmark is read the same way, its navigation summarised in place; when that is more than
- * the budget, its forms (a record's fields: an admin's change page) come first and the rest after. Pure: it works on the
- * read's lines (`role "name" [ref_N] …`, indented two spaces a level).
+ * the budget, its forms (a record's fields: an admin's change page) come first and the rest
+ * after. Pure: it works on the read's lines (`role "name" [ref_N] …`, indented two spaces a level).
  */
 
 /** Landmarks and menus a view summarises instead of listing. */
