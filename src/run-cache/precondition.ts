@@ -184,8 +184,9 @@ function patternSource(cached: CachedAction): Extract<ValueSource, { kind: 'patt
 /**
  * The element named after the new input (`Invoice #{{number}} from {{vendor}}`): exactly one
  * element of the cached role whose name is the pattern filled with it (compared without case
- * and extra spaces; numbers of the pattern's own text set aside, a record's id); none or
- * several, and the step is repaired.
+ * and extra spaces; numbers of the pattern's own text set aside, a record's id, the earlier
+ * number no better than another); several are one when the earlier element's kind and place tell
+ * them apart (oneOfNamesakes); none, or several that nothing tells apart, and the step is repaired.
  */
 async function locateByPattern(tab: BrowserTab, cached: ElementIdentity, parts: readonly NamePart[], payload: unknown, signal: AbortSignal): ReturnType<BrowserTab['locate']> {
   const filled = fillPattern(parts, payload);
@@ -193,18 +194,42 @@ async function locateByPattern(tab: BrowserTab, cached: ElementIdentity, parts: 
   if (filled === undefined) return { ok: false, error: `the new input has no value for the ${what}` };
   const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
   const exact = norm(filled);
-  let lines = await tab.find((candidates) => candidates.filter((c) => c.role === cached.role && norm(c.name) === exact).map((c) => c.i), 2, signal);
-  if (lines.length === 0 && parts.some((p) => 'text' in p && /\d/.test(p.text))) {
-    // The pattern's own numbers (a record's id, "Invoice #5") may be another record's now; the input's values may not.
-    const shape = patternShape(parts, payload);
-    lines = shape ? await tab.find((candidates) => candidates.filter((c) => c.role === cached.role && shape.test(norm(c.name))).map((c) => c.i), 2, signal) : [];
+  // The pattern's own numbers (a record's id, "Invoice #5") may be another record's now; the input's values may not.
+  // The earlier number is no better than another: the earlier run's record may still be listed beside the new one.
+  const shape = parts.some((p) => 'text' in p && /\d/.test(p.text)) ? patternShape(parts, payload) : undefined;
+  const named = (name: string) => (shape ? shape.test(norm(name)) : norm(name) === exact);
+  const lines = await tab.find((candidates) => candidates.filter((c) => c.role === cached.role && named(c.name)).map((c) => c.i), NAMESAKES, signal);
+  if (lines.length === 0) return { ok: false, error: `no ${what} on the page` };
+  const refs = lines.map((line) => /\[(ref_\d+)\]/.exec(line)?.[1]);
+  if (refs.some((r) => r === undefined)) return { ok: false, error: `the ${what} has no reference` };
+  const identities: ElementIdentity[] = [];
+  for (const ref of refs) {
+    const other = await tab.identify(ref!, signal);
+    if (!other.ok) return { ok: false, error: other.error };
+    identities.push(other.value);
   }
-  if (lines.length !== 1) return { ok: false, error: `${lines.length === 0 ? 'no' : 'more than one'} ${what} on the page` };
-  const ref = /\[(ref_\d+)\]/.exec(lines[0]!)?.[1];
-  if (!ref) return { ok: false, error: `the ${what} has no reference` };
-  const other = await tab.identify(ref, signal);
-  if (!other.ok) return { ok: false, error: other.error };
-  return tab.locate(other.value, signal);
+  const chosen = identities.length === 1 ? identities[0] : oneOfNamesakes(cached, identities);
+  if (!chosen) return { ok: false, error: `more than one ${what} on the page` };
+  return tab.locate(chosen, signal);
+}
+
+/** How many elements of the filled name are looked at: a record's link is seldom on a page more than a few times. */
+const NAMESAKES = 8;
+
+/**
+ * One of several elements named after the input (a record's link in the list and again in the
+ * message that it was added): the one of the earlier element's kind (tag, type, link target with
+ * numbers aside) at its place in the page; else, when every one of its kind leads to the same
+ * address, the first of them (a link repeated is one choice). Otherwise none: nothing is guessed.
+ */
+export function oneOfNamesakes(cached: ElementIdentity, found: readonly ElementIdentity[]): ElementIdentity | undefined {
+  const kind = found.filter((e) => e.tag === cached.tag && e.type === cached.type && (!cached.href || (e.href !== undefined && numbersAside(e.href) === numbersAside(cached.href))));
+  if (kind.length === 1) return kind[0];
+  if (kind.length === 0) return undefined;
+  const placed = cached.path ? kind.filter((e) => e.path === cached.path) : [];
+  if (placed.length === 1) return placed[0];
+  const hrefs = new Set(kind.map((e) => e.href));
+  return hrefs.size === 1 && kind[0]!.href ? kind[0] : undefined;
 }
 
 /** A pattern's filled name as a regular expression with the digits of its own text free. */

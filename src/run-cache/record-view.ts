@@ -4,8 +4,9 @@
  * first and whole (up to the read's budget), and each navigation, banner, menu or footer outside
  * it is summarised in one line (its role and name, how many links and items, the first few
  * names), so an admin's menus cannot fill the view before the record's fields. A page with no
- * main landmark is read the same way, its navigation summarised in place. Pure: it works on the
- * read's lines (`role "name" [ref_N] …`, indented two spaces a level).
+ * main landmark is read the same way, its navigation summarised in place; when that is more than
+ * the budget, its forms (a record's fields: an admin's change page) come first and the rest
+ * after. Pure: it works on the read's lines (`role "name" [ref_N] …`, indented two spaces a level).
  */
 
 /** Landmarks and menus a view summarises instead of listing. */
@@ -24,8 +25,17 @@ export interface RecordView {
 
 export function recordView(lines: readonly string[], maxChars: number): RecordView {
   const mainAt = lines.findIndex((line) => /^main\b/.test(line.trim()));
-  const body = mainAt >= 0 ? subtree(lines, mainAt) : [...lines];
-  const rest = mainAt >= 0 ? [...lines.slice(0, mainAt), ...lines.slice(mainAt + body.length)] : [];
+  let body = mainAt >= 0 ? subtree(lines, mainAt) : [...lines];
+  let rest = mainAt >= 0 ? [...lines.slice(0, mainAt), ...lines.slice(mainAt + body.length)] : [];
+  if (mainAt < 0 && size(summariseChrome(body)) > maxChars) {
+    // No main landmark, and more than the budget: the page's forms (a record's fields) first.
+    const forms = formsOf(lines);
+    if (forms.length > 0) {
+      const inForm = new Set(forms.flatMap(({ at, length }) => Array.from({ length }, (_v, i) => at + i)));
+      body = lines.filter((_l, i) => inForm.has(i));
+      rest = lines.filter((_l, i) => !inForm.has(i));
+    }
+  }
   const shown = summariseChrome(body);
   const around = summariseChrome(rest);
   const chrome = around.filter((line) => line.includes(' (summarised): '));
@@ -42,6 +52,24 @@ export function recordView(lines: readonly string[], maxChars: number): RecordVi
     text += `${line}\n`;
   }
   return { text: text.trimEnd() || '(nothing readable on the page)', main: mainAt >= 0, pageText: lines.join('\n') };
+}
+
+function size(lines: readonly string[]): number {
+  return lines.reduce((sum, line) => sum + line.length + 1, 0);
+}
+
+/** The outermost forms of a read, outside its menus: where each starts and how many lines it has. */
+function formsOf(lines: readonly string[]): Array<{ at: number; length: number }> {
+  const out: Array<{ at: number; length: number }> = [];
+  for (let i = 0; i < lines.length; ) {
+    const head = lines[i]!.trim();
+    if (CHROME.test(head) || /^form\b/.test(head)) {
+      const length = subtree(lines, i).length;
+      if (/^form\b/.test(head)) out.push({ at: i, length });
+      i += length;
+    } else i++;
+  }
+  return out;
 }
 
 /** The line at `at` and the lines nested under it. */
