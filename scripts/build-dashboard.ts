@@ -18,13 +18,16 @@ export const DASHBOARD_BUNDLE = path.join(ROOT, 'src/local-service/dashboard/app
 /** Builds the bundle; rewrites it only when its text changes. Returns whether it did. */
 export async function buildDashboard(): Promise<boolean> {
   const result = await build({
-    entryPoints: [path.join(ROOT, 'src/local-service/dashboard-ui/app.ts')],
+    entryPoints: [path.join(ROOT, 'src/local-service/dashboard-ui/app.tsx')],
     bundle: true,
     write: false,
     format: 'esm',
     platform: 'browser',
     target: 'chrome120',
     legalComments: 'none',
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify: true,
     logLevel: 'silent',
   });
   const code = result.outputFiles[0]?.text;
