@@ -175,7 +175,9 @@ function Live({ id, frameInput, onLines, onEnd }: { id: string; frameInput: Retu
       media={
         <figure class="live" data-testid="live">
           <span class="live-badge">LIVE</span>
-          <img {...frameInput} src={frame?.src} data-testid="live-frame" data-frames={frame?.count ?? 0} alt="The browser, live" />
+          <div class="live-screen">
+            <img {...frameInput} src={frame?.src} data-testid="live-frame" data-frames={frame?.count ?? 0} alt="The browser, live" />
+          </div>
           <figcaption class="muted">{caption}</figcaption>
         </figure>
       }
