@@ -1,6 +1,7 @@
 /**
- * Builds the dashboard (src/local-service/dashboard-ui/, TypeScript checked against the DOM
- * library and the contract's types) into one module, src/local-service/dashboard/app.js, which
+ * Builds the dashboard (src/local-service/dashboard-ui/: Preact components in TSX, checked against
+ * the DOM library and the contract's types) into one minified module with Preact in it,
+ * src/local-service/dashboard/app.js, which
  * the local server serves beside index.html and style.css (src/local-service/file-routes.ts).
  * Like the page scripts, the bundle is not committed: `npm run build`, `npm run typecheck` and
  * the test suite's global setup build it. Building takes well under a second.
