@@ -5,7 +5,7 @@
 // HttpOnly session cookie: the key is given once on the Settings page (or a login link does it)
 // and never kept by the page. Text from the API is always rendered as text, never as HTML.
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ExecutionList, ExecutionRow, VersionList, Workflow, WorkflowList, WorkflowVersion } from './contract-types.js';
 import { ApiError, ErrorBox, Field, StalePage, StatusBadge, api, fmtDate, fmtMs, fmtUsd, formText, newPage, notFoundPage, show, useFieldErrors } from './dom.js';
 import { SPEC_FIELD_NAMES, SpecFields, readSpecFields } from './spec-fields.js';
@@ -310,32 +310,31 @@ function Executions({ workflows, status, workflow, params, first }: { workflows:
       clearTimeout(timer);
     };
   }, []);
-  const change = (e: Event) => {
-    const form = (e.currentTarget as HTMLSelectElement).form;
-    if (!form) return;
-    const f = new FormData(form);
+  const statusPick = useRef<HTMLSelectElement>(null);
+  const workflowPick = useRef<HTMLSelectElement>(null);
+  const change = () => {
     const q = new URLSearchParams();
-    if (formText(f, 'status')) q.set('status', formText(f, 'status'));
-    if (formText(f, 'workflow')) q.set('workflow', formText(f, 'workflow'));
+    if (statusPick.current?.value) q.set('status', statusPick.current.value);
+    if (workflowPick.current?.value) q.set('workflow', workflowPick.current.value);
     location.hash = `#/executions${q.size ? `?${q}` : ''}`;
   };
   return (
     <>
       <h1>{`Executions (${list.total})`}</h1>
-      <form class="row filters" onSubmit={(e) => e.preventDefault()}>
+      <div class="row filters">
         <label>Status
-          <select name="status" data-testid="filter-status" onChange={change}>
+          <select name="status" data-testid="filter-status" ref={statusPick} onChange={change}>
             <option value="">any status</option>
             {STATUSES.map((s) => <option value={s} selected={s === status}>{s}</option>)}
           </select>
         </label>
         <label>Workflow
-          <select name="workflow" data-testid="filter-workflow" onChange={change}>
+          <select name="workflow" data-testid="filter-workflow" ref={workflowPick} onChange={change}>
             <option value="">any workflow</option>
             {workflows.map((w) => <option value={w.workflow_uuid} selected={w.workflow_uuid === workflow}>{w.name}</option>)}
           </select>
         </label>
-      </form>
+      </div>
       <div>{error === undefined ? <ExecutionsTable items={list.items} /> : <ErrorBox error={error} />}</div>
     </>
   );

@@ -4,7 +4,7 @@
 
 import { useState } from 'preact/hooks';
 import type { ExecutionRow, Workflow, WorkflowVersion } from './contract-types.js';
-import { ErrorBox, Field, api, fmtDateIn, formText, scheduleZone, type FieldErrors } from './dom.js';
+import { ErrorBox, Field, StalePage, api, fmtDateIn, formText, scheduleZone, type FieldErrors } from './dom.js';
 
 /** The fields' names, as the API's issues name them. */
 export const TRIGGER_FIELD_NAMES = ['triggerType', 'scheduleExpression', 'configuration'] as const;
@@ -35,7 +35,8 @@ export function VersionTriggerCells({ workflowId, v, onChange }: { workflowId: s
       await api('POST', `/api/workflows/${encodeURIComponent(workflowId)}/versions/${encodeURIComponent(v.workflow_version_uuid)}/${publish ? 'publish' : 'unpublish'}`);
       await onChange();
     } catch (err) {
-      setError(err);
+      // The page was left meanwhile: nothing to say on it.
+      if (!(err instanceof StalePage)) setError(err);
     }
   };
   return (
