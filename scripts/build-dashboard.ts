@@ -1,6 +1,7 @@
 /**
- * Builds the dashboard (src/local-service/dashboard-ui/, TypeScript checked against the DOM
- * library and the contract's types) into one module, src/local-service/dashboard/app.js, which
+ * Builds the dashboard (src/local-service/dashboard-ui/: Preact components in TSX, checked against
+ * the DOM library and the contract's types) into one minified module with Preact in it,
+ * src/local-service/dashboard/app.js, which
  * the local server serves beside index.html and style.css (src/local-service/file-routes.ts).
  * Like the page scripts, the bundle is not committed: `npm run build`, `npm run typecheck` and
  * the test suite's global setup build it. Building takes well under a second.
@@ -18,13 +19,16 @@ export const DASHBOARD_BUNDLE = path.join(ROOT, 'src/local-service/dashboard/app
 /** Builds the bundle; rewrites it only when its text changes. Returns whether it did. */
 export async function buildDashboard(): Promise<boolean> {
   const result = await build({
-    entryPoints: [path.join(ROOT, 'src/local-service/dashboard-ui/app.ts')],
+    entryPoints: [path.join(ROOT, 'src/local-service/dashboard-ui/app.tsx')],
     bundle: true,
     write: false,
     format: 'esm',
     platform: 'browser',
     target: 'chrome120',
     legalComments: 'none',
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    minify: true,
     logLevel: 'silent',
   });
   const code = result.outputFiles[0]?.text;

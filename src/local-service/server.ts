@@ -130,6 +130,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     ...(opts.webhookResolve ? { resolve: opts.webhookResolve } : {}),
     ...(opts.webhookConnect ? { connect: opts.webhookConnect } : {}),
   });
+  // Its warning about unsealed secrets, if one is due, is written during the start.
+  await webhooks.ready;
   // Every change of an execution's status goes through this store, and queues its webhook event.
   const store = webhooks.observe(createStore(redis, keyPrefix));
   // Keys, sessions and login links are kept in Redis, so they survive a restart and can be ended.

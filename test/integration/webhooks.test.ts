@@ -4,7 +4,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/local-service/server.js';
 import { systemResolve } from '../../src/local-service/webhooks/targets.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { createLogger, createSilentLogger } from '../../src/telemetry/logger.js';
+import { createLogLines } from '../support/log-lines.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { startWebhookReceiver, type HeardDelivery, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -244,6 +245,37 @@ describe('webhooks', () => {
       expect(await make('http://[fd00:ec2::254]/')).toBe(422);
     } finally {
       await allowing.close();
+    }
+  });
+
+  it('says once that the secrets are kept unencrypted without PROFILE_KEYS, and only when there is a webhook', async () => {
+    const UNSEALED = 'PROFILE_KEYS is not set: webhook secrets are kept in Redis unencrypted';
+    const own = { ...opts, keyPrefix: `{api-unsealed-${randomUUID().slice(0, 8)}}:` };
+    const start = async () => {
+      const log = createLogLines();
+      const server = await startLocalServer({ ...own, logger: createLogger({ level: 'info', destination: log as unknown as NodeJS.WritableStream }) });
+      return { server, warnings: () => log.lines.filter((l) => l.msg === UNSEALED).length };
+    };
+    // No webhook: nothing to say at the start.
+    const first = await start();
+    try {
+      expect(first.warnings()).toBe(0);
+      const made = await fetch(`${first.server.url}/api/webhooks`, { method: 'POST', headers: { 'x-service-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ url: 'http://127.0.0.1:9/a', events: ['execution.completed'] }) });
+      expect(made.status).toBe(201);
+      // The first webhook made says it; the next does not say it again.
+      expect(first.warnings()).toBe(1);
+      const again = await fetch(`${first.server.url}/api/webhooks`, { method: 'POST', headers: { 'x-service-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ url: 'http://127.0.0.1:9/b', events: ['execution.failed'] }) });
+      expect(again.status).toBe(201);
+      expect(first.warnings()).toBe(1);
+    } finally {
+      await first.server.close();
+    }
+    // A start with webhooks stored says it once, during the start.
+    const second = await start();
+    try {
+      expect(second.warnings()).toBe(1);
+    } finally {
+      await second.server.close();
     }
   });
 

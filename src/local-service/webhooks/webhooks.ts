@@ -58,7 +58,31 @@ export function createWebhooks(opts: WebhookOptions) {
     ...(opts.retryScheduleMs ? { retryScheduleMs: opts.retryScheduleMs } : {}),
     send: { policy, ...(opts.connect ? { connect: opts.connect } : {}) },
   });
-  if (!opts.keys) log.warn({}, 'PROFILE_KEYS is not set: webhook secrets are kept in Redis unencrypted');
+  // Without PROFILE_KEYS a secret is kept as it is: said once, and only when there is one to keep
+  // (a webhook already there at the start, or the first one made), not at every start of a
+  // service that has none.
+  let warned = false;
+  const warnUnsealed = () => {
+    if (opts.keys || warned) return;
+    warned = true;
+    log.warn({}, 'PROFILE_KEYS is not set: webhook secrets are kept in Redis unencrypted');
+  };
+  const ready = opts.keys
+    ? Promise.resolve()
+    : store.list().then(
+        (rows) => {
+          if (rows.length > 0) warnUnsealed();
+        },
+        () => undefined,
+      );
+  const routeStore: typeof store = {
+    ...store,
+    async create(input) {
+      const made = await store.create(input);
+      if (made.ok) warnUnsealed();
+      return made;
+    },
+  };
 
   return {
     /**
@@ -77,10 +101,16 @@ export function createWebhooks(opts: WebhookOptions) {
     },
 
     addRoutes(app: App, executions: Store): void {
-      addWebhookRoutes(app, { store: executions, webhooks: store, deliveries, policy, logger: log });
+      addWebhookRoutes(app, { store: executions, webhooks: routeStore, deliveries, policy, logger: log });
     },
 
-    close: () => deliveries.close(),
+    /** Settles once the start's look at the stored webhooks is done (its warning, if any, written). */
+    ready,
+
+    close: async () => {
+      await ready;
+      await deliveries.close();
+    },
   };
 }
 
