@@ -9,7 +9,7 @@ import { startRig } from '../test/faults/harness.js';
 import { commandLine } from '../test/support/daemon-process.js';
 import { HOSTILE_CASES, hostileSiteHandler, startRecordingServer } from '../test/support/evil-server.js';
 
-const MEMORY_MAX_BYTES = 768 * 1024 ** 2;
+const MEMORY_MAX_BYTES = 1024 ** 3;
 const HOSTILE_NAMES = ['flood', 'storm', 'giant', 'bomb', 'noise'] as const;
 
 const rssMb = (pid: number) => {

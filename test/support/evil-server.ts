@@ -269,11 +269,14 @@ export const HOSTILE = {
   floodLineBytes: 4_000_000,
   /** Popups opened in a loop. */
   stormTabs: 40,
-  /** Elements of the giant DOM. */
-  giantElements: 200_000,
-  /** The memory bomb: chunks of 32 MB, half in the script's heap, half array buffers, then it holds them. */
+  /**
+   * Elements of the giant DOM, each with its text: its page holds about 200 MB once built and up to
+   * about 450 MB while its script builds it (200,000 held 900 MB at their peak).
+   */
+  giantElements: 100_000,
+  /** The memory bomb: chunks of 48 MB, half in the script's heap, half array buffers, 1.9 GB in all, then it holds them. */
   bombChunks: 40,
-  bombChunkBytes: 32_000_000,
+  bombChunkBytes: 48_000_000,
 } as const;
 
 const HOSTILE_PAGES: Record<string, string> = {
