@@ -19,7 +19,7 @@ import { pollUntil, startRig, type FaultRig } from './harness.js';
 
 /**
  * The worker's own RSS (Node, not Chromium's processes) at most, under the whole suite: two
- * executions at once, whatever their pages do. Measured at about 550 MB (`npm run bench -- hostile`).
+ * executions at once, whatever their pages do. Measured at 520 to 580 MB (`npm run bench -- hostile`).
  */
 const RSS_BOUND_MB = 700;
 /** The suite's ceiling: twice the giant DOM's peak (about 450 MB), half the bomb's plateau (1.9 GB). */
