@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: every benchmark in one run, figures printed (never asserted). Pick some
  * with `npm run bench -- tokens steps` (names: tokens, steps, latency, video, confinement, live, toolset, cache,
- * throughput, phases, widgets, encoder, screenshot, secrets). The scenarios that talk to the scripted model
+ * throughput, phases, widgets, encoder, screenshot, secrets, hostile). The scenarios that talk to the scripted model
  * server add what they cost, and a last section sums it by model (bench/cost.ts).
  */
 import { benchCache } from './cache.js';
 import { benchConfinement } from './confinement.js';
 import { anyCost, costFigures } from './cost.js';
 import { benchEncoderFloor } from './encoder-floor.js';
+import { benchHostile } from './hostile.js';
 import { benchLive } from './live-view.js';
 import { benchPhases } from './phases.js';
 import { benchScreenshot } from './screenshot.js';
@@ -34,6 +35,7 @@ const BENCHES: Record<string, () => Promise<Record<string, number | string>> | R
   encoder: benchEncoderFloor,
   screenshot: benchScreenshot,
   secrets: benchSecrets,
+  hostile: benchHostile,
 };
 
 const wanted = process.argv.slice(2).filter((a) => a !== '--');

@@ -259,6 +259,8 @@ export function createRunnerDeps(options: {
         ...(config.RUN_BUDGET_USD !== undefined ? { usd: config.RUN_BUDGET_USD } : {}),
       },
       downloadMaxBytes: config.DOWNLOAD_MAX_BYTES,
+      browserMemoryMaxBytes: config.BROWSER_MEMORY_MAX_BYTES,
+      scratchDiskMaxBytes: config.SCRATCH_DISK_MAX_BYTES,
       inputFileMaxBytes: config.INPUT_FILE_MAX_BYTES,
       inputFileTimeoutMs: config.INPUT_FILE_TIMEOUT_MS,
       inputFileBuckets: config.INPUT_FILE_BUCKETS,

@@ -7,7 +7,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import type { Logger, Tracing } from '../telemetry/types.js';
 import { disableFeaturesSwitch } from './chromium-features.js';
 import { createConfinement } from './confinement.js';
@@ -19,7 +19,7 @@ import { createHostMatcher } from './host-matcher.js';
 import { createSession } from './playwright-session.js';
 import { allowedState, readAllowedState, watchSignIn } from './profile-state.js';
 import { SETTLE_PROBE_SCRIPT } from './settle.js';
-import type { BrowserSandbox, BrowserSession, DownloadEvent } from './types.js';
+import type { BrowserSandbox, BrowserSession, DownloadEvent, SessionOptions } from './types.js';
 
 export interface PlaywrightSandboxOptions {
   /** CHROMIUM_PATH; default: the system's headless shell, else its Chromium, else Playwright's own browser. */
@@ -162,82 +162,97 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
     return started;
   }
 
+  /** One session on `browser`: its context, what watches it, its first page. */
+  async function openOn(browser: Browser, options: SessionOptions, signal: AbortSignal): Promise<BrowserSession> {
+    const reports = blockReports(options.onBlocked);
+    const guard = await confinement.openSessionGuard({ allowedDomains: options.allowedDomains, onBlocked: (event) => reports.report(event) });
+    let context: BrowserContext | undefined;
+    let downloads: DownloadTracker | undefined;
+    const sessionLogger = logger.child({ executionId: options.executionId });
+    // A profile's state (docs/profiles.md) of allowed hosts only, in and out.
+    const matcher = createHostMatcher(options.allowedDomains);
+    try {
+      context = await browser.newContext({
+        viewport: { ...options.viewport },
+        deviceScaleFactor: 1,
+        acceptDownloads: false,
+        // Service workers could answer requests outside the reach of request interception.
+        serviceWorkers: 'block',
+        ...guard.contextOptions,
+        // Downloads from allowed hosts are saved (docs/files-and-codes.md); the guard refuses the rest.
+        ...(options.downloads ? { acceptDownloads: true } : {}),
+        ...(options.storageState ? { storageState: allowedState(options.storageState, matcher) } : {}),
+      });
+      const signIn = options.watchSignIn ? watchSignIn(context) : undefined;
+      // Download events go to the runner and, once the session exists, into its change log
+      // (the browser toolset reports them in browser_state).
+      const downloadRelay: { listener?: (event: DownloadEvent) => void } = {};
+      if (options.downloads) {
+        const { onDownload } = options;
+        // The run's signal: a run stopped from outside gives its downloads no grace.
+        const stagingDir = stagingDirs.get(browser);
+        downloads = attachDownloads(context, {
+          ...options.downloads,
+          ...(stagingDir ? { stagingDir } : {}),
+          signal,
+          onEvent: (event) => {
+            onDownload?.(event);
+            downloadRelay.listener?.(event);
+          },
+          logger: sessionLogger,
+        });
+      }
+      const files = attachFileChoosers(context, { files: options.inputFiles ?? [], logger: sessionLogger, ...(options.onFileChooser ? { onOpened: options.onFileChooser } : {}) });
+      const tracker = downloads;
+      await guard.attach(context, tracker ? { onDownload: (download) => tracker.accept(download) } : {});
+      await context.addInitScript(SETTLE_PROBE_SCRIPT);
+      const page = await context.newPage();
+      signal.throwIfAborted();
+      const session = createSession({
+        browser,
+        context,
+        page,
+        guard,
+        options,
+        reports,
+        files,
+        ...(downloads ? { downloads } : {}),
+        downloadRelay,
+        logger: sessionLogger,
+        ...(opts.tracing ? { tracing: opts.tracing } : {}),
+        onClosed: () => sessions.delete(session),
+      });
+      const profiled = context;
+      // Reading a context's state cannot be cancelled; it reads the browser's cookie jar and each
+      // allowed origin's storage, and ends on its own: on abort the call stops waiting for it.
+      session.storageState = (signal) => cancellable(signal, () => readAllowedState(profiled, matcher));
+      if (signIn) session.signInSeen = () => signIn.seen();
+      session.memoryBytes = pageMemory(profiled);
+      sessions.add(session);
+      return session;
+    } catch (error) {
+      // The first error goes to the caller; the rest are logged.
+      const undone = (what: string) => (failure: unknown) => logger.warn({ err: String(failure) }, `${what} failed after a session could not open`);
+      await downloads?.close().catch(undone('closing its downloads'));
+      await context?.close().catch(undone('closing its context'));
+      await guard.close().catch(undone('closing its guard'));
+      throw error;
+    }
+  }
+
   return {
     async openSession(options, signal) {
       signal.throwIfAborted();
       const browser = await ensureBrowser();
-      const reports = blockReports(options.onBlocked);
-      const guard = await confinement.openSessionGuard({ allowedDomains: options.allowedDomains, onBlocked: (event) => reports.report(event) });
-      let context: BrowserContext | undefined;
-      let downloads: DownloadTracker | undefined;
-      const sessionLogger = logger.child({ executionId: options.executionId });
-      // A profile's state (docs/profiles.md) of allowed hosts only, in and out.
-      const matcher = createHostMatcher(options.allowedDomains);
       try {
-        context = await browser.newContext({
-          viewport: { ...options.viewport },
-          deviceScaleFactor: 1,
-          acceptDownloads: false,
-          // Service workers could answer requests outside the reach of request interception.
-          serviceWorkers: 'block',
-          ...guard.contextOptions,
-          // Downloads from allowed hosts are saved (docs/files-and-codes.md); the guard refuses the rest.
-          ...(options.downloads ? { acceptDownloads: true } : {}),
-          ...(options.storageState ? { storageState: allowedState(options.storageState, matcher) } : {}),
-        });
-        const signIn = options.watchSignIn ? watchSignIn(context) : undefined;
-        // Download events go to the runner and, once the session exists, into its change log
-        // (the browser toolset reports them in browser_state).
-        const downloadRelay: { listener?: (event: DownloadEvent) => void } = {};
-        if (options.downloads) {
-          const { onDownload } = options;
-          // The run's signal: a run stopped from outside gives its downloads no grace.
-          const stagingDir = stagingDirs.get(browser);
-          downloads = attachDownloads(context, {
-            ...options.downloads,
-            ...(stagingDir ? { stagingDir } : {}),
-            signal,
-            onEvent: (event) => {
-              onDownload?.(event);
-              downloadRelay.listener?.(event);
-            },
-            logger: sessionLogger,
-          });
-        }
-        const files = attachFileChoosers(context, { files: options.inputFiles ?? [], logger: sessionLogger, ...(options.onFileChooser ? { onOpened: options.onFileChooser } : {}) });
-        const tracker = downloads;
-        await guard.attach(context, tracker ? { onDownload: (download) => tracker.accept(download) } : {});
-        await context.addInitScript(SETTLE_PROBE_SCRIPT);
-        const page = await context.newPage();
-        signal.throwIfAborted();
-        const session = createSession({
-          browser,
-          context,
-          page,
-          guard,
-          options,
-          reports,
-          files,
-          ...(downloads ? { downloads } : {}),
-          downloadRelay,
-          logger: sessionLogger,
-          ...(opts.tracing ? { tracing: opts.tracing } : {}),
-          onClosed: () => sessions.delete(session),
-        });
-        const profiled = context;
-        // Reading a context's state cannot be cancelled; it reads the browser's cookie jar and each
-        // allowed origin's storage, and ends on its own: on abort the call stops waiting for it.
-        session.storageState = (signal) => cancellable(signal, () => readAllowedState(profiled, matcher));
-        if (signIn) session.signInSeen = () => signIn.seen();
-        sessions.add(session);
-        return session;
+        return await openOn(browser, options, signal);
       } catch (error) {
-        // The first error goes to the caller; the rest are logged.
-        const undone = (what: string) => (failure: unknown) => logger.warn({ err: String(failure) }, `${what} failed after a session could not open`);
-        await downloads?.close().catch(undone('closing its downloads'));
-        await context?.close().catch(undone('closing its context'));
-        await guard.close().catch(undone('closing its guard'));
-        throw error;
+        // A browser killed just before (its process gone, the end of its pipe not yet read) still
+        // looked alive to ensureBrowser(), and the session failed with it: opened once more, on a
+        // new browser. A failure while the browser is still connected is the session's own.
+        if (signal.aborted || closing || browser.isConnected()) throw error;
+        logger.warn({ err: String(error) }, 'a session failed on a browser that had gone; opening it on a new one');
+        return openOn(await ensureBrowser(), options, signal);
       }
     },
 
@@ -262,6 +277,53 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
       })();
       return closing;
     },
+  };
+}
+
+/** How long one page may take to answer a memory sample before it counts with what it last held. */
+const MEMORY_SAMPLE_TIMEOUT_MS = 2_000;
+
+/**
+ * What a context's pages hold, in bytes: `Runtime.getHeapUsage` of each page target (the V8 heap's
+ * used size, the DOM's garbage-collected heap, array buffers and external strings). Asked of each
+ * page of this context only, it is this execution's and no other's, whatever processes Chromium
+ * gives its pages (docs/security.md#browser-memory). A page answers on its main thread: one that
+ * is busy (a script that does not yield) counts with what it last answered, and is not asked
+ * again until that answer arrives, so unanswered questions never pile up.
+ */
+function pageMemory(context: BrowserContext): (signal: AbortSignal) => Promise<number> {
+  const probes = new WeakMap<Page, { cdp: Promise<CDPSession>; last: number; asking?: Promise<void> }>();
+  const probeOf = (page: Page) => {
+    let probe = probes.get(page);
+    if (!probe) {
+      const cdp = context.newCDPSession(page);
+      cdp.catch(() => undefined);
+      probe = { cdp, last: 0 };
+      probes.set(page, probe);
+    }
+    return probe;
+  };
+  const ask = (probe: { cdp: Promise<CDPSession>; last: number; asking?: Promise<void> }) => {
+    probe.asking ??= probe.cdp
+      .then((cdp) => cdp.send('Runtime.getHeapUsage'))
+      .then((heap) => {
+        probe.last = heap.usedSize + heap.embedderHeapUsedSize + heap.backingStorageSize;
+      })
+      // A page that closed meanwhile holds nothing more; the next sample no longer sees it.
+      .catch(() => undefined)
+      .finally(() => {
+        probe.asking = undefined;
+      });
+    return probe.asking;
+  };
+  return async (signal) => {
+    signal.throwIfAborted();
+    const open = context.pages().filter((page) => !page.isClosed()).map(probeOf);
+    const answered = AbortSignal.any([signal, AbortSignal.timeout(MEMORY_SAMPLE_TIMEOUT_MS)]);
+    // Waiting stops at the timeout or the run's end; the question itself stays asked (see above).
+    await cancellable(answered, () => Promise.all(open.map(ask))).catch(() => undefined);
+    signal.throwIfAborted();
+    return open.reduce((sum, probe) => sum + probe.last, 0);
   };
 }
 

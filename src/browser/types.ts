@@ -366,6 +366,12 @@ export interface BrowserSession extends BrowserNavigation, BrowserTabs, BrowserI
   storageState?(signal: AbortSignal): Promise<StorageState>;
   /** With `watchSignIn`: whether a page of the run asked for a sign-in. */
   signInSeen?(): boolean;
+  /**
+   * What the session's pages hold in the browser now, in bytes (their scripts' heap, the DOM's
+   * heap, array buffers); a page that does not answer counts with what it last held
+   * (docs/security.md#browser-memory).
+   */
+  memoryBytes?(signal: AbortSignal): Promise<number>;
 
   /** Closes the context; safe to call twice and after a crash. */
   close(): Promise<void>;

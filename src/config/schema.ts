@@ -190,6 +190,16 @@ export const configSchema = z.object({
   VIDEO_ENCODER: z.enum(['per-execution', 'shared'], { message: 'must be "per-execution" or "shared"' }).default('shared'),
   /** Largest download kept (bytes); a bigger one is cancelled and reported failed. */
   DOWNLOAD_MAX_BYTES: int(1, 10 * 1024 ** 3).default(100 * 1024 ** 2),
+  /**
+   * What an execution's pages may hold in the browser (bytes: their scripts' heap, the DOM's, their
+   * buffers), sampled each second; past it the execution ends with resource_limit. 0: off.
+   */
+  BROWSER_MEMORY_MAX_BYTES: int(0, 64 * 1024 ** 3).default(2 * 1024 ** 3),
+  /**
+   * What an execution may write to its scratch folder (bytes: downloads, video, screenshots, logs;
+   * not its input files), sampled each second; past it the execution ends with resource_limit. 0: off.
+   */
+  SCRATCH_DISK_MAX_BYTES: int(0, 1024 ** 4).default(1024 ** 3),
   /** Largest input file fetched (bytes); a bigger one fails the execution with invalid_input. */
   INPUT_FILE_MAX_BYTES: int(1, 10 * 1024 ** 3).default(100 * 1024 ** 2),
   /** How long fetching one input file may take before the execution fails with invalid_input. */

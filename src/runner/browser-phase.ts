@@ -15,6 +15,7 @@ import { attachLiveView } from './live-view.js';
 import type { Prepared } from './prepare.js';
 import { Scope } from './scope.js';
 import { meterModel } from './usage-meter.js';
+import { watchResources, type ResourceWatch } from './resource-watch.js';
 import { createRunStats } from '../execution/counters.js';
 import type { AgentOutcome } from '../execution/outcome.js';
 
@@ -32,14 +33,17 @@ export async function runBrowserPhase(ctx: ExecutionContext, plan: Prepared, sta
   const ended: RunEnd = { outcome: failure(new ExecutionError('internal', 'the run did not end')), startedAtMs, endedAtMs: 0, stats: createRunStats(), cache: emptyCacheReport(), downloads: [], video: null, stepsVtt: null, human: [] };
   try {
     const run = scope.use('execution signal', createExecutionSignal(ctx.outerSignal, plan.spec.timeoutMs ?? deps.settings.timeoutMs), (signal) => signal.dispose());
+    const watch: { current?: ResourceWatch } = {};
     try {
-      ended.outcome = await drive(ctx, plan, run, scope, ended);
+      ended.outcome = await drive(ctx, plan, run, scope, ended, watch);
     } catch (error) {
       const failed = run.signal.aborted ? errorFromSignal(run.signal) : toExecutionError(error);
       if (!isExecutionError(error) || error !== failed) log.debug({ err: String(error) }, 'run ended by error');
       events.emit('error', { phase: 'run', code: failed.code, message: failed.message });
       ended.outcome = failure(failed);
     } finally {
+      // The ceilings watch the run only: what closing writes (the video's end) ends nothing.
+      watch.current?.stop();
       // The deadline ends with the task: closing the browser is not held to it.
       run.dispose();
     }
@@ -52,7 +56,7 @@ export async function runBrowserPhase(ctx: ExecutionContext, plan: Prepared, sta
 }
 
 /** Opens the browser and what watches it, each into `scope`, and runs the task. */
-async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal, scope: Scope, ended: RunEnd): Promise<AgentOutcome> {
+async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal, scope: Scope, ended: RunEnd, watch: { current?: ResourceWatch }): Promise<AgentOutcome> {
   const { deps, job, events, log, now } = ctx;
   const { spec } = plan;
   const openingAt = now();
@@ -80,6 +84,20 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
     throw isExecutionError(error) ? error : new ExecutionError('browser_error', `could not start the browser: ${String(error instanceof Error ? error.message : error)}`, { cause: error });
   }
   scope.use('browser session', session, (s) => s.close().catch((error: unknown) => log.warn({ err: String(error) }, 'closing the browser session failed')));
+  // The browser's memory and the scratch disk, sampled while the run is live (docs/security.md#limits).
+  const { memoryBytes } = session;
+  watch.current = scope.use(
+    'resource watch',
+    watchResources({
+      ...(memoryBytes ? { memory: { maxBytes: deps.settings.browserMemoryMaxBytes ?? 0, read: (signal: AbortSignal) => memoryBytes.call(session, signal) } } : {}),
+      // Input files are the worker's own fetch, under INPUT_FILE_MAX_BYTES: not counted.
+      disk: { maxBytes: deps.settings.scratchDiskMaxBytes ?? 0, dir: ctx.workDir, skip: ['inputs'] },
+      events,
+      log,
+      end: (reason) => run.abort(reason),
+    }),
+    (w) => w.stop(),
+  );
   const { profile } = plan;
   if (profile) {
     // Its sign-in health, and its state saved only by a completed run, before the browser closes.

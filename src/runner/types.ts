@@ -101,6 +101,10 @@ export interface RunnerSettings {
   budget: RunBudget;
   /** DOWNLOAD_MAX_BYTES: a download past it is cancelled. */
   downloadMaxBytes: number;
+  /** BROWSER_MEMORY_MAX_BYTES: past it the execution ends with resource_limit; 0 or absent: off (docs/security.md#limits). */
+  browserMemoryMaxBytes?: number;
+  /** SCRATCH_DISK_MAX_BYTES: the same for what the execution writes to its scratch folder. */
+  scratchDiskMaxBytes?: number;
   /** INPUT_FILE_MAX_BYTES, INPUT_FILE_TIMEOUT_MS, INPUT_FILE_BUCKETS (docs/files-and-codes.md). */
   inputFileMaxBytes: number;
   inputFileTimeoutMs: number;

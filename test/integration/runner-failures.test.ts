@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createRecorder, createRunnerDeps } from '../../src/compose.js';
@@ -18,9 +18,9 @@ import { useShopBrowser } from '../support/shop-browser.js';
 const logger = createSilentLogger();
 const rig = useShopBrowser('runner-failures', { ANTHROPIC_MAX_RETRIES: '1', VIDEO_FPS: '5' }, logger);
 
-async function run(script: Script, specExtra: Record<string, unknown> = {}, signal = new AbortController().signal): Promise<ExecutionSummary & { status: 'completed' | 'failed' }> {
+async function run(script: Script, specExtra: Record<string, unknown> = {}, signal = new AbortController().signal, configExtra: Partial<typeof rig.config> = {}): Promise<ExecutionSummary & { status: 'completed' | 'failed' }> {
   const model = await startScriptedModelServer(script);
-  const runConfig = { ...rig.config, ANTHROPIC_BASE_URL: model.url };
+  const runConfig = { ...rig.config, ...configExtra, ANTHROPIC_BASE_URL: model.url };
   const recorder = createRecorder(runConfig, logger);
   try {
     const store = createLocalStore({ dir: rig.dir, prefix: '' });
@@ -50,6 +50,16 @@ describe('runs that end badly', () => {
     expect(s.urls.videoUrl).toMatch(/^file:/);
     expect(existsSync(fileURLToPath(s.urls.videoUrl!))).toBe(true);
     expect(existsSync(fileURLToPath(s.urls.logsUrl!))).toBe(true);
+  });
+
+  it('ends with resource_limit once its scratch folder holds more than SCRATCH_DISK_MAX_BYTES, and says so in its logs', async () => {
+    // Its screenshots, video and logs pass 20 kB at the first steps; a run never stopped would
+    // finish `completed` after 40 waits.
+    const waits: ScriptedTurn[] = [...Array.from({ length: 40 }, () => member('wait', { duration: 1 })), finish('completed', 'never stopped')];
+    const s = await run(waits, {}, undefined, { SCRATCH_DISK_MAX_BYTES: 20_000 });
+    expect(s.document).toMatchObject({ status: 'failed', error: { code: 'resource_limit', message: expect.stringContaining('SCRATCH_DISK_MAX_BYTES') } });
+    const lines = readFileSync(fileURLToPath(s.urls.logsUrl!), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.filter((line) => line.type === 'resource_limit_reached')).toMatchObject([{ limit: 'SCRATCH_DISK_MAX_BYTES', max: 20_000, unit: 'bytes', action: 'ended' }]);
   });
 
   it('turns persistent model 500s into model_error after retries', async () => {

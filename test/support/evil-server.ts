@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { browser, finish, type ScriptedTurn } from './scripted-model-server.js';
 
 export interface Hit {
   server: string;
@@ -256,4 +257,87 @@ export const evilSiteHandler: Handler = (req, res) => {
   }
   res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'access-control-allow-origin': '*' });
   res.end('<!doctype html><body style="background:#f00"><h1 id="evil">EVIL-CONTENT</h1></body>');
+};
+
+/**
+ * Hostile pages (docs/security.md#limits), each at its path of `hostileSiteHandler`: the hostile
+ * suite (test/faults/hostile-pages.test.ts) and `npm run bench -- hostile` run the same ones.
+ */
+export const HOSTILE = {
+  /** Console lines of 4 MB: 60 of them are 240 MB of console text. */
+  floodLines: 60,
+  floodLineBytes: 4_000_000,
+  /** Popups opened in a loop. */
+  stormTabs: 40,
+  /**
+   * Elements of the giant DOM, each with its text: its page holds about 200 MB once built and up to
+   * about 450 MB while its script builds it (200,000 held 900 MB at their peak).
+   */
+  giantElements: 100_000,
+  /** The memory bomb: chunks of 48 MB, half in the script's heap, half array buffers, 1.9 GB in all, then it holds them. */
+  bombChunks: 40,
+  bombChunkBytes: 48_000_000,
+} as const;
+
+const HOSTILE_PAGES: Record<string, string> = {
+  flood: `<!doctype html><title>flood</title><p>flood</p><script>
+const line = 'x'.repeat(${HOSTILE.floodLineBytes});
+let n = 0;
+const burst = () => { for (let i = 0; i < 5 && n < ${HOSTILE.floodLines}; i++) console.log(line + (n++)); if (n < ${HOSTILE.floodLines}) setTimeout(burst, 0); else document.title = 'flooded'; };
+burst();
+</script>`,
+  storm: `<!doctype html><title>storm</title><p>storm</p><script>
+for (let i = 0; i < ${HOSTILE.stormTabs}; i++) window.open('/child?' + i, '_blank');
+</script>`,
+  child: `<!doctype html><title>child</title>${'<div>cell</div>'.repeat(2000)}`,
+  giant: `<!doctype html><title>giant</title><div id="root"></div><script>
+const fragment = document.createDocumentFragment();
+for (let i = 0; i < ${HOSTILE.giantElements}; i++) { const cell = document.createElement('div'); cell.textContent = 'cell ' + i; fragment.appendChild(cell); }
+document.getElementById('root').appendChild(fragment);
+document.title = 'giant';
+</script>`,
+  // Grows by a chunk a task up to its plateau, far past the suite's ceiling, and holds it: however
+  // slow the machine, the page ends up over the ceiling and stays there.
+  bomb: `<!doctype html><title>bomb</title><p>bomb</p><script>
+const kept = [];
+const values = ${HOSTILE.bombChunkBytes / 8};
+const grow = () => {
+  if (kept.length >= ${HOSTILE.bombChunks}) { document.title = 'bombed'; return; }
+  const n = kept.length;
+  kept.push(n % 2 === 0 ? new Array(values).fill(n + 0.5) : new Float64Array(values).fill(n));
+  setTimeout(grow, 0);
+};
+grow();
+</script>`,
+  // Every frame a new picture of random pixels: the worst case for the video's encoder.
+  noise: `<!doctype html><title>noise</title><style>body{margin:0}canvas{display:block}</style><canvas></canvas><script>
+const canvas = document.querySelector('canvas');
+canvas.width = innerWidth; canvas.height = innerHeight;
+const ctx = canvas.getContext('2d');
+const image = ctx.createImageData(canvas.width, canvas.height);
+const pixels = new Uint32Array(image.data.buffer);
+const paint = () => { for (let i = 0; i < pixels.length; i++) pixels[i] = (Math.random() * 0xffffffff) | 0xff000000; ctx.putImageData(image, 0, 0); requestAnimationFrame(paint); };
+paint();
+</script>`,
+};
+
+/** Serves HOSTILE's pages by their first path segment (`/flood`, `/storm`, `/giant`, `/bomb`, `/noise`); anything else is a storm's child. */
+export const hostileSiteHandler: Handler = (req, res) => {
+  const name = new URL(req.url ?? '/', 'http://hostile.test').pathname.slice(1);
+  res.writeHead(200, { 'content-type': 'text/html' });
+  res.end(HOSTILE_PAGES[name] ?? HOSTILE_PAGES.child);
+};
+
+const waitThenFinish = (turn: number): ScriptedTurn => (turn === 0 ? browser('wait', { duration: 3 }) : turn === 1 ? browser('list_tabs', {}) : finish('completed', { done: true }));
+
+/** The scripted model's turns for each hostile page, and for `fine`, the well-behaved run on the shop beside it. */
+export const HOSTILE_CASES: Record<'flood' | 'storm' | 'giant' | 'bomb' | 'noise' | 'fine', (turn: number) => ScriptedTurn> = {
+  flood: waitThenFinish,
+  storm: waitThenFinish,
+  giant: (turn) => (turn === 0 ? browser('get_page_text', {}) : turn === 1 ? browser('read_page', {}) : finish('completed', { read: true })),
+  // Waits until its page is over the ceiling and the run is ended; a run never ended finishes
+  // `completed`, which the suite refuses.
+  bomb: (turn) => (turn < 60 ? browser('wait', { duration: 5 }) : finish('completed', { survived: true })),
+  noise: (turn) => (turn < 2 ? browser('wait', { duration: 5 }) : finish('completed', { watched: true })),
+  fine: (turn) => (turn === 0 ? browser('left_click', { target: { type: 'coordinate', x: 250, y: 120 } }) : finish('completed', { fine: true })),
 };
