@@ -1,7 +1,7 @@
 import type { BlockLayer, DownloadEvent, Point, Size } from '../browser/types.js';
 import type { ErrorCode } from '../contract/errors.js';
 import type { HumanInput, HumanKind, HumanOutcome } from '../contract/human.js';
-import type { CacheReport, UsageReport } from '../contract/output.js';
+import type { CacheReport, ModelUsageReport, UsageReport } from '../contract/output.js';
 import type { BilledIteration, ModelResponse, TokenUsage } from '../contract/recording.js';
 import type { Counters } from '../contract/reports.js';
 import { createEventStream, type EventLine, type EventSink, type EventSource, type EventStream, type EventStreamOptions } from '../telemetry/event-stream.js';
@@ -151,7 +151,19 @@ export type InternalEvents = {
    * every request passes (the agent's, a final check's, a repair's): the metrics hear it. The
    * `model_turn` and `final_check` lines already show the usage.
    */
-  model_usage: { model: string; usage: TokenUsage; costUsd: number };
+  model_usage: { model: string; usage: TokenUsage; costUsd: number; prices: ModelUsageReport['prices'] };
+  /**
+   * Added at the end of the map: an action run against the browser that counts as one of the run's
+   * `nAgentActions` (not a read, not `finish`; a blocked or failed one counts). The `action` line
+   * shows it; the counters hear this (execution/counters.ts).
+   */
+  action_counted: { step: number; action: string };
+  /**
+   * Added at the end of the map: images captured for the model (`nScreenshots`): a screenshot, the
+   * page after a turn, a person's answer, a final check's or a repair's picture. `step`: the run's
+   * steps so far. The counters hear it.
+   */
+  images_sent: { step: number; images: number };
 };
 
 /** Every event of an execution, logged or internal. */

@@ -15,7 +15,7 @@ import { attachLiveView } from './live-view.js';
 import type { Prepared } from './prepare.js';
 import { Scope } from './scope.js';
 import { meterModel } from './usage-meter.js';
-import { createRunStats } from '../execution/counters.js';
+import { countEvents } from '../execution/counters.js';
 import type { AgentOutcome } from '../execution/outcome.js';
 
 /**
@@ -29,7 +29,7 @@ export async function runBrowserPhase(ctx: ExecutionContext, plan: Prepared, sta
   const { deps, events, log, now } = ctx;
   const scope = new Scope((error, step) => log.warn({ err: error, step }, 'the browser phase could not close a resource'));
   /** What the run leaves behind, filled as it goes: a run that throws keeps what it did. */
-  const ended: RunEnd = { outcome: failure(new ExecutionError('internal', 'the run did not end')), startedAtMs, endedAtMs: 0, stats: createRunStats(), cache: emptyCacheReport(), downloads: [], video: null, stepsVtt: null, human: [] };
+  const ended: RunEnd = { outcome: failure(new ExecutionError('internal', 'the run did not end')), startedAtMs, endedAtMs: 0, counters: countEvents(events), cache: emptyCacheReport(), downloads: [], video: null, stepsVtt: null, human: [] };
   try {
     const run = scope.use('execution signal', createExecutionSignal(ctx.outerSignal, plan.spec.timeoutMs ?? deps.settings.timeoutMs), (signal) => signal.dispose());
     try {
@@ -122,7 +122,7 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
   // Every request of the run goes through the meter, whoever sends it (the agent, the final check,
   // a repair): its usage is counted and priced there, and its budget holds there.
   ended.budget = resolveBudget(spec.budget, deps.settings.budget);
-  const client = meterModel(model.client, { stats: ended.stats, budget: ended.budget, pricing: deps.pricing, events });
+  const client = meterModel(model.client, { counters: ended.counters, budget: ended.budget, pricing: deps.pricing, events });
   // The run cache (docs/run-cache.md): on unless the worker or the workflow turned it off, and only
   // for a known version (the cache is the version's). A run with approvals is never replayed: a
   // replay must not take a gated action unasked.
@@ -153,7 +153,7 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
       ...(plan.inputFiles.length > 0 ? { inputFiles: plan.inputFiles } : {}),
       signal: run.signal,
     },
-    stats: ended.stats,
+    stats: ended.counters,
     logger: log,
     now,
   });
