@@ -178,7 +178,7 @@ async function answer(run: AgentRun, batch: CallBatch): Promise<void> {
 
 /** Images captured for the model, for the counters. */
 function tellImages(run: AgentRun, images: number): void {
-  if (images > 0) run.deps.events.notify('images_sent', { step: run.counters.nSteps, images });
+  if (images > 0) run.deps.events.notify('images_captured', { step: run.counters.nSteps, images });
 }
 
 function isToolUse(block: AssistantBlock): block is ToolUseBlock {

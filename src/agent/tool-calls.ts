@@ -85,7 +85,7 @@ async function finishCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
 async function askHumanCall(run: CallContext, human: AskHuman, call: ToolUseBlock, batch: CallBatch): Promise<void> {
   const step = run.counters.nSteps;
   const asked = await human.handle(call, step, run.input.signal);
-  if (asked.images > 0) run.deps.events.notify('images_sent', { step, images: asked.images });
+  if (asked.images > 0) run.deps.events.notify('images_captured', { step, images: asked.images });
   batch.results.push(asked.result);
 }
 
@@ -122,7 +122,7 @@ async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
     signal,
   );
   if (report.counted) deps.events.notify('action_counted', { step, action: report.action });
-  if (report.images > 0) deps.events.notify('images_sent', { step, images: report.images });
+  if (report.images > 0) deps.events.notify('images_captured', { step, images: report.images });
   deps.events.emit(
     'action',
     {

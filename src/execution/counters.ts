@@ -10,7 +10,7 @@ import type { ExecutionEventSource } from './events.js';
  *
  * - `nSteps`: a `model_turn` (the agent's steps and a repair's) or a `replayed_step`;
  * - `nAgentActions`: an `action_counted` (an action run against the browser; not a read, not `finish`);
- * - `nScreenshots`: the images of an `images_sent` (captured for the model);
+ * - `nScreenshots`: the images of an `images_captured` (captured for the model);
  * - usage, cost and the rows by model: a `model_usage` (one per model of each request, told by the
  *   metered model client that every request passes).
  *
@@ -37,7 +37,7 @@ export function countEvents(source: Pick<ExecutionEventSource, 'on'>): RunCounte
   source.on('model_turn', () => void tallies.nSteps++);
   source.on('replayed_step', () => void tallies.nSteps++);
   source.on('action_counted', () => void tallies.nAgentActions++);
-  source.on('images_sent', ({ images }) => void (tallies.nScreenshots += images));
+  source.on('images_captured', ({ images }) => void (tallies.nScreenshots += images));
   source.on('model_usage', ({ model, usage, costUsd, prices }) => {
     add(tallies.usage, usage);
     tallies.costUsd += costUsd;

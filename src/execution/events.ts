@@ -163,7 +163,14 @@ export type InternalEvents = {
    * page after a turn, a person's answer, a final check's or a repair's picture. `step`: the run's
    * steps so far. The counters hear it.
    */
-  images_sent: { step: number; images: number };
+  images_captured: { step: number; images: number };
+  /**
+   * Added at the end of the map: a request of a step going to the model (the agent's, a repair's;
+   * not a final check's), told by the run's model pipeline before it is sent, with the images new
+   * in it (its newest user message's, top-level or inside tool results), as the bytes the model
+   * gets. Step screenshots hear it. The bytes are a Buffer: redaction passes over them.
+   */
+  model_request: { images: Array<{ mediaType: 'image/png' | 'image/jpeg' | 'image/webp'; data: Buffer }> };
 };
 
 /** Every event of an execution, logged or internal. */

@@ -91,7 +91,7 @@ export async function checkFinalPage(deps: FinalCheckDeps, input: AgentInput, re
     },
     signal,
   );
-  events.notify('images_sent', { step: stats.nSteps, images: 1 });
+  events.notify('images_captured', { step: stats.nSteps, images: 1 });
   const verdict = verdictOf(response);
   const report: FinalCheckReport = { ran: true, matches: verdict?.matches ?? null, reason: verdict ? vault.redact(verdict.reason) : null };
   events.emit('final_check', { matches: report.matches, reason: report.reason, latencyMs: now() - requestAt, usage: response.usage, model: response.model, stopReason: response.stopReason });

@@ -131,7 +131,7 @@ async function ask(deps: RepairDeps, agent: AgentInput, request: { system: TextB
     agent.signal,
   );
   const images = imagesIn(request.history.at(-1));
-  if (images > 0) deps.events.notify('images_sent', { step: stats.nSteps, images });
+  if (images > 0) deps.events.notify('images_captured', { step: stats.nSteps, images });
   deps.events.emit('model_turn', {
     step: stats.nSteps + 1,
     by: 'repair',
@@ -204,7 +204,7 @@ async function runCalls(deps: RepairDeps, agent: AgentInput, calls: readonly Too
       signal,
     );
     if (report.counted) events.notify('action_counted', { step: stats.nSteps, action: report.action });
-    if (report.images > 0) events.notify('images_sent', { step: stats.nSteps, images: report.images });
+    if (report.images > 0) events.notify('images_captured', { step: stats.nSteps, images: report.images });
     // A value it set must be there, as a replayed one must (docs/run-cache.md#replay).
     const held = report.ok && report.trace ? await readBack(session, vault, report.trace, signal) : { ok: true as const };
     if ('read' in held && held.read) events.emit('read_back', { step: stats.nSteps, by: 'repair', ...held.read, held: held.held ?? '', ok: held.ok });

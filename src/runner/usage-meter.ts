@@ -1,14 +1,15 @@
 import { ExecutionError } from '../contract/errors.js';
 import { billedParts, billedTokens, type BilledPart, type RunBudget } from '../domain/usage.js';
-import type { ModelClient, ModelPricing, ModelTurnRequest } from '../model/types.js';
+import type { ModelClient, ModelInterceptor, ModelPricing, ModelTurnRequest } from '../model/types.js';
 import type { ExecutionEventSink } from '../execution/events.js';
 import type { RunCounters } from '../execution/counters.js';
 import type { ModelResponse, TokenUsage } from '../contract/recording.js';
+import { composeModel } from './model-pipeline.js';
 
 /**
- * The run's model client as every part of the run gets it: the agent's loop, a replay's final
- * check, a repair, the model taking a replay over, the turns after a person answered. Each
- * request passes here, so this is where a run's usage is added up and priced, and where its
+ * The meter, a stage of the run's model pipeline (model-pipeline.ts) that every request passes,
+ * whoever sends it: the agent's loop, a replay's final check, a repair, the model taking a
+ * replay over, the turns after a person answered. Each request passes here, so this is where a run's usage is added up and priced, and where its
  * budget holds (docs/specification.md#budget):
  *
  * - before a request: once the run's billed tokens or their estimated cost have reached a cap,
@@ -32,18 +33,21 @@ export interface UsageMeterOptions {
   events: Pick<ExecutionEventSink, 'notify'>;
 }
 
-export function meterModel(inner: ModelClient, options: UsageMeterOptions): ModelClient {
+export function meterRequests(options: UsageMeterOptions): ModelInterceptor {
   const { counters, budget } = options;
-  return {
-    async createTurn(request: ModelTurnRequest, signal: AbortSignal): Promise<ModelResponse> {
-      const over = budgetReached(counters, budget);
-      if (over) throw new ExecutionError('budget_exceeded', over);
-      const sent: ModelTurnRequest = budget.tokens === undefined ? request : { ...request, taskBudget: { total: budget.tokens, remaining: budget.tokens - billedTokens(counters.usage) } };
-      const response = await inner.createTurn(sent, signal);
-      record(options, billedParts(response, request.model));
-      return response;
-    },
+  return async (request, signal, next): Promise<ModelResponse> => {
+    const over = budgetReached(counters, budget);
+    if (over) throw new ExecutionError('budget_exceeded', over);
+    const sent: ModelTurnRequest = budget.tokens === undefined ? request : { ...request, taskBudget: { total: budget.tokens, remaining: budget.tokens - billedTokens(counters.usage) } };
+    const response = await next(sent, signal);
+    record(options, billedParts(response, request.model));
+    return response;
   };
+}
+
+/** A model under the meter alone (a part of the run tried on its own). */
+export function meterModel(inner: ModelClient, options: UsageMeterOptions): ModelClient {
+  return composeModel(inner, [meterRequests(options)]);
 }
 
 /** Why the run may send no further request, or undefined while it may. */
