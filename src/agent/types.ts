@@ -48,7 +48,7 @@ export interface AgentInput {
    */
   inputFiles?: readonly InputFile[];
   maxTokens?: number;
-  /** The run's caps, told to the model in words (the metered client enforces them: runner/usage-meter.ts). */
+  /** The run's caps, told to the model in words (the meter of the run's model pipeline holds them: runner/usage-meter.ts). */
   budget?: RunBudget;
   /** Steps already taken (a run that continues after a replay): the model learns what was done. */
   resume?: { done: string; steps: number };

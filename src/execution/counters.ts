@@ -12,7 +12,7 @@ import type { ExecutionEventSource } from './events.js';
  * - `nAgentActions`: an `action_counted` (an action run against the browser; not a read, not `finish`);
  * - `nScreenshots`: the images of an `images_captured` (captured for the model);
  * - usage, cost and the rows by model: a `model_usage` (one per model of each request, told by the
- *   metered model client that every request passes).
+ *   meter of the run's model pipeline, which every request passes).
  *
  * The run's parts read them (a step's number, the step cap, the budget) and never change them.
  */

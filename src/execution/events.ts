@@ -147,8 +147,8 @@ export type InternalEvents = {
    */
   action_trace: { step: number; trace: ActionTrace };
   /**
-   * One model request's usage and estimated cost, told by the run's metered model client, which
-   * every request passes (the agent's, a final check's, a repair's): the metrics hear it. The
+   * One model request's usage and estimated cost, told by the meter of the run's model pipeline, which
+   * every request passes (the agent's, a final check's, a repair's): the counters and the metrics hear it. The
    * `model_turn` and `final_check` lines already show the usage.
    */
   model_usage: { model: string; usage: TokenUsage; costUsd: number; prices: ModelUsageReport['prices'] };
