@@ -14,7 +14,7 @@ import { s3Location } from './domain/input-files.js';
 import type { LiveRelay } from './live/types.js';
 import { createAnthropicModel } from './model/anthropic-client.js';
 import { createModelPricing } from './model/prices.js';
-import { createRecordingModel } from './model/recording-client.js';
+import { recordTurns } from './model/recording-client.js';
 import { createPlaybackModel } from './model/playback-client.js';
 import { createNoKeyModel, modelKeyMissing } from './model/no-key-client.js';
 import { modelLifecycle, retiredReason } from './model/lifecycle.js';
@@ -112,7 +112,7 @@ export function createRecorder(config: Config, logger: Logger): VideoRecorder | 
   });
 }
 
-/** The model of each execution: Claude, or a recording played back; always recorded. */
+/** The model of each execution: Claude, or a recording played back; with the stage that records it (the runner puts it in the run's pipeline). */
 export function modelFactory(config: Config, logger: Logger, playbackOf?: RecordingFile): RunnerDeps['createModel'] {
   // No key: each run fails with a message that says what to do (model/no-key-client.ts).
   const live: ModelClient | undefined = playbackOf
@@ -129,8 +129,8 @@ export function modelFactory(config: Config, logger: Logger, playbackOf?: Record
   return ({ modelId, toolVersion, display }) => {
     // A playback gets a fresh cursor per execution; the live client is shared.
     const inner = playbackOf ? createPlaybackModel(playbackOf) : live!;
-    const recorded = createRecordingModel(inner, { model: modelId, toolVersion, display });
-    return { client: recorded, recording: () => recorded.recording() };
+    const recorder = recordTurns({ model: modelId, toolVersion, display });
+    return { client: inner, record: recorder.intercept, recording: () => recorder.recording() };
   };
 }
 

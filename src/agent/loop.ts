@@ -7,7 +7,7 @@ import { openStartPage } from './start-page.js';
 import { createRepeatWatch } from './stuck-loop.js';
 import { runToolCalls, type CallBatch } from './tool-calls.js';
 import { FINISH_DEFINITION } from './tools.js';
-import type { RunStats } from '../execution/counters.js';
+import type { RunCounters } from '../execution/counters.js';
 import type { AgentOutcome } from '../execution/outcome.js';
 import type { AgentDeps, AgentInput, AgentRun } from './types.js';
 import { thinkingOf, textOf } from './response-text.js';
@@ -27,8 +27,8 @@ export type { AgentDeps, AgentInput } from './types.js';
 
 const REFUSED: AgentOutcome = { status: 'failed', code: 'agent_failed', message: 'the model refused to continue the task' };
 
-export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunStats): Promise<AgentOutcome> {
-  const run = prepareRun(deps, input, stats);
+export async function runAgent(deps: AgentDeps, input: AgentInput, counters: RunCounters): Promise<AgentOutcome> {
+  const run = prepareRun(deps, input, counters);
   throwIfAborted(input.signal);
   if (!input.resume) await openStartPage(deps.session, input.startUrl, deps.events, input.signal);
   await observeOpening(run);
@@ -52,7 +52,7 @@ export async function runAgent(deps: AgentDeps, input: AgentInput, stats: RunSta
 }
 
 /** The system prompt and the tools, the same in every request of the run. */
-function prepareRun(deps: AgentDeps, input: AgentInput, stats: RunStats): AgentRun {
+function prepareRun(deps: AgentDeps, input: AgentInput, counters: RunCounters): AgentRun {
   const { space } = deps;
   const now = deps.now ?? Date.now;
   const system: TextBlock[] = [
@@ -75,7 +75,7 @@ function prepareRun(deps: AgentDeps, input: AgentInput, stats: RunStats): AgentR
   ];
   const tools = [...space.tools(), ...(deps.human ? [ASK_HUMAN_DEFINITION] : []), FINISH_DEFINITION];
   tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: { type: 'ephemeral' } };
-  return { deps, input, stats, now, system, tools, history: [], nudged: false, outputRetries: 0, repeats: createRepeatWatch(deps.session) };
+  return { deps, input, counters, now, system, tools, history: [], nudged: false, outputRetries: 0, repeats: createRepeatWatch(deps.session) };
 }
 
 /** The first user message: the task (or what a replay did) and the page as it is. */
@@ -84,14 +84,14 @@ async function observeOpening(run: AgentRun): Promise<void> {
   const { resume, signal } = run.input;
   // A run that takes over a replay sees the page as a read shows it (docs/run-cache.md#replay).
   const first = await browserCall(() => space.opening(signal, resume ? { brief: true } : undefined), signal);
-  run.stats.nScreenshots += first.filter((b) => b.type === 'image').length;
+  tellImages(run, first.filter((b) => b.type === 'image').length);
   const opening = resume ? `${resume.done}\nContinue the task from here. This is the browser now.` : FIRST_USER_TEXT;
   run.history.push({ role: 'user', content: [{ type: 'text', text: opening }, ...first] });
 }
 
 /** The step cap, or a context about to overflow: the run ends before another request. */
 function capReached(run: AgentRun): AgentOutcome | undefined {
-  if (run.stats.nSteps >= run.input.maxSteps) {
+  if (run.counters.nSteps >= run.input.maxSteps) {
     return { status: 'failed', code: 'max_steps', message: `the agent did not finish within ${run.input.maxSteps} steps` };
   }
   if (run.overflow) return { status: 'failed', code: 'model_error', message: run.overflow };
@@ -100,7 +100,7 @@ function capReached(run: AgentRun): AgentOutcome | undefined {
 
 /** One model turn: counted as a step, logged, and kept in the conversation. */
 async function askModel(run: AgentRun): Promise<ModelResponse> {
-  const { deps, input, stats, now } = run;
+  const { deps, input, now } = run;
   const requestAt = now();
   const response = await deps.model.createTurn(
     {
@@ -115,9 +115,10 @@ async function askModel(run: AgentRun): Promise<ModelResponse> {
     input.signal,
   );
   const receivedAt = now();
-  stats.nSteps++;
+  // The step this turn is: counted when its `model_turn` is told.
+  const step = run.counters.nSteps + 1;
   deps.events.emit('model_turn', {
-    step: stats.nSteps,
+    step,
     by: 'model',
     model: response.model,
     latencyMs: receivedAt - requestAt,
@@ -133,7 +134,7 @@ async function askModel(run: AgentRun): Promise<ModelResponse> {
   run.lastResponseAt = receivedAt;
   run.history.push({ role: 'assistant', content: response.content });
   if (response.notes?.prefixMismatch) {
-    deps.events.emit('model_prefix_mismatch', { step: stats.nSteps, level: 'error', message: response.notes.prefixMismatch });
+    deps.events.emit('model_prefix_mismatch', { step, level: 'error', message: response.notes.prefixMismatch });
   }
   // Checked before the next request: this turn's calls (a finish among them) still run.
   run.overflow = contextOverflow(response);
@@ -170,9 +171,14 @@ async function answer(run: AgentRun, batch: CallBatch): Promise<void> {
   if (space.observe && batch.observable && batch.changedSinceImage) {
     const shot = await browserCall(() => space.observe!(signal), signal);
     batch.observable.content.push(shot);
-    run.stats.nScreenshots++;
+    tellImages(run, 1);
   }
   run.history.push({ role: 'user', content: batch.results });
+}
+
+/** Images captured for the model, for the counters. */
+function tellImages(run: AgentRun, images: number): void {
+  if (images > 0) run.deps.events.notify('images_captured', { step: run.counters.nSteps, images });
 }
 
 function isToolUse(block: AssistantBlock): block is ToolUseBlock {

@@ -15,8 +15,8 @@ import { FINISH_TOOL } from './tools.js';
 import type { AgentOutcome } from '../execution/outcome.js';
 import type { TextBlock, ToolUseBlock } from '../contract/recording.js';
 
-/** What the calls need of the run: its deps, input and tallies, and the invalid outputs it let the model correct. */
-export type CallContext = Pick<AgentRun, 'deps' | 'input' | 'stats' | 'now' | 'outputRetries' | 'repeats'>;
+/** What the calls need of the run: its deps, input and counters, and the invalid outputs it let the model correct. */
+export type CallContext = Pick<AgentRun, 'deps' | 'input' | 'counters' | 'now' | 'outputRetries' | 'repeats'>;
 
 /** A turn's calls as they run: the answers so far, and what they leave for the loop. */
 export interface CallBatch {
@@ -83,25 +83,27 @@ async function finishCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
 
 /** Not an agent action: the model's turn is the step, the person's answer its result. */
 async function askHumanCall(run: CallContext, human: AskHuman, call: ToolUseBlock, batch: CallBatch): Promise<void> {
-  const asked = await human.handle(call, run.stats.nSteps, run.input.signal);
-  run.stats.nScreenshots += asked.images;
+  const step = run.counters.nSteps;
+  const asked = await human.handle(call, step, run.input.signal);
+  if (asked.images > 0) run.deps.events.notify('images_captured', { step, images: asked.images });
   batch.results.push(asked.result);
 }
 
 function unknownCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): void {
-  run.deps.events.emit('action', { step: run.stats.nSteps, tool: call.toolset_name ?? call.name, action: call.name, input: call.input, ok: false, error: 'unknown tool' });
+  run.deps.events.emit('action', { step: run.counters.nSteps, tool: call.toolset_name ?? call.name, action: call.name, input: call.input, ok: false, error: 'unknown tool' });
   batch.results.push(errorResult(call, `unknown tool "${call.name}"${call.toolset_name ? ` of toolset "${call.toolset_name}"` : ''}`));
   if (call.toolset_name) batch.halted.add(call.toolset_name);
 }
 
 function haltedCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): void {
   batch.results.push(run.deps.space.notExecuted(call));
-  run.deps.events.emit('action', { step: run.stats.nSteps, tool: call.toolset_name ?? call.name, action: call.name, input: call.input, ok: false, error: 'not executed: an earlier action in this turn failed' });
+  run.deps.events.emit('action', { step: run.counters.nSteps, tool: call.toolset_name ?? call.name, action: call.name, input: call.input, ok: false, error: 'not executed: an earlier action in this turn failed' });
 }
 
 async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch): Promise<void> {
-  const { deps, stats, now } = run;
+  const { deps, now } = run;
   const { signal } = run.input;
+  const step = run.counters.nSteps;
   const startedAt = now();
   // The action's time is when it touched the page (its marker on the video), not when the
   // worker began to look up its target: the log, the steps track and the video agree.
@@ -119,12 +121,12 @@ async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
       }),
     signal,
   );
-  if (report.counted) stats.nAgentActions++;
-  stats.nScreenshots += report.images;
+  if (report.counted) deps.events.notify('action_counted', { step, action: report.action });
+  if (report.images > 0) deps.events.notify('images_captured', { step, images: report.images });
   deps.events.emit(
     'action',
     {
-      step: stats.nSteps,
+      step,
       by: 'model',
       tool: call.toolset_name ?? call.name,
       action: report.action,
@@ -137,10 +139,10 @@ async function actionCall(run: CallContext, call: ToolUseBlock, batch: CallBatch
     },
     touchedAt ?? startedAt,
   );
-  if (report.ok && report.trace) deps.events.notify('action_trace', { step: stats.nSteps, trace: report.trace });
+  if (report.ok && report.trace) deps.events.notify('action_trace', { step, trace: report.trace });
   const repeat = await run.repeats.after(call, report, signal);
   if (repeat.kind !== 'go') {
-    deps.events.emit('repeated_action', { step: stats.nSteps, tool: call.toolset_name ?? call.name, action: report.action, label: report.label, repeats: repeat.repeats, outcome: repeat.kind === 'stop' ? 'stopped' : 'warned' });
+    deps.events.emit('repeated_action', { step, tool: call.toolset_name ?? call.name, action: report.action, label: report.label, repeats: repeat.repeats, outcome: repeat.kind === 'stop' ? 'stopped' : 'warned' });
     if (repeat.kind === 'stop') {
       batch.stuck = { status: 'failed', code: 'agent_stuck', message: `the agent made the same action (${report.label}) ${repeat.repeats} times in a row on a page that did not change` };
       batch.results.push(report.result);

@@ -11,7 +11,7 @@ import type { SecretVault } from '../domain/secrets.js';
 import type { RunBudget } from '../domain/usage.js';
 import type { Message, ModelClient, ToolDefinition } from '../model/types.js';
 import type { ExecutionEventSink } from '../execution/events.js';
-import type { RunStats } from '../execution/counters.js';
+import type { RunCounters } from '../execution/counters.js';
 import type { ActionSpace } from '../toolset/types.js';
 import type { AskHuman } from './ask-human.js';
 import type { RepeatWatch } from './stuck-loop.js';
@@ -48,7 +48,7 @@ export interface AgentInput {
    */
   inputFiles?: readonly InputFile[];
   maxTokens?: number;
-  /** The run's caps, told to the model in words (the metered client enforces them: runner/usage-meter.ts). */
+  /** The run's caps, told to the model in words (the meter of the run's model pipeline holds them: runner/usage-meter.ts). */
   budget?: RunBudget;
   /** Steps already taken (a run that continues after a replay): the model learns what was done. */
   resume?: { done: string; steps: number };
@@ -59,7 +59,8 @@ export interface AgentInput {
 export interface AgentRun {
   deps: AgentDeps;
   input: AgentInput;
-  stats: RunStats;
+  /** The run's counters, as its events told them: a step's number, the step cap. */
+  counters: RunCounters;
   now: () => number;
   system: TextBlock[];
   tools: ToolDefinition[];

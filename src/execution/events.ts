@@ -2,7 +2,7 @@ import type { BlockLayer, DownloadEvent, Point, Size } from '../browser/types.js
 import type { ErrorCode } from '../contract/errors.js';
 import type { HumanInput, HumanKind, HumanOutcome } from '../contract/human.js';
 import type { LogLine } from '../contract/log-line.js';
-import type { CacheReport, UsageReport } from '../contract/output.js';
+import type { CacheReport, ModelUsageReport, UsageReport } from '../contract/output.js';
 import type { BilledIteration, ModelResponse, TokenUsage } from '../contract/recording.js';
 import type { Counters } from '../contract/reports.js';
 import { createEventStream, type EventSink, type EventSource, type EventStream, type EventStreamOptions } from '../telemetry/event-stream.js';
@@ -148,11 +148,30 @@ export type InternalEvents = {
    */
   action_trace: { step: number; trace: ActionTrace };
   /**
-   * One model request's usage and estimated cost, told by the run's metered model client, which
-   * every request passes (the agent's, a final check's, a repair's): the metrics hear it. The
+   * One model request's usage and estimated cost, told by the meter of the run's model pipeline, which
+   * every request passes (the agent's, a final check's, a repair's): the counters and the metrics hear it. The
    * `model_turn` and `final_check` lines already show the usage.
    */
-  model_usage: { model: string; usage: TokenUsage; costUsd: number };
+  model_usage: { model: string; usage: TokenUsage; costUsd: number; prices: ModelUsageReport['prices'] };
+  /**
+   * Added at the end of the map: an action run against the browser that counts as one of the run's
+   * `nAgentActions` (not a read, not `finish`; a blocked or failed one counts). The `action` line
+   * shows it; the counters hear this (execution/counters.ts).
+   */
+  action_counted: { step: number; action: string };
+  /**
+   * Added at the end of the map: images captured for the model (`nScreenshots`): a screenshot, the
+   * page after a turn, a person's answer, a final check's or a repair's picture. `step`: the run's
+   * steps so far. The counters hear it.
+   */
+  images_captured: { step: number; images: number };
+  /**
+   * Added at the end of the map: a request of a step going to the model (the agent's, a repair's;
+   * not a final check's), told by the run's model pipeline before it is sent, with the images new
+   * in it (its newest user message's, top-level or inside tool results), as the bytes the model
+   * gets. Step screenshots hear it. The bytes are a Buffer: redaction passes over them.
+   */
+  model_request: { images: Array<{ mediaType: 'image/png' | 'image/jpeg' | 'image/webp'; data: Buffer }> };
 };
 
 /** Every event of an execution, logged or internal. */

@@ -1,9 +1,8 @@
 import { RECORDING_FORMAT, type ModelResponse, type RecordedTurn, type RecordingFile } from '../contract/recording.js';
-import type { ModelClient } from './types.js';
+import type { ModelClient, ModelInterceptor } from './types.js';
 
 /**
- * Wraps a model and keeps every response it gives, with its latency, so the run can be
- * written out as `recording.json` (docs/counters-and-artifacts.md#artifacts) and played back without a model (docs/operations.md#playing-back-a-recording). Failed
+ * Keeps every response the model gives, with its latency, so the run can be written out as `recording.json` (docs/counters-and-artifacts.md#artifacts) and played back without a model (docs/operations.md#playing-back-a-recording). Failed
  * turns are not recorded: a playback starts from what the run actually received.
  */
 
@@ -18,12 +17,20 @@ export type RecordingModelClient = ModelClient & {
   recording(): RecordingFile;
 };
 
-export function createRecordingModel(inner: ModelClient, meta: RecordingMeta): RecordingModelClient {
+export interface TurnRecorder {
+  /** The pipeline's stage (model/types.ts `ModelInterceptor`), next to the model: the latency is the model's own. */
+  intercept: ModelInterceptor;
+  /** A snapshot of the turns so far, safe to serialise while the run goes on. */
+  recording(): RecordingFile;
+}
+
+/** The recording of one execution, as a stage of its model pipeline. */
+export function recordTurns(meta: RecordingMeta): TurnRecorder {
   const turns: RecordedTurn[] = [];
   return {
-    async createTurn(request, signal): Promise<ModelResponse> {
+    async intercept(request, signal, next): Promise<ModelResponse> {
       const started = performance.now();
-      const response = await inner.createTurn(request, signal);
+      const response = await next(request, signal);
       const latencyMs = Math.round(performance.now() - started);
       turns.push({ latencyMs, response: structuredClone(response) });
       return response;
@@ -38,4 +45,10 @@ export function createRecordingModel(inner: ModelClient, meta: RecordingMeta): R
       };
     },
   };
+}
+
+/** A model with its recording alone (a recording made outside a run). */
+export function createRecordingModel(inner: ModelClient, meta: RecordingMeta): RecordingModelClient {
+  const recorder = recordTurns(meta);
+  return { createTurn: (request, signal) => recorder.intercept(request, signal, (sent, s) => inner.createTurn(sent, s)), recording: recorder.recording };
 }

@@ -122,3 +122,11 @@ export interface ModelClient {
   createTurn(request: ModelTurnRequest, signal: AbortSignal): Promise<ModelResponse>;
 }
 
+/**
+ * One stage of a run's model pipeline (runner/model-pipeline.ts): it gets each request with the
+ * rest of the pipeline as `next`, and may look at the request, change it, refuse it (throw), or
+ * look at the response. The recording, the meter and the stage that tells the images a request
+ * shows are interceptors.
+ */
+export type ModelInterceptor = (request: ModelTurnRequest, signal: AbortSignal, next: ModelClient['createTurn']) => Promise<ModelResponse>;
+

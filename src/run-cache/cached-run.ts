@@ -33,7 +33,7 @@ import { piecesNotEntered, sourcePaths, type MissingPiece } from './sources.js';
 import type { RunCacheStore } from './types.js';
 import { changedPaths, guardMiss, inputLeaves } from './values.js';
 import type { AgentOutcome } from '../execution/outcome.js';
-import type { RunStats } from '../execution/counters.js';
+import type { RunCounters } from '../execution/counters.js';
 import type { CacheReport } from '../contract/output.js';
 import type { CachedAction, RunCacheEntry } from '../contract/run-cache.js';
 
@@ -49,7 +49,8 @@ export interface CachedRunOptions {
   agentInput: AgentInput;
   /** Whether a completed run may become the version's cache (not one that asked a person: they must decide again). */
   keep?: () => boolean;
-  stats: RunStats;
+  /** The run's counters, heard on `agentDeps.events` (a step's number, the step cap). */
+  stats: RunCounters;
   logger: Logger;
   now: () => number;
 }

@@ -13,7 +13,7 @@ import type { AgentDeps, AgentInput } from '../agent/loop.js';
 import { inputLines } from '../agent/prompt.js';
 import type { ToolDefinition } from '../model/types.js';
 import { viewPage } from './page-view.js';
-import type { RunStats } from '../execution/counters.js';
+import type { RunCounters } from '../execution/counters.js';
 import type { CacheReport } from '../contract/output.js';
 import type { ModelResponse, ToolUseBlock } from '../contract/recording.js';
 import { placeholderOf } from '../domain/input-references.js';
@@ -62,7 +62,7 @@ export interface FinalEvidence {
 }
 
 /** The final check: one request, its verdict, and the output when the page shows the input. */
-export async function checkFinalPage(deps: FinalCheckDeps, input: AgentInput, replayed: string, stats: RunStats, evidence: FinalEvidence = { readBacks: [], pieces: [] }): Promise<FinalCheckOutcome> {
+export async function checkFinalPage(deps: FinalCheckDeps, input: AgentInput, replayed: string, stats: RunCounters, evidence: FinalEvidence = { readBacks: [], pieces: [] }): Promise<FinalCheckOutcome> {
   const { model, session, space, events } = deps;
   const now = deps.now ?? Date.now;
   const { vault, signal } = input;
@@ -91,7 +91,7 @@ export async function checkFinalPage(deps: FinalCheckDeps, input: AgentInput, re
     },
     signal,
   );
-  stats.nScreenshots++;
+  events.notify('images_captured', { step: stats.nSteps, images: 1 });
   const verdict = verdictOf(response);
   const report: FinalCheckReport = { ran: true, matches: verdict?.matches ?? null, reason: verdict ? vault.redact(verdict.reason) : null };
   events.emit('final_check', { matches: report.matches, reason: report.reason, latencyMs: now() - requestAt, usage: response.usage, model: response.model, stopReason: response.stopReason });

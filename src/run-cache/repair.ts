@@ -24,7 +24,7 @@ import { describeElement } from './actions.js';
 import { findResume, type ResumePoint } from './resume.js';
 import { derivedPaths, type InputLeaf } from './values.js';
 import { thinkingOf, textOf } from '../agent/response-text.js';
-import type { RunStats } from '../execution/counters.js';
+import type { RunCounters } from '../execution/counters.js';
 import type { ModelResponse, TextBlock, ToolUseBlock } from '../contract/recording.js';
 
 /** Model steps one repair may take before the model carries the rest of the run. */
@@ -70,7 +70,7 @@ interface TurnCalls {
   flowChanged?: string;
 }
 
-export async function repairStep(deps: RepairDeps, input: RepairInput, stats: RunStats): Promise<RepairOutcome> {
+export async function repairStep(deps: RepairDeps, input: RepairInput, stats: RunCounters): Promise<RepairOutcome> {
   const { space, session } = deps;
   const now = deps.now ?? Date.now;
   const { agent } = input;
@@ -123,17 +123,17 @@ export async function repairStep(deps: RepairDeps, input: RepairInput, stats: Ru
 }
 
 /** One model step of the repair: counted as a step, its usage added, logged `"by": "repair"`, kept in the conversation. */
-async function ask(deps: RepairDeps, agent: AgentInput, request: { system: TextBlock[]; tools: ReturnType<RepairDeps['space']['tools']>; history: Message[] }, stats: RunStats, now: () => number): Promise<ModelResponse> {
+async function ask(deps: RepairDeps, agent: AgentInput, request: { system: TextBlock[]; tools: ReturnType<RepairDeps['space']['tools']>; history: Message[] }, stats: RunCounters, now: () => number): Promise<ModelResponse> {
   const requestAt = now();
   // Append-only: every earlier message of this repair goes again as it was.
   const response = await deps.model.createTurn(
     { model: agent.modelId, system: request.system, tools: request.tools, messages: [...request.history], maxTokens: agent.maxTokens ?? 4096, betas: [...deps.space.betas] },
     agent.signal,
   );
-  stats.nSteps++;
-  stats.nScreenshots += imagesIn(request.history.at(-1));
+  const images = imagesIn(request.history.at(-1));
+  if (images > 0) deps.events.notify('images_captured', { step: stats.nSteps, images });
   deps.events.emit('model_turn', {
-    step: stats.nSteps,
+    step: stats.nSteps + 1,
     by: 'repair',
     model: response.model,
     latencyMs: now() - requestAt,
@@ -151,7 +151,7 @@ async function ask(deps: RepairDeps, agent: AgentInput, request: { system: TextB
 }
 
 /** Runs a turn's calls in order, as the agent's loop does; a failed action or a value not held halts the rest of its toolset's calls. */
-async function runCalls(deps: RepairDeps, agent: AgentInput, calls: readonly ToolUseBlock[], stats: RunStats, now: () => number): Promise<TurnCalls> {
+async function runCalls(deps: RepairDeps, agent: AgentInput, calls: readonly ToolUseBlock[], stats: RunCounters, now: () => number): Promise<TurnCalls> {
   const { space, session, events } = deps;
   const { vault, signal } = agent;
   const turn: TurnCalls = { results: [], traces: [], labels: [] };
@@ -203,8 +203,8 @@ async function runCalls(deps: RepairDeps, agent: AgentInput, calls: readonly Too
         }),
       signal,
     );
-    if (report.counted) stats.nAgentActions++;
-    stats.nScreenshots += report.images;
+    if (report.counted) events.notify('action_counted', { step: stats.nSteps, action: report.action });
+    if (report.images > 0) events.notify('images_captured', { step: stats.nSteps, images: report.images });
     // A value it set must be there, as a replayed one must (docs/run-cache.md#replay).
     const held = report.ok && report.trace ? await readBack(session, vault, report.trace, signal) : { ok: true as const };
     if ('read' in held && held.read) events.emit('read_back', { step: stats.nSteps, by: 'repair', ...held.read, held: held.held ?? '', ok: held.ok });

@@ -22,7 +22,7 @@ import { checkAction, describeAction, prepare, type MissKind } from './precondit
 import { holdsValue } from './replay-check.js';
 import { resolveSources, type MissingPiece } from './sources.js';
 import type { InputLeaf } from './values.js';
-import type { RunStats } from '../execution/counters.js';
+import type { RunCounters } from '../execution/counters.js';
 import type { CachedAction } from '../contract/run-cache.js';
 
 export interface ReplayInput {
@@ -95,7 +95,7 @@ export interface ReadBack {
   value: string;
 }
 
-export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: RunStats): Promise<ReplayResult> {
+export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: RunCounters): Promise<ReplayResult> {
   const { space, session, events } = deps;
   const now = deps.now ?? Date.now;
   const from = input.from ?? { step: startingStep(input.steps, pageShape(session.currentUrl()), input.input), action: 0 };
@@ -115,11 +115,10 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
     // A step run to its end is a step of the run; so is the part of one that ran before a stop.
     const close = (whole: boolean) => {
       if (!whole && labels.length === 0) return;
-      stats.nSteps++;
       result.replayed++;
       result.traces.push(traces);
       result.done.push(labels);
-      events.emit('replayed_step', { step: stats.nSteps, by: 'cache', actions: traces.length });
+      events.emit('replayed_step', { step: stats.nSteps + 1, by: 'cache', actions: traces.length });
     };
     const stop = (at: number, kind: StopKind, reason: string): ReplayResult => {
       close(false);
@@ -175,7 +174,7 @@ export async function replaySteps(deps: ReplayDeps, input: ReplayInput, stats: R
           }),
         input.signal,
       );
-      if (report.counted) stats.nAgentActions++;
+      if (report.counted) events.notify('action_counted', { step: stats.nSteps + 1, action: report.action });
       events.emit(
         'action',
         {

@@ -14,9 +14,10 @@ import { createHumanGate, type RunnerHumanGate } from './human-gate.js';
 import { attachLiveView } from './live-view.js';
 import type { Prepared } from './prepare.js';
 import { Scope } from './scope.js';
-import { meterModel } from './usage-meter.js';
+import { runModels } from './model-pipeline.js';
+import { meterRequests } from './usage-meter.js';
 import { watchResources, type ResourceWatch } from './resource-watch.js';
-import { createRunStats } from '../execution/counters.js';
+import { countEvents } from '../execution/counters.js';
 import type { AgentOutcome } from '../execution/outcome.js';
 
 /**
@@ -30,7 +31,7 @@ export async function runBrowserPhase(ctx: ExecutionContext, plan: Prepared, sta
   const { deps, events, log, now } = ctx;
   const scope = new Scope((error, step) => log.warn({ err: error, step }, 'the browser phase could not close a resource'));
   /** What the run leaves behind, filled as it goes: a run that throws keeps what it did. */
-  const ended: RunEnd = { outcome: failure(new ExecutionError('internal', 'the run did not end')), startedAtMs, endedAtMs: 0, stats: createRunStats(), cache: emptyCacheReport(), downloads: [], video: null, stepsVtt: null, human: [] };
+  const ended: RunEnd = { outcome: failure(new ExecutionError('internal', 'the run did not end')), startedAtMs, endedAtMs: 0, counters: countEvents(events), cache: emptyCacheReport(), downloads: [], video: null, stepsVtt: null, human: [] };
   try {
     const run = scope.use('execution signal', createExecutionSignal(ctx.outerSignal, plan.spec.timeoutMs ?? deps.settings.timeoutMs), (signal) => signal.dispose());
     const watch: { current?: ResourceWatch } = {};
@@ -137,10 +138,10 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
 
   const model = deps.createModel({ modelId: plan.modelId, toolVersion: space.toolType, display: space.display });
   ended.recording = model.recording;
-  // Every request of the run goes through the meter, whoever sends it (the agent, the final check,
-  // a repair): its usage is counted and priced there, and its budget holds there.
+  // The run's one model pipeline (model-pipeline.ts): every request goes through the meter, whoever
+  // sends it (the agent, the final check, a repair): its usage is priced there and its budget holds there.
   ended.budget = resolveBudget(spec.budget, deps.settings.budget);
-  const client = meterModel(model.client, { stats: ended.stats, budget: ended.budget, pricing: deps.pricing, events });
+  const models = runModels(model.client, { record: model.record, meter: meterRequests({ counters: ended.counters, budget: ended.budget, pricing: deps.pricing, events }), events });
   // The run cache (docs/run-cache.md): on unless the worker or the workflow turned it off, and only
   // for a known version (the cache is the version's). A run with approvals is never replayed: a
   // replay must not take a gated action unasked.
@@ -151,10 +152,10 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
     executionId: job.executionId,
     keep: () => (human?.ask.exchanges.length ?? 0) === 0,
     // The final check is no step: its picture is not a step's (steps/NNN.jpg keep the steps' numbers).
-    checkModel: client,
+    checkModel: models.check,
     agentDeps: {
       ...(human ? { human: human.ask } : {}),
-      model: ctx.stepShots ? ctx.stepShots.wrap(client) : client,
+      model: models.steps,
       space,
       session,
       events,
@@ -171,7 +172,7 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
       ...(plan.inputFiles.length > 0 ? { inputFiles: plan.inputFiles } : {}),
       signal: run.signal,
     },
-    stats: ended.stats,
+    stats: ended.counters,
     logger: log,
     now,
   });

@@ -16,7 +16,7 @@ import { createExecutionEvents, type ExecutionEventStream } from '../execution/e
 import type { Scope } from './scope.js';
 import { createStepScreenshots, type StepScreenshots } from './step-screenshots.js';
 import type { RunnerDeps } from './types.js';
-import { createRunStats, type RunStats } from '../execution/counters.js';
+import { noCounters, type RunCounters } from '../execution/counters.js';
 import type { AgentOutcome } from '../execution/outcome.js';
 import type { HumanExchange, CacheReport } from '../contract/output.js';
 import type { JobData } from '../contract/job.js';
@@ -57,7 +57,8 @@ export interface RunEnd {
   /** Absent when the API was never told `started`: the run lasted 0 ms. */
   startedAtMs?: number;
   endedAtMs: number;
-  stats: RunStats;
+  /** What the run's events counted (execution/counters.ts). */
+  counters: RunCounters;
   cache: CacheReport;
   downloads: KeptDownload[];
   video: FinishedVideo | null;
@@ -74,7 +75,7 @@ export function notRun(ctx: ExecutionContext, error: ExecutionError, profile?: P
   return {
     outcome: failure(error),
     endedAtMs: ctx.now(),
-    stats: createRunStats(),
+    counters: noCounters(),
     cache: emptyCacheReport(),
     downloads: [],
     video: null,

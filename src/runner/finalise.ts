@@ -15,7 +15,7 @@ import type { OutputDocument, SavedDownload } from '../contract/output.js';
  */
 export async function finalise(ctx: ExecutionContext, run: RunEnd): Promise<ExecutionSummary> {
   const { deps, job, events, log, now } = ctx;
-  const { outcome, stats, video } = run;
+  const { outcome, counters: stats, video } = run;
   const vault = ctx.secrets.vault;
   const durationMs = run.startedAtMs === undefined ? 0 : Math.max(0, run.endedAtMs - run.startedAtMs);
   const downloadUrls = await uploadDownloads({ store: deps.store, executionId: job.executionId, downloads: run.downloads, logger: log });

@@ -1,14 +1,15 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ImageBlock, ModelClient, ModelTurnRequest } from '../model/types.js';
+import type { ImageBlock } from '../model/types.js';
 import type { Logger } from '../telemetry/types.js';
-import { STEP_EVENTS, type ExecutionEventSink, type ExecutionEventSource } from '../execution/events.js';
+import { STEP_EVENTS, type ExecutionEvents, type ExecutionEventSink, type ExecutionEventSource } from '../execution/events.js';
 
 /**
  * What the model saw at each step, kept as artifacts (`steps/NNN.jpg`, docs/counters-and-artifacts.md#stepsnnnjpg) without
- * touching the agent loop: the execution's model client is wrapped, and the images of the
- * newest user message of each request — the screenshots taken since the last turn, top-level
- * or inside tool results — are written as the step's screenshots, the very bytes the model got.
+ * touching the agent loop or the model client: a subscriber of the execution's events. The
+ * model pipeline (model-pipeline.ts) tells each step's request as `model_request`, with the
+ * images new in it — the screenshots taken since the last turn, top-level or inside tool
+ * results —, and they are written as the step's screenshots, the very bytes the model got.
  *
  * The step of a request is one past the highest step of the execution's events so far (the
  * typed `step` field of the events that have one, `STEP_EVENTS`): steps replayed from a run cache
@@ -28,8 +29,6 @@ export interface StepScreenshotFile {
 }
 
 export interface StepScreenshots {
-  /** The model client to give the agent: `inner`, storing what each request shows. */
-  wrap(inner: ModelClient): ModelClient;
   /** Every screenshot stored so far, once written (a failed write is logged and left out). */
   files(): Promise<StepScreenshotFile[]>;
 }
@@ -53,16 +52,16 @@ export function createStepScreenshots(options: { dir: string; events: Pick<Execu
   const written: Array<Promise<StepScreenshotFile | undefined>> = [];
   let folder: Promise<unknown> | undefined;
 
-  const store = (name: string, image: ImageBlock): void => {
+  const store = (name: string, image: ShownImage): void => {
     const file = path.join(options.dir, name);
-    const contentType = image.source.media_type;
-    // Decoding and writing wait for the next turn of the event loop: the request goes first.
+    const contentType = image.mediaType;
+    // Writing waits for the next turn of the event loop: the request goes first.
     written.push(
       new Promise<StepScreenshotFile | undefined>((resolve) => {
         setImmediate(() => {
           folder ??= mkdir(path.join(options.dir, STEPS_FOLDER), { recursive: true });
           folder
-            .then(() => writeFile(file, Buffer.from(image.source.data, 'base64')))
+            .then(() => writeFile(file, image.data))
             .then(
               () => resolve({ name, path: file, contentType }),
               (error: unknown) => {
@@ -75,33 +74,17 @@ export function createStepScreenshots(options: { dir: string; events: Pick<Execu
     );
   };
 
-  const record = (request: ModelTurnRequest): void => {
-    const newest = request.messages[request.messages.length - 1];
-    // A resumed turn (pause_turn) re-sends the conversation unchanged: nothing new to see.
-    if (!newest || newest.role !== 'user') return;
-    const images = newestImages(newest.content);
-    if (images.length === 0) return;
+  options.events.on('model_request', ({ images }) => {
     const step = lastStep + 1;
     const stem = String(step).padStart(3, '0');
     images.forEach((image, i) => {
-      const name = `${STEPS_FOLDER}/${stem}${images.length > 1 ? `-${i + 1}` : ''}.${EXTENSIONS[image.source.media_type]}`;
-      // Base64 length → byte count, without decoding now.
-      const data = image.source.data;
-      const bytes = Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0);
-      options.events.emit('step_screenshot', { step, key: name, bytes, mediaType: image.source.media_type });
+      const name = `${STEPS_FOLDER}/${stem}${images.length > 1 ? `-${i + 1}` : ''}.${EXTENSIONS[image.mediaType]}`;
+      options.events.emit('step_screenshot', { step, key: name, bytes: image.data.length, mediaType: image.mediaType });
       store(name, image);
     });
-  };
+  });
 
   return {
-    wrap(inner) {
-      return {
-        createTurn(request, signal) {
-          record(request);
-          return inner.createTurn(request, signal);
-        },
-      };
-    },
     async files() {
       const all = await Promise.all(written);
       return all.filter((f): f is StepScreenshotFile => f !== undefined);
@@ -109,11 +92,4 @@ export function createStepScreenshots(options: { dir: string; events: Pick<Execu
   };
 }
 
-function newestImages(content: Extract<ModelTurnRequest['messages'][number], { role: 'user' }>['content']): ImageBlock[] {
-  const images: ImageBlock[] = [];
-  for (const block of content) {
-    if (block.type === 'image') images.push(block);
-    else if (block.type === 'tool_result') for (const inner of block.content) if (inner.type === 'image') images.push(inner);
-  }
-  return images;
-}
+type ShownImage = ExecutionEvents['model_request']['images'][number];

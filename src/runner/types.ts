@@ -6,7 +6,7 @@ import type { OpenedFile } from '../domain/input-files.js';
 import type { HumanDesk } from '../human/types.js';
 import type { LiveRelay } from '../live/types.js';
 import type { RunBudget } from '../domain/usage.js';
-import type { ModelClient, ModelPricing } from '../model/types.js';
+import type { ModelClient, ModelInterceptor, ModelPricing } from '../model/types.js';
 import type { VideoRecorder } from '../recorder/types.js';
 import type { RunCacheStore } from '../run-cache/types.js';
 import type { ArtifactStore } from '../storage/types.js';
@@ -25,9 +25,13 @@ export interface RunnerDeps {
   /** Absent when video is off or ffmpeg is unavailable. */
   recorder?: VideoRecorder;
   store: ArtifactStore;
-  /** Creates the model client of one execution, recording its turns for `recording.json`. */
+  /**
+   * The model client of one execution, and the stage of its pipeline (runner/model-pipeline.ts)
+   * that records its turns for `recording.json`.
+   */
   createModel(options: { modelId: string; toolVersion: string; display: Size }): {
     client: ModelClient;
+    record: ModelInterceptor;
     recording(): RecordingFile;
   };
   /** Each model's prices (docs/model.md#prices): the cost in output.json, the metrics and a dollar budget. */

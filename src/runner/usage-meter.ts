@@ -1,14 +1,15 @@
 import { ExecutionError } from '../contract/errors.js';
 import { billedParts, billedTokens, type BilledPart, type RunBudget } from '../domain/usage.js';
-import type { ModelClient, ModelPricing, ModelTurnRequest } from '../model/types.js';
+import type { ModelClient, ModelInterceptor, ModelPricing, ModelTurnRequest } from '../model/types.js';
 import type { ExecutionEventSink } from '../execution/events.js';
-import type { RunStats } from '../execution/counters.js';
+import type { RunCounters } from '../execution/counters.js';
 import type { ModelResponse, TokenUsage } from '../contract/recording.js';
+import { composeModel } from './model-pipeline.js';
 
 /**
- * The run's model client as every part of the run gets it: the agent's loop, a replay's final
- * check, a repair, the model taking a replay over, the turns after a person answered. Each
- * request passes here, so this is where a run's usage is added up and priced, and where its
+ * The meter, a stage of the run's model pipeline (model-pipeline.ts) that every request passes,
+ * whoever sends it: the agent's loop, a replay's final check, a repair, the model taking a
+ * replay over, the turns after a person answered. Each request passes here, so this is where a run's usage is added up and priced, and where its
  * budget holds (docs/specification.md#budget):
  *
  * - before a request: once the run's billed tokens or their estimated cost have reached a cap,
@@ -18,34 +19,39 @@ import type { ModelResponse, TokenUsage } from '../contract/recording.js';
  * - with a token cap, each request carries it and what is left (the API's task budget where the
  *   model takes one: model/types.ts `taskBudget`);
  * - after a response: what it was billed (domain/usage.ts `billedParts`: a compaction's tokens
- *   included) goes into the run's tallies, each part priced at its model's prices, and is told
- *   as `model_usage` once per model (the metrics' cost by model).
+ *   included), each part priced at its model's prices, is told as `model_usage` once per model:
+ *   the run's counters (execution/counters.ts) add it up, before the next request is sent, and
+ *   the metrics keep the cost by model.
  *
  * A failed request (no response) bills nothing and adds nothing.
  */
 export interface UsageMeterOptions {
-  stats: RunStats;
+  /** The run's counters, read for the budget: they hear the `model_usage` this meter tells. */
+  counters: RunCounters;
   budget: RunBudget;
   pricing: ModelPricing;
   events: Pick<ExecutionEventSink, 'notify'>;
 }
 
-export function meterModel(inner: ModelClient, options: UsageMeterOptions): ModelClient {
-  const { stats, budget } = options;
-  return {
-    async createTurn(request: ModelTurnRequest, signal: AbortSignal): Promise<ModelResponse> {
-      const over = budgetReached(stats, budget);
-      if (over) throw new ExecutionError('budget_exceeded', over);
-      const sent: ModelTurnRequest = budget.tokens === undefined ? request : { ...request, taskBudget: { total: budget.tokens, remaining: budget.tokens - billedTokens(stats.usage) } };
-      const response = await inner.createTurn(sent, signal);
-      record(options, billedParts(response, request.model));
-      return response;
-    },
+export function meterRequests(options: UsageMeterOptions): ModelInterceptor {
+  const { counters, budget } = options;
+  return async (request, signal, next): Promise<ModelResponse> => {
+    const over = budgetReached(counters, budget);
+    if (over) throw new ExecutionError('budget_exceeded', over);
+    const sent: ModelTurnRequest = budget.tokens === undefined ? request : { ...request, taskBudget: { total: budget.tokens, remaining: budget.tokens - billedTokens(counters.usage) } };
+    const response = await next(sent, signal);
+    record(options, billedParts(response, request.model));
+    return response;
   };
 }
 
+/** A model under the meter alone (a part of the run tried on its own). */
+export function meterModel(inner: ModelClient, options: UsageMeterOptions): ModelClient {
+  return composeModel(inner, [meterRequests(options)]);
+}
+
 /** Why the run may send no further request, or undefined while it may. */
-export function budgetReached(stats: Pick<RunStats, 'usage' | 'costUsd'>, budget: RunBudget): string | undefined {
+export function budgetReached(stats: Pick<RunCounters, 'usage' | 'costUsd'>, budget: RunBudget): string | undefined {
   const tokens = billedTokens(stats.usage);
   if (budget.tokens !== undefined && tokens >= budget.tokens) {
     return `the run used ${tokens.toLocaleString('en-US')} model tokens, its budget is ${budget.tokens.toLocaleString('en-US')}: no further model request is sent`;
@@ -57,7 +63,7 @@ export function budgetReached(stats: Pick<RunStats, 'usage' | 'costUsd'>, budget
 }
 
 function record(options: UsageMeterOptions, parts: readonly BilledPart[]): void {
-  const { stats, pricing, events } = options;
+  const { pricing, events } = options;
   const byModel = new Map<string, { usage: TokenUsage; usd: number; fallback: boolean; source: ReturnType<ModelPricing['price']>['source'] }>();
   for (const part of parts) {
     // Each part at its own prices: a band (Haiku 5.5's) depends on that sampling's prompt alone.
@@ -69,18 +75,7 @@ function record(options: UsageMeterOptions, parts: readonly BilledPart[]): void 
     byModel.set(part.model, entry);
   }
   for (const [model, { usage, usd, fallback, source }] of byModel) {
-    add(stats.usage, usage);
-    stats.costUsd += usd;
-    let tally = stats.models.get(model);
-    if (!tally) {
-      tally = { requests: 0, inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, costUsd: 0, prices: source };
-      stats.models.set(model, tally);
-    }
-    tally.requests++;
-    add(tally, usage);
-    tally.costUsd += usd;
-    if (fallback) tally.prices = 'fallback';
-    events.notify('model_usage', { model, usage: { ...usage }, costUsd: usd });
+    events.notify('model_usage', { model, usage: { ...usage }, costUsd: usd, prices: fallback ? 'fallback' : source });
   }
 }
 

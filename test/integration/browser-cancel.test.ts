@@ -19,7 +19,7 @@ import { neverAborted } from '../support/env.js';
 import { heardEvents } from '../support/heard-events.js';
 import { finish, memberBlock, startScriptedModelServer, turn } from '../support/scripted-model-server.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
-import { createRunStats } from '../../src/execution/counters.js';
+import { countEvents } from '../../src/execution/counters.js';
 
 /**
  * A run stopped in the middle of an action stops within a second, and the browser call in
@@ -260,10 +260,11 @@ describe('browser calls are cancelled when the run stops', () => {
       const runSpace = createActionSpace({ kind: chosen.kind, computer: chosen.tools.computer, images: chosen.tools.images }, { session, secrets: vault, allowJavascript: true });
       const controller = new AbortController();
       const looping = beacon('/beacon/run-loop');
+      const { events } = heardEvents();
       const run = runAgent(
-        { model: createAnthropicModel({ apiKey: 'sk-ant-cancel', baseURL: model.url, maxRetries: 0, logger: silent }), space: runSpace, session, events: heardEvents().events },
+        { model: createAnthropicModel({ apiKey: 'sk-ant-cancel', baseURL: model.url, maxRetries: 0, logger: silent }), space: runSpace, session, events },
         { spec: { prompt: 'Run the script.', allowedDomains: [`cancel.test:${server.port}`], allowJavascript: true }, modelId: MODEL, vault, maxSteps: 5, startUrl: `${origin}/busy`, signal: controller.signal },
-        createRunStats(),
+        countEvents(events),
       );
       await looping;
       const { error, ms } = await abortAndMeasure(controller, run);

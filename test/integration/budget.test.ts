@@ -18,7 +18,7 @@ import type { Accounting } from '../support/fake-api-tokens.js';
 import { longRun } from '../support/long-run.js';
 import { browser as member, memberBlock, startScriptedModelServer, type Script, type ScriptedIteration, type ScriptedModelServer, type ScriptedResponse } from '../support/scripted-model-server.js';
 import { useShopBrowser } from '../support/shop-browser.js';
-import { createRunStats } from '../../src/execution/counters.js';
+import { countEvents } from '../../src/execution/counters.js';
 import type { TokenUsage } from '../../src/contract/recording.js';
 
 /**
@@ -144,10 +144,10 @@ describe('a run whose conversation the API compacts', () => {
   it("the real client and the meter count a compaction's tokens: the documented answer bills 207,500, and nothing is sent past a 100,000 cap", async () => {
     const server = await startScriptedModelServer(() => ({ content: [SUMMARY, memberBlock('screenshot')], usage: COMPACTING }));
     try {
-      const stats = createRunStats();
       const events = createExecutionEvents({ executionId: 'x', redact: (v) => v });
+      const stats = countEvents(events);
       const client = createAnthropicModel({ apiKey: 'sk-ant-budget', baseURL: server.url, maxRetries: 0, logger });
-      const model = meterModel(client, { stats, budget: { tokens: 100_000 }, pricing: createModelPricing(), events });
+      const model = meterModel(client, { counters: stats, budget: { tokens: 100_000 }, pricing: createModelPricing(), events });
       const request = { model: 'claude-opus-5-5', system: [], tools: [], messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'Look around the shop' }] }], maxTokens: 1024, betas: [] };
       const stops: unknown[] = [];
       for (let i = 0; i < 4; i++) await model.createTurn(request, new AbortController().signal).catch((error: unknown) => stops.push(error));

@@ -9,7 +9,7 @@
 import { rm } from 'node:fs/promises';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRunStats } from '../../src/execution/counters.js';
+import { countEvents } from '../../src/execution/counters.js';
 import type { BrowserSandbox, BrowserSession } from '../../src/browser/types.js';
 import { createBrowser } from '../../src/compose.js';
 import { loadConfig } from '../../src/config/schema.js';
@@ -130,7 +130,7 @@ describe('effects: a replay never clicks a toggle into the wrong state', () => {
         const { session, space } = await open(now);
         try {
           const { events, lines } = heardEvents();
-          const result = await replaySteps({ space, session, events }, { steps: entry.steps, input: vault, leaves: inputLeaves(vault), salt: 'f', maxSteps: 10, signal }, createRunStats());
+          const result = await replaySteps({ space, session, events }, { steps: entry.steps, input: vault, leaves: inputLeaves(vault), salt: 'f', maxSteps: 10, signal }, countEvents(events));
           expect(result.stopped).toBeUndefined();
           const after = await statesOf(session);
           // Every toggle as the earlier run left it.

@@ -15,7 +15,7 @@ import { createFakeSession } from './fake-session.js';
 import { heardEvents } from './heard-events.js';
 import { encodePng } from './png.js';
 import { computer, finish, memberBlock, startScriptedModelServer, turn, type RecordedRequest, type ScriptedModelServer, type ScriptedModelServerOptions, type ScriptedTurn } from './scripted-model-server.js';
-import { createRunStats, type RunStats } from '../../src/execution/counters.js';
+import { countEvents, type RunCounters } from '../../src/execution/counters.js';
 import type { AgentOutcome } from '../../src/execution/outcome.js';
 
 /**
@@ -41,7 +41,7 @@ export interface LongRunOptions {
 
 export interface LongRun {
   outcome: AgentOutcome;
-  stats: RunStats;
+  stats: RunCounters;
   server: ScriptedModelServer;
   events: Array<{ type: string; fields: Record<string, unknown> }>;
   logLines: string[];
@@ -108,7 +108,7 @@ export async function longRun(opts: LongRunOptions): Promise<LongRun> {
   const server = await startScriptedModelServer(longRunScript(opts.turns), opts.server);
   const logLines: string[] = [];
   const { events: stream, lines: events } = heardEvents();
-  const stats = createRunStats();
+  const stats = countEvents(stream);
   try {
     const chosen = chooseActionSpace(opts.model, opts.space);
     if (!chosen.ok) throw new Error(chosen.reason);
@@ -124,7 +124,7 @@ export async function longRun(opts: LongRunOptions): Promise<LongRun> {
       ...(opts.capabilityOverrides ? { capabilityOverrides: opts.capabilityOverrides } : {}),
     });
     // As the runner composes it: every request counted and priced, the budget held (runner/usage-meter.ts).
-    const model = meterModel(client, { stats, budget: opts.budget ?? {}, pricing: createModelPricing(), events: stream });
+    const model = meterModel(client, { counters: stats, budget: opts.budget ?? {}, pricing: createModelPricing(), events: stream });
     const outcome: AgentOutcome = await runAgent(
       { model, space: syntheticSpace(real), session, events: stream },
       {

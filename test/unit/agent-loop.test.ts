@@ -12,7 +12,7 @@ import type { ActionSpace } from '../../src/toolset/types.js';
 import { createFakeSession } from '../support/fake-session.js';
 import { heardEvents } from '../support/heard-events.js';
 import { computer, finish, say, scriptedModel, tool, type Turn } from '../support/scripted-model.js';
-import { createRunStats } from '../../src/execution/counters.js';
+import { countEvents } from '../../src/execution/counters.js';
 
 /**
  * The loop over the earlier computer tool (the real action table) on a fake browser, and over
@@ -22,7 +22,7 @@ function setup(turns: Turn[], overrides: Partial<AgentInput> = {}, payload: unkn
   const model = scriptedModel(turns);
   const session = createFakeSession({ allowed: (url) => new URL(url).hostname === 'shop.test', ...size });
   const { events: stream, lines: events, marks } = heardEvents();
-  const stats = createRunStats();
+  const stats = countEvents(stream);
   const vault = createSecretVault(payload, schema);
   const input: AgentInput = {
     spec: { prompt: 'Buy a mug', allowedDomains: ['shop.test'], steps: ['Open the catalogue', 'Pay'] },
@@ -45,7 +45,7 @@ function setup(turns: Turn[], overrides: Partial<AgentInput> = {}, payload: unkn
       zoom: true,
     });
   // As the runner composes it: the meter adds up and prices every request (runner/usage-meter.ts).
-  const metered = meterModel(model, { stats, budget: {}, pricing: createModelPricing(), events: stream });
+  const metered = meterModel(model, { counters: stats, budget: {}, pricing: createModelPricing(), events: stream });
   const run = () =>
     runAgent({ model: metered, space: actions, session, events: stream }, input, stats);
   return { model, session, events, marks, stats, run, stream };

@@ -8,7 +8,7 @@ import type { ModelTurnRequest } from '../../src/model/types.js';
 import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import { say, scriptedModel } from '../support/scripted-model.js';
-import { createRunStats } from '../../src/execution/counters.js';
+import { countEvents } from '../../src/execution/counters.js';
 import type { TokenUsage } from '../../src/contract/recording.js';
 
 type Entry = BetaIterationsUsage[number];
@@ -77,11 +77,11 @@ describe('the metered model client, for a request that compacted', () => {
       { content: [say('ok')], ...compacting },
       { content: [say('ok')], ...compacting },
     ]);
-    const stats = createRunStats();
     const events = createExecutionEvents({ executionId: 'x', redact: (v) => v });
+    const stats = countEvents(events);
     const heard: Array<{ model: string; costUsd: number }> = [];
     events.on('model_usage', ({ model, costUsd }) => heard.push({ model, costUsd }));
-    const model = meterModel(inner, { stats, budget: { tokens: 100_000 }, pricing: createModelPricing(), events });
+    const model = meterModel(inner, { counters: stats, budget: { tokens: 100_000 }, pricing: createModelPricing(), events });
     await model.createTurn(request, new AbortController().signal);
     // The first request alone billed past the cap: the second is never sent.
     await expect(model.createTurn(request, new AbortController().signal)).rejects.toMatchObject({ code: 'budget_exceeded', message: expect.stringContaining('207,500') });

@@ -11,7 +11,7 @@ import { createFakeSession } from '../support/fake-session.js';
 import { heardEvents } from '../support/heard-events.js';
 import { finish, scriptedModel, tool, type Turn } from '../support/scripted-model.js';
 import type { HumanGate, HumanRequest } from '../../src/execution/human.js';
-import { createRunStats } from '../../src/execution/counters.js';
+import { countEvents } from '../../src/execution/counters.js';
 import type { HumanAnswer } from '../../src/contract/human.js';
 
 /** `ask_human` in the loop with a gate that answers at once (the waiting itself is integration-tested). */
@@ -31,7 +31,7 @@ function setup(turns: Turn[], answers: Array<string | Partial<HumanAnswer>>, spe
   const vault = createSecretVault(null, undefined);
   const space = createComputerTool({ session, secrets: vault, allowJavascript: false, geometry: createDisplayGeometry(session.viewport), version: 'computer_20251124', beta: 'computer-use-2025-11-24', zoom: true });
   const human = createAskHuman({ gate, events: sink, view: (signal) => space.opening(signal), now: Date.now });
-  const stats = createRunStats();
+  const stats = countEvents(sink);
   const input: AgentInput = {
     spec: { prompt: 'Pay the invoice', allowedDomains: ['shop.test'], ...spec },
     modelId: 'claude-opus-4-7',

@@ -103,7 +103,7 @@ async function rig(options: { openSession?: 'fails'; sessionClose?: 'fails'; mod
     } as unknown as RunnerDeps['browser'],
     recorder,
     store,
-    createModel: () => ({ client: model, recording: () => ({ version: 1 }) as never }),
+    createModel: () => ({ client: model, record: (request, signal, next) => next(request, signal), recording: () => ({ version: 1 }) as never }),
     pricing: createModelPricing(),
     chooseActionSpace: () => ({ ok: true, choice: { kind: 'browser' } as ActionSpaceChoice }),
     createActionSpace: () => space,

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ImageBlock, Message, ModelClient, ModelTurnRequest } from '../../src/model/types.js';
 import { createExecutionEvents } from '../../src/execution/events.js';
 import { createStepScreenshots } from '../../src/runner/step-screenshots.js';
+import { composeModel, tellRequests } from '../../src/runner/model-pipeline.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 import type { ModelResponse } from '../../src/contract/recording.js';
@@ -33,7 +34,7 @@ function setup(dir: string) {
       return response;
     },
   };
-  const model = shots.wrap(inner);
+  const model = composeModel(inner, [tellRequests(stream)]);
   const ask = (messages: Message[]) => model.createTurn({ model: 'x', system: [], tools: [], messages, maxTokens: 10, betas: [] } as ModelTurnRequest, new AbortController().signal);
   return { shots, events, ask, seenAtCall, turn, stream };
 }

@@ -10,7 +10,7 @@ import { createDisplayGeometry } from '../../src/toolset/display.js';
 import { createFakeSession } from '../support/fake-session.js';
 import { heardEvents } from '../support/heard-events.js';
 import { computer, finish, scriptedModel, type Turn } from '../support/scripted-model.js';
-import { createRunStats } from '../../src/execution/counters.js';
+import { countEvents } from '../../src/execution/counters.js';
 import type { ToolUseBlock } from '../../src/contract/recording.js';
 
 /**
@@ -34,7 +34,7 @@ function setup(turns: Turn[], onClick: () => void = () => undefined) {
   const clicking: BrowserSession = { ...session, click: async (...args) => (await session.click(...args), onClick()) };
   const model = scriptedModel(turns);
   const { events, lines } = heardEvents();
-  const stats = createRunStats();
+  const stats = countEvents(events);
   const vault = createSecretVault(null, undefined);
   const space = createComputerTool({ session: clicking, secrets: vault, allowJavascript: false, geometry: createDisplayGeometry(session.viewport), version: 'computer_20251124', beta: 'computer-use-2025-11-24', zoom: true });
   const run = () =>

@@ -7,7 +7,7 @@ import type { ModelTurnRequest } from '../../src/model/types.js';
 import { createExecutionEvents } from '../../src/execution/events.js';
 import { meterModel } from '../../src/runner/usage-meter.js';
 import { say, scriptedModel } from '../support/scripted-model.js';
-import { createRunStats } from '../../src/execution/counters.js';
+import { countEvents } from '../../src/execution/counters.js';
 import type { TokenUsage } from '../../src/contract/recording.js';
 
 const request = (model: string): ModelTurnRequest => ({ model, system: [], tools: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], maxTokens: 100, betas: [] });
@@ -16,11 +16,11 @@ const signal = new AbortController().signal;
 
 function rig(usages: TokenUsage[], budget: { tokens?: number; usd?: number } = {}) {
   const inner = scriptedModel(usages.map((usage) => ({ content: [say('ok')], usage })));
-  const stats = createRunStats();
   const events = createExecutionEvents({ executionId: 'x', redact: (v) => v });
+  const stats = countEvents(events);
   const heard: Array<{ model: string; costUsd: number }> = [];
   events.on('model_usage', ({ model, costUsd }) => heard.push({ model, costUsd }));
-  const model = meterModel(inner, { stats, budget, pricing: createModelPricing(), events });
+  const model = meterModel(inner, { counters: stats, budget, pricing: createModelPricing(), events });
   return { inner, stats, heard, model };
 }
 
