@@ -105,6 +105,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   private lastTarget: { tabId: string; ref: string } | undefined;
   /** The session's changes taken before the report (`limitNotes`), reported with it. */
   private heldChanges: BrowserChange[] = [];
+  /** Lines of popups closed at the tab limit the model has not read yet. */
+  private untoldLimits: string[] = [];
 
   constructor(private readonly options: BrowserToolsetOptions) {
     super({ ...browserToolsetPolicies(options), browserState: () => this.report() });
@@ -211,9 +213,15 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
    * why is told here (docs/security.md#limits); the changes are still reported after.
    */
   private limitNotes(): string[] {
+    this.takeChanges();
+    return this.untoldLimits.splice(0);
+  }
+
+  /** The session's changes since the last take, held for the report; the lines of closed popups for the next result that can carry them. */
+  private takeChanges(): void {
     const fresh = this.options.session.drainChanges();
     this.heldChanges.push(...fresh);
-    return fresh.flatMap((change) => (change.type === 'popup_closed' ? [popupClosedLine(change, this.options.secrets.redact)] : []));
+    for (const change of fresh) if (change.type === 'popup_closed') this.untoldLimits.push(popupClosedLine(change, this.options.secrets.redact));
   }
 
   /** Where the keys of `key` or `type` will go (keyboard-target.ts); the result says which. */
@@ -226,7 +234,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   private async report(): Promise<BetaBrowserState> {
     const { session, secrets } = this.options;
     const tabs = await session.tabs(this.signal);
-    const changes = [...this.heldChanges.splice(0), ...session.drainChanges()].map((change) => toStateChange(change, secrets.redact));
+    this.takeChanges();
+    const changes = this.heldChanges.splice(0).map((change) => toStateChange(change, secrets.redact));
     return {
       tabs: tabs.map((tab) => ({ tab_id: tab.id, title: secrets.redact(tab.title), url: secrets.redact(tab.url), active: tab.active })),
       ...(changes.length ? { state_changes: changes } : {}),
