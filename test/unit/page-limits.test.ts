@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createConsoleBudget, createLimitReporter, type LimitReached } from '../../src/browser/page-limits.js';
 import { createTabConsole } from '../../src/browser/playwright-tab.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { changeNotes } from '../../src/toolset/results.js';
 
 /** A page's console lines, any text (multi-byte too), added to one of three tabs, with reads between. */
 const step = fc.oneof(
@@ -75,5 +76,13 @@ describe('the console limits of one session (docs/security.md#limits)', () => {
     expect(second[0]!.text).toMatch(/^20 older console entries were dropped: a tab keeps at most 10 between two reads \(CONSOLE_ENTRIES_MAX\)/);
     expect(second.slice(1).map((e) => e.text.slice(0, 2))).toEqual(['20', '21', '22', '23', '24', '25', '26', '27', '28', '29']);
     expect(told.map((r) => [r.limit, r.max])).toEqual([['CONSOLE_BYTES_MAX', 500], ['CONSOLE_ENTRIES_MAX', 10]]);
+  });
+
+  it('tell a computer-use agent why a popup was closed, its url scrubbed', () => {
+    const note = changeNotes(
+      { drainChanges: () => [{ type: 'popup_closed', tabId: 'tab_1', url: 'https://shop.test/p?token=s3cr3t', openPages: 10, limit: 'BROWSER_TABS_MAX' }], pendingFileChooser: () => undefined },
+      (text) => text.replace('s3cr3t', '{{token}}'),
+    );
+    expect(note).toBe('A popup the page opened (https://shop.test/p?token={{token}}) was closed: 10 pages were open, the most one execution may have (BROWSER_TABS_MAX).');
   });
 });
