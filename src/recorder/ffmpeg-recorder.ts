@@ -215,8 +215,9 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
       log.warn({ limit: 'VIDEO_MAX_BYTES', maxBytes, bytes }, 'resource limit reached: VIDEO_MAX_BYTES; the video ends here, the run goes on');
       options.onLimit?.({ limit: 'VIDEO_MAX_BYTES', max: maxBytes, value: bytes, unit: 'bytes', action: 'stopped', detail: `the video ends ${Math.round((atMs - startedAtMs) / 1000)} s into the run` });
       clearInterval(ticker);
-      // The screencast is not stopped: the live view still gets its frames (stop() stops it).
-      endedAtLimit = finishRecording({ pump, marks, screencast: undefined, state, outputPath, limits, log }, atMs).then((video) => (video ? { ...video, stoppedAtLimit: { limit: 'VIDEO_MAX_BYTES' as const, maxBytes, bytes } } : null));
+      // The screencast goes on while the live view takes its frames (stop() ends it); with no
+      // taps nothing needs it, and Chromium stops painting frames for it now.
+      endedAtLimit = finishRecording({ pump, marks, screencast: taps.size > 0 ? undefined : screencast, state, outputPath, limits, log }, atMs).then((video) => (video ? { ...video, stoppedAtLimit: { limit: 'VIDEO_MAX_BYTES' as const, maxBytes, bytes } } : null));
     } finally {
       measuring = false;
     }
@@ -243,7 +244,9 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
 
   return {
     mark(mark) {
-      marks.add(mark);
+      // A video ended at its limit takes no more marks: its track ends with it, and a shared
+      // encoder's marker channel may be another recording's by now.
+      if (!endedAtLimit) marks.add(mark);
     },
     stop(endedAtMs) {
       stopPromise ??= (async () => {

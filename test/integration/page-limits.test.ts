@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrowser, createRecorder, createRunnerDeps } from '../../src/compose.js';
@@ -131,6 +131,7 @@ describe('limits on what a page makes', () => {
       return member('read_console', {});
     });
     expect(r.summary.document.status).toBe('completed');
+    console.log(`console flood: ${kept} lines kept and ${dropped} dropped over ${perRead.length} reads (at most ${Math.max(...perRead)} at once, budget ${BYTES_MAX} bytes)`);
     expect(kept + dropped).toBe(FLOOD_LINES + LONG_LINES);
     expect(dropped).toBeGreaterThan(0);
     // What one read held fits the budget: lines of at least 1,000 bytes, 20 KiB at most.
@@ -199,6 +200,8 @@ describe('limits on what a page makes', () => {
       expect(probe.frames).toBeGreaterThan(0);
       expect(probe.durationMs).toBeGreaterThan(0);
       expect(probe.durationMs).toBeLessThan(r.summary.document.counters.durationMs - 1_500);
+      const { size } = await stat(fileURLToPath(videoUrl!));
+      console.log(`${encoder} encoder: video of ${size} bytes (limit ${maxBytes}, measured ${String(stopped[0]!.value)}), ${Math.round(probe.durationMs)} ms of a ${r.summary.document.counters.durationMs} ms run`);
     }, 180_000);
   }
 });
