@@ -44,8 +44,10 @@ export interface FfmpegRecorderOptions {
   /** `VIDEO_MAX_BITRATE`, bits a second: the encoder's ceiling (default 2 Mbit/s). */
   maxBitrate?: number;
   /**
-   * `VIDEO_MAX_BYTES`: once the file holds this much (measured every second) the recording ends
-   * there, its file finalised and playable, while the run goes on. Default none.
+   * `VIDEO_MAX_BYTES`: once the file holds this much the recording ends there, its file finalised
+   * and playable, while the run goes on. Measured every second (the MP4 ffmpeg writes), and with
+   * each frame for a shared encoder (its packets); what ffmpeg still holds then is added to the
+   * file as it finishes. Default none.
    */
   maxBytes?: number;
   logger: Logger;
@@ -199,6 +201,8 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
     }
     if (state.failed || endedAtLimit) return;
     await pump.offer(frame);
+    // The shared encoder's packets are counted as they come: checked with each frame, not each second.
+    if (lease && deps.maxBytes !== undefined && lease.encodedBytes >= deps.maxBytes) void checkSize(deps.maxBytes);
   };
 
   /** Bytes of video so far: the shared encoder's packets, or the MP4 ffmpeg is writing. */
