@@ -13,7 +13,8 @@ export const DEFAULT_PAGE_LIMITS: PageLimits = { tabsMax: 10, consoleLineMaxChar
 /**
  * Tells each limit once per `scope` (a tab's id, or the session): a page flooding its console
  * reaches the line limit thousands of times, and the log must not flood with it. Each first time
- * is a process-log warning and a call of `onLimit` (the run's event).
+ * is a call of `onLimit` (the runner logs it and makes it the run's event), or without one a
+ * process-log warning.
  */
 export function createLimitReporter(logger: Logger, onLimit?: (reached: LimitReached) => void): (scope: string, reached: LimitReached) => void {
   const told = new Set<string>();
@@ -21,8 +22,8 @@ export function createLimitReporter(logger: Logger, onLimit?: (reached: LimitRea
     const key = `${reached.limit}\u0000${scope}`;
     if (told.has(key)) return;
     told.add(key);
-    logger.warn({ ...reached, scope }, `resource limit reached: ${reached.limit}`);
-    onLimit?.(reached);
+    if (onLimit) onLimit(reached);
+    else logger.warn({ ...reached, scope }, `resource limit reached: ${reached.limit}`);
   };
 }
 

@@ -216,8 +216,10 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
       const bytes = await videoBytes();
       if (bytes < maxBytes || stopping || endedAtLimit) return;
       const atMs = Date.now();
-      log.warn({ limit: 'VIDEO_MAX_BYTES', maxBytes, bytes }, 'resource limit reached: VIDEO_MAX_BYTES; the video ends here, the run goes on');
-      options.onLimit?.({ limit: 'VIDEO_MAX_BYTES', max: maxBytes, value: bytes, unit: 'bytes', action: 'stopped', detail: `the video ends ${Math.round((atMs - startedAtMs) / 1000)} s into the run` });
+      const reached = { limit: 'VIDEO_MAX_BYTES', max: maxBytes, value: bytes, unit: 'bytes', action: 'stopped', detail: `the video ends ${Math.round((atMs - startedAtMs) / 1000)} s into the run` } as const;
+      // The run logs it with its own (onLimit); a recording without one logs it here.
+      if (options.onLimit) options.onLimit({ ...reached });
+      else log.warn({ ...reached }, 'resource limit reached: VIDEO_MAX_BYTES; the video ends here');
       clearInterval(ticker);
       // The screencast goes on while the live view takes its frames (stop() ends it); with no
       // taps nothing needs it, and Chromium stops painting frames for it now.

@@ -165,11 +165,12 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
 
 /** The video, when a recorder is wired; a run without video is still a run (logged, a null video url). */
 /**
- * A limit the pages reached (docs/security.md#limits): a `resource_limit_reached` line of
- * logs.jsonl and an entry of output.json's `limits`. The browser and the recorder tell each limit
- * once (per tab for a tab's own); they have logged the warning already.
+ * A limit the pages reached (docs/security.md#limits): a warning of the process log, a
+ * `resource_limit_reached` line of logs.jsonl and an entry of output.json's `limits`. The browser
+ * and the recorder tell each limit once (per tab for a tab's own).
  */
 function limitReached(ctx: ExecutionContext, ended: RunEnd, reached: LimitReached): void {
+  ctx.log.warn({ ...reached }, `resource limit reached: ${reached.limit}`);
   ctx.events.emit('resource_limit_reached', { ...reached });
   (ended.limits ??= []).push({ ...reached });
 }

@@ -9,7 +9,8 @@ import type { BrowserSandbox } from '../../src/browser/types.js';
 import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
 import { createLocalStore } from '../../src/storage/local-store.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+import { createLogLines } from '../support/log-lines.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startRecordingServer, type RecordingServer } from '../support/evil-server.js';
 import { browser as member, finish, startScriptedModelServer, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
@@ -23,7 +24,9 @@ import { ffprobe } from '../support/video-probe.js';
  * reaches it; the agent is told what was dropped or closed; the run goes on to its end.
  */
 
-const logger = createSilentLogger();
+/** The process log, read back: each limit is one warning there too. */
+const processLog = createLogLines();
+const logger = createLogger({ level: 'warn', destination: { write: (chunk: string) => processLog.write(chunk) } as unknown as NodeJS.WritableStream });
 /** Lines of 1,000 bytes past a budget of 20 KiB: about 20 fit at once. */
 const FLOOD_LINES = 200;
 const LONG_LINES = 5;
@@ -111,7 +114,13 @@ async function run(path: string, settings: Partial<Config>, script: (request: Re
   }
 }
 
-const limitLines = (r: Run, limit: string) => r.lines.filter((l) => l.type === 'resource_limit_reached' && l.limit === limit);
+/** The `resource_limit_reached` lines of the run's logs.jsonl for `limit`; the process log has as many warnings for it. */
+const limitLines = (r: Run, limit: string) => {
+  const lines = r.lines.filter((l) => l.type === 'resource_limit_reached' && l.limit === limit);
+  const warnings = processLog.lines.filter((l) => l.level === 'warn' && l.msg === `resource limit reached: ${limit}` && l.executionId === r.summary.executionId);
+  expect(warnings).toHaveLength(lines.length);
+  return lines;
+};
 
 describe('limits on what a page makes', () => {
   it('keeps a console flood within CONSOLE_BYTES_MAX, says how many lines were dropped, and logs each limit once', async () => {

@@ -4,6 +4,7 @@ import { createConsoleBudget, createLimitReporter, type LimitReached } from '../
 import { createTabConsole } from '../../src/browser/playwright-tab.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { changeNotes } from '../../src/toolset/results.js';
+import { buildEncoderArgs } from '../../src/recorder/ffmpeg-process.js';
 
 /** A page's console lines, any text (multi-byte too), added to one of three tabs, with reads between. */
 const step = fc.oneof(
@@ -84,5 +85,14 @@ describe('the console limits of one session (docs/security.md#limits)', () => {
       (text) => text.replace('s3cr3t', '{{token}}'),
     );
     expect(note).toBe('A popup the page opened (https://shop.test/p?token={{token}}) was closed: 10 pages were open, the most one execution may have (BROWSER_TABS_MAX).');
+  });
+
+  it('give the encoder VIDEO_MAX_BITRATE with two seconds of buffer, 2 Mbit/s by default', () => {
+    const rate = (maxBitrate?: number) => {
+      const { output } = buildEncoderArgs({ ffmpegPath: 'ffmpeg', fps: 10, crf: 30, width: 1280, height: 800, outputPath: '/x.mp4', ...(maxBitrate ? { maxBitrate } : {}) });
+      return [output[output.indexOf('-maxrate') + 1], output[output.indexOf('-bufsize') + 1]];
+    };
+    expect(rate()).toEqual(['2000000', '4000000']);
+    expect(rate(500_000)).toEqual(['500000', '1000000']);
   });
 });
