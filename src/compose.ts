@@ -106,6 +106,8 @@ export function createRecorder(config: Config, logger: Logger): VideoRecorder | 
   return createFfmpegRecorder({
     fps: config.VIDEO_FPS,
     crf: config.VIDEO_CRF,
+    maxBitrate: config.VIDEO_MAX_BITRATE,
+    maxBytes: config.VIDEO_MAX_BYTES,
     encoder: config.VIDEO_ENCODER,
     logger: logger.child({ component: 'recorder' }),
     ...(config.FFMPEG_PATH ? { ffmpegPath: config.FFMPEG_PATH } : {}),
@@ -264,6 +266,7 @@ export function createRunnerDeps(options: {
       inputFileMaxBytes: config.INPUT_FILE_MAX_BYTES,
       inputFileTimeoutMs: config.INPUT_FILE_TIMEOUT_MS,
       inputFileBuckets: config.INPUT_FILE_BUCKETS,
+      pageLimits: { tabsMax: config.BROWSER_TABS_MAX, consoleLineMaxChars: config.CONSOLE_LINE_MAX_CHARS, consoleEntriesMax: config.CONSOLE_ENTRIES_MAX, consoleBytesMax: config.CONSOLE_BYTES_MAX },
     },
   };
 }

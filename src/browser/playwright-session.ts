@@ -14,6 +14,7 @@ import type { SessionGuard } from './confinement.js';
 import type { DownloadTracker } from './downloads.js';
 import type { FileChooserTracker } from './file-chooser.js';
 import { createFrameNavigations } from './frame-navigations.js';
+import { createConsoleBudget, createLimitReporter, DEFAULT_PAGE_LIMITS } from './page-limits.js';
 import { trackNetwork } from './network-activity.js';
 import { firstLine, screenshotOf } from './playwright-tab.js';
 import { createSessionInput } from './session-input.js';
@@ -50,6 +51,7 @@ export function createSession(parts: SessionParts): BrowserSession {
   /** The context's requests: settle() waits only for those since the action. */
   const network = trackNetwork(context);
   const frameNavigations = createFrameNavigations();
+  const limits = options.limits ?? DEFAULT_PAGE_LIMITS;
   let crashed = false;
   let closing: Promise<void> | undefined;
 
@@ -68,8 +70,10 @@ export function createSession(parts: SessionParts): BrowserSession {
 
   const tabs = createTabRegistry(parts.page, { context, guard, files: parts.files, network, frameNavigations, onCrash: reportCrash,
     closing: () => closing !== undefined,
-    // Reaching a limit is a logged event (docs/security.md#limits).
-    onTabLimit: (openPages) => logger.warn({ limit: 'tabs', openPages }, 'resource limit reached: a popup was closed'),
+    limits,
+    consoleBudget: createConsoleBudget(limits.consoleBytesMax),
+    // Reaching a limit is a logged event, once per limit (docs/security.md#limits).
+    reached: createLimitReporter(logger, options.onLimit),
   });
   if (parts.downloadRelay) parts.downloadRelay.listener = (download) => tabs.record({ type: 'download', download });
   const input = createSessionInput({ browser, activeTab: () => tabs.requireActive(), openTabs: () => tabs.open.length, closing: () => closing !== undefined, logger });

@@ -9,19 +9,15 @@ import { createPageStructure } from './frame-structure.js';
 import { staleRefError } from './page-structure.js';
 import { cancellable } from '../domain/cancel.js';
 import { terminateScripts } from './cancellable.js';
+import type { ConsoleBudget, LimitReached, PageLimits } from './page-limits.js';
 import { withinMs } from './settle.js';
 import { VALUE_TEXT_FUNCTION } from './page-scripts.generated.js';
 import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
 
 /** One screenshot attempt; a capture waiting on a frame that never comes is asked again. */
 const CAPTURE_TIMEOUT_MS = 5_000;
-/** Console and network entries kept per tab between two reads (the oldest go first). */
-const LOG_ENTRIES_MAX = 300;
-/**
- * A console line or page error kept at most this long (characters): cut as it is captured, so a
- * tab keeps at most LOG_ENTRIES_MAX × this much of a page's console (docs/security.md#limits).
- */
-export const CONSOLE_LINE_MAX_CHARS = 2_000;
+/** Network entries kept per tab between two reads (the oldest go first). */
+const NETWORK_ENTRIES_MAX = 300;
 const JPEG_QUALITY = 80;
 
 export interface PlaywrightTab extends BrowserTab {
@@ -36,6 +32,12 @@ export interface TabParts {
   setFilesOn(element: ElementHandle, names: readonly string[]): Promise<FileInputResult>;
   /** Answers the file chooser the page opened, if one is pending. */
   setFilesToChooser(names: readonly string[]): Promise<FileInputResult> | undefined;
+  /**
+   * The session's console limits (docs/security.md#limits): each line cut to
+   * `consoleLineMaxChars`, `consoleEntriesMax` entries kept, and the bytes of every tab's kept
+   * lines within `budget`; `reached` tells a limit (once per tab, the reporter sees to it).
+   */
+  console: Pick<PageLimits, 'consoleLineMaxChars' | 'consoleEntriesMax'> & { budget: ConsoleBudget; reached: (scope: string, reached: LimitReached) => void };
 }
 
 /** The attribute that marks an element for a moment so that the page's world can find it. */
@@ -48,14 +50,14 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     return cdpSession;
   };
   const structure = createPageStructure(page, cdp);
-  const consoleLog: ConsoleEntry[] = [];
   const networkLog: NetworkEntry[] = [];
   const started = new WeakMap<Request, number>();
   const answered = new WeakSet<Request>();
-  const keep = <T>(log: T[], entry: T) => {
-    log.push(entry);
-    if (log.length > LOG_ENTRIES_MAX) log.splice(0, log.length - LOG_ENTRIES_MAX);
+  const keep = (entry: NetworkEntry) => {
+    networkLog.push(entry);
+    if (networkLog.length > NETWORK_ENTRIES_MAX) networkLog.splice(0, networkLog.length - NETWORK_ENTRIES_MAX);
   };
+  const pageConsole = createTabConsole(id, parts.console);
 
   const forget = forgetPlaywrightLogs(page);
   // The page's own lines: Chromium's verbose advice ("Input elements should have autocomplete…") is not.
@@ -65,11 +67,11 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     for (const arg of message.args()) arg.dispose().catch(() => undefined);
     const level: string = message.type();
     if (level === 'verbose' || level === 'debug') return;
-    keep(consoleLog, { level, text: cutLine(message.text()), atMs: Date.now() });
+    pageConsole.add(level, message.text());
   };
   const onPageError = (error: Error) => {
     forget.errors();
-    keep(consoleLog, { level: 'error', text: cutLine(`uncaught ${error.name}: ${error.message}`), atMs: Date.now() });
+    pageConsole.add('error', `uncaught ${error.name}: ${error.message}`);
   };
   const onRequest = (request: Request) => started.set(request, Date.now());
   // Logged when the answer's head arrives: a body the page never reads may never finish.
@@ -77,7 +79,7 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     const request = response.request();
     answered.add(request);
     const at = started.get(request) ?? Date.now();
-    keep(networkLog, {
+    keep({
       method: request.method(),
       url: request.url(),
       status: response.status(),
@@ -90,7 +92,7 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     if (answered.has(request)) return;
     const at = started.get(request) ?? Date.now();
     const reason = request.failure()?.errorText ?? 'failed';
-    keep(networkLog, {
+    keep({
       method: request.method(),
       url: request.url(),
       failure: /BLOCKED_BY_CLIENT|blockedbyclient/i.test(reason) ? 'refused: outside the allow-list' : reason,
@@ -164,7 +166,7 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
     calendar: (signal) => read(signal, () => structure.calendar()),
     evaluate: (expression, timeoutMs, signal) => read(signal, () => evaluateInPage(cdp, expression, timeoutMs)),
     setFiles: (ref, names, signal) => read(signal, () => setFiles(ref, names, signal)),
-    drainConsole: () => consoleLog.splice(0),
+    drainConsole: () => pageConsole.drain(),
     drainNetwork: () => networkLog.splice(0),
     screenshot: (options, signal) => screenshotOf(page, cdp, options, signal),
     dispose() {
@@ -173,13 +175,63 @@ export function createPlaywrightTab(id: string, page: Page, parts: TabParts): Pl
       page.off('request', onRequest);
       page.off('response', onResponse);
       page.off('requestfailed', onFailed);
+      pageConsole.drop();
     },
   };
   return tab;
 }
 
-export function cutLine(text: string): string {
-  return text.length > CONSOLE_LINE_MAX_CHARS ? `${text.slice(0, CONSOLE_LINE_MAX_CHARS - 1)}…` : text;
+/** A line cut to `maxChars` characters, `…` at the end when it was longer. */
+export function cutLine(text: string, maxChars: number): string {
+  return text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text;
+}
+
+/**
+ * One tab's console as the worker keeps it between two reads, within the limits: lines cut as
+ * they are captured, the oldest entries going first past the count, and a line that does not fit
+ * the session's byte budget dropped. What was dropped is counted, and the next read says so.
+ */
+export function createTabConsole(tabId: string, limits: TabParts['console']) {
+  const { consoleLineMaxChars, consoleEntriesMax, budget, reached } = limits;
+  const entries: Array<ConsoleEntry & { bytes: number }> = [];
+  let droppedOverBudget = 0;
+  let droppedOldest = 0;
+  return {
+    add(level: string, raw: string): void {
+      const text = cutLine(raw, consoleLineMaxChars);
+      if (text !== raw) reached(tabId, { limit: 'CONSOLE_LINE_MAX_CHARS', max: consoleLineMaxChars, value: raw.length, unit: 'chars', action: 'cut', detail: `a console line of ${tabId} was cut` });
+      const bytes = Buffer.byteLength(text);
+      if (!budget.take(bytes)) {
+        droppedOverBudget++;
+        reached('session', { limit: 'CONSOLE_BYTES_MAX', max: budget.maxBytes, value: budget.heldBytes + bytes, unit: 'bytes', action: 'cut', detail: 'console lines past the budget are dropped until read_console reads the kept ones' });
+        return;
+      }
+      entries.push({ level, text, atMs: Date.now(), bytes });
+      if (entries.length > consoleEntriesMax) {
+        const gone = entries.splice(0, entries.length - consoleEntriesMax);
+        for (const entry of gone) budget.release(entry.bytes);
+        droppedOldest += gone.length;
+        reached(tabId, { limit: 'CONSOLE_ENTRIES_MAX', max: consoleEntriesMax, value: consoleEntriesMax + gone.length, unit: 'entries', action: 'cut', detail: `the oldest console entries of ${tabId} were dropped` });
+      }
+    },
+    /** The entries since the last read, a note first when lines were dropped; their bytes go back to the budget. */
+    drain(): ConsoleEntry[] {
+      const out: ConsoleEntry[] = entries.splice(0).map(({ bytes, ...entry }) => {
+        budget.release(bytes);
+        return entry;
+      });
+      const notes: ConsoleEntry[] = [];
+      if (droppedOverBudget > 0) notes.push({ level: 'worker', text: `${droppedOverBudget} console lines were dropped: the execution keeps at most ${budget.maxBytes} bytes of console at once (CONSOLE_BYTES_MAX); read_console more often to keep more`, atMs: Date.now() });
+      if (droppedOldest > 0) notes.push({ level: 'worker', text: `${droppedOldest} older console entries were dropped: a tab keeps at most ${consoleEntriesMax} between two reads (CONSOLE_ENTRIES_MAX)`, atMs: Date.now() });
+      droppedOverBudget = 0;
+      droppedOldest = 0;
+      return [...notes, ...out];
+    },
+    /** The tab closed: what it held goes back to the budget. */
+    drop(): void {
+      for (const entry of entries.splice(0)) budget.release(entry.bytes);
+    },
+  };
 }
 
 /**

@@ -8,18 +8,12 @@ import type { SessionGuard } from './confinement.js';
 import type { FileChooserTracker } from './file-chooser.js';
 import type { FrameNavigations } from './frame-navigations.js';
 import type { NetworkActivity } from './network-activity.js';
+import type { ConsoleBudget, LimitReached, PageLimits } from './page-limits.js';
 import { createPlaywrightTab, type PlaywrightTab } from './playwright-tab.js';
 import type { BrowserChange } from './types.js';
 
 /** Changes kept for the agent between two reports (a page opening dialogs in a loop). */
 const CHANGES_MAX = 100;
-/**
- * Pages one session may have open at once, tabs and popups still loading alike: a popup past it
- * is closed as it appears, and the agent reads that a navigation was refused
- * (docs/security.md#limits). Each page is a renderer of its own: 60 popups of 5,000 elements
- * took one execution's Chromium to 3.7 GB.
- */
-export const TABS_MAX = 10;
 
 export interface TabRegistryParts {
   context: BrowserContext;
@@ -31,8 +25,17 @@ export interface TabRegistryParts {
   onCrash: (error: Error) => void;
   /** The session is closing: pages that appear now are not tabs. */
   closing: () => boolean;
-  /** A popup was closed because TABS_MAX pages were open. */
-  onTabLimit?: (openPages: number) => void;
+  /**
+   * The session's limits (docs/security.md#limits). `tabsMax` (BROWSER_TABS_MAX): pages open at
+   * once, tabs and popups still loading alike; a popup past it is closed as it appears and the
+   * agent reads why. Each page is a renderer of its own: 60 popups of 5,000 elements took one
+   * execution's Chromium to 3.7 GB.
+   */
+  limits: PageLimits;
+  /** The console bytes every tab of the session shares. */
+  consoleBudget: ConsoleBudget;
+  /** A limit was reached (told once per limit and scope by the reporter). */
+  reached: (scope: string, reached: LimitReached) => void;
 }
 
 export interface TabRegistry {
@@ -104,6 +107,7 @@ export function createTabRegistry(firstPage: Page, parts: TabRegistryParts): Tab
     const tab = createPlaywrightTab(`tab_${nextTabNumber++}`, page, {
       setFilesOn: (element, names) => parts.files.setFilesOn(page, element, names),
       setFilesToChooser: (names) => (parts.files.pending(page) ? parts.files.setFiles(page, names, { kind: 'chooser' }) : undefined),
+      console: { consoleLineMaxChars: parts.limits.consoleLineMaxChars, consoleEntriesMax: parts.limits.consoleEntriesMax, budget: parts.consoleBudget, reached: parts.reached },
     });
     tabOf.set(page, tab);
     if (own) guard.trustPage(page);
@@ -158,11 +162,14 @@ export function createTabRegistry(firstPage: Page, parts: TabRegistryParts): Tab
     if (parts.closing() || tabOf.has(page)) return;
     const own = ownPagesExpected > 0;
     if (own) ownPagesExpected--;
-    if (!own && tabOf.size >= TABS_MAX) {
+    const { tabsMax } = parts.limits;
+    if (!own && tabOf.size >= tabsMax) {
       page.close().catch(() => undefined);
       const opener = active();
-      if (opener) record({ type: 'navigation_refused', tabId: opener.id, url: page.url() });
-      parts.onTabLimit?.(tabOf.size);
+      const openPages = tabOf.size;
+      // Told each time to the agent, once to the log.
+      if (opener) record({ type: 'popup_closed', tabId: opener.id, url: page.url(), openPages, limit: 'BROWSER_TABS_MAX' });
+      parts.reached('session', { limit: 'BROWSER_TABS_MAX', max: tabsMax, value: openPages + 1, unit: 'tabs', action: 'closed', detail: `a popup was closed: ${openPages} pages were open` });
       popupOutcome();
       return;
     }

@@ -33,6 +33,32 @@ export interface BlockedRequest {
   reason: string;
 }
 
+/**
+ * The limits on what one session's pages make (docs/security.md#limits), each one a
+ * configuration variable (docs/configuration.md); the defaults are DEFAULT_PAGE_LIMITS (page-limits.ts).
+ */
+export interface PageLimits {
+  /** BROWSER_TABS_MAX: pages open at once; a popup past it is closed as it appears. */
+  tabsMax: number;
+  /** CONSOLE_LINE_MAX_CHARS: a console line or page error is cut to this many characters. */
+  consoleLineMaxChars: number;
+  /** CONSOLE_ENTRIES_MAX: console entries a tab keeps between two reads (the oldest go first). */
+  consoleEntriesMax: number;
+  /** CONSOLE_BYTES_MAX: console bytes (UTF-8) the session keeps across its tabs; past it new lines are dropped. */
+  consoleBytesMax: number;
+}
+
+/** A limit reached, as the `resource_limit_reached` event tells it. */
+export interface LimitReached {
+  /** The configuration variable. */
+  limit: string;
+  max: number;
+  value: number;
+  unit: 'bytes' | 'chars' | 'tabs' | 'entries';
+  action: 'cut' | 'closed' | 'stopped' | 'ended';
+  detail?: string;
+}
+
 export interface SessionOptions {
   executionId: string;
   viewport: Size;
@@ -67,6 +93,10 @@ export interface SessionOptions {
   storageState?: StorageState;
   /** Note pages that ask for a sign-in (a password or one-time-code field): `signInSeen()`. */
   watchSignIn?: boolean;
+  /** The limits on what the pages make (docs/security.md#limits); default DEFAULT_PAGE_LIMITS. */
+  limits?: PageLimits;
+  /** Called the first time each limit is reached (per tab for a tab's own, else per session). */
+  onLimit?: (reached: LimitReached) => void;
 }
 
 /** A local file offered to pages under its name. */
@@ -203,6 +233,8 @@ export interface TabInfo {
 export type BrowserChange =
   | { type: 'tab_opened'; tabId: string }
   | { type: 'navigation_refused'; tabId: string; url: string }
+  /** A popup the page opened was closed at once: `openPages` were open, the most `limit` (BROWSER_TABS_MAX) allows. */
+  | { type: 'popup_closed'; tabId: string; url: string; openPages: number; limit: 'BROWSER_TABS_MAX' }
   | { type: 'dialog_dismissed'; tabId: string; kind: string; message: string }
   | { type: 'download'; download: DownloadEvent };
 

@@ -72,6 +72,14 @@ const usd = z
   .transform(Number)
   .pipe(z.number().positive('must be more than 0').max(1_000_000, 'must be at most 1000000'));
 
+/** Bits a second as ffmpeg writes them: digits with an optional `k` (thousand) or `M` (million). */
+const bitrate = z
+  .string()
+  .trim()
+  .regex(/^\d+(\.\d+)?[kKmM]?$/, 'must be bits a second, such as 2M, 500k or 2000000')
+  .transform((v) => Math.round(parseFloat(v) * ({ k: 1e3, m: 1e6 }[v.slice(-1).toLowerCase()] ?? 1)))
+  .pipe(z.number().min(100_000, 'must be at least 100k').max(100_000_000, 'must be at most 100M'));
+
 /** The newest Sonnet the browser use tool's documentation lists (Sonnet 5.5 is not on it). */
 export const DEFAULT_MODEL = 'claude-sonnet-5';
 
@@ -188,6 +196,18 @@ export const configSchema = z.object({
    * (docs/operations.md#shared-video-encoder). `per-execution`: one ffmpeg per execution.
    */
   VIDEO_ENCODER: z.enum(['per-execution', 'shared'], { message: 'must be "per-execution" or "shared"' }).default('shared'),
+  /** The video encoder's bitrate ceiling (bits a second, `2M`, `500k` or digits); past it x264 lowers those frames' quality. */
+  VIDEO_MAX_BITRATE: bitrate.default(2_000_000),
+  /** Largest `video.mp4` (bytes): past it the recording ends, the file stays playable and the run goes on. */
+  VIDEO_MAX_BYTES: int(1_024, 100 * 1024 ** 3).default(300 * 1024 ** 2),
+  /** Pages one execution may have open at once; a popup past it is closed as it appears and the agent is told. */
+  BROWSER_TABS_MAX: int(1, 100).default(10),
+  /** A console line or page error kept at most this long (characters): cut where it is captured. */
+  CONSOLE_LINE_MAX_CHARS: int(100, 1_000_000).default(2_000),
+  /** Console entries kept per tab between two reads (the oldest go first). */
+  CONSOLE_ENTRIES_MAX: int(10, 100_000).default(300),
+  /** Console bytes one execution keeps across its tabs (UTF-8); past it new lines are dropped and counted. */
+  CONSOLE_BYTES_MAX: int(1_024, 1024 ** 3).default(1024 ** 2),
   /** Largest download kept (bytes); a bigger one is cancelled and reported failed. */
   DOWNLOAD_MAX_BYTES: int(1, 10 * 1024 ** 3).default(100 * 1024 ** 2),
   /**

@@ -96,6 +96,20 @@ export const playbackReport = z.object({
 });
 export type PlaybackReport = z.infer<typeof playbackReport>;
 
+/**
+ * A limit something a page made reached (docs/security.md#limits), as its `resource_limit_reached`
+ * event told it: `VIDEO_MAX_BYTES` with `stopped` means the video ends before the run did.
+ */
+export const limitReport = z.object({
+  limit: z.string(),
+  max: count,
+  value: count,
+  unit: z.enum(['bytes', 'chars', 'tabs', 'entries']),
+  action: z.enum(['cut', 'closed', 'stopped', 'ended']),
+  detail: z.string().optional(),
+});
+export type LimitReport = z.infer<typeof limitReport>;
+
 export const outputDocument = z.object({
   status: z.enum(['completed', 'failed']),
   /** The agent's output (checked against the specification's outputSchema); null for a failed run. */
@@ -112,5 +126,7 @@ export const outputDocument = z.object({
   profile: profileReport.optional(),
   /** Set when the run played a recording back instead of calling a model. */
   playback: playbackReport.optional(),
+  /** The limits the run's pages reached, each once, in order; absent when none was. */
+  limits: z.array(limitReport).optional(),
 });
 export type OutputDocument = z.infer<typeof outputDocument>;

@@ -31,6 +31,8 @@ export interface EncoderSpec {
   live?: boolean;
   /** Filters appended after scaling and pixel-format conversion (the click markers). */
   extraFilters?: readonly string[];
+  /** VIDEO_MAX_BITRATE, bits a second (default VIDEO_MAX_BITRATE_DEFAULT); the buffer holds two seconds of it. */
+  maxBitrate?: number;
 }
 
 export interface EncoderExit {
@@ -74,6 +76,7 @@ const ENCODER_NICENESS = 10;
 const INPUT_HIGH_WATER_MARK = 512 * 1024;
 
 export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: string[] } {
+  const maxBitrate = spec.maxBitrate ?? VIDEO_MAX_BITRATE_DEFAULT;
   const filters = [
     // Fixed, even output size (the recorder gives the first frame's size rounded down to
     // even): a later frame of another size is scaled to it instead of breaking the encoder,
@@ -117,7 +120,7 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
     // A ceiling on the bitrate whatever the page paints: a page repainting noise made 15 Mbit/s
     // at the CRF alone (1.7 GB in 15 minutes). Past it x264 lowers the quality of those frames;
     // a still or ordinary page stays far below it (docs/security.md#limits).
-    '-maxrate', VIDEO_MAX_RATE, '-bufsize', VIDEO_BUFFER_SIZE,
+    '-maxrate', String(maxBitrate), '-bufsize', String(2 * maxBitrate),
     // One encoder thread per execution (x264 otherwise starts one per core plus lookahead).
     '-threads', '1',
     '-x264-params', 'threads=1:lookahead-threads=1:sliced-threads=0',
@@ -145,9 +148,8 @@ export function buildEncoderArgs(spec: EncoderSpec): { input: string[]; output: 
   return { input, output };
 }
 
-/** The encoder's bitrate ceiling (2 Mbit/s: at most about 225 MB in 15 minutes) and its buffer. */
-export const VIDEO_MAX_RATE = '2M';
-export const VIDEO_BUFFER_SIZE = '4M';
+/** The encoder's default bitrate ceiling (VIDEO_MAX_BITRATE), bits a second: 2 Mbit/s, at most about 225 MB in 15 minutes. */
+export const VIDEO_MAX_BITRATE_DEFAULT = 2_000_000;
 
 /**
  * Starts an encoder writing the MP4 file `spec.outputPath`, or, given `liveOutput`, a live one

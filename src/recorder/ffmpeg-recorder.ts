@@ -1,8 +1,9 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Screencast, ScreencastFrame } from '../browser/types.js';
 import type { Logger } from '../telemetry/types.js';
 import { createEncoderPool, type EncoderPool } from './encoder-pool.js';
+import type { EncoderLease } from './shared-encoder.js';
 import { availableFilters, startEncoder, type EncoderProcess } from './ffmpeg-process.js';
 import { resolveFfmpegPath, type FfmpegLocation } from './ffmpeg-path.js';
 import { createFramePump } from './frame-pump.js';
@@ -40,6 +41,15 @@ export interface FfmpegRecorderOptions {
   fps: number;
   /** x264 CRF (`VIDEO_CRF`): lower is better quality and bigger files. */
   crf: number;
+  /** `VIDEO_MAX_BITRATE`, bits a second: the encoder's ceiling (default 2 Mbit/s). */
+  maxBitrate?: number;
+  /**
+   * `VIDEO_MAX_BYTES`: once the file holds this much the recording ends there, its file finalised
+   * and playable, while the run goes on. Measured every second (the MP4 ffmpeg writes), and with
+   * each frame for a shared encoder (its packets); what ffmpeg still holds then is added to the
+   * file as it finishes. Default none.
+   */
+  maxBytes?: number;
   logger: Logger;
   /** JPEG quality Chromium encodes screencast frames with. Default 70. */
   jpegQuality?: number;
@@ -127,7 +137,7 @@ interface RecordingDeps extends FfmpegRecorderOptions {
  * click markers' channel (recording-marks.ts), and the end (recording-finish.ts).
  */
 async function startRecording(deps: RecordingDeps, options: RecorderOptions): Promise<ActiveRecording> {
-  const { fps, crf, ffmpegPath } = deps;
+  const { fps, crf, ffmpegPath, maxBitrate } = deps;
   const { session, outputPath, startedAtMs } = options;
   const log = deps.logger.child({ video: path.basename(outputPath) });
   const finishTimeoutMs = deps.finishTimeoutMs ?? 20_000;
@@ -138,6 +148,9 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
   let screencast: Screencast | undefined;
   let stopping = false;
   let stopPromise: Promise<FinishedVideo | null> | undefined;
+  /** The video ended at VIDEO_MAX_BYTES: its end, while the screencast still feeds the taps (the live view). */
+  let endedAtLimit: Promise<FinishedVideo | null> | undefined;
+  let lease: EncoderLease | undefined;
   // The pump is created below; marks only reach it once a mark is added (after start).
   const marks = await createRecordingMarks({ markers: deps.markers, sharedEncoder: deps.pool !== undefined, fps, startedAtMs, log, keep: (slot) => pump.keep(slot) });
 
@@ -157,14 +170,14 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
     // Marks are in viewport CSS px; frames may be scaled (device pixel ratio, size caps).
     const scale = session.viewport.width > 0 ? frame.width / session.viewport.width : 1;
     if (deps.pool) {
-      const lease = deps.pool.lease({ ffmpegPath, fps, crf, width, height, markers: deps.markers }, outputPath, log);
+      lease = deps.pool.lease({ ffmpegPath, fps, crf, width, height, markers: deps.markers, ...(maxBitrate !== undefined ? { maxBitrate } : {}) }, outputPath, log);
       marks.share(lease.marker, scale, lease.offsetMs);
       log.debug({ width, height, fps, crf, offsetMs: lease.offsetMs }, 'shared encoder leased');
       watchExit(lease);
       return lease;
     }
     const extraFilters = marks.filters(scale);
-    const started = startEncoder({ ffmpegPath, fps, crf, width, height, outputPath, ...(extraFilters.length > 0 ? { extraFilters } : {}) });
+    const started = startEncoder({ ffmpegPath, fps, crf, width, height, outputPath, ...(maxBitrate !== undefined ? { maxBitrate } : {}), ...(extraFilters.length > 0 ? { extraFilters } : {}) });
     // The stream's header first; its frame size is only a hint (the scale filter decides).
     void started.write(mkvHeader({ width: frame.width, height: frame.height, frameDurationMs: 1000 / fps }));
     marks.connect();
@@ -186,12 +199,41 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
         log.warn({ err: String(error) }, 'screencast frame listener failed');
       }
     }
-    if (state.failed) return;
+    if (state.failed || endedAtLimit) return;
     await pump.offer(frame);
+    // The shared encoder's packets are counted as they come: checked with each frame, not each second.
+    if (lease && deps.maxBytes !== undefined && lease.encodedBytes >= deps.maxBytes) void checkSize(deps.maxBytes);
+  };
+
+  /** Bytes of video so far: the shared encoder's packets, or the MP4 ffmpeg is writing. */
+  const videoBytes = async (): Promise<number> => (lease ? lease.encodedBytes : pump.encoder ? await stat(outputPath).then((s) => s.size, () => 0) : 0);
+  let measuring = false;
+  /** Ends the video once it holds VIDEO_MAX_BYTES; the run, the screencast and its taps go on. */
+  const checkSize = async (maxBytes: number): Promise<void> => {
+    if (measuring || stopping || endedAtLimit || state.failed) return;
+    measuring = true;
+    try {
+      const bytes = await videoBytes();
+      if (bytes < maxBytes || stopping || endedAtLimit) return;
+      const atMs = Date.now();
+      const reached = { limit: 'VIDEO_MAX_BYTES', max: maxBytes, value: bytes, unit: 'bytes', action: 'stopped', detail: `the video ends ${Math.round((atMs - startedAtMs) / 1000)} s into the run` } as const;
+      // The run logs it with its own (onLimit); a recording without one logs it here.
+      if (options.onLimit) options.onLimit({ ...reached });
+      else log.warn({ ...reached }, 'resource limit reached: VIDEO_MAX_BYTES; the video ends here');
+      clearInterval(ticker);
+      // The screencast goes on while the live view takes its frames (stop() ends it); with no
+      // taps nothing needs it, and Chromium stops painting frames for it now.
+      endedAtLimit = finishRecording({ pump, marks, screencast: taps.size > 0 ? undefined : screencast, state, outputPath, limits, log }, atMs).then((video) => (video ? { ...video, stoppedAtLimit: { limit: 'VIDEO_MAX_BYTES' as const, maxBytes, bytes } } : null));
+    } finally {
+      measuring = false;
+    }
   };
 
   // The time is read now: the pump may get to it much later.
-  const ticker = setInterval(() => pump.tick(Date.now() - STILL_LAG_MS), STILL_TICK_MS);
+  const ticker = setInterval(() => {
+    pump.tick(Date.now() - STILL_LAG_MS);
+    if (deps.maxBytes !== undefined) void checkSize(deps.maxBytes);
+  }, STILL_TICK_MS);
   ticker.unref();
   const cleanup = async (): Promise<void> => {
     clearInterval(ticker);
@@ -208,13 +250,19 @@ async function startRecording(deps: RecordingDeps, options: RecorderOptions): Pr
 
   return {
     mark(mark) {
-      marks.add(mark);
+      // A video ended at its limit takes no more marks: its track ends with it, and a shared
+      // encoder's marker channel may be another recording's by now.
+      if (!endedAtLimit) marks.add(mark);
     },
     stop(endedAtMs) {
       stopPromise ??= (async () => {
         stopping = true;
         clearInterval(ticker);
         try {
+          if (endedAtLimit) {
+            await screencast?.stop().catch((error: unknown) => log.debug({ err: String(error) }, 'screencast stop failed'));
+            return await endedAtLimit;
+          }
           return await finishRecording({ pump, marks, screencast, state, outputPath, limits, log }, endedAtMs ?? Date.now());
         } finally {
           await cleanup();

@@ -35,6 +35,8 @@ export interface SharedEncoderSpec {
   crf: number;
   /** Whether this ffmpeg draws click markers (has the zmq and drawbox filters). */
   markers: boolean;
+  /** VIDEO_MAX_BITRATE, bits a second (ffmpeg-process.ts's default when absent). */
+  maxBitrate?: number;
   logger: Logger;
 }
 
@@ -44,6 +46,8 @@ export interface EncoderLease extends EncoderProcess {
   readonly offsetMs: number;
   /** The encoder's click-marker channel, shared by its recordings (undefined without markers). */
   readonly marker: ClickMarker | undefined;
+  /** Bytes of H.264 the recording has so far: about what its MP4 will hold (VIDEO_MAX_BYTES). */
+  readonly encodedBytes: number;
 }
 
 export interface SharedEncoder {
@@ -69,8 +73,8 @@ const CLOSE_GRACE_MS = 5_000;
  */
 const MAX_STREAM_SEC = 7 * 86_400;
 
-export function encoderKey(spec: Pick<SharedEncoderSpec, 'width' | 'height' | 'fps' | 'crf' | 'markers'>): string {
-  return `${spec.width}x${spec.height}@${spec.fps}/crf${spec.crf}/${spec.markers ? 'markers' : 'plain'}`;
+export function encoderKey(spec: Pick<SharedEncoderSpec, 'width' | 'height' | 'fps' | 'crf' | 'markers' | 'maxBitrate'>): string {
+  return `${spec.width}x${spec.height}@${spec.fps}/crf${spec.crf}/${spec.markers ? 'markers' : 'plain'}${spec.maxBitrate !== undefined ? `/max${spec.maxBitrate}` : ''}`;
 }
 
 export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
@@ -118,6 +122,7 @@ export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
   function createLease(outputPath: string, leaseLog: Logger) {
     const offsetMs = nextStartSec * 1000;
     const units: AccessUnit[] = [];
+    let encodedBytes = 0;
     /** The last frame written, on the recording's timeline (ms); undefined before the first. */
     let lastMs: number | undefined;
     let ending = false;
@@ -154,6 +159,9 @@ export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
       offsetMs,
       marker,
       exited: leaseExited,
+      get encodedBytes() {
+        return encodedBytes;
+      },
       get running() {
         return !settled && !muxing && alive;
       },
@@ -178,6 +186,7 @@ export function startSharedEncoder(spec: SharedEncoderSpec): SharedEncoder {
         // Packets before this recording's start are the previous one's (none once it ended well).
         if (settled || muxing || ptsMs < offsetMs - slotMs / 2) return;
         units.push({ ptsMs: Math.max(0, Math.round(ptsMs - offsetMs)), key, data });
+        encodedBytes += data.length;
         finishIfComplete();
       },
       fail(error: string) {

@@ -1,4 +1,4 @@
-import type { BrowserSession, ScreencastFrame } from '../browser/types.js';
+import type { BrowserSession, LimitReached, ScreencastFrame } from '../browser/types.js';
 
 /** The video recorder port: a session's screencast into `video.mp4` (docs/counters-and-artifacts.md#videomp4). */
 
@@ -9,6 +9,8 @@ export interface RecorderOptions {
   /** Wall-clock start of the timeline (epoch ms); frames are placed relative to it. */
   startedAtMs: number;
   signal?: AbortSignal;
+  /** Called once if the video reaches VIDEO_MAX_BYTES and its recording ends early. */
+  onLimit?: (reached: LimitReached) => void;
 }
 
 export interface ActionMark {
@@ -25,6 +27,11 @@ export interface FinishedVideo {
   durationMs: number;
   frames: number;
   droppedFrames: number;
+  /**
+   * Set when the file reached VIDEO_MAX_BYTES and the recording ended there, before the run did
+   * (docs/security.md#limits): the video stops at `durationMs`, the run went on.
+   */
+  stoppedAtLimit?: { limit: 'VIDEO_MAX_BYTES'; maxBytes: number; bytes: number };
 }
 
 export interface ActiveRecording {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { createAskHuman, type AskHuman } from '../agent/ask-human.js';
-import type { BrowserSession, DownloadEvent } from '../browser/types.js';
+import type { BrowserSession, DownloadEvent, LimitReached } from '../browser/types.js';
 import { ExecutionError, errorFromSignal, isExecutionError, toExecutionError } from '../contract/errors.js';
 import { emptyCacheReport } from '../domain/run-cache.js';
 import { resolveBudget } from '../domain/usage.js';
@@ -74,6 +74,8 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
           run.abort(new ExecutionError('browser_error', `the browser died: ${error.message}`, { cause: error }));
         },
         downloads: { dir: path.join(ctx.workDir, 'downloads'), maxBytes: deps.settings.downloadMaxBytes },
+        ...(deps.settings.pageLimits ? { limits: deps.settings.pageLimits } : {}),
+        onLimit: (reached) => limitReached(ctx, ended, reached),
         onDownload: (event) => keepDownload(ctx, ended.downloads, event),
         inputFiles: plan.inputFiles.map((file) => ({ name: file.name, path: file.path })),
         ...plan.profile?.sessionOptions(),
@@ -121,7 +123,7 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
     ended.human = human.ask.exchanges;
     scope.use('human gate', human.gate, (gate) => gate.release());
   }
-  const video = await startVideo(ctx, session, ended.startedAtMs!, run.signal);
+  const video = await startVideo(ctx, session, ended.startedAtMs!, run.signal, (reached) => limitReached(ctx, ended, reached));
   if (video) {
     // The steps track and click markers: the agent's actions and a person's clicks, as they touch the page.
     const unmark = events.on('timeline_mark', ({ label, point }, { atMs }) => video.mark({ atMs, label, ...(point ? { point } : {}) }));
@@ -181,12 +183,23 @@ async function drive(ctx: ExecutionContext, plan: Prepared, run: ExecutionSignal
 }
 
 /** The video, when a recorder is wired; a run without video is still a run (logged, a null video url). */
-async function startVideo(ctx: ExecutionContext, session: BrowserSession, startedAtMs: number, signal: AbortSignal): Promise<ActiveRecording | undefined> {
+/**
+ * A limit the pages reached (docs/security.md#limits): a warning of the process log, a
+ * `resource_limit_reached` line of logs.jsonl and an entry of output.json's `limits`. The browser
+ * and the recorder tell each limit once (per tab for a tab's own).
+ */
+function limitReached(ctx: ExecutionContext, ended: RunEnd, reached: LimitReached): void {
+  ctx.log.warn({ ...reached }, `resource limit reached: ${reached.limit}`);
+  ctx.events.emit('resource_limit_reached', { ...reached });
+  (ended.limits ??= []).push({ ...reached });
+}
+
+async function startVideo(ctx: ExecutionContext, session: BrowserSession, startedAtMs: number, signal: AbortSignal, onLimit: (reached: LimitReached) => void): Promise<ActiveRecording | undefined> {
   const { deps, events, log, now } = ctx;
   if (!deps.recorder) return undefined;
   try {
     const videoAt = now();
-    const video = await deps.recorder.start({ session, outputPath: path.join(ctx.workDir, ARTIFACT_FILES.video.name), startedAtMs, signal });
+    const video = await deps.recorder.start({ session, outputPath: path.join(ctx.workDir, ARTIFACT_FILES.video.name), startedAtMs, signal, onLimit });
     events.emit('video_started', { durationMs: now() - videoAt });
     return video;
   } catch (error) {

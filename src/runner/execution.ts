@@ -18,7 +18,7 @@ import { createStepScreenshots, type StepScreenshots } from './step-screenshots.
 import type { RunnerDeps } from './types.js';
 import { noCounters, type RunCounters } from '../execution/counters.js';
 import type { AgentOutcome } from '../execution/outcome.js';
-import type { HumanExchange, CacheReport } from '../contract/output.js';
+import type { HumanExchange, CacheReport, LimitReport } from '../contract/output.js';
 import type { JobData } from '../contract/job.js';
 import type { RecordingFile } from '../contract/recording.js';
 import type { ProfileReport } from '../contract/profile.js';
@@ -68,6 +68,8 @@ export interface RunEnd {
   recording?: () => RecordingFile;
   /** The caps the run had; absent when it failed before they were known. */
   budget?: RunBudget;
+  /** The limits its pages reached (docs/security.md#limits), as output.json lists them. */
+  limits?: LimitReport[];
 }
 
 /** A run that failed before the browser: no steps, no video. */

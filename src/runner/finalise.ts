@@ -32,6 +32,7 @@ export async function finalise(ctx: ExecutionContext, run: RunEnd): Promise<Exec
     human: vault.redactValue(run.human.map((exchange) => ({ ...exchange }))),
     ...(run.profile ? { profile: run.profile } : {}),
     ...(deps.playback ? { playback: { recording: deps.playback.recording, reason: deps.playback.reason } } : {}),
+    ...(run.limits?.length ? { limits: vault.redactValue(run.limits.map((reached) => ({ ...reached }))) } : {}),
   };
   events.emit(outcome.status === 'completed' ? 'execution_completed' : 'execution_failed', {
     ...(document.error ?? {}),

@@ -1,4 +1,4 @@
-import type { BrowserSandbox, Size } from '../browser/types.js';
+import type { BrowserSandbox, PageLimits, Size } from '../browser/types.js';
 import type { OutputDocument } from '../contract/output.js';
 import type { ArtifactUrls } from '../contract/reports.js';
 import type { ControlPlane } from '../control-plane/types.js';
@@ -113,6 +113,11 @@ export interface RunnerSettings {
   inputFileMaxBytes: number;
   inputFileTimeoutMs: number;
   inputFileBuckets: readonly string[];
+  /**
+   * BROWSER_TABS_MAX, CONSOLE_LINE_MAX_CHARS, CONSOLE_ENTRIES_MAX, CONSOLE_BYTES_MAX: the limits on
+   * what an execution's pages make (docs/security.md#limits); absent, the browser's defaults.
+   */
+  pageLimits?: PageLimits;
 }
 
 import type { PlaybackReport } from '../contract/output.js';

@@ -55,7 +55,7 @@ import { effectOf, readState } from '../domain/element-state.js';
 import { rankElements } from './find-rank.js';
 import { keyboardTarget, keyedTo } from './keyboard-target.js';
 import { formatConsole, formatNetwork } from './page-logs.js';
-import { screenshotForModel } from './results.js';
+import { popupClosedLine, screenshotForModel } from './results.js';
 import { shownAs } from './secret-typing.js';
 import { createWidgetHands, fillWidget } from './widget-input.js';
 import type { ActionRunContext, ActionSpaceOptions, ActionTrace } from './types.js';
@@ -103,6 +103,10 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
    * a person leaves it). Any other action since forgets it.
    */
   private lastTarget: { tabId: string; ref: string } | undefined;
+  /** The session's changes taken before the report (`limitNotes`), reported with it. */
+  private heldChanges: BrowserChange[] = [];
+  /** Lines of popups closed at the tab limit the model has not read yet. */
+  private untoldLimits: string[] = [];
 
   constructor(private readonly options: BrowserToolsetOptions) {
     super({ ...browserToolsetPolicies(options), browserState: () => this.report() });
@@ -197,9 +201,27 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const outcome = await executeComputerAction(computerInput, { session, geometry, toolVersion: COMPUTER_TOOLSET, vault: secrets, signal: this.signal });
     if (!outcome.ok) throw new Error(outcome.error);
     await this.settle();
+    const notes = this.limitNotes();
     // No dialog opens for a file chooser: the model learns of it here.
-    if ((this.options.inputFiles ?? []).length > 0 && session.pendingFileChooser()) return 'The page opened a file chooser: answer it with file_upload (the reference of the control that opened it will do) and the names of input files.';
-    return undefined;
+    if ((this.options.inputFiles ?? []).length > 0 && session.pendingFileChooser()) notes.push('The page opened a file chooser: answer it with file_upload (the reference of the control that opened it will do) and the names of input files.');
+    return notes.length > 0 ? notes.join(' ') : undefined;
+  }
+
+  /**
+   * Lines the model reads in the result itself: popups closed at the tab limit. The browser_state
+   * block has no kind for them (the SDK shows any refused navigation as one fixed line), so the
+   * why is told here (docs/security.md#limits); the changes are still reported after.
+   */
+  private limitNotes(): string[] {
+    this.takeChanges();
+    return this.untoldLimits.splice(0);
+  }
+
+  /** The session's changes since the last take, held for the report; the lines of closed popups for the next result that can carry them. */
+  private takeChanges(): void {
+    const fresh = this.options.session.drainChanges();
+    this.heldChanges.push(...fresh);
+    for (const change of fresh) if (change.type === 'popup_closed') this.untoldLimits.push(popupClosedLine(change, this.options.secrets.redact));
   }
 
   /** Where the keys of `key` or `type` will go (keyboard-target.ts); the result says which. */
@@ -212,7 +234,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
   private async report(): Promise<BetaBrowserState> {
     const { session, secrets } = this.options;
     const tabs = await session.tabs(this.signal);
-    const changes = session.drainChanges().map((change) => toStateChange(change, secrets.redact));
+    this.takeChanges();
+    const changes = this.heldChanges.splice(0).map((change) => toStateChange(change, secrets.redact));
     return {
       tabs: tabs.map((tab) => ({ tab_id: tab.id, title: secrets.redact(tab.title), url: secrets.redact(tab.url), active: tab.active })),
       ...(changes.length ? { state_changes: changes } : {}),
@@ -480,7 +503,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     const tab = await this.tabFor('read_console', input);
     this.state.member = 'read_console';
     this.state.label = 'read_console';
-    return this.options.secrets.redact(formatConsole(tab.drainConsole(), LOG_TEXT_MAX_CHARS));
+    const notes = this.limitNotes().map((note) => `[${note}]\n`).join('');
+    return this.options.secrets.redact(notes + formatConsole(tab.drainConsole(), LOG_TEXT_MAX_CHARS));
   }
 
   protected override async read_network(_ctx: BetaToolsetCallContext, input: BetaBrowserReadNetworkInput) {
@@ -499,7 +523,8 @@ export class BrowserToolsetDriver extends BetaAbstractBrowserToolset20260801 {
     if (!result.ok) throw new Error(`the script threw: ${result.error}`);
     await this.settle(ranAt);
     const text = result.value.length > SCRIPT_RESULT_MAX_CHARS ? `${result.value.slice(0, SCRIPT_RESULT_MAX_CHARS)}\n[value cut at ${SCRIPT_RESULT_MAX_CHARS.toLocaleString('en-US')} characters]` : result.value;
-    return this.options.secrets.redact(text);
+    const notes = this.limitNotes();
+    return this.options.secrets.redact([text, ...notes.map((note) => `[${note}]`)].join('\n'));
   }
 
   protected override async file_upload(_ctx: BetaToolsetCallContext, input: BetaBrowserFileUploadInput) {
@@ -558,6 +583,7 @@ function toStateChange(change: BrowserChange, redact: (text: string) => string):
     case 'tab_opened':
       return { type: 'tab_opened', tab_id: change.tabId };
     case 'navigation_refused':
+    case 'popup_closed':
       return { type: 'navigation_refused' };
     case 'dialog_dismissed':
       return { type: 'dialog_dismissed', kind: change.kind, message: redact(change.message) };

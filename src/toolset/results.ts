@@ -3,7 +3,7 @@
  * wire's shape (a toolset member's result echoes its `toolset_name`), and the `navigate` tool
  * that goes with computer use.
  */
-import type { BrowserSession, Screenshot } from '../browser/types.js';
+import type { BrowserChange, BrowserSession, Screenshot } from '../browser/types.js';
 import type { ImageBlock, ToolDefinition, ToolResultBlock } from '../model/types.js';
 import type { DisplayGeometry } from './computer-types.js';
 import type { ActionReport } from './types.js';
@@ -85,6 +85,12 @@ export async function runNavigate(call: ToolUseBlock, session: BrowserSession, g
   return { ...base, result: resultFor(call, [shot]), ok: true, images: 1, changesPage: true };
 }
 
+/** What the agent reads of a popup closed at the tab limit (docs/security.md#limits). */
+export function popupClosedLine(change: Extract<BrowserChange, { type: 'popup_closed' }>, redact: (text: string) => string): string {
+  const url = change.url && change.url !== 'about:blank' ? ` (${redact(change.url).slice(0, 200)})` : '';
+  return `A popup the page opened${url} was closed: ${change.openPages} pages were open, the most one execution may have (${change.limit}).`;
+}
+
 /**
  * What happened in the browser besides the action (computer use has no browser_state block):
  * downloads, refused navigations, dismissed dialogs, as lines of text for the action's result.
@@ -95,6 +101,7 @@ export function changeNotes(session: Pick<BrowserSession, 'drainChanges' | 'pend
   if (uploadTool && session.pendingFileChooser()) lines.push(`The page opened a file chooser: answer it with ${uploadTool} and the names of input files.`);
   for (const change of session.drainChanges()) {
     if (change.type === 'navigation_refused') lines.push(`A navigation to ${redact(change.url)} was refused: it is outside the allowed domains.`);
+    else if (change.type === 'popup_closed') lines.push(popupClosedLine(change, redact));
     else if (change.type === 'dialog_dismissed') lines.push(`A ${change.kind} dialog "${redact(change.message).slice(0, 200)}" was dismissed.`);
     else if (change.type === 'download') {
       const { state, name, url, bytes, error } = change.download;
