@@ -141,9 +141,15 @@ export function tieAction(action: { action: string; input: Record<string, unknow
       derived.push(...derivedPaths(literal, ctx.leaves));
     }
   };
-  for (const [key, value] of Object.entries(action.input)) if (VALUE_KEYS.has(key)) visit(value, key);
-  // A click that ticks a box or picks a choice enters a value no name can stand for: the model's own, too.
   const targetRole = typeof action.target?.role === 'string' ? action.target.role : '';
+  for (const [key, value] of Object.entries(action.input)) {
+    if (!VALUE_KEYS.has(key)) continue;
+    // A box ticked or a choice picked (`true`) on the element the input names (a pattern,
+    // sources.ts): the tick is the pattern's, as a click on that element is; unticking is not.
+    if (key === 'value' && value === true && bound.target && PICKED.has(targetRole)) continue;
+    visit(value, key);
+  }
+  // A click that ticks a box or picks a choice enters a value no name can stand for: the model's own, too.
   if (!SETS_VALUE.has(action.action) && PICKED.has(targetRole) && !('value' in action.input) && !bound.target) wroteValue = true;
   if ((SETS_VALUE.has(action.action) || PICKED.has(targetRole)) && wroteValue) {
     // The values it entered by name come in with the new input; the rest may have decided what it wrote.
