@@ -31,6 +31,7 @@ import { startFlowApp, type FlowOptions } from '../test/support/flow-app.js';
 import { isFinalCheck } from '../test/support/run-cache-requests.js';
 import { startScriptedModelServer, type RecordedRequest } from '../test/support/scripted-model-server.js';
 import { benchBlockEditor } from './cache-block-editor.js';
+import { benchRealApps } from './cache-real-apps.js';
 import { addCost } from './cost.js';
 import { estimateInputTokens } from './toolset.js';
 
@@ -146,6 +147,7 @@ export async function benchCache(): Promise<Record<string, number | string>> {
       }
     }
     Object.assign(figures, await benchBlockEditor(cache, MODEL_LATENCY_MS));
+    Object.assign(figures, await benchRealApps(cache, MODEL_LATENCY_MS));
     figures['model latency per turn (scripted)'] = `${MODEL_LATENCY_MS} ms`;
     return figures;
   } finally {
