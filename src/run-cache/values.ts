@@ -96,7 +96,8 @@ export interface TiedAction {
  * can be written in; the recognisers (derivedPaths) only say which values it most likely came
  * from (`from`, for the reason shown), and add the values it named that its own text repeats.
  * A click that ticks a box or picks a choice (actions.ts PICKED) enters a value no name can stand
- * for, and is guarded the same way. Other actions (a key, a URL to open, a click on a button or a
+ * for, and is guarded the same way, unless the input names the element (a pattern, sources.ts):
+ * a click on it, or a `form_input` ticking it (`true`), is the pattern's. Other actions (a key, a URL to open, a click on a button or a
  * link) keep the recognisers: a click on "Save" replays whatever the input, one on an element
  * named like an input value does not.
  */
