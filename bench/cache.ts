@@ -32,6 +32,7 @@ import { isFinalCheck } from '../test/support/run-cache-requests.js';
 import { startScriptedModelServer, type RecordedRequest } from '../test/support/scripted-model-server.js';
 import { benchBlockEditor } from './cache-block-editor.js';
 import { benchDjangoAdmin } from './cache-django-admin.js';
+import { benchRealApps } from './cache-real-apps.js';
 import { addCost } from './cost.js';
 import { estimateInputTokens } from './toolset.js';
 
@@ -148,6 +149,7 @@ export async function benchCache(): Promise<Record<string, number | string>> {
     }
     Object.assign(figures, await benchBlockEditor(cache, MODEL_LATENCY_MS));
     Object.assign(figures, await benchDjangoAdmin(cache, MODEL_LATENCY_MS));
+    Object.assign(figures, await benchRealApps(cache, MODEL_LATENCY_MS));
     figures['model latency per turn (scripted)'] = `${MODEL_LATENCY_MS} ms`;
     return figures;
   } finally {

@@ -285,7 +285,10 @@ async function save(run: Recording, kept: NonNullable<Recording['key']>): Promis
   const next = buildEntry({ ...key, executionId, steps: run.steps, input: agentInput.vault, notAsked: run.notAsked, now, constants, repairs: run.repairs, byRepair: (step) => run.repaired.has(step) });
   try {
     // What is stored passes the secrets' redaction once more: a page can show a secret anywhere.
-    await store.put(key.versionId, agentInput.vault.redactValue(next));
+    // Its identity is the job's, not page text (the Redis key holds the version id already): a
+    // version id that begins like a secret ("redmine-…") would otherwise never match on reading.
+    const { versionId, fingerprint, toolType, sourceExecutionId } = next;
+    await store.put(key.versionId, { ...agentInput.vault.redactValue(next), versionId, fingerprint, toolType, sourceExecutionId });
     agentDeps.events.emit('run_cache_saved', { versionId: key.versionId, steps: next.steps.length, actions: next.steps.flat().length });
   } catch (error) {
     logger.warn({ err: error instanceof Error ? error.message : String(error), versionId: key.versionId }, 'the run cache could not be saved');

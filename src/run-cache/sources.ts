@@ -249,7 +249,9 @@ export function resolveSources(input: Record<string, unknown>, sources: readonly
  */
 export function sourcePaths(sources: readonly ValueBinding[] | undefined): KeyPath[] {
   return (sources ?? []).flatMap(({ source }) => {
-    if (source.kind === 'input' || source.kind === 'file') return source.paths;
+    if (source.kind === 'input') return source.paths;
+    // An input file's value is its `$file` (the name the model sees): what the input's digests hold.
+    if (source.kind === 'file') return source.paths.map((p) => [...p, '$file']);
     if (source.kind === 'derived') return [source.path];
     if (source.kind === 'pattern') return source.parts.flatMap((p) => ('path' in p ? [p.path] : []));
     return [];

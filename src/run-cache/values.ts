@@ -96,7 +96,8 @@ export interface TiedAction {
  * can be written in; the recognisers (derivedPaths) only say which values it most likely came
  * from (`from`, for the reason shown), and add the values it named that its own text repeats.
  * A click that ticks a box or picks a choice (actions.ts PICKED) enters a value no name can stand
- * for, and is guarded the same way. Other actions (a key, a URL to open, a click on a button or a
+ * for, and is guarded the same way, unless the input names the element (a pattern, sources.ts):
+ * a click on it, or a `form_input` ticking it (`true`), is the pattern's. Other actions (a key, a URL to open, a click on a button or a
  * link) keep the recognisers: a click on "Save" replays whatever the input, one on an element
  * named like an input value does not.
  */
@@ -141,9 +142,15 @@ export function tieAction(action: { action: string; input: Record<string, unknow
       derived.push(...derivedPaths(literal, ctx.leaves));
     }
   };
-  for (const [key, value] of Object.entries(action.input)) if (VALUE_KEYS.has(key)) visit(value, key);
-  // A click that ticks a box or picks a choice enters a value no name can stand for: the model's own, too.
   const targetRole = typeof action.target?.role === 'string' ? action.target.role : '';
+  for (const [key, value] of Object.entries(action.input)) {
+    if (!VALUE_KEYS.has(key)) continue;
+    // A box ticked or a choice picked (`true`) on the element the input names (a pattern,
+    // sources.ts): the tick is the pattern's, as a click on that element is; unticking is not.
+    if (key === 'value' && value === true && bound.target && PICKED.has(targetRole)) continue;
+    visit(value, key);
+  }
+  // A click that ticks a box or picks a choice enters a value no name can stand for: the model's own, too.
   if (!SETS_VALUE.has(action.action) && PICKED.has(targetRole) && !('value' in action.input) && !bound.target) wroteValue = true;
   if ((SETS_VALUE.has(action.action) || PICKED.has(targetRole)) && wroteValue) {
     // The values it entered by name come in with the new input; the rest may have decided what it wrote.

@@ -265,6 +265,18 @@ describe('run cache', () => {
     expect(optedOut.requests.length).toBeGreaterThan(0);
   });
 
+  it('replays a version whose id begins like a secret of the input: the entry keeps its own id, not a redaction of it', async () => {
+    // The password begins with the version id's first 8 characters, a piece redaction replaces anywhere else.
+    const first = await run({ site: shop, versionId: 'release-7-v1', payload: input('ann', 'release-7-Secret', 'PO-31') });
+    expect(first.summary.document).toMatchObject({ status: 'completed', cache: { used: false } });
+    const stored = JSON.parse((await storedCache('release-7-v1'))!) as { versionId: string };
+    expect(stored.versionId).toBe('release-7-v1');
+    expect(JSON.stringify(stored)).not.toContain('release-7-Secret');
+    const second = await run({ site: shop, versionId: 'release-7-v1', payload: input('bob', 'release-7-Secret', 'PO-32') });
+    expect(second.summary.document.cache, second.summary.document.cache.reason ?? '').toMatchObject({ used: true, modelSteps: 0 });
+    expect(second.requests).toHaveLength(1);
+  });
+
   it('replays computer use too: each click at where its element is now, typing where the focus was', async () => {
     // A shop of its own: the scripted first run reports the first order's id, A-1001.
     const own = await startShopServer('shop.test', { sequentialOrders: true });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { runCacheEntry, type ValueSource } from '../../src/contract/run-cache.js';
 import { deriveValue, derivationsOf } from '../../src/run-cache/derive.js';
 import { recordView } from '../../src/run-cache/record-view.js';
-import { bindAction, fillPattern, piecesNotEntered, resolveSources, sourceOfText, type SourceContext } from '../../src/run-cache/sources.js';
+import { bindAction, fillPattern, piecesNotEntered, resolveSources, sourceOfText, sourcePaths, type SourceContext } from '../../src/run-cache/sources.js';
 import { inputLeaves, tieAction } from '../../src/run-cache/values.js';
 import { mayForceToolChoice } from '../../src/model/tool-choice.js';
 import { checkRequestShape } from '../support/fake-api-rules.js';
@@ -136,6 +136,78 @@ describe('sources, over generated inputs that share text with the prompt and wit
         const from = next[derived.source.path[0]!];
         expect(from).toBeDefined();
         expect(entered).toBe(deriveValue(from!, derived.source.derivation));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  const roles = fc.constantFrom('checkbox', 'radio', 'option', 'switch');
+  const elementName = fc.oneof(value, word, value.map((v) => `Add ${v}`));
+
+  it('ties a box ticked on the element the input names to that one value, and keeps the model\'s guard on anything else, unticking included', () => {
+    const seen = { bound: 0, guarded: 0 };
+    fc.assert(
+      fc.property(input, roles, elementName, fc.boolean(), input, (first, role, name, tick, next) => {
+        const ctx = ctxOf(first);
+        const action = { action: 'form_input', input: { value: tick }, target: { role, name } };
+        const bound = bindAction(action, ctx, true);
+        const targets = bound.sources.filter((b) => b.at === 'target');
+        // Never two sources for the element: one pattern or none.
+        expect(targets.length).toBeLessThanOrEqual(1);
+        const pattern = targets[0]?.source;
+        const tied = tieAction(action, ctx.tie, { keys: new Set(), target: pattern !== undefined });
+        if (!pattern || !tick) {
+          // The model's own value: guarded on every input value it did not enter by name.
+          expect(tied.guard?.paths.length).toBe(Object.keys(first).length);
+          seen.guarded++;
+          return;
+        }
+        seen.bound++;
+        expect(tied.guard).toBeUndefined();
+        expect(pattern.kind).toBe('pattern');
+        if (pattern.kind !== 'pattern') return;
+        const parts = pattern.parts;
+        // Each value part is one input value, in the name once; the text around relates to no value.
+        for (const part of parts) {
+          if ('path' in part) expect(name.toLowerCase().split(first[part.path[0]!]!.trim().toLowerCase())).toHaveLength(2);
+          else for (const v of Object.values(first)) if (v.trim().length >= 4) expect(part.text.toLowerCase()).not.toContain(v.trim().toLowerCase());
+        }
+        // The replay ticks the element the new input names, or stops: never one the new input does not name.
+        const filled = fillPattern(parts, next);
+        const paths = parts.flatMap((p) => ('path' in p ? [p.path[0]!] : []));
+        if (paths.some((k) => next[k] === undefined)) expect(filled).toBeUndefined();
+        else for (const k of paths) expect(filled).toContain(next[k]);
+      }),
+      { numRuns: 400 },
+    );
+    expect(seen.bound).toBeGreaterThan(0);
+    expect(seen.guarded).toBeGreaterThan(0);
+  });
+
+  it('binds an upload to the input paths of its files only when each name is one input file\'s, and enters the new input\'s files there', () => {
+    const fileName = fc.constantFrom('clerk', 'Kofi.pdf', 'invoice', 'Net 30', 'open.txt');
+    const files = fc.dictionary(fc.constantFrom('invoice', 'receipt', 'scan'), fileName, { minKeys: 1 });
+    fc.assert(
+      fc.property(input, files, fc.array(fileName, { minLength: 1, maxLength: 2 }), files, (texts, first, uploaded, next) => {
+        const payload = { ...texts, ...Object.fromEntries(Object.entries(first).map(([k, n]) => [`file_${k}`, { $file: n }])) };
+        const bound = bindAction({ action: 'file_upload', input: { paths: uploaded } }, ctxOf(payload), true);
+        const source = bound.sources.find((b) => b.at === 'paths')?.source;
+        const owners = (n: string) => Object.entries(first).filter(([, f]) => f === n);
+        if (!uploaded.every((n) => owners(n).length === 1)) {
+          expect(source).toBeUndefined();
+          expect(bound.input.paths).toEqual(uploaded);
+          return;
+        }
+        expect(source?.kind).toBe('file');
+        if (source?.kind !== 'file') return;
+        expect(bound.input).toEqual({});
+        // Entered: the input paths of the files (their `$file`), never the names of the earlier run.
+        expect(sourcePaths(bound.sources)).toEqual(source.paths.map((p) => [...p, '$file']));
+        const nextPayload = { ...texts, ...Object.fromEntries(Object.entries(next).map(([k, n]) => [`file_${k}`, { $file: n }])) };
+        const resolved = resolveSources(bound.input, bound.sources, nextPayload);
+        const want = source.paths.map((p) => next[p[0]!.slice('file_'.length)]);
+        if (want.some((n) => n === undefined)) expect(resolved.ok).toBe(false);
+        else expect(resolved).toEqual({ ok: true, input: { paths: want } });
       }),
       { numRuns: 400 },
     );

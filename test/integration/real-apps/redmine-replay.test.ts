@@ -16,8 +16,8 @@ import { tempDir } from '../../support/env.js';
 import { startRecordingApi, type RecordingApi } from '../../support/recording-api.js';
 import { startRedis, type TestRedis } from '../../support/redis.js';
 import { startInputFiles, type InputFiles } from '../../support/real-apps/input-files.js';
-import { describeRun, issueAgent, issueWorkflow, type IssueAgentOptions, type IssueInput } from '../../support/real-apps/redmine-agent.js';
-import { ATTACHMENTS, attachmentBytes, checkoutIssue } from '../../support/real-apps/redmine-inputs.js';
+import { attachmentName, describeRun, issueAgent, issueWorkflow, type IssueAgentOptions, type IssueInput } from '../../support/real-apps/redmine-agent.js';
+import { ATTACHMENTS, attachmentBytes, checkoutIssue, everyFieldNew } from '../../support/real-apps/redmine-inputs.js';
 import { issueIds, issueRecord, recordFor } from '../../support/real-apps/redmine-record.js';
 import { startRedmine, type Redmine } from '../../support/real-apps/redmine.js';
 import { startRealAppWorker, type FinishedRun, type RealAppWorker } from '../../support/real-apps/worker-daemon.js';
@@ -67,12 +67,13 @@ async function file(versionId: string, input: IssueInput, options: IssueAgentOpt
 }
 
 /** The first run, with the model: it must file the input's issue, or the scenario means nothing. */
-async function record(versionId: string, input: IssueInput, options: IssueAgentOptions = {}): Promise<void> {
+async function record(versionId: string, input: IssueInput, options: IssueAgentOptions = {}): Promise<Filed> {
   const first = await file(versionId, input, options);
   expect(first.run.output, first.explain).toMatchObject({ status: 'completed', cache: { used: false } });
   expect(first.created).toHaveLength(1);
-  expect(await issueRecord(redmine, first.created[0]!)).toEqual({ id: first.created[0], ...recordFor(input, attachmentBytes('checkout-trace.txt')) });
+  expect(await issueRecord(redmine, first.created[0]!)).toEqual({ id: first.created[0], ...recordFor(input, attachmentBytes(attachmentName(input) as keyof typeof ATTACHMENTS)) });
   expect(first.run.events.some((e) => e.type === 'run_cache_saved'), first.explain).toBe(true);
+  return first;
 }
 
 /**
@@ -85,7 +86,7 @@ async function repeat(versionId: string, input: IssueInput, options: IssueAgentO
   if (second.run.report.outcome === 'completed') {
     expect(second.created, second.explain).toHaveLength(1);
     const [made] = second.created;
-    expect(await issueRecord(redmine, made!), second.explain).toEqual({ id: made, ...recordFor(input, attachmentBytes('checkout-trace.txt')) });
+    expect(await issueRecord(redmine, made!), second.explain).toEqual({ id: made, ...recordFor(input, attachmentBytes(attachmentName(input) as keyof typeof ATTACHMENTS)) });
     // And the run reports that record.
     expect(second.run.output.output, second.explain).toEqual({ issue: String(made) });
   } else {
@@ -153,33 +154,36 @@ describe('a replay on Redmine with a new input', () => {
   });
 
   /**
-   * What a repeat with new text values costs: what the model entered by reference replays; a step
-   * holding a value the model wrote itself (the Region radio ticked, the watcher's box, the file
-   * by its name) may have been computed from any input value, so with a changed input it is
-   * repaired, each repair at most three model steps; then the final check.
+   * What a repeat with a new input costs: every value comes from its source — entered by name,
+   * the file by its input path, a box ticked or a choice picked on the element the input names
+   * (docs/run-cache.md#sources) — so nothing is repaired, and the final check is the one
+   * request: at most one more (a repair) and 0.15× the first run's input tokens.
    */
-  const expectRepairedCheaply = (second: Filed) => {
+  const expectCheap = (first: Filed, second: Filed) => {
     expect(second.run.report.outcome, second.explain).toBe('completed');
     const cache = second.run.output.cache;
     expect(cache.finalCheck, second.explain).toMatchObject({ ran: true, matches: true });
     expect(cache.fallbackAtStep, second.explain).toBeNull();
-    expect(cache.repairedSteps, second.explain).toBeGreaterThan(0);
-    expect(second.run.requests.length, second.explain).toBeLessThanOrEqual(1 + 3 * Number(cache.repairedSteps));
+    expect(second.run.requests.length, second.explain).toBeLessThanOrEqual(2);
+    expect(second.run.inputTokens, second.explain).toBeLessThanOrEqual(0.15 * first.run.inputTokens);
   };
 
-  it('repeats with new text values: replays what was entered by reference, repairs the steps holding values the model wrote itself, checks the result', { timeout: 600_000 }, async () => {
-    const first = firstIssue();
-    await record('v-cost', first, NO_SEARCH);
-    expectRepairedCheaply(await repeat('v-cost', newTexts(first), NO_SEARCH));
+  it('repeats an input that differs in every field of the issue in at most 2 requests and 0.15× the tokens, and saves exactly the new input', { timeout: 600_000 }, async () => {
+    // A tracker other than the form's default, so the first run enters it (the field a first
+    // run leaves at its default is the scenario above).
+    const first: IssueInput = { ...checkoutIssue(files, redmine.facts.password), tracker: 'Feature' };
+    const recorded = await record('v-every-field', first, NO_SEARCH);
+    const second = await repeat('v-every-field', everyFieldNew(first, files), NO_SEARCH);
+    expectCheap(recorded, second);
   });
 
-  it('repeats as cheaply through a form that Redmine draws again when the category is set', { timeout: 600_000 }, async () => {
+  it('repeats new text values as cheaply through a form that Redmine draws again when the category is set', { timeout: 600_000 }, async () => {
     const first = checkoutIssue(files, redmine.facts.password);
     expect(first.category).not.toBe('');
-    await record('v-cost-category', first, NO_SEARCH);
+    const recorded = await record('v-cost-category', first, NO_SEARCH);
     const second = await repeat('v-cost-category', newTexts(first), NO_SEARCH);
     // Setting the category makes Redmine replace the form's fields: the replay must find the
     // field again to read it back, rather than hand the rest of the run to the model.
-    expectRepairedCheaply(second);
+    expectCheap(recorded, second);
   });
 });

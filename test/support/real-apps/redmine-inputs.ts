@@ -40,3 +40,40 @@ export function checkoutIssue(files: InputFiles, password: string): IssueInput {
     attachment: { $file: files.url('checkout-trace.txt') },
   };
 }
+
+/**
+ * An issue that differs from `first` in every field of the issue (the account that files it
+ * aside): another tracker, texts, choices, dates, numbers, platforms, region, people and file,
+ * no two of its values alike. What a repeat must save exactly.
+ */
+export function everyFieldNew(first: IssueInput, files: InputFiles): IssueInput {
+  const next: IssueInput = {
+    user: first.user,
+    password: first.password,
+    tracker: first.tracker === 'Support' ? 'Feature' : 'Support',
+    subject: 'Refund emails are sent twice',
+    description: 'h2. Steps\n\nRefund an order from the back office.\n\nThe customer gets *two* emails.',
+    priority: 'Urgent',
+    assignee: 'Abena Asante',
+    category: 'Frontend',
+    targetVersion: '2.0',
+    startDate: '2026-12-07',
+    dueDate: '2026-12-21',
+    estimatedHours: 4,
+    customerReference: 'GLOBEX-118',
+    customerNotes: 'Seen by two customers.\nBoth on mobile.',
+    affectedUsers: 35,
+    budget: 480.75,
+    deadline: '2027-01-08',
+    billable: !first.billable,
+    severity: 'Minor',
+    platforms: ['macOS', 'Linux'],
+    region: 'APAC',
+    reviewer: 'Yaw Adjei',
+    fixedIn: '1.0',
+    runbook: 'https://runbooks.example.test/refunds',
+    watcher: 'Efua Frimpong',
+    attachment: { $file: files.url('invoice-run.log') },
+  };
+  return next;
+}
