@@ -4,7 +4,7 @@ import type { ProfileKeyring } from '../../src/domain/profile-crypto.js';
 import type { PublicHost } from '../../src/local-service/host-guard.js';
 import type { ProfileDirectory } from '../../src/local-service/profile-routes.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
 /** A local API on a private Redis, with a BullMQ handle to inspect what it enqueued. */
@@ -29,13 +29,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export const silentLogger: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  child: () => silentLogger,
-};
+export const silentLogger = createSilentLogger();
 
 export async function startHarness(opts: { artifactsDir?: string; redis?: TestRedis; profiles?: ProfileDirectory; publicHosts?: PublicHost[]; inputKeys?: ProfileKeyring } = {}): Promise<Harness> {
   const redis = opts.redis ?? (await startRedis());
