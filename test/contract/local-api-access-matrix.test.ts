@@ -2,6 +2,7 @@ import diagnostics from 'node:diagnostics_channel';
 import type { FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeyCreated } from '../../src/contract/access.js';
 import { OPERATOR, OPERATOR_KEY, PUBLIC, WORKER_READ, WORKER_REPORT, type Access } from '../../src/local-service/access.js';
 import type { ServedRoute } from '../../src/local-service/app.js';
 import { API_KEY, startHarness, type Harness } from './local-api-harness.js';
@@ -80,9 +81,9 @@ beforeAll(async () => {
   address = new URL(h.server.url).host;
   diagnostics.subscribe('tracing:fastify.request.handler:start', onHandlerStart);
   dashboardKey = (await h.makeKey('matrix')).key;
-  const worker = await h.call('POST', '/api/keys', { name: 'matrix worker', role: 'worker' });
+  const worker = await h.api.as(apiKeyCreated)('POST', '/api/keys', { name: 'matrix worker', role: 'worker' });
   expect(worker.status).toBe(201);
-  workerKey = worker.body.key as string;
+  workerKey = worker.body.key;
   const revoked = await h.makeKey('matrix revoked');
   revokedKey = revoked.key;
   // A key made with the revoked key, before it was revoked.

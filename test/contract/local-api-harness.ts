@@ -4,7 +4,8 @@ import type { ProfileKeyring } from '../../src/domain/profile-crypto.js';
 import type { PublicHost } from '../../src/local-service/host-guard.js';
 import type { ProfileDirectory } from '../../src/local-service/profile-routes.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
+import { httpCall, type Call } from '../support/call.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
 /** A local API on a private Redis, with a BullMQ handle to inspect what it enqueued. */
@@ -18,7 +19,13 @@ export interface Harness {
   queueName: string;
   keyPrefix: string;
   artifactsDir: string | undefined;
-  // Response bodies are free-form JSON read by assertions, hence `any` here only.
+  /**
+   * Requests to the local API, as the service key unless `headers` name others (`{}`: none);
+   * `api.as(schema)` reads the answer with the contract's schema (test/support/call.ts).
+   */
+  api: Call;
+  // The same requests, their bodies read by assertions as free-form JSON: `any` here only, until
+  // the tests read them with `api.as(schema)`.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
   /** Signs a browser in with `key` (POST /api/session): the `Cookie` value of its session. */
@@ -29,13 +36,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export const silentLogger: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-  child: () => silentLogger,
-};
+export const silentLogger = createSilentLogger();
 
 export async function startHarness(opts: { artifactsDir?: string; redis?: TestRedis; profiles?: ProfileDirectory; publicHosts?: PublicHost[]; inputKeys?: ProfileKeyring } = {}): Promise<Harness> {
   const redis = opts.redis ?? (await startRedis());
@@ -52,6 +53,7 @@ export async function startHarness(opts: { artifactsDir?: string; redis?: TestRe
     if (!opts.redis) await redis.stop();
     throw error;
   }
+  const api = httpCall(() => harness.server.url, { 'X-Service-Key': API_KEY });
   const harness: Harness = {
     redis,
     server,
@@ -59,16 +61,8 @@ export async function startHarness(opts: { artifactsDir?: string; redis?: TestRe
     queueName,
     keyPrefix,
     artifactsDir: opts.artifactsDir,
-    async call(method, path, body, headers = { 'X-Service-Key': API_KEY }) {
-      const init: RequestInit = { method, headers: { ...headers } };
-      if (body !== undefined) {
-        init.body = typeof body === 'string' ? body : JSON.stringify(body);
-        (init.headers as Record<string, string>)['Content-Type'] = 'application/json';
-      }
-      const response = await fetch(`${harness.server.url}${path}`, init);
-      const text = await response.text();
-      return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined, headers: response.headers };
-    },
+    api,
+    call: api,
     async signIn(key = API_KEY) {
       const response = await fetch(`${harness.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': key } });
       if (response.status !== 204) throw new Error(`sign-in answered ${response.status}`);

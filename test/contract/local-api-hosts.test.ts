@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflowList } from '../../src/contract/workflows.js';
 import { API_KEY, startHarness, type Harness } from './local-api-harness.js';
 import { rawRequest } from './local-api-raw-http.js';
 
@@ -46,7 +47,7 @@ describe('the Host a request names', () => {
     '',
   ])('%j answers 421 and does nothing, even with a key', async (host) => {
     const named = host.replace('PORT', String(port));
-    const before = (await h.call('GET', '/api/workflows')).body.total as number;
+    const before = (await h.api.as(workflowList)('GET', '/api/workflows')).body.total;
     const body = JSON.stringify({ prompt: 'p', allowedDomains: ['a.test'] });
     for (const [method, target, headers, sent] of [
       ['GET', '/healthz', {}, undefined],
@@ -58,7 +59,7 @@ describe('the Host a request names', () => {
       expect(res.status, `${method} ${target}`).toBe(421);
       expect(JSON.parse(res.body)).toEqual({ detail: [{ loc: ['header', 'Host'], msg: expect.stringContaining('PUBLIC_HOSTS'), type: 'misdirected_request' }] });
     }
-    expect((await h.call('GET', '/api/workflows')).body.total).toBe(before);
+    expect((await h.api.as(workflowList)('GET', '/api/workflows')).body.total).toBe(before);
   });
 
   it('refuses a request with no Host at all', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflow } from '../../src/contract/workflows.js';
 import { MAX_BODY_BYTES } from '../../src/local-service/app.js';
 import { compileSchema } from '../../src/domain/json-schema.js';
 import { hostileBodies } from '../support/hostile-schemas.js';
@@ -21,14 +22,14 @@ afterAll(async () => {
 
 describe('hostile schema patterns', () => {
   it('the local API keeps answering /healthz while an input is checked against a hostile pattern, and the check answers 422', async () => {
-    const created = await h.call('POST', '/api/workflows', {
+    const created = await h.api.as(workflow)('POST', '/api/workflows', {
       name: 'ReDoS',
       prompt: 'Nothing',
       allowedDomains: ['shop.test'],
       payloadSchema: { type: 'object', properties: { a: { type: 'string', pattern: HOSTILE }, b: { type: 'object', patternProperties: { [HOSTILE]: { type: 'string' } } } } },
     });
     expect(created.status).toBe(201);
-    const id = created.body.workflow_uuid as string;
+    const id = created.body.workflow_uuid;
     const hostile = `${'a'.repeat(40)}!`;
     const long = `${'a'.repeat(400_000)}!`;
     const validating = h.call('POST', `/api/workflows/${id}/execute`, { inputPayload: { a: long, b: { [hostile]: 'x' } } });
@@ -77,9 +78,9 @@ describe('hostile schemas and bodies (docs/secrets.md#bounds)', () => {
     const cases = hostileBodies(MAX_BODY_BYTES);
     const ids: string[] = [];
     for (const c of cases) {
-      const created = await h.call('POST', '/api/workflows', { name: c.name, prompt: 'Nothing', allowedDomains: ['shop.test'], payloadSchema: c.schema });
+      const created = await h.api.as(workflow)('POST', '/api/workflows', { name: c.name, prompt: 'Nothing', allowedDomains: ['shop.test'], payloadSchema: c.schema });
       expect(created.status, c.name).toBe(201);
-      ids.push(created.body.workflow_uuid as string);
+      ids.push(created.body.workflow_uuid);
     }
     // Bodies made before the clock starts: building them is the test's work, not the server's.
     const bodies = cases.map((c) => `{"inputPayload": ${c.payloadText}}`);

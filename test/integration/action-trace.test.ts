@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
 import type { BrowserSandbox, BrowserSession, BrowserTab } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { createActionSpace } from '../../src/toolset/create.js';
 import type { ActionSpaceChoice } from '../../src/toolset/types.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
@@ -14,7 +14,7 @@ import { neverAborted } from '../support/env.js';
  * and still acts (docs/run-cache.md). Real Chromium; the page reads are counted on the real tab.
  */
 
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const silent = createSilentLogger();
 const PAGE = '<!doctype html><title>Trace</title><input aria-label="Note" style="position:absolute;left:20px;top:20px;width:300px;height:40px;font-size:24px">';
 
 let server: StaticServer;

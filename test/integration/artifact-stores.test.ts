@@ -6,11 +6,10 @@ import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalStore } from '../../src/storage/local-store.js';
 import { createS3Store, s3ObjectUrl, type S3Store } from '../../src/storage/s3-store.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
 
-const noop = () => undefined;
-const logger: Logger = { debug: noop, info: noop, warn: noop, error: noop, child: () => logger };
+const logger = createSilentLogger();
 const EXECUTION = '3f0c9a52-5d7e-4b8e-9d0a-1c2b3a4d5e6f';
 
 const TRAVERSALS: Array<[executionId: string, name: string]> = [

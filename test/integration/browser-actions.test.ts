@@ -7,7 +7,7 @@ import { executeComputerAction } from '../../src/toolset/computer-actions.js';
 import { createPlaywrightSandbox, resolveChromiumPath } from '../../src/browser/playwright-sandbox.js';
 import type { BlockedRequest, BrowserSandbox, BrowserSession, ScreencastFrame, Size } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
 import { neverAborted } from '../support/env.js';
 
@@ -29,7 +29,7 @@ const SLOW_RESPONSE_MS = 400;
 const TINY_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 const served: string[] = [];
 
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const silent = createSilentLogger();
 
 function identityGeometry(size: Size): DisplayGeometry {
   const clamp = (v: number, max: number) => Math.min(Math.max(Math.round(v), 0), max - 1);

@@ -4,7 +4,7 @@ import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js
 import type { BlockedRequest, BrowserSandbox, BrowserSession } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { ToolResultBlock } from '../../src/model/types.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { READ_PAGE_MAX_CHARS } from '../../src/toolset/browser-driver.js';
 import { createActionSpace } from '../../src/toolset/create.js';
 import type { ActionReport, ActionSpace } from '../../src/toolset/types.js';
@@ -20,7 +20,7 @@ import { neverAborted } from '../support/env.js';
 
 const ROOT = fileURLToPath(new URL('../fixtures/sites/toolset/', import.meta.url));
 const SECRET = 'Sup3r-secret!';
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const silent = createSilentLogger();
 
 let server: StaticServer;
 let sandbox: BrowserSandbox;

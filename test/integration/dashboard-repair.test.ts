@@ -1,21 +1,17 @@
-import { Queue } from 'bullmq';
-import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_WORKFLOW, lastObservation, refIn } from '../../demo/workflow.js';
-import { loadConfig } from '../../src/config/schema.js';
-import { startDaemon, type Daemon } from '../../src/daemon.js';
-import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { hostRules, tempDir } from '../support/env.js';
+import type { z } from 'zod';
+import { loginLink } from '../../src/contract/access.js';
+import { execution } from '../../src/contract/executions.js';
+import { workflow } from '../../src/contract/workflows.js';
 import { waitForJob } from '../support/queue-events.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
 import { isFinalCheck, isRepair, pageSeen, stepDone } from '../support/run-cache-requests.js';
 import { CHROMIUM_ARGS } from '../support/screencast-session.js';
-import { finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type ScriptedModelServer, type ScriptedTurn } from '../support/scripted-model-server.js';
-import { startShopServer, type ShopServer } from '../support/shop-server.js';
+import { finish, memberBlock, toolUse, turn, type RecordedRequest, type ScriptedModelServer, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { startDaemonStack, type DaemonStack } from '../support/stack.js';
 
 /**
  * A repaired run as the worker (daemon), the local service and its execution page show it, on
@@ -27,13 +23,7 @@ import { startShopServer, type ShopServer } from '../support/shop-server.js';
 
 const KEY = 'dashboard-repair-key';
 
-let redis: TestRedis;
-let shop: ShopServer;
-let dir: string;
-let api: LocalServer;
-let model: ScriptedModelServer;
-let worker: Daemon;
-let queue: Queue;
+let stack: DaemonStack<ScriptedModelServer>;
 let browser: Browser;
 let page: Page;
 
@@ -59,73 +49,49 @@ function shopModel(request: RecordedRequest): ScriptedTurn {
 }
 
 beforeAll(async () => {
-  [redis, shop, dir] = await Promise.all([startRedis(), startShopServer('shop.test', { sequentialOrders: true }), tempDir('dashboard-repair')]);
-  const queueName = `repair-${randomUUID().slice(0, 8)}`;
-  const artifactsDir = path.join(dir, 'artifacts');
-  const logger = createSilentLogger();
-  api = await startLocalServer({ port: 0, apiKeys: [KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', artifactsDir, logger, keyPrefix: `{api-${queueName}}:` });
-  model = await startScriptedModelServer(shopModel);
-  const config = loadConfig({
-    REDIS_URL: redis.url,
-    EXECUTION_QUEUE: queueName,
-    WORKER_CONCURRENCY: '1',
-    API_BASE_URL: api.url,
-    API_KEY: KEY,
-    ANTHROPIC_API_KEY: 'anthropic-key-for-tests',
-    ANTHROPIC_BASE_URL: model.url,
-    ARTIFACTS_DIR: artifactsDir,
-    ARTIFACT_BASE_URL: `${api.url}/artifacts/`,
-    BROWSER_HOST_RULES: hostRules('shop.test'),
-    WORK_DIR: path.join(dir, 'work'),
-    VIDEO_ENABLED: 'false',
-  });
-  worker = await startDaemon(config, logger);
-  queue = new Queue(queueName, { connection: { url: redis.url }, prefix: 'bull' });
+  stack = await startDaemonStack({ name: 'dashboard-repair', key: KEY, model: shopModel, shop: { sequentialOrders: true }, env: { WORKER_CONCURRENCY: '1', VIDEO_ENABLED: 'false' } });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await worker?.shutdown('test over');
-  await queue?.close();
-  const stopped = await Promise.allSettled([api?.close(), model?.stop(), shop?.close(), redis?.stop()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
-  if (stopped[1].status === 'rejected') throw stopped[1].reason;
+  await stack?.close();
 });
 
-async function call(method: string, route: string, body?: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${api.url}${route}`, { method, headers: { 'x-service-key': KEY, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  expect(res.status).toBeLessThan(300);
-  return (await res.json()) as Record<string, unknown>;
+/** A request to the local API that must succeed, its answer read with the contract's schema. */
+async function call<S extends z.ZodType>(schema: S, method: string, route: string, body?: unknown): Promise<z.infer<S>> {
+  const answer = await stack.call.as(schema)(method, route, body);
+  expect(answer.status).toBeLessThan(300);
+  return answer.body;
 }
 
 async function execute(workflowId: string, reference: string): Promise<string> {
-  const executed = await call('POST', `/api/workflows/${workflowId}/execute`, { inputPayload: { user: 'ann', password: 'pw-Secret-77', reference } });
+  const executed = await call(execution, 'POST', `/api/workflows/${workflowId}/execute`, { inputPayload: { user: 'ann', password: 'pw-Secret-77', reference } });
   const id = String(executed.execution_uuid);
-  await waitForJob(queue, id, redis.url);
+  await waitForJob(stack.queue, id, stack.redis.url);
   return id;
 }
 
-const artifact = (id: string, name: string) => readFile(path.join(dir, 'artifacts', 'executions', id, name), 'utf8');
+const artifact = (id: string, name: string) => readFile(path.join(stack.dir, 'artifacts', 'executions', id, name), 'utf8');
 
 describe('a repaired run on the execution page', () => {
   it('marks the replayed steps and the repaired one, with what the earlier run did there and what the repair did', async () => {
-    const workflow = await call('POST', '/api/workflows', DEMO_WORKFLOW(`${shop.origin}/`));
-    const workflowId = String(workflow.workflow_uuid);
+    const created = await call(workflow, 'POST', '/api/workflows', DEMO_WORKFLOW(`${stack.shop.origin}/`));
+    const workflowId = String(created.workflow_uuid);
     await execute(workflowId, 'PO-1');
-    shop.options.renamedButton = true;
-    const requestsBefore = model.requests.length;
+    stack.shop.options.renamedButton = true;
+    const requestsBefore = stack.model.requests.length;
     const id = await execute(workflowId, 'PO-2');
     // The repair and the final check.
-    expect(model.requests.slice(requestsBefore).map(isRepair)).toEqual([true, false]);
+    expect(stack.model.requests.slice(requestsBefore).map(isRepair)).toEqual([true, false]);
     const output = JSON.parse(await artifact(id, 'output.json')) as { status: string; cache: Record<string, unknown>; counters: { nSteps: number } };
     expect(output).toMatchObject({ status: 'completed', cache: { used: true, repairedSteps: 1, modelSteps: 1, fallbackAtStep: null } });
-    expect(shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-2', quantity: '1' } });
+    expect(stack.shop.forms.at(-1)).toEqual({ path: '/order', fields: { reference: 'PO-2', quantity: '1' } });
     const logs = (await artifact(id, 'logs.jsonl')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(logs.filter((l) => l.type === 'action').map((l) => l.by)).toEqual(['cache', 'cache', 'cache', 'cache', 'repair', 'repair']);
 
-    const link = (await call('POST', '/api/login-links', { route: `#/executions/${id}` })) as { url: string };
+    const link = await call(loginLink, 'POST', '/api/login-links', { route: `#/executions/${id}` });
     await page.goto(link.url);
     const steps = page.getByTestId('step');
     await expect.poll(() => steps.count(), { timeout: 15_000 }).toBe(output.counters.nSteps);

@@ -9,6 +9,7 @@ import { schedulesQueueName } from '../../src/local-service/schedules.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import { API_KEY, silentLogger } from '../contract/local-api-harness.js';
 import { answerAs } from '../support/answer-as.js';
+import { httpCall } from '../support/call.js';
 import { openQueueEvents } from '../support/queue-events.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { CHROMIUM_ARGS } from '../support/screencast-session.js';
@@ -48,15 +49,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function call(method: string, path: string, body?: unknown): Promise<{ body: unknown }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { 'X-Service-Key': API_KEY, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+const call = httpCall(() => server.url, { 'X-Service-Key': API_KEY });
 
 describe('dashboard triggers', () => {
   it('shows a scheduled version, its next run and the executions its schedule made; unpublishes and publishes it', async () => {

@@ -1,23 +1,22 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_COMPUTER_CALLS, DEMO_INPUT, DEMO_WORKFLOW } from '../../demo/workflow.js';
-import { loadConfig } from '../../src/config/schema.js';
-import { startDaemon, type Daemon } from '../../src/daemon.js';
+import { loginLink } from '../../src/contract/access.js';
+import { execution, executionList } from '../../src/contract/executions.js';
+import { workflow } from '../../src/contract/workflows.js';
 import { liveChannelNames } from '../../src/domain/live-protocol.js';
-import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
+import type { LocalServer } from '../../src/local-service/server.js';
 import { deferred } from '../support/deferred.js';
-import { hostRules, tempDir } from '../support/env.js';
 import { waitForJob } from '../support/queue-events.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import type { TestRedis } from '../support/redis.js';
 import { CHROMIUM_ARGS } from '../support/screencast-session.js';
-import { startScriptedModelServer, text, toolUseBlock, turn, type ScriptedModelServer, type ScriptedTurn } from '../support/scripted-model-server.js';
-import { startShopServer, type ShopServer } from '../support/shop-server.js';
+import { text, toolUseBlock, turn, type ScriptedTurn } from '../support/scripted-model-server.js';
+import type { ShopServer } from '../support/shop-server.js';
+import { startDaemonStack, type DaemonStack } from '../support/stack.js';
 
 /**
  * The execution page in real Chromium, on the real worker (daemon), the local service and one
@@ -31,12 +30,11 @@ import { startShopServer, type ShopServer } from '../support/shop-server.js';
 const KEY = 'timeline-test-key';
 const SHOTS = process.env.DASHBOARD_SHOTS_DIR;
 
+let stack: DaemonStack;
 let redis: TestRedis;
 let shop: ShopServer;
 let dir: string;
 let api: LocalServer;
-let model: ScriptedModelServer;
-let worker: Daemon;
 let queue: Queue;
 let queueName: string;
 let browser: Browser;
@@ -46,28 +44,13 @@ let page: Page;
 const turns: ScriptedTurn[] = [];
 
 beforeAll(async () => {
-  [redis, shop, dir] = await Promise.all([startRedis(), startShopServer(), tempDir('timeline')]);
-  queueName = `timeline-${randomUUID().slice(0, 8)}`;
-  const artifactsDir = path.join(dir, 'artifacts');
-  const logger = createSilentLogger();
-  api = await startLocalServer({ port: 0, apiKeys: [KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', artifactsDir, logger, keyPrefix: `{api-${queueName}}:` });
-  model = await startScriptedModelServer(() => turns.shift() ?? { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'no turn left' } } });
-  const config = loadConfig({
-    REDIS_URL: redis.url,
-    EXECUTION_QUEUE: queueName,
-    WORKER_CONCURRENCY: '1',
-    API_BASE_URL: api.url,
-    API_KEY: KEY,
-    ANTHROPIC_API_KEY: 'anthropic-key-for-tests',
-    ANTHROPIC_BASE_URL: model.url,
-    ARTIFACTS_DIR: artifactsDir,
-    ARTIFACT_BASE_URL: `${api.url}/artifacts/`,
-    BROWSER_HOST_RULES: hostRules('shop.test'),
-    WORK_DIR: path.join(dir, 'work'),
-    VIDEO_FPS: '5',
+  stack = await startDaemonStack({
+    name: 'timeline',
+    key: KEY,
+    model: () => turns.shift() ?? { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'no turn left' } } },
+    env: { WORKER_CONCURRENCY: '1', VIDEO_FPS: '5' },
   });
-  worker = await startDaemon(config, logger);
-  queue = new Queue(queueName, { connection: { url: redis.url }, prefix: 'bull' });
+  ({ redis, shop, dir, api, queue, queueName } = stack);
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   page = await context.newPage();
@@ -76,36 +59,22 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await worker?.shutdown('test over');
-  await queue?.close();
-  const stopped = await Promise.allSettled([api?.close(), model?.stop(), shop?.close(), redis?.stop()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
   // The model server refuses requests that break the API's rules (its stop() says which).
-  if (stopped[1].status === 'rejected') throw stopped[1].reason;
+  await stack?.close();
 });
-
-async function call(method: string, route: string, body?: unknown, key = KEY): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(`${api.url}${route}`, {
-    method,
-    headers: { 'x-service-key': key, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const textBody = await res.text();
-  return { status: res.status, json: textBody ? (JSON.parse(textBody) as Record<string, unknown>) : {} };
-}
 
 /** Creates the demo workflow and executes it; answers the execution id. */
 async function execute(): Promise<string> {
   // Computer use with the earlier tool: one action per step, each step with its own screenshot.
-  const workflow = await call('POST', '/api/workflows', { ...DEMO_WORKFLOW(`${shop.origin}/`), model: 'claude-opus-4-7' });
-  const executed = await call('POST', `/api/workflows/${String(workflow.json.workflow_uuid)}/execute`, { inputPayload: DEMO_INPUT });
-  return String(executed.json.execution_uuid);
+  const created = await stack.call.as(workflow)('POST', '/api/workflows', { ...DEMO_WORKFLOW(`${shop.origin}/`), model: 'claude-opus-4-7' });
+  const executed = await stack.call.as(execution)('POST', `/api/workflows/${String(created.body.workflow_uuid)}/execute`, { inputPayload: DEMO_INPUT });
+  return String(executed.body.execution_uuid);
 }
 
 /** Opens the execution's page through a login link: no key typed. */
 async function openSignedIn(target: Page, executionId: string): Promise<void> {
-  const link = await call('POST', '/api/login-links', { route: `#/executions/${executionId}` });
-  await target.goto(String(link.json.url));
+  const link = await stack.call.as(loginLink)('POST', '/api/login-links', { route: `#/executions/${executionId}` });
+  await target.goto(String(link.body.url));
   await target.waitForURL(`${api.url}/#/executions/${executionId}`);
 }
 
@@ -149,7 +118,7 @@ describe('execution page', () => {
     } finally {
       spy.disconnect();
     }
-    const id = (await call('GET', '/api/executions?limit=1')).json.items as Array<{ execution_uuid: string; status: string }>;
+    const id = (await stack.call.as(executionList)('GET', '/api/executions?limit=1')).body.items;
     expect(id[0]?.status).toBe('completed');
     const executionId = id[0]!.execution_uuid;
     const files = await readdir(path.join(dir, 'artifacts', 'executions', executionId, 'steps'));

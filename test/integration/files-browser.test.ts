@@ -8,7 +8,7 @@ import { attachFileChoosers } from '../../src/browser/file-chooser.js';
 import { createPlaywrightSandbox, resolveChromiumPath } from '../../src/browser/playwright-sandbox.js';
 import type { BlockedRequest, BrowserSandbox, BrowserSession, DownloadEvent, FileChooserEvent, SessionOptions, StagedFile } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir, neverAborted } from '../support/env.js';
 import { CSV, NOTES, PDF, startFilesSite, TOTP_SEED, TOTP_USER, type FilesSite } from '../support/files-site.js';
 
@@ -18,7 +18,7 @@ import { CSV, NOTES, PDF, startFilesSite, TOTP_SEED, TOTP_USER, type FilesSite }
  * whose top is T is clicked at (120, T + 15).
  */
 
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const silent = createSilentLogger();
 const MAX_BYTES = 1024 * 1024;
 const WAIT_MS = 20_000;
 const INVOICE = Buffer.concat([Buffer.from('%PDF-1.7 invoice '), Buffer.from([0x00, 0xff, 0x80, 0x7f, 0x0a])]);

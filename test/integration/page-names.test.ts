@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
 import type { PlaywrightTab } from '../../src/browser/playwright-tab.js';
 import type { BrowserSandbox } from '../../src/browser/types.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
 import { startWidgetSite } from '../support/widget-site.js';
 import { openWidgetPage, resultText, type WidgetHarness } from '../support/widget-tasks.js';
@@ -14,7 +14,7 @@ import { neverAborted } from '../support/env.js';
  * names a screen reader hears (visually-hidden text, aria-labelledby), aria-describedby as a
  * description, and find telling apart elements of the same name by where they are.
  */
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const silent = createSilentLogger();
 const SECTIONS = ['Invoices', 'Customers', 'Products', 'Suppliers', 'Projects', 'Contacts'];
 const PAGE = `<!doctype html><html lang="en"><title>Back office</title>
 <style>.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}</style>

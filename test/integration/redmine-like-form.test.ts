@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
 import type { BrowserSandbox } from '../../src/browser/types.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import type { StaticServer } from '../support/static-server.js';
 import { startWidgetSite } from '../support/widget-site.js';
 import { openWidgetPage, resultText, type WidgetHarness } from '../support/widget-tasks.js';
@@ -12,7 +12,7 @@ import { openWidgetPage, resultText, type WidgetHarness } from '../support/widge
  * loaded by XMLHttpRequest, whose search box a 300 ms poll watches; a tracker select with 60
  * options; a key pressed after form_input.
  */
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const silent = createSilentLogger();
 let site: StaticServer;
 let sandbox: BrowserSandbox;
 let h: WidgetHarness;

@@ -7,6 +7,7 @@ import { executionList } from '../../src/contract/executions.js';
 import { workflow } from '../../src/contract/workflows.js';
 import { schedulesQueueName } from '../../src/local-service/schedules.js';
 import { answerAs } from '../support/answer-as.js';
+import { httpCall } from '../support/call.js';
 import { createLogLines, type LogLine } from '../support/log-lines.js';
 import { openQueueEvents } from '../support/queue-events.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
@@ -78,20 +79,12 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function call(serve: Serve, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${serve.url}${path}`, {
-    method,
-    headers: { 'X-Service-Key': KEY, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+const call = (serve: Serve) => httpCall(serve.url, { 'X-Service-Key': KEY });
 
 describe('two serve processes', () => {
   it('make exactly one execution per tick of a version scheduled every second, and stop when it is unpublished', async () => {
     const [a, b] = serves as [Serve, Serve];
-    const created = await call(a, 'POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], triggerType: 'schedule', scheduleExpression: '* * * * * *' });
+    const created = await call(a)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], triggerType: 'schedule', scheduleExpression: '* * * * * *' });
     expect(created.status).toBe(201);
     const answered = answerAs(workflow, created);
     const workflowId = answered.workflow_uuid;
@@ -103,7 +96,7 @@ describe('two serve processes', () => {
       await tick?.waitUntilFinished(events, LIMIT_MS);
     }
     const versionId = answered.current_version!.workflow_version_uuid;
-    expect((await call(b, 'POST', `/api/workflows/${workflowId}/versions/${versionId}/unpublish`)).status).toBe(200);
+    expect((await call(b)('POST', `/api/workflows/${workflowId}/versions/${versionId}/unpublish`)).status).toBe(200);
     expect(await ticks.getJobScheduler(workflowId)).toBeUndefined();
     const pending = await ticks.getJobs(['active', 'wait', 'delayed', 'prioritized'], 0, -1);
     await Promise.all(pending.map((j) => j.waitUntilFinished(events, LIMIT_MS).catch(() => undefined)));
@@ -113,14 +106,14 @@ describe('two serve processes', () => {
     const made = done.map((j) => (j.returnvalue as { executionId?: string }).executionId).filter((id): id is string => id !== undefined);
     expect(made.length).toBeGreaterThanOrEqual(6);
     expect(new Set(made).size).toBe(made.length);
-    const executions = answerAs(executionList, await call(a, 'GET', `/api/executions?workflow_uuid=${workflowId}&limit=200`)).items;
+    const executions = answerAs(executionList, await call(a)('GET', `/api/executions?workflow_uuid=${workflowId}&limit=200`)).items;
     expect(executions.map((e) => e.execution_uuid).sort()).toEqual([...made].sort());
     expect(executions.every((e) => e.trigger === 'schedule')).toBe(true);
     // Each execution was queued by exactly one of the two processes.
     const queuedBy = serves.flatMap((s) => s.logs.filter((l) => l.msg === 'execution queued' && l.trigger === 'schedule').map((l) => l.executionId));
     expect([...queuedBy].sort()).toEqual([...made].sort());
 
-    expect((await call(b, 'DELETE', `/api/workflows/${workflowId}`)).status).toBe(204);
+    expect((await call(b)('DELETE', `/api/workflows/${workflowId}`)).status).toBe(204);
     expect(await ticks.getJobSchedulersCount()).toBe(0);
   }, 180_000);
 });

@@ -2,9 +2,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Job, Queue, type QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schedulesQueueName } from '../../src/local-service/schedules.js';
+import { errorBody } from '../../src/contract/api-errors.js';
+import { executionList } from '../../src/contract/executions.js';
+import { versionList, workflow, workflowList, workflowVersion } from '../../src/contract/workflows.js';
 import { parseProfileKeys } from '../../src/domain/profile-crypto.js';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from '../../src/local-service/server.js';
 import { API_KEY, expectDetailShape, silentLogger } from '../contract/local-api-harness.js';
+import { httpCall } from '../support/call.js';
 import { openQueueEvents } from '../support/queue-events.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
@@ -58,15 +62,8 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-// Response bodies are free-form JSON read by assertions.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call(server: LocalServer, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const init: RequestInit = { method, headers: { 'X-Service-Key': API_KEY, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) } };
-  if (body !== undefined) init.body = JSON.stringify(body);
-  const response = await fetch(`${server.url}${path}`, init);
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+/** Requests to one of the instances, as the test's service key. */
+const call = (server: LocalServer) => httpCall(server.url, { 'X-Service-Key': API_KEY });
 
 /** The finished tick jobs of one workflow's scheduler (their ids are `repeat:{workflowId}:{tick ms}`). */
 async function finishedTicks(workflowId: string): Promise<Job[]> {
@@ -100,7 +97,7 @@ async function settleTicks(workflowId: string): Promise<void> {
 }
 
 async function scheduleExecutions(workflowId: string): Promise<Record<string, unknown>[]> {
-  const list = (await call(a, 'GET', `/api/executions?workflow_uuid=${workflowId}&limit=200`)).body;
+  const list = (await call(a).as(executionList)('GET', `/api/executions?workflow_uuid=${workflowId}&limit=200`)).body;
   return (list.items as Record<string, unknown>[]).filter((e) => e.trigger === 'schedule');
 }
 
@@ -109,7 +106,7 @@ const payloadSchema = { type: 'object', required: ['order'], properties: { order
 describe('a version scheduled every second', () => {
   it('makes exactly one execution per tick with two instances serving, stops when unpublished, and loses its scheduler with the workflow', async () => {
     const defaultInput = { order: 'A-1', password: 'hunter22' };
-    const created = await call(a, 'POST', '/api/workflows', {
+    const created = await call(a).as(workflow)('POST', '/api/workflows', {
       name: 'Nightly export',
       prompt: 'Export the orders',
       allowed_domains: ['shop.test'],
@@ -120,7 +117,7 @@ describe('a version scheduled every second', () => {
     });
     expect(created.status).toBe(201);
     const workflowId = created.body.workflow_uuid as string;
-    const version = created.body.current_version;
+    const version = created.body.current_version!;
     expect(version).toMatchObject({ status: 'published', trigger_type: 'schedule', schedule_expression: '* * * * * *', is_current: true });
     // The secret field of the default input is shown as its placeholder.
     expect(version.configuration).toEqual({ inputPayload: { order: 'A-1', password: '{{password}}' }, note: 'kept as given' });
@@ -134,7 +131,7 @@ describe('a version scheduled every second', () => {
 
     await waitForTicks(workflowId, 5);
     // Unpublished through the other instance: the scheduler and its next job go at once.
-    const unpublished = await call(b, 'POST', `/api/workflows/${workflowId}/versions/${version.workflow_version_uuid as string}/unpublish`);
+    const unpublished = await call(b)('POST', `/api/workflows/${workflowId}/versions/${version.workflow_version_uuid as string}/unpublish`);
     expect(unpublished.status).toBe(200);
     expect(unpublished.body).toMatchObject({ status: 'draft', next_run_at: null });
     expect(await ticks.getJobScheduler(workflowId)).toBeUndefined();
@@ -167,12 +164,12 @@ describe('a version scheduled every second', () => {
     expect(await scheduleExecutions(workflowId)).toHaveLength(executions.length);
 
     // Published again, it runs again.
-    const republished = await call(a, 'POST', `/api/workflows/${workflowId}/versions/${version.workflow_version_uuid as string}/publish`);
+    const republished = await call(a).as(workflowVersion)('POST', `/api/workflows/${workflowId}/versions/${version.workflow_version_uuid as string}/publish`);
     expect(republished.body).toMatchObject({ status: 'published', trigger_type: 'schedule' });
     expect(republished.body.next_run_at).toEqual(expect.any(String));
     await waitForTicks(workflowId, done.length + 1);
 
-    expect((await call(b, 'DELETE', `/api/workflows/${workflowId}`)).status).toBe(204);
+    expect((await call(b)('DELETE', `/api/workflows/${workflowId}`)).status).toBe(204);
     expect(await ticks.getJobScheduler(workflowId)).toBeUndefined();
     expect(await ticks.getJobSchedulersCount()).toBe(0);
     await settleTicks(workflowId);
@@ -180,13 +177,13 @@ describe('a version scheduled every second', () => {
   }, 180_000);
 
   it('follows edits: a new expression or version replaces the scheduler, a manual version removes it', async () => {
-    const created = (await call(a, 'POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], triggerType: 'schedule', scheduleExpression: 'TZ=Europe/Paris 0 9 * * 1-5' })).body;
+    const created = (await call(a).as(workflow)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], triggerType: 'schedule', scheduleExpression: 'TZ=Europe/Paris 0 9 * * 1-5' })).body;
     const id = created.workflow_uuid as string;
     expect(await ticks.getJobScheduler(id)).toMatchObject({ pattern: '0 9 * * 1-5', tz: 'Europe/Paris' });
 
-    const edited = await call(b, 'PATCH', `/api/workflows/${id}`, { scheduleExpression: '30 7 * * *' });
+    const edited = await call(b).as(workflow)('PATCH', `/api/workflows/${id}`, { scheduleExpression: '30 7 * * *' });
     expect(edited.status).toBe(200);
-    const v2 = edited.body.current_version;
+    const v2 = edited.body.current_version!;
     expect(v2).toMatchObject({ version: 2, status: 'published', trigger_type: 'schedule', schedule_expression: '30 7 * * *' });
     const scheduler = await ticks.getJobScheduler(id);
     expect(scheduler).toMatchObject({ pattern: '30 7 * * *', tz: 'UTC', template: { data: { workflowId: id, workflowVersionId: v2.workflow_version_uuid } } });
@@ -194,24 +191,24 @@ describe('a version scheduled every second', () => {
     expect(new Date(v2.next_run_at as string).getUTCHours() * 60 + new Date(v2.next_run_at as string).getUTCMinutes()).toBe(7 * 60 + 30);
 
     // A prompt edit keeps the trigger; the scheduler follows the new version.
-    const v3 = (await call(a, 'PATCH', `/api/workflows/${id}`, { prompt: 'p2' })).body.current_version;
+    const v3 = (await call(a).as(workflow)('PATCH', `/api/workflows/${id}`, { prompt: 'p2' })).body.current_version!;
     expect(v3).toMatchObject({ trigger_type: 'schedule', schedule_expression: '30 7 * * *' });
     expect((await ticks.getJobScheduler(id))?.template?.data).toEqual({ workflowId: id, workflowVersionId: v3.workflow_version_uuid });
     // The versions list shows each version's trigger; only the current one has a next run.
-    const versions = (await call(a, 'GET', `/api/workflows/${id}/versions`)).body.items as Record<string, unknown>[];
+    const versions = (await call(a).as(versionList)('GET', `/api/workflows/${id}/versions`)).body.items as Record<string, unknown>[];
     expect(versions.map((v) => [v.version, v.schedule_expression, v.next_run_at === null])).toEqual([
       [1, 'TZ=Europe/Paris 0 9 * * 1-5', true],
       [2, '30 7 * * *', true],
       [3, '30 7 * * *', false],
     ]);
 
-    const manual = await call(b, 'PATCH', `/api/workflows/${id}`, { trigger_type: 'manual' });
+    const manual = await call(b).as(workflow)('PATCH', `/api/workflows/${id}`, { trigger_type: 'manual' });
     expect(manual.body.current_version).toMatchObject({ trigger_type: 'manual', schedule_expression: null, next_run_at: null });
     expect(await ticks.getJobScheduler(id)).toBeUndefined();
   });
 
   it('puts a scheduler right at start when a change was cut short', async () => {
-    const id = (await call(a, 'POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], triggerType: 'schedule', scheduleExpression: '0 3 * * *' })).body.workflow_uuid as string;
+    const id = (await call(a).as(workflow)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], triggerType: 'schedule', scheduleExpression: '0 3 * * *' })).body.workflow_uuid as string;
     await ticks.removeJobScheduler(id);
     await ticks.upsertJobScheduler('no-such-workflow', { pattern: '0 4 * * *' }, { name: 'tick', data: { workflowId: 'no-such-workflow', workflowVersionId: 'x' } });
     const restarted = await startLocalServer({ ...options, allowEverySecond: false });
@@ -220,54 +217,54 @@ describe('a version scheduled every second', () => {
       expect(await ticks.getJobScheduler('no-such-workflow')).toBeUndefined();
     } finally {
       await restarted.close();
-      await call(a, 'DELETE', `/api/workflows/${id}`);
+      await call(a)('DELETE', `/api/workflows/${id}`);
     }
   });
 });
 
 describe('drafts', () => {
   it('are stored, listed and run only when named until published; a draft edit leaves the published version running', async () => {
-    const created = await call(a, 'POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], status: 'draft', triggerType: 'schedule', scheduleExpression: '* * * * *' });
+    const created = await call(a).as(workflow)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], status: 'draft', triggerType: 'schedule', scheduleExpression: '* * * * *' });
     expect(created.status).toBe(201);
     const id = created.body.workflow_uuid as string;
-    const v1 = created.body.current_version;
+    const v1 = created.body.current_version!;
     expect(v1).toMatchObject({ version: 1, status: 'draft', trigger_type: 'schedule', next_run_at: null });
     expect(await ticks.getJobScheduler(id)).toBeUndefined();
 
-    const refused = await call(b, 'POST', `/api/workflows/${id}/execute`, { inputPayload: null });
+    const refused = await call(b)('POST', `/api/workflows/${id}/execute`, { inputPayload: null });
     expect(refused.status).toBe(422);
     expectDetailShape(refused.body);
     expect(refused.body.detail[0]).toMatchObject({ loc: ['path', 'workflowId'], type: 'version_draft' });
     expect(refused.body.detail[0]?.msg).toContain('draft');
-    expect((await call(a, 'GET', `/api/executions?workflow_uuid=${id}`)).body.total).toBe(0);
+    expect((await call(a).as(executionList)('GET', `/api/executions?workflow_uuid=${id}`)).body.total).toBe(0);
 
-    const published = await call(a, 'POST', `/api/workflows/${id}/versions/${v1.workflow_version_uuid as string}/publish`);
+    const published = await call(a)('POST', `/api/workflows/${id}/versions/${v1.workflow_version_uuid as string}/publish`);
     expect(published.body).toMatchObject({ status: 'published', version: 1 });
     expect(await ticks.getJobScheduler(id)).toMatchObject({ pattern: '* * * * *' });
-    const executed = await call(b, 'POST', `/api/workflows/${id}/execute`);
+    const executed = await call(b)('POST', `/api/workflows/${id}/execute`);
     expect(executed.status).toBe(201);
     expect(executed.body).toMatchObject({ trigger: 'manual', input_payload: null });
 
     // An edit saved as a draft is a new current version that takes nothing offline: the
     // published version before it keeps running by default and on its schedule.
-    const draft = await call(a, 'PATCH', `/api/workflows/${id}`, { prompt: 'p2', status: 'draft', scheduleExpression: '*/5 * * * *' });
+    const draft = await call(a).as(workflow)('PATCH', `/api/workflows/${id}`, { prompt: 'p2', status: 'draft', scheduleExpression: '*/5 * * * *' });
     expect(draft.body.current_version).toMatchObject({ version: 2, status: 'draft', runs_by_default: false, next_run_at: null });
     expect(await ticks.getJobScheduler(id)).toMatchObject({ pattern: '* * * * *', template: { data: { workflowVersionId: v1.workflow_version_uuid } } });
-    expect((await call(a, 'POST', `/api/workflows/${id}/execute`)).body).toMatchObject({ version: 1 });
-    const listed = (await call(a, 'GET', `/api/workflows/${id}/versions`)).body.items as Record<string, unknown>[];
+    expect((await call(a)('POST', `/api/workflows/${id}/execute`)).body).toMatchObject({ version: 1 });
+    const listed = (await call(a).as(versionList)('GET', `/api/workflows/${id}/versions`)).body.items as Record<string, unknown>[];
     expect(listed[0]).toMatchObject({ version: 1, runs_by_default: true });
     expect(listed[0]!.next_run_at).toEqual(expect.any(String));
     // An edit without a status is published.
-    expect((await call(a, 'PATCH', `/api/workflows/${id}`, { prompt: 'p3' })).body.current_version).toMatchObject({ version: 3, status: 'published' });
-    expect((await call(a, 'DELETE', `/api/workflows/${id}`)).status).toBe(204);
+    expect((await call(a).as(workflow)('PATCH', `/api/workflows/${id}`, { prompt: 'p3' })).body.current_version).toMatchObject({ version: 3, status: 'published' });
+    expect((await call(a)('DELETE', `/api/workflows/${id}`)).status).toBe(204);
   });
 
   it('answers 404 for an unknown version to publish', async () => {
-    const id = (await call(a, 'POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'] })).body.workflow_uuid as string;
-    const res = await call(a, 'POST', `/api/workflows/${id}/versions/nope/publish`);
+    const id = (await call(a).as(workflow)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'] })).body.workflow_uuid as string;
+    const res = await call(a).as(errorBody)('POST', `/api/workflows/${id}/versions/nope/publish`);
     expect(res.status).toBe(404);
-    expect(res.body.detail[0].loc).toEqual(['path', 'versionId']);
-    expect((await call(a, 'POST', `/api/workflows/nope/versions/nope/unpublish`)).status).toBe(404);
+    expect(res.body.detail?.[0]?.loc).toEqual(['path', 'versionId']);
+    expect((await call(a)('POST', `/api/workflows/nope/versions/nope/unpublish`)).status).toBe(404);
   });
 });
 
@@ -285,40 +282,40 @@ describe('invalid triggers', () => {
     ['an expression on a manual version', { triggerType: 'manual', scheduleExpression: '0 9 * * *' }, 'schedule_unused', /triggerType "schedule"/],
   ];
   it.each(cases)('refuses %s with 422 at body.scheduleExpression', async (_, fields, type, msg) => {
-    const before = (await call(strict, 'GET', '/api/workflows')).body.total as number;
-    const res = await call(strict, 'POST', '/api/workflows', { ...base, ...fields });
+    const before = (await call(strict).as(workflowList)('GET', '/api/workflows')).body.total as number;
+    const res = await call(strict)('POST', '/api/workflows', { ...base, ...fields });
     expect(res.status).toBe(422);
     expectDetailShape(res.body);
     expect(res.body.detail).toEqual([{ loc: ['body', 'scheduleExpression'], msg: expect.stringMatching(msg), type }]);
-    expect((await call(strict, 'GET', '/api/workflows')).body.total).toBe(before);
+    expect((await call(strict).as(workflowList)('GET', '/api/workflows')).body.total).toBe(before);
   });
 
   it('refuses the same on an edit, and keeps the version as it was', async () => {
-    const id = (await call(strict, 'POST', '/api/workflows', { ...base, scheduleExpression: '0 * * * * *' })).body.workflow_uuid as string;
-    const res = await call(strict, 'PATCH', `/api/workflows/${id}`, { schedule_expression: '* * * * * *' });
+    const id = (await call(strict).as(workflow)('POST', '/api/workflows', { ...base, scheduleExpression: '0 * * * * *' })).body.workflow_uuid as string;
+    const res = await call(strict).as(errorBody)('PATCH', `/api/workflows/${id}`, { schedule_expression: '* * * * * *' });
     expect(res.status).toBe(422);
-    expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'scheduleExpression'], type: 'schedule_too_frequent' });
-    expect((await call(strict, 'GET', `/api/workflows/${id}/versions`)).body.total).toBe(1);
-    expect((await call(strict, 'DELETE', `/api/workflows/${id}`)).status).toBe(204);
+    expect(res.body.detail?.[0]).toMatchObject({ loc: ['body', 'scheduleExpression'], type: 'schedule_too_frequent' });
+    expect((await call(strict).as(versionList)('GET', `/api/workflows/${id}/versions`)).body.total).toBe(1);
+    expect((await call(strict)('DELETE', `/api/workflows/${id}`)).status).toBe(204);
   });
 
   it('refuses a bad status or trigger type, and a default input that fails the payload schema', async () => {
-    const bad = await call(strict, 'POST', '/api/workflows', { ...base, scheduleExpression: '0 9 * * *', status: 'live', triggerType: 'cron' });
+    const bad = await call(strict).as(errorBody)('POST', '/api/workflows', { ...base, scheduleExpression: '0 9 * * *', status: 'live', triggerType: 'cron' });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual(expect.arrayContaining([['body', 'status'], ['body', 'triggerType']]));
-    const input = await call(strict, 'POST', '/api/workflows', { ...base, scheduleExpression: '0 9 * * *', payloadSchema, configuration: { inputPayload: { order: 5 } } });
+    expect(bad.body.detail?.map((d) => d.loc)).toEqual(expect.arrayContaining([['body', 'status'], ['body', 'triggerType']]));
+    const input = await call(strict).as(errorBody)('POST', '/api/workflows', { ...base, scheduleExpression: '0 9 * * *', payloadSchema, configuration: { inputPayload: { order: 5 } } });
     expect(input.status).toBe(422);
-    expect(input.body.detail[0].loc).toEqual(['body', 'configuration', 'inputPayload', 'order']);
+    expect(input.body.detail?.[0]?.loc).toEqual(['body', 'configuration', 'inputPayload', 'order']);
     // A scheduled version with a required input and no default input could never run.
-    const none = await call(strict, 'POST', '/api/workflows', { ...base, scheduleExpression: '0 9 * * *', payloadSchema });
+    const none = await call(strict).as(errorBody)('POST', '/api/workflows', { ...base, scheduleExpression: '0 9 * * *', payloadSchema });
     expect(none.status).toBe(422);
-    expect(none.body.detail[0].loc).toEqual(['body', 'configuration', 'inputPayload']);
+    expect(none.body.detail?.[0]?.loc).toEqual(['body', 'configuration', 'inputPayload']);
   });
 });
 
 describe('the OpenAPI document', () => {
   it('describes the trigger fields and the publish routes', async () => {
-    const doc = (await call(a, 'GET', '/openapi.json')).body as {
+    const doc = (await call(a)('GET', '/openapi.json')).body as {
       paths: Record<string, unknown>;
       components: { schemas: Record<string, { properties: Record<string, unknown> }> };
     };

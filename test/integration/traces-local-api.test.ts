@@ -9,6 +9,7 @@ import type { Tracing } from '../../src/telemetry/types.js';
 import { LOCAL_API_SERVICE_NAME, startTracing } from '../../src/tracing/start.js';
 import { API_KEY, silentLogger } from '../contract/local-api-harness.js';
 import { answerAs } from '../support/answer-as.js';
+import { httpCall } from '../support/call.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
@@ -40,11 +41,7 @@ afterAll(async () => {
   await Promise.allSettled([receiver?.close(), redis?.stop()]);
 });
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${server.url}${path}`, { method, headers: { 'X-Service-Key': API_KEY, ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+const call = httpCall(() => server.url, { 'X-Service-Key': API_KEY });
 
 async function workflow(extra: Record<string, unknown> = {}): Promise<string> {
   const created = await call('POST', '/api/workflows', { prompt: 'Export the orders', allowed_domains: ['shop.test'], ...extra });
@@ -58,7 +55,7 @@ describe('the execute route', () => {
   it("continues the caller's traceparent and puts its own span's in the job", async () => {
     const id = await workflow();
     const caller = { traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex') };
-    const executed = await call('POST', `/api/workflows/${id}/execute`, { inputPayload: { order: 'A-1' } }, { traceparent: `00-${caller.traceId}-${caller.spanId}-01` });
+    const executed = await call('POST', `/api/workflows/${id}/execute`, { inputPayload: { order: 'A-1' } }, { 'X-Service-Key': API_KEY, traceparent: `00-${caller.traceId}-${caller.spanId}-01` });
     expect(executed.status).toBe(201);
     const executionId = answerAs(execution, executed).execution_uuid;
 
@@ -73,7 +70,7 @@ describe('the execute route', () => {
 
   it('starts a trace of its own without a usable traceparent, and a 404 is not a failure of the server', async () => {
     const id = await workflow();
-    const executed = await call('POST', `/api/workflows/${id}/execute`, {}, { traceparent: '00-00000000000000000000000000000000-0000000000000000-01' });
+    const executed = await call('POST', `/api/workflows/${id}/execute`, {}, { 'X-Service-Key': API_KEY, traceparent: '00-00000000000000000000000000000000-0000000000000000-01' });
     expect(executed.status).toBe(201);
     const executionId = answerAs(execution, executed).execution_uuid;
     const missing = randomUUID();

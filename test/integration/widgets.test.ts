@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js';
 import type { PlaywrightTab } from '../../src/browser/playwright-tab.js';
 import type { BrowserSandbox } from '../../src/browser/types.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import type { StaticServer } from '../support/static-server.js';
 import { startWidgetSite } from '../support/widget-site.js';
 import { callsOf, measureFindHits, openWidgetPage, resultText, runWidgetTask, WIDGET_TASKS } from '../support/widget-tasks.js';
@@ -13,7 +13,7 @@ import { callsOf, measureFindHits, openWidgetPage, resultText, runWidgetTask, WI
  * files. Every task is done as an ideal agent would, with find and form_input only, and checked
  * against the component's own state.
  */
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const silent = createSilentLogger();
 /** The widget site under four names: two more sites of the allow-list, and a partner outside it. */
 const HOST_RULES = 'MAP widgets.test 127.0.0.1,MAP partner.test 127.0.0.1,MAP pay.test 127.0.0.1,MAP legacy.test 127.0.0.1';
 let site: StaticServer;

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createClickMarker, createZmtpReader, markerCommands, zmtpGreeting, zmtpMessage, zmtpReady } from '../../src/recorder/click-marker.js';
-import type { Logger } from '../../src/telemetry/types.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 
-const logger: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => logger };
+const logger = createSilentLogger();
 
 describe('click marker', () => {
   it('moves a slot to the click and enables it for 0.6 s of video time', () => {

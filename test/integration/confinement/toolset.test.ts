@@ -9,13 +9,13 @@ import { createPlaywrightSandbox } from '../../../src/browser/playwright-sandbox
 import type { BlockedRequest, BrowserSandbox, BrowserSession } from '../../../src/browser/types.js';
 import { createSecretVault } from '../../../src/domain/secrets.js';
 import type { ToolResultBlock } from '../../../src/model/types.js';
-import type { Logger } from '../../../src/telemetry/types.js';
+import { createSilentLogger } from '../../../src/telemetry/logger.js';
 import { createActionSpace } from '../../../src/toolset/create.js';
 import type { ActionReport, ActionSpace } from '../../../src/toolset/types.js';
 import { fixtureUrl, newToken, startHarness, type Harness } from '../../fixtures/confinement/harness.js';
 import { neverAborted } from '../../support/env.js';
 
-const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const silent = createSilentLogger();
 
 let harness: Harness;
 let sandbox: BrowserSandbox;
