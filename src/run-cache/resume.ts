@@ -17,6 +17,8 @@ import type { ActionTrace } from '../toolset/types.js';
 import { actionOf, entersValue, PICKED, SETS_VALUE, sameElement, SKIPPED, type ActionAt } from './actions.js';
 import { describeAction, type Probe } from './precondition.js';
 import type { CachedAction } from '../contract/run-cache.js';
+import { pathId } from '../contract/key-path.js';
+import { placeholdersIn } from '../domain/input-references.js';
 
 export type ResumePoint =
   /** The replay goes on at this action. */
@@ -104,9 +106,13 @@ export async function findResume(probe: ProbeFn, input: ResumeInput): Promise<Re
   return { kind: 'none', reason: `the page does not match what the earlier run did next: ${describeAction(cached)} on ${cached.page}` };
 }
 
-/** Whether cached actions left undone by the repair enter input values (by name, or from a source such as a derived value or a file). */
+/**
+ * Whether cached actions left undone by the repair enter input values by name that the repair
+ * did not enter by name either (a repair that entered them its own way has done them).
+ */
 function entersInput(actions: readonly CachedAction[], done: readonly ActionTrace[]): boolean {
-  return actions.some((cached) => !done.some((trace) => sameAction(cached, trace)) && ((cached.refs?.length ?? 0) > 0 || (cached.sources ?? []).some(({ source }) => source.kind !== 'constant' && source.kind !== 'pattern')));
+  const entered = new Set(done.flatMap((trace) => ['value', 'text'].flatMap((key) => (typeof trace.input[key] === 'string' ? placeholdersIn(trace.input[key] as string).map((ph) => pathId(ph.path)) : []))));
+  return actions.some((cached) => !done.some((trace) => sameAction(cached, trace)) && (cached.refs ?? []).some((path) => !entered.has(pathId(path))));
 }
 
 /** The first cached action after the stop (the stopped one too, for `insert`) that the repair did not do. */

@@ -83,7 +83,8 @@ describe('where a replay goes on after a repair', () => {
         const undone = (c: CachedAction) => !SKIPPED.has(actionOf(c)) && !s.done.some((t) => sameAction(c, t));
         const goesOn = (c: CachedAction) => s.probes.get(c)!.holds || (s.probes.get(c) as { kind: string }).kind !== 'absent';
         /** Undone actions that enter input values by name: never passed over on their own page. */
-        const entersInput = (actions: CachedAction[]) => actions.some((c) => undone(c) && (c.refs?.length ?? 0) > 0);
+        const enteredByRepair = new Set(s.done.map((t) => String(t.input.value ?? '')));
+        const entersInput = (actions: CachedAction[]) => actions.some((c) => undone(c) && (c.refs ?? []).some((p) => !enteredByRepair.has(`{{${p.join('.')}}}`)));
         const onPage = (c: CachedAction) => (s.probes.get(c) as { onPage?: boolean }).onPage === true;
         /** Where a later step stops being passed over: its first undone action fits, or it is on this page and enters input values. */
         const fits = (step: CachedAction[]) => {
