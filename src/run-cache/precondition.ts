@@ -26,7 +26,8 @@ import type { ToolUseBlock } from '../contract/recording.js';
  */
 export type MissKind = 'absent' | 'guard' | 'no_value' | 'not_replayed';
 
-export type Probe = { holds: true } | { holds: false; kind: MissKind; reason: string };
+/** `onPage`: an `absent` on the earlier run's page (its element is not found there, or not usable), not another page. */
+export type Probe = { holds: true } | { holds: false; kind: MissKind; reason: string; onPage?: true };
 
 export interface PreconditionContext {
   session: BrowserSession;
@@ -75,7 +76,7 @@ export async function probeAction(cached: CachedAction, ctx: PreconditionContext
   const checked = checkAction(cached, ctx);
   if (!checked.holds) return checked;
   const prepared = await browserCall((cancel) => prepare(cached, ctx, 0, cancel, 'probe'), signal);
-  return prepared.ok ? { holds: true } : { holds: false, kind: 'absent', reason: prepared.reason };
+  return prepared.ok ? { holds: true } : { holds: false, kind: 'absent', reason: prepared.reason, onPage: true };
 }
 
 /** Whether an input value can be entered: text, a boolean, a finite number. */

@@ -17,6 +17,8 @@ import type { ActionTrace } from '../toolset/types.js';
 import { actionOf, entersValue, PICKED, SETS_VALUE, sameElement, SKIPPED, type ActionAt } from './actions.js';
 import { describeAction, type Probe } from './precondition.js';
 import type { CachedAction } from '../contract/run-cache.js';
+import { pathId } from '../contract/key-path.js';
+import { placeholdersIn } from '../domain/input-references.js';
 
 export type ResumePoint =
   /** The replay goes on at this action. */
@@ -70,9 +72,24 @@ export async function findResume(probe: ProbeFn, input: ResumeInput): Promise<Re
   // never passes over it (its value would simply not be entered).
   const acted = input.stepDone || input.done.some((trace) => (entersValue(steps[stop.step]![stop.action]!) ? traceEntersValue(trace) : isAction(trace)));
   if (acted) {
+    // The rest of the stopped step enters input values the repair did not (a tag typed after its
+    // panel was opened): it goes on at the stopped action once that holds (what was in the way is
+    // gone: the next cache keeps it), else at the rest, before any later step is looked at (one
+    // that fits would pass the values over).
+    if (mode === 'replace' && entersInput(steps[stop.step]!.slice(stop.action + 1), input.done)) {
+      if (undone(stop) && (await probe(steps[stop.step]![stop.action]!)).holds) return { kind: 'at', at: stop };
+      const rest = firstUndone(stop.step, stop.action + 1);
+      if (await goesOn(rest)) return { kind: 'at', at: rest! };
+    }
     for (let step = stop.step + 1; step < steps.length; step++) {
       const first = firstUndone(step, 0);
-      if (await goesOn(first)) return { kind: 'at', at: first! };
+      if (!first) continue;
+      const found = await probe(steps[first.step]![first.action]!);
+      if (found.holds || found.kind !== 'absent') return { kind: 'at', at: first };
+      // A step on this very page that enters input values is never passed over because its
+      // element is not found (a panel closed, a field not drawn yet): going on past it would
+      // commit the record without them. The replay stops there and that step is repaired.
+      if (found.onPage && entersInput(steps[step]!.slice(first.action), input.done)) return { kind: 'at', at: first };
     }
     if (mode === 'replace') {
       const rest = firstUndone(stop.step, stop.action + 1);
@@ -87,6 +104,15 @@ export async function findResume(probe: ProbeFn, input: ResumeInput): Promise<Re
   if (!left) return { kind: 'none', reason: 'nothing of the earlier run is left to replay: call step_done once the step is done' };
   const cached = steps[left.step]![left.action]!;
   return { kind: 'none', reason: `the page does not match what the earlier run did next: ${describeAction(cached)} on ${cached.page}` };
+}
+
+/**
+ * Whether cached actions left undone by the repair enter input values by name that the repair
+ * did not enter by name either (a repair that entered them its own way has done them).
+ */
+function entersInput(actions: readonly CachedAction[], done: readonly ActionTrace[]): boolean {
+  const entered = new Set(done.flatMap((trace) => ['value', 'text'].flatMap((key) => (typeof trace.input[key] === 'string' ? placeholdersIn(trace.input[key] as string).map((ph) => pathId(ph.path)) : []))));
+  return actions.some((cached) => !done.some((trace) => sameAction(cached, trace)) && (cached.refs ?? []).some((path) => !entered.has(pathId(path))));
 }
 
 /** The first cached action after the stop (the stopped one too, for `insert`) that the repair did not do. */

@@ -26,7 +26,9 @@ const page = fc.constantFrom('/a', '/b', '/c', '/d').map((p) => `${ORIGIN}${p}`)
 const element = fc.record({ role: fc.constantFrom('button', 'textbox', 'link'), name: fc.constantFrom('Next', 'Save', 'Name', 'City', 'Help'), tag: fc.constant('x') });
 const action: fc.Arbitrary<CachedAction> = fc.oneof(
   fc.record({ tool: fc.constant('left_click'), toolsetName: fc.constant('browser'), input: fc.constant({ target: { type: 'ref' } }), page, target: element }),
-  fc.record({ tool: fc.constant('form_input'), toolsetName: fc.constant('browser'), input: fc.constantFrom('{{name}}', '{{city}}', 'x').map((value) => ({ target: { type: 'ref' }, value })), page, target: element }),
+  fc
+    .record({ tool: fc.constant('form_input'), toolsetName: fc.constant('browser'), value: fc.constantFrom('{{name}}', '{{city}}', 'x'), page, target: element })
+    .map(({ value, ...rest }) => ({ ...rest, input: { target: { type: 'ref' }, value }, ...(value.startsWith('{{') ? { refs: [[value.slice(2, -2)]] } : {}) })),
   fc.record({ tool: fc.constant('wait'), toolsetName: fc.constant('browser'), input: fc.constant({ duration: 1 }), page }),
 );
 const steps = fc.array(fc.array(action, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 6 });
@@ -52,7 +54,7 @@ const scenario: fc.Arbitrary<Scenario> = steps.chain((cached) =>
       mode: fc.constantFrom('replace' as const, 'insert' as const),
       did: fc.array(fc.tuple(fc.nat({ max: cached.length - 1 }), fc.nat({ max: 2 })), { maxLength: 4 }),
       stepDone: fc.boolean(),
-      probes: fc.array(fc.constantFrom<Probe>({ holds: true }, { holds: false, kind: 'absent', reason: 'gone' }, { holds: false, kind: 'absent', reason: 'gone' }, { holds: false, kind: 'guard', reason: 'changed' }), { minLength: 18, maxLength: 18 }),
+      probes: fc.array(fc.constantFrom<Probe>({ holds: true }, { holds: false, kind: 'absent', reason: 'gone' }, { holds: false, kind: 'absent', reason: 'not found', onPage: true }, { holds: false, kind: 'guard', reason: 'changed' }), { minLength: 18, maxLength: 18 }),
     })
     .map(({ stopStep, stopAction, mode, did, stepDone, probes }) => {
       const flat = cached.flat();
@@ -64,7 +66,7 @@ const scenario: fc.Arbitrary<Scenario> = steps.chain((cached) =>
 const run = (s: Scenario) => findResume(async (cached) => s.probes.get(cached)!, { steps: s.steps, stop: s.stop, mode: s.mode, done: s.done, stepDone: s.stepDone });
 
 describe('where a replay goes on after a repair', () => {
-  it('never at an action the repair already did or a wait, always at one that fits the page or is blocked there for its own reason, never past a later step that fits', async () => {
+  it('never at an action the repair already did or a wait, always at one that fits the page or is blocked there for its own reason, never past a later step that fits nor past values still to enter on this page', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
         const found = await run(s);
@@ -80,21 +82,37 @@ describe('where a replay goes on after a repair', () => {
         }
         const undone = (c: CachedAction) => !SKIPPED.has(actionOf(c)) && !s.done.some((t) => sameAction(c, t));
         const goesOn = (c: CachedAction) => s.probes.get(c)!.holds || (s.probes.get(c) as { kind: string }).kind !== 'absent';
-        /** The first undone action of each later step that fits: the earliest is where the replay must go on, if any. */
-        const firstFit = s.steps.slice(s.stop.step + 1).map((step) => step.find(undone)).findIndex((c) => c !== undefined && goesOn(c));
+        /** Undone actions that enter input values by name: never passed over on their own page. */
+        const enteredByRepair = new Set(s.done.map((t) => String(t.input.value ?? '')));
+        const entersInput = (actions: CachedAction[]) => actions.some((c) => undone(c) && (c.refs ?? []).some((p) => !enteredByRepair.has(`{{${p.join('.')}}}`)));
+        const onPage = (c: CachedAction) => (s.probes.get(c) as { onPage?: boolean }).onPage === true;
+        /** Where a later step stops being passed over: its first undone action fits, or it is on this page and enters input values. */
+        const fits = (step: CachedAction[]) => {
+          const i = step.findIndex(undone);
+          return i >= 0 && (goesOn(step[i]!) || (onPage(step[i]!) && entersInput(step.slice(i))));
+        };
+        /** The earliest later step that fits is where the replay must go on, if any. */
+        const firstFit = s.steps.slice(s.stop.step + 1).findIndex(fits);
+        // The rest of the stopped step enters input values the repair did not: it comes before any later step.
+        const restFirst = s.mode === 'replace' && entersInput(s.steps[s.stop.step]!.slice(s.stop.action + 1));
+        const restFits = restFirst && ((undone(stopped) && s.probes.get(stopped)!.holds) || s.steps[s.stop.step]!.slice(s.stop.action + 1).find(undone) !== undefined && goesOn(s.steps[s.stop.step]!.slice(s.stop.action + 1).find(undone)!));
         if (found.kind === 'at') {
           const at = s.steps[found.at.step]![found.at.action]!;
           expect(undone(at)).toBe(true);
-          expect(goesOn(at)).toBe(true);
           expect(found.at.step).toBeGreaterThanOrEqual(s.stop.step);
-          if (found.at.step > s.stop.step) expect(found.at.step).toBe(s.stop.step + 1 + firstFit);
-          // Back in the stopped step only when no later step fits (inserting: its own actions come first).
-          if (found.at.step === s.stop.step && s.mode === 'replace') expect(firstFit).toBe(-1);
+          if (found.at.step > s.stop.step) {
+            expect(found.at.step).toBe(s.stop.step + 1 + firstFit);
+            expect(fits(s.steps[found.at.step]!)).toBe(true);
+            expect(restFits).toBe(false);
+          } else expect(goesOn(at)).toBe(true);
+          // Back in the stopped step only when no later step fits, or its rest enters input values (inserting: its own actions come first).
+          if (found.at.step === s.stop.step && s.mode === 'replace') expect(firstFit === -1 || restFirst).toBe(true);
           if (found.at.step === s.stop.step) expect(found.at.action).toBeGreaterThanOrEqual(s.stop.action);
           // The stopped action itself again only when it holds now.
           if (s.mode === 'replace' && found.at.step === s.stop.step && found.at.action === s.stop.action) expect(s.probes.get(at)!.holds).toBe(true);
         } else {
           expect(firstFit).toBe(-1);
+          expect(restFits).toBe(false);
         }
         // The final check comes only when nothing of the earlier run is left after the stop.
         const left = s.steps.flatMap((step, i) => step.filter((c, a) => (i > s.stop.step || (i === s.stop.step && (a > s.stop.action || (s.mode === 'insert' && a === s.stop.action)))) && undone(c)));

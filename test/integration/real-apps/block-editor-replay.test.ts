@@ -103,7 +103,44 @@ describe('a replay on a block editor', () => {
     expect(passedOver(third.run), third.explain).toEqual([]);
     expect(editor.prefs, third.explain).toEqual({ categories: true, tags: true });
     expect(third.run.requests.length, third.explain).toBeLessThanOrEqual(second.run.requests.length);
+    expect(third.run.inputTokens, third.explain).toBeLessThanOrEqual(0.15 * first.run.inputTokens);
     console.log([figures('block editor, first run', first.run), figures('repeat, new input, panels open', second.run), figures('repeat, panels closed', third.run)].join('\n'));
+  });
+
+  it('repeats right when the panels start closed where the cached run found them open: their steps repaired once, then the cache costs 1 request either way', { timeout: 900_000 }, async () => {
+    // The first run finds both panels open: it clicks no toggle.
+    editor.prefs.categories = true;
+    editor.prefs.tags = true;
+    const first = await record('v-open-first', FIRST);
+    expect(first.run.events.filter((e) => e.type === 'action' && /on button "(Categories|Tags)"/.test(String(e.label ?? ''))), first.explain).toEqual([]);
+    const second = await repeat('v-open-first', SECOND);
+    expect(second.run.output.status, second.explain).toBe('completed');
+    expect(second.run.requests.length, second.explain).toBe(1);
+
+    // Closed this time: the category's and the tags' fields are not on the page. Each of those
+    // steps is repaired (the panel opened, the value entered by name); none is passed over, and
+    // the post is published with every value (repeat() asserts the record).
+    editor.prefs.categories = false;
+    editor.prefs.tags = false;
+    const third = await repeat('v-open-first', FIRST);
+    expect(third.run.output.status, third.explain).toBe('completed');
+    expect(third.run.output.cache, third.explain).toMatchObject({ repairedSteps: 2, fallbackAtStep: null });
+    expect(third.run.requests.length, third.explain).toBeLessThanOrEqual(5);
+
+    // The repaired run is the cache now, its toggle clicks with their effects: open panels are
+    // passed over, closed ones clicked, 1 request (the final check) either way.
+    expect(editor.prefs, third.explain).toEqual({ categories: true, tags: true });
+    const fourth = await repeat('v-open-first', SECOND);
+    expect(fourth.run.output.status, fourth.explain).toBe('completed');
+    expect(passedOver(fourth.run), fourth.explain).toEqual(['left_click on button "Categories"', 'left_click on button "Tags"']);
+    expect(fourth.run.requests.length, fourth.explain).toBe(1);
+    editor.prefs.categories = false;
+    editor.prefs.tags = false;
+    const fifth = await repeat('v-open-first', FIRST);
+    expect(fifth.run.output.status, fifth.explain).toBe('completed');
+    expect(passedOver(fifth.run), fifth.explain).toEqual([]);
+    expect(fifth.run.requests.length, fifth.explain).toBe(1);
+    console.log([figures('panels open, first run', first.run), figures('repeat, panels open', second.run), figures('repeat, panels closed (repaired)', third.run), figures('next repeat, panels open', fourth.run), figures('next repeat, panels closed', fifth.run)].join('\n'));
   });
 
   it('reads a paragraph a repair typed back from its block, and never publishes with a paragraph missing', { timeout: 900_000 }, async () => {

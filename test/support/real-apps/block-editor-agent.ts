@@ -74,7 +74,9 @@ export function postAgent(input: PostInput): { script: (request: RecordedRequest
     if (body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay') return verify(body);
     if (++turns > 40) return finish('failed', undefined, 'gave up after 40 turns');
     const repair = body.tools?.some((t) => t.name === 'step_done') === true;
-    if (repair && actedHere(body)) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
+    // Done once it acted, unless all it did last was open a panel: the step's value is still to enter.
+    const opened = ['open categories', 'open tags'].includes(log.turns.at(-1) ?? '');
+    if (repair && actedHere(body) && !opened) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
     // A repair shows the page with its first message (and again after each turn): acted on at once.
     const seen = ownRead(body) ?? (repair ? shownPage(body) : undefined);
     if (seen === undefined) return note('read', turn(readAll()));
