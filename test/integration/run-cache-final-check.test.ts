@@ -11,7 +11,7 @@ import { createPlaywrightSandbox } from '../../src/browser/playwright-sandbox.js
 import type { BrowserSandbox, BrowserSession } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { parseSpecification } from '../../src/domain/specification.js';
-import { createRunStats } from '../../src/execution/counters.js';
+import { countEvents } from '../../src/execution/counters.js';
 import { createAnthropicModel } from '../../src/model/anthropic-client.js';
 import { checkFinalPage, type FinalEvidence } from '../../src/run-cache/final-check.js';
 import type { Logger } from '../../src/telemetry/types.js';
@@ -91,7 +91,7 @@ async function check(model: string, verdict: Record<string, unknown>, thinking =
       { model: client, space, session, events },
       { spec, modelId: model, vault: createSecretVault(payload, undefined), maxSteps: 10, startUrl: `http://${HOST}:${site.port}/`, signal: new AbortController().signal, validateOutput: async (v) => (v && typeof v === 'object' && 'orderId' in v ? { ok: true } : { ok: false, errors: 'orderId is required' }) },
       'Replayed steps: 1. sign in; 2. order form; 3. notes; 4. place the order.',
-      createRunStats(),
+      countEvents(events),
       evidence,
     );
     const body = seen!.body as { tool_choice?: unknown; thinking?: unknown; system: Array<{ text: string }>; messages: Array<{ content: Array<{ type: string; text?: string }> }> };
