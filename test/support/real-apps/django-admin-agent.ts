@@ -10,6 +10,7 @@
  */
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, squash, type PageElement } from './page-read.js';
+import { actedHere, lastUserText, ownRead, type RequestBody, shownPage } from './request-read.js';
 
 export interface InvoiceInput {
   password: string;
@@ -59,22 +60,6 @@ export interface InvoiceAgentLog {
   turns: string[];
   lastSeen: string;
   verifications: Array<{ matches: boolean; reason: string }>;
-}
-
-interface Block {
-  type: string;
-  id?: string;
-  name?: string;
-  input?: Record<string, unknown>;
-  tool_use_id?: string;
-  is_error?: boolean;
-  text?: string;
-  content?: unknown;
-}
-
-interface RequestBody {
-  tools?: Array<{ name?: string; type?: string }>;
-  messages?: Array<{ role: string; content: unknown }>;
 }
 
 /** The form's fields: their label as the admin writes it, the input path, the role. */
@@ -194,42 +179,6 @@ export function invoiceAgent(input: InvoiceInput): { script: (request: RecordedR
   };
 
   return { script, log };
-}
-
-function actedHere(body: RequestBody): boolean {
-  return (body.messages ?? []).some((m) => m.role === 'assistant' && Array.isArray(m.content) && (m.content as Block[]).some((b) => b.type === 'tool_use' && !['read_page', 'wait', 'step_done'].includes(String(b.name))));
-}
-
-function ownRead(body: RequestBody): string | undefined {
-  const messages = body.messages ?? [];
-  const last = messages.at(-1);
-  const asked = messages.at(-2);
-  if (last?.role !== 'user' || asked?.role !== 'assistant' || !Array.isArray(asked.content)) return undefined;
-  const read = (asked.content as Block[]).filter((b) => b.type === 'tool_use').at(-1);
-  if (read?.name !== 'read_page' || read.input?.filter !== 'all') return undefined;
-  const result = Array.isArray(last.content) ? (last.content as Block[]).find((b) => b.type === 'tool_result' && b.tool_use_id === read.id) : undefined;
-  return result && !result.is_error ? textOf(result.content) : undefined;
-}
-
-/** The page a repair's latest message shows (after `This is the browser now.`), when it shows one. */
-function shownPage(body: RequestBody): string | undefined {
-  const text = lastUserText(body);
-  const at = text.lastIndexOf('This is the browser now.');
-  return at >= 0 ? text.slice(at) : undefined;
-}
-
-function lastUserText(body: RequestBody): string {
-  const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
-  return last ? textOf(last.content) : '';
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return (content as Block[])
-    .map((b) => (b.type === 'text' ? (b.text ?? '') : b.type === 'tool_result' ? textOf(b.content) : ''))
-    .filter(Boolean)
-    .join('\n');
 }
 
 /** An invoice for a first run, and another that differs from it in every field (the clerk's password aside). */

@@ -1,6 +1,7 @@
 import { formatPath } from '../../../src/contract/key-path.js';
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, shows, squash, type PageElement } from './page-read.js';
+import { actedHere, type Block, lastUserText, type RequestBody, textOf } from './request-read.js';
 import type { Redmine } from './redmine.js';
 
 /**
@@ -383,22 +384,9 @@ function watchersShown(page: PageElement[]): string[] | undefined {
 
 // ---- requests ----
 
-interface RequestBody {
-  system?: string | Array<{ type: string; text?: string }>;
-  tools?: Array<{ name?: string; type?: string }>;
-  messages?: Array<{ role: string; content: unknown }>;
-}
-
 /** A repair request: the browser tools and the repair's own `step_done`. */
 function isRepair(body: RequestBody): boolean {
   return body.tools?.some((t) => t.name === 'step_done') === true;
-}
-
-/** Whether this conversation already holds an action of this model (anything but a read or a wait). */
-function actedHere(body: RequestBody): boolean {
-  return (body.messages ?? []).some(
-    (m) => m.role === 'assistant' && Array.isArray(m.content) && (m.content as Block[]).some((b) => b.type === 'tool_use' && !['read_page', 'wait', 'step_done'].includes(String(b.name))),
-  );
 }
 
 function isVerification(body: RequestBody): boolean {
@@ -407,17 +395,6 @@ function isVerification(body: RequestBody): boolean {
 
 function systemText(body: RequestBody): string {
   return typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text ?? '').join('\n');
-}
-
-interface Block {
-  type: string;
-  id?: string;
-  name?: string;
-  input?: Record<string, unknown>;
-  tool_use_id?: string;
-  is_error?: boolean;
-  text?: string;
-  content?: unknown;
 }
 
 /** The result of this model's own `read_page` `{filter: "all"}`, when that was its last call and this request answers it. */
@@ -432,20 +409,6 @@ function ownRead(body: RequestBody): string | undefined {
   const result = Array.isArray(last.content) ? (last.content as Block[]).find((b) => b.type === 'tool_result' && b.tool_use_id === read.id) : undefined;
   // Not run (an earlier action of the turn failed): read again.
   return result && !result.is_error ? textOf(result.content) : undefined;
-}
-
-function lastUserText(body: RequestBody): string {
-  const last = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
-  return last ? textOf(last.content) : '';
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return (content as Block[])
-    .map((b) => (b.type === 'text' ? (b.text ?? '') : b.type === 'tool_result' ? textOf(b.content) : ''))
-    .filter(Boolean)
-    .join('\n');
 }
 
 // ---- actions ----
