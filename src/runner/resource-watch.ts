@@ -39,7 +39,7 @@ export function watchResources(options: ResourceWatchOptions): ResourceWatch {
   const memory = options.memory && options.memory.maxBytes > 0 ? options.memory : undefined;
   const disk = options.disk && options.disk.maxBytes > 0 ? options.disk : undefined;
   const over = (limit: string, max: number, value: number, what: string) => {
-    const detail = `${what} held ${value} bytes, past ${limit} of ${max}`;
+    const detail = `${what} held ${sizeText(value)}, past ${limit} of ${sizeText(max)}`;
     events.emit('resource_limit_reached', { limit, max, value, unit: 'bytes', action: 'ended', detail });
     log.warn({ limit, max, value }, 'resource limit reached: the execution is ended');
     options.end(abortReason('resource_limit', `the execution's ${detail}`));
@@ -71,6 +71,13 @@ export function watchResources(options: ResourceWatchOptions): ResourceWatch {
     })().catch(() => undefined);
   }
   return { stop: () => stopped.abort() };
+}
+
+/** A byte count as a person reads it, in the docs' units: `2.0 GiB (2147483650 bytes)`; the exact count stays for a search. */
+export function sizeText(bytes: number): string {
+  const units = [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const;
+  const unit = units.find(([, size]) => bytes >= size);
+  return unit ? `${(bytes / unit[1]).toFixed(1)} ${unit[0]} (${bytes} bytes)` : `${bytes} bytes`;
 }
 
 /** The bytes of the files below `dir` (their sizes; links not followed), leaving out `skip`. A file gone meanwhile counts 0. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isExecutionError, type ExecutionError } from '../../src/contract/errors.js';
 import { createExecutionEvents } from '../../src/execution/events.js';
-import { folderBytes, watchResources } from '../../src/runner/resource-watch.js';
+import { folderBytes, sizeText, watchResources } from '../../src/runner/resource-watch.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 
 const dirs: string[] = [];
@@ -40,6 +40,16 @@ describe('watchResources', () => {
     expect(r.reached).toEqual([{ limit: 'BROWSER_MEMORY_MAX_BYTES', max: 500, value: 900, unit: 'bytes', action: 'ended', detail: expect.stringContaining('900') }]);
     // Stopped at the first reach: no sample after it.
     expect(reads).toBe(3);
+  });
+
+  it('says what was held and the ceiling in units a person reads, the exact counts kept', async () => {
+    const r = rig();
+    const watch = watchResources({ memory: { maxBytes: 2 * 1024 ** 3, read: async () => 2_300_000_000 }, events: r.events, log: r.log, end: r.end, intervalMs: 5 });
+    const reason = await r.ended;
+    watch.stop();
+    expect(reason.message).toBe("the execution's browser's pages held 2.1 GiB (2300000000 bytes), past BROWSER_MEMORY_MAX_BYTES of 2.0 GiB (2147483648 bytes)");
+    expect(sizeText(999)).toBe('999 bytes');
+    expect(sizeText(1_572_864)).toBe('1.5 MiB (1572864 bytes)');
   });
 
   it('ends it once its scratch folder holds more than SCRATCH_DISK_MAX_BYTES, leaving the input files out', async () => {

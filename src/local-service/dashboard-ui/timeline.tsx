@@ -29,6 +29,8 @@ export interface LogLine {
   error?: string;
   durationMs?: number;
   message?: string;
+  /** resource_limit_reached: what was held, past which ceiling. */
+  detail?: string;
   errors?: unknown;
   url?: string;
   layer?: string;
@@ -73,7 +75,7 @@ export interface Step {
 const HUMAN_LINES = ['waiting', 'human_input', 'resumed', 'human_timeout'];
 
 /** Lines that belong to the step running when they happen. */
-const DURING_STEP = new Set(['blocked', 'error', 'browser_crashed', 'output_invalid', 'finish', ...HUMAN_LINES]);
+const DURING_STEP = new Set(['blocked', 'error', 'browser_crashed', 'output_invalid', 'resource_limit_reached', 'finish', ...HUMAN_LINES]);
 
 export function buildSteps(lines: LogLine[]): Step[] {
   const byNumber = new Map<number, Omit<Step, 't'> & { t?: number }>();
@@ -114,6 +116,7 @@ export function buildSteps(lines: LogLine[]): Step[] {
     if (!owner) continue;
     if (line.type === 'blocked') owner.blocked.push(line);
     else if (HUMAN_LINES.includes(line.type ?? '')) owner.human.push(line);
+    else if (line.type === 'resource_limit_reached') owner.errors.push(`Ended: ${line.detail ?? 'a resource ceiling was passed'}`);
     else if (line.type !== 'finish') owner.errors.push(String(line.message ?? line.errors ?? line.type));
   }
   return steps;
