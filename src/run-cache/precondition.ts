@@ -195,9 +195,12 @@ async function locateByPattern(tab: BrowserTab, cached: ElementIdentity, parts: 
   if (filled === undefined) return { ok: false, error: `the new input has no value for the ${what}` };
   const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
   const exact = norm(filled);
-  // The pattern's own numbers (a record's id, "Invoice #5") may be another record's now; the input's values may not.
-  // The earlier number is no better than another: the earlier run's record may still be listed beside the new one.
-  const shape = parts.some((p) => 'text' in p && /\d/.test(p.text)) ? patternShape(parts, payload) : undefined;
+  // The pattern's own numbers that are the earlier record's id (in its address too: "Invoice #5"
+  // leading to /invoice/5/) may be another record's now; the input's values may not, nor a number
+  // the address does not hold ("Room 101", "Q3 2026"), which stays as it was written.
+  // The earlier id is no better than another: the earlier run's record may still be listed beside the new one.
+  const ids = recordIds(cached.href);
+  const shape = parts.some((p) => 'text' in p && [...p.text.matchAll(/\d+/g)].some((m) => ids.has(m[0]))) ? patternShape(parts, payload, ids) : undefined;
   const named = (name: string) => (shape ? shape.test(norm(name)) : norm(name) === exact);
   const lines = await tab.find((candidates) => candidates.filter((c) => c.role === cached.role && named(c.name)).map((c) => c.i), NAMESAKES, signal);
   if (lines.length === 0) return { ok: false, error: `no ${what} on the page` };
@@ -233,11 +236,24 @@ export function oneOfNamesakes(cached: ElementIdentity, found: readonly ElementI
   return hrefs.size === 1 && kind[0]!.href ? kind[0] : undefined;
 }
 
-/** A pattern's filled name as a regular expression with the digits of its own text free. */
-function patternShape(parts: readonly NamePart[], payload: unknown): RegExp | undefined {
+/** The numbers of an element's address (a record's id in `/invoice/5/change/`): the only numbers of a name pattern's own text that may be another's. */
+export function recordIds(href: string | undefined): Set<string> {
+  if (!href) return new Set();
+  let path = href;
+  try {
+    const url = new URL(href, 'http://x.invalid/');
+    path = `${url.pathname}${url.search}`;
+  } catch {
+    // Not a URL: its numbers as they are.
+  }
+  return new Set([...path.matchAll(/\d+/g)].map((m) => m[0]));
+}
+
+/** A pattern's filled name as a regular expression with the numbers of its own text that are the earlier record's id free. */
+export function patternShape(parts: readonly NamePart[], payload: unknown, ids: ReadonlySet<string>): RegExp | undefined {
   let source = '';
   for (const part of parts) {
-    if ('text' in part) source += part.text.replace(/\s+/g, ' ').toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\d+/g, '\\d+');
+    if ('text' in part) source += part.text.replace(/\s+/g, ' ').toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\d+/g, (n) => (ids.has(n) ? '\\d+' : n));
     else {
       const value = valueAt(payload, part.path);
       if (value === undefined || value === null || typeof value === 'object') return undefined;
