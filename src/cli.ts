@@ -233,7 +233,7 @@ async function readSpecification(file: string): Promise<Record<string, unknown>>
   const read = await readJsonFile(file, '--spec');
   const checked = await checkWorkflowBody(read);
   if (!checked.ok) {
-    const lines = checked.issues.map((issue) => `  ${issue.loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') || '(the file)'}: ${issue.msg}`);
+    const lines = checked.issues.map((issue) => `  ${fieldName(issue.loc.filter((part, i) => !(i === 0 && part === 'body'))) || '(the file)'}: ${issue.msg}`);
     throw new SpecificationError(`--spec: ${file} is not a valid specification:\n${lines.join('\n')}`);
   }
   const triggers = (['status', 'triggerType', 'scheduleExpression', 'configuration'] as const).filter((field) => checked.body[field] !== undefined);
@@ -241,6 +241,11 @@ async function readSpecification(file: string): Promise<Record<string, unknown>>
     throw new SpecificationError(`--spec: ${file}: ${triggers.join(', ')} say how the API runs a version; \`run\` runs once: leave ${triggers.length === 1 ? 'it' : 'them'} out`);
   }
   return checked.body;
+}
+
+/** A field's place as a reader writes it: `allowedDomains[0]`, `payloadSchema.properties.user`. */
+function fieldName(loc: readonly (string | number)[]): string {
+  return loc.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? part : `.${part}`)).join('');
 }
 
 async function readJsonFile(file: string, flag: string): Promise<unknown> {

@@ -70,6 +70,12 @@ export class ConfigError extends Error {
  * bad variable, its value (never one of `secret`'s, and without credentials) and what was
  * expected. An empty variable means "use the default", except those in `emptyIsValue`.
  */
+/** A choice among fixed words reads as the words, not as zod's `expected one of "a"|"b"`. */
+function plainMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_value' && issue.values.length > 0) return `must be one of ${issue.values.map(String).join(', ')}`;
+  return issue.message;
+}
+
 export function parseEnvironment<S extends z.ZodObject>(
   schema: S,
   env: NodeJS.ProcessEnv,
@@ -86,7 +92,7 @@ export function parseEnvironment<S extends z.ZodObject>(
     const name = String(issue.path[0] ?? '?');
     const value = env[name];
     const shown = value === undefined ? '(not set)' : options.secret.has(name) ? '(secret, not shown)' : JSON.stringify(withoutCredentials(value));
-    return `  ${name}=${shown}: ${withoutCredentials(issue.message)}`;
+    return `  ${name}=${shown}: ${withoutCredentials(plainMessage(issue))}`;
   });
   throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
 }

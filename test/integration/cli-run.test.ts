@@ -151,10 +151,23 @@ describe('execution-worker run', () => {
     expect(asked[3]!.stdout).toBe(asked[1]!.stdout);
   }, 300_000);
 
+  it('lists every command in --help, and each of them answers its own --help', async () => {
+    const top = await cli(['--help'], {}, 240_000);
+    expect(top.code, top.stderr).toBe(0);
+    const commands = [...new Set([...top.stdout.matchAll(/^ {2}execution-worker (\w+)/gm)].map((m) => m[1]!))].filter((name) => name !== 'help');
+    expect(commands).toEqual(expect.arrayContaining(['run', 'serve', 'mcp']));
+    for (const name of commands) {
+      const own = await cli([name, '--help'], {}, 240_000);
+      expect(own.code, `${name}: ${own.stderr}`).toBe(0);
+      expect(own.stderr, name).toBe('');
+      expect(own.stdout, name).toMatch(new RegExp(`^Usage: execution-worker ${name}\\b`));
+    }
+  }, 300_000);
+
   it('checks the specification as the API does: an unknown field is refused by name, exit 2', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['a misspelt field', { ...DEMO_WORKFLOW(`${shop.origin}/`), maxStep: 3 }, /^ {2}maxStep: must NOT have additional properties$/m],
-      ['a whole public suffix', { ...DEMO_WORKFLOW(`${shop.origin}/`), allowedDomains: ['*.com'] }, /^ {2}allowedDomains\.0: .*public suffix/m],
+      ['a whole public suffix', { ...DEMO_WORKFLOW(`${shop.origin}/`), allowedDomains: ['*.com'] }, /^ {2}allowedDomains\[0\]: .*public suffix/m],
       ['no prompt', { allowedDomains: ['shop.test'] }, /^ {2}prompt: field required$/m],
       ['a payload schema that is not one', { ...DEMO_WORKFLOW(`${shop.origin}/`), payloadSchema: { type: 'nope' } }, /^ {2}payloadSchema: not a valid JSON Schema/m],
       ['a trigger field', { ...DEMO_WORKFLOW(`${shop.origin}/`), triggerType: 'schedule' }, /triggerType say how the API runs a version/],

@@ -118,11 +118,14 @@ async function waitFor(child: ChildProcess, output: { text: string }, pattern: R
 }
 
 describe('npm run demo, stopped', () => {
-  // A terminal's Ctrl-C is SIGINT to the whole foreground process group (npm, the shell, node,
-  // and formerly the private Redis); a supervisor may signal the demo's process alone.
+  // A terminal's Ctrl-C is SIGINT to the whole foreground process group (npm, node, and formerly
+  // the private Redis), in no set order; a supervisor may signal the demo's process, or npm, alone.
   const ways: [string, (group: number, demo: number) => void][] = [
     ['Ctrl-C (SIGINT to the process group) while the execution runs', (group) => process.kill(-group, 'SIGINT')],
     ['SIGINT to the demo process, then the group, once idle', (group, demo) => (process.kill(demo, 'SIGINT'), process.kill(-group, 'SIGINT'))],
+    ['SIGINT to the group, then the demo process, while the execution runs', (group, demo) => (process.kill(-group, 'SIGINT'), process.kill(demo, 'SIGINT'))],
+    // npm passes a signal on to the script it runs: the script must be the demo (no shell between).
+    ['SIGINT to npm alone (a supervisor signals the process it started) while the execution runs', (group) => process.kill(group, 'SIGINT')],
   ];
   it.each(ways)('stops cleanly on %s, leaving nothing running', async (name, signal) => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', ANTHROPIC_API_KEY: '', REDIS_URL: '', LOG_LEVEL: 'warn', DEMO_EXIT: '' };

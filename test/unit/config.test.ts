@@ -42,7 +42,7 @@ describe('configuration', () => {
     const message = (error as Error).message;
     expect(message).toMatch(/WORKER_CONCURRENCY="many": must be a whole number/);
     expect(message).toMatch(/REDIS_URL="http:\/\/x": must be a URL starting with redis:\/\//);
-    expect(message).toMatch(/LOG_LEVEL="loud"/);
+    expect(message).toMatch(/^  LOG_LEVEL="loud": must be one of fatal, error, warn, info, debug, trace, silent$/m);
     expect(message).toMatch(/MAX_STEPS="0": must be at least 1/);
   });
 

@@ -303,6 +303,17 @@ describe('README.md', () => {
     expect(linkFaults('README.md')).toEqual([]);
     expect(read('README.md')).not.toMatch(OUTSIDE_REFERENCES);
   });
+
+  it('reads as a newcomer meets the product: what it is, serve, the two commands, the curl quick start, then deployment and the contents', () => {
+    const readme = read('README.md');
+    const intro = readme.slice(0, readme.indexOf('\n## '));
+    expect(intro).toMatch(/`execution-worker serve` is the service and its dashboard/);
+    const headings = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    expect(headings.slice(0, 2)).toEqual(['Two commands', 'Quick start with curl']);
+    expect(headings.slice(-2)).toEqual(['Running in production', 'Contents']);
+    // The long reference and the history live in docs/, not here.
+    expect(readme).not.toMatch(/this round|what changed/i);
+  });
 });
 
 /** The project's own source files: comments in them point readers into docs/. */
