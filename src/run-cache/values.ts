@@ -146,10 +146,8 @@ export function tieAction(action: { action: string; input: Record<string, unknow
   for (const [key, value] of Object.entries(action.input)) {
     if (!VALUE_KEYS.has(key)) continue;
     // A box ticked or a choice picked (`true`) on the element the input names (a pattern,
-    // sources.ts): the tick is the pattern's, as a click on that element is, where the pattern is
-    // its one source. A yes/no value of the input could have decided it as well: two sources, so
-    // it keeps the guard (docs/run-cache.md#sources). Unticking is never the pattern's.
-    if (key === 'value' && value === true && bound.target && PICKED.has(targetRole) && !ctx.leaves.some(isYesNo)) continue;
+    // sources.ts): the tick is the pattern's, as a click on that element is; unticking is not.
+    if (key === 'value' && value === true && bound.target && PICKED.has(targetRole)) continue;
     visit(value, key);
   }
   // A click that ticks a box or picks a choice enters a value no name can stand for: the model's own, too.
