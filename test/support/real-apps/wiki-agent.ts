@@ -1,11 +1,15 @@
-import { finish, memberBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
-import { parseRead, type PageElement } from './page-read.js';
+import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
+import { parseRead, squash, type PageElement } from './page-read.js';
+import { actedHere, lastUserText, shownPage, type RequestBody } from './request-read.js';
 
 /**
  * A scripted model that edits a DokuWiki page the way an agent does, from the worker's own reads
  * (`read_page` with `filter: "all"`): signs in, opens the editor, replaces the text, gives the
  * summary, saves, and reports the page once it shows again. Values from the input are entered by
  * reference when the request offers them (`{{path}}` in the system prompt), else as literals.
+ * With the run cache on, a repair (its tools include `step_done`) does what the page it is shown
+ * still lacks, and a final check (`verify_replay` its only tool) answers from the final page, as
+ * a model that sees only that page would: the page shown with the input's headings, no editor open.
  */
 export interface WikiEdit {
   user: string;
@@ -33,8 +37,11 @@ export function wikiAgent(input: WikiEdit): { script: (request: RecordedRequest)
   let saved = false;
   let waits = 0;
   const script = (request: RecordedRequest): ScriptedTurn => {
-    const body = request.body as { system?: Array<{ text?: string }>; messages?: Array<{ role: string; content: unknown }> };
-    const seen = ownRead(body);
+    const body = request.body as { system?: Array<{ text?: string }>; messages?: Array<{ role: string; content: unknown }>; tools?: Array<{ name?: string }> };
+    if (body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay') return verify(body as RequestBody);
+    const repair = body.tools?.some((t) => t.name === 'step_done') === true;
+    if (repair && actedHere(body as RequestBody)) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
+    const seen = ownRead(body) ?? (repair ? shownPage(body as RequestBody) : undefined);
     if (seen === undefined) return note('read', turn(readAll()));
     const system = (body.system ?? []).map((b) => b.text ?? '').join('\n');
     const enter = (path: keyof WikiEdit) => (path === 'password' || system.includes(`{{${path}}}`) ? `{{${path}}}` : input[path]);
@@ -57,8 +64,10 @@ export function wikiAgent(input: WikiEdit): { script: (request: RecordedRequest)
       return note('edit and save', act(form(editor, enter('text')), form(named('textbox', /^Edit summary$/)!, enter('summary')), click(save)));
     }
     const edit = named('link', /^(Edit this page|Create this page)\b/);
+    if (repair && edit && saved) return note('step done', turn(toolUseBlock('step_done', { note: 'the page is saved' })));
     if (saved && edit) return note('report', finish('completed', { page: input.page }));
     if (edit) return note('open the editor', act(click(edit)));
+    if (repair) return note('step done', turn(toolUseBlock('step_done', { note: 'nothing left to do on this page' })));
     // Nothing I know (a page still loading after a slow answer): look again a little later.
     if (++waits > 20) return finish('failed', undefined, `lost on the page: ${seen.slice(0, 300)}`);
     return note('wait for the page', turn(memberBlock('wait', { duration: 1 }), readAll()));
@@ -67,6 +76,20 @@ export function wikiAgent(input: WikiEdit): { script: (request: RecordedRequest)
     turns.push(kind);
     if (kind !== 'wait for the page') waits = 0;
     return reply;
+  };
+  const verify = (body: RequestBody): ScriptedTurn => {
+    const page = parseRead(lastUserText(body));
+    // The final page's view starts at its content: the headings of the text, and no editor open
+    // (the header's user links may be past the view; a "Log In" link shown means signed out).
+    const headings = [...input.text.matchAll(/^=+ *(.+?) *=+ *$/gm)].map((m) => squash(m[1]!));
+    const shown = page.filter((e) => e.role === 'heading').map((e) => squash(e.name));
+    const missing = headings.filter((h) => !shown.includes(h));
+    const signedOut = page.some((e) => e.role === 'link' && /^Log In\b/.test(e.name));
+    const editing = page.some((e) => e.role === 'textbox' && e.line.includes('multiline'));
+    const matches = !signedOut && !editing && missing.length === 0;
+    const reason = signedOut ? 'not signed in' : editing ? 'the editor is still open' : missing.length > 0 ? `the page lacks the headings ${missing.join(', ')}` : 'the page shows the new text';
+    turns.push(`final check (${reason})`);
+    return turn(toolUseBlock('verify_replay', { matches, reason, ...(matches ? { output: { page: input.page } } : {}) }));
   };
   return { script, turns };
 }
