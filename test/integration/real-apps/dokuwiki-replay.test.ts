@@ -90,7 +90,9 @@ describe('a replay on DokuWiki', () => {
     expect((await wiki.page(PAGE))?.trimEnd(), second.explain).toBe(SECOND.text.trimEnd());
     expect((await wiki.changes(PAGE)).slice(changes), second.explain).toEqual([{ type: 'E', user: ALICE.login, summary: SECOND.summary }]);
     expect(second.run.output, second.explain).toMatchObject({ status: 'completed', output: { page: PAGE } });
-    expect(second.run.output.cache, second.explain).toMatchObject({ repairedSteps: 0, fallbackAtStep: null });
+    // Replayed whole: the sign-in, the editor's link and the save need no model step; the final check alone asks the model.
+    expect(second.run.output.cache, second.explain).toMatchObject({ repairedSteps: 0, modelSteps: 0, fallbackAtStep: null, finalCheck: { ran: true, matches: true } });
+    expect(second.run.events.filter((e) => e.type === 'action' && e.by !== 'cache'), second.explain).toEqual([]);
     expect(second.run.requests.filter(isRepair), second.explain).toEqual([]);
     expect(second.run.requests.length, second.explain).toBeLessThanOrEqual(2);
     expect(second.run.inputTokens, second.explain).toBeLessThanOrEqual(0.15 * first.run.inputTokens);
