@@ -94,6 +94,9 @@ function build(root: Model, draft: '07' | '2020'): Built {
   return { schema, payload: built.value, secrets, containsArrays };
 }
 
+/** How many secrets a refusal names before it counts the rest (kept-secrets.ts). */
+const NAMED_MAX = 20;
+
 const pointer = (path: KeyPath) => path.map((key) => `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 
 /**
@@ -148,12 +151,29 @@ describe('a kept secret in an array with uniqueItems', () => {
           if (compared) expect(detail).toEqual([expect.objectContaining({ loc: ['body', 'configuration', 'inputPayload', ...path], type: 'secret_compared' })]);
           else expect(detail).toBeUndefined();
         }
-        // All kept at once: the refusal names exactly the compared ones.
-        const detail = refusal(secrets.map((s) => s.path), payload, schema) ?? [];
-        expect(detail.map((issue) => (issue as { loc: string[] }).loc.slice(3))).toEqual(secrets.filter((s) => s.uniqueAbove.length > 0).map((s) => s.path));
+        // All kept at once: the refusal names exactly the compared ones, the first NAMED_MAX of
+        // them, and counts the rest in one more issue (a schema of many secrets gets a readable answer).
+        const detail = (refusal(secrets.map((s) => s.path), payload, schema) ?? []) as Array<{ loc: string[]; msg: string }>;
+        const compared = secrets.filter((s) => s.uniqueAbove.length > 0).map((s) => s.path);
+        expect(detail.slice(0, NAMED_MAX).map((issue) => issue.loc.slice(3))).toEqual(compared.slice(0, NAMED_MAX));
+        if (compared.length > NAMED_MAX) {
+          expect(detail).toHaveLength(NAMED_MAX + 1);
+          expect(detail[NAMED_MAX]).toMatchObject({ loc: ['body', 'configuration', 'inputPayload'], type: 'secret_compared' });
+          expect(detail[NAMED_MAX]!.msg).toContain(`and ${compared.length - NAMED_MAX} more`);
+        } else expect(detail).toHaveLength(compared.length);
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('names the first 20 of many compared secrets and counts the rest (the case a CI run drew: 32 under one uniqueItems array)', () => {
+    const leafs = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`);
+    const keys = leafs(32);
+    const schema = { type: 'object', properties: { codes: { type: 'array', uniqueItems: true, items: { type: 'object', properties: Object.fromEntries(keys.map((k) => [k, { type: 'string', writeOnly: true }])) } } } };
+    const payload = { codes: [Object.fromEntries(keys.map((k) => [k, 'x']))] };
+    const detail = refusal(keys.map((k) => ['codes', '0', k]), payload, schema) as Array<{ loc: string[]; msg: string }>;
+    expect(detail).toHaveLength(21);
+    expect(detail[20]!.msg).toContain('and 12 more');
   });
 
   it('answers the same whatever the values beside the secret are', () => {
