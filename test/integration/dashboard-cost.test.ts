@@ -1,13 +1,13 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageReport, type ModelUsage } from '../../src/domain/usage.js';
 import { costOf, pricesOf } from '../../src/model/prices.js';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
-import { CHROMIUM_ARGS } from '../support/screencast-session.js';
 import type { TokenUsage } from '../../src/contract/recording.js';
+import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
 
 /**
  * The cost of executions and workflows (docs/api.md#cost) in the local API and the dashboard, in
@@ -24,7 +24,7 @@ let artifactsDir: string;
 beforeAll(async () => {
   artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-cost-'));
   h = await startHarness({ artifactsDir });
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchDashboardBrowser();
   page = await browser.newPage();
 });
 
@@ -113,10 +113,7 @@ describe('cost per execution and per workflow', () => {
     expect((await h.call('GET', `/api/workflows/${workflow.workflow_uuid}`)).body).toMatchObject({ cost_usd: sum, costed_executions: 2 });
 
     // The dashboard.
-    await page.goto(h.server.url);
-    await page.getByTestId('api-key').fill(API_KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('new-workflow').waitFor();
+    await signInDashboard(page, h.server.url, API_KEY);
     const usd = (n: number) => (n >= 1 ? `$${n.toFixed(2)}` : `$${n.toFixed(4)}`);
     const row = page.getByTestId('workflow-row').filter({ hasText: 'Costed' });
     await expect.poll(() => row.getByTestId('workflow-cost').textContent()).toBe(`${usd(sum)} over 2 executions`);

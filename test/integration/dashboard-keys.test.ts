@@ -1,7 +1,7 @@
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
-import { CHROMIUM_ARGS } from '../support/screencast-session.js';
+import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
 
 /**
  * Settings → API Keys in real Chromium against the local API on real Redis: the bootstrap keys
@@ -16,7 +16,7 @@ let page: Page;
 
 beforeAll(async () => {
   h = await startHarness();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchDashboardBrowser();
   operator = await browser.newContext();
   page = await operator.newPage();
   page.on('dialog', (dialog) => void dialog.accept());
@@ -30,10 +30,7 @@ afterAll(async () => {
 const row = (p: Page, name: string) => p.locator(`[data-testid="api-key-row"][data-name="${name}"]`);
 
 async function signIn(p: Page, key: string): Promise<void> {
-  await p.goto(`${h.server.url}/#/settings`);
-  await p.getByTestId('api-key').fill(key);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.getByTestId('new-workflow').waitFor();
+  await signInDashboard(p, `${h.server.url}/#/settings`, key);
 }
 
 describe('Settings → API Keys', () => {

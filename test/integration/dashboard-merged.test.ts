@@ -1,9 +1,9 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { Redis } from 'ioredis';
 import { runCacheKey } from '../../src/domain/run-cache.js';
-import { CHROMIUM_ARGS } from '../support/screencast-session.js';
+import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
 
 /**
  * Dashboard functions whose API routes come from other branches of this round (run after they
@@ -17,12 +17,9 @@ let page: Page;
 
 beforeAll(async () => {
   h = await startHarness();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchDashboardBrowser();
   page = await (await browser.newContext()).newPage();
-  await page.goto(`${h.server.url}/#/settings`);
-  await page.getByTestId('api-key').fill(API_KEY);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('new-workflow').waitFor();
+  await signInDashboard(page, `${h.server.url}/#/settings`, API_KEY);
 }, 60_000);
 
 afterAll(async () => {

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { encodePng } from '../support/png.js';
-import { CHROMIUM_ARGS } from '../support/screencast-session.js';
+import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
 
 /**
  * Each step of the execution page shows its own picture (docs/dashboard.md): a step_screenshot
@@ -23,7 +23,7 @@ let artifactsDir: string;
 beforeAll(async () => {
   artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-step-pictures-'));
   h = await startHarness({ artifactsDir });
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchDashboardBrowser();
   page = await browser.newPage();
 });
 
@@ -58,10 +58,7 @@ describe('the pictures of the steps', () => {
     const counters = { durationMs: 700, nSteps: 3, nAgentActions: 2, nScreenshots: 3, outputUrl: null, videoUrl: null, logsUrl: null };
     expect((await h.call('POST', `/api/executions/${id}/completed`, { completedAt: new Date().toISOString(), ...counters })).status).toBe(200);
 
-    await page.goto(`${h.server.url}/#/settings`);
-    await page.getByTestId('api-key').fill(API_KEY);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('new-workflow').waitFor();
+    await signInDashboard(page, `${h.server.url}/#/settings`, API_KEY);
     await page.goto(`${h.server.url}/#/executions/${id}`);
     const step = (n: number) => page.locator(`[data-testid=step][data-step="${n}"]`);
     await expect.poll(() => page.getByTestId('step').count(), { timeout: 15_000 }).toBe(3);

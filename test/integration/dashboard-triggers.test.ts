@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Job, Queue } from 'bullmq';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execution as executionAnswer } from '../../src/contract/executions.js';
 import { workflow as workflowAnswer, workflowList } from '../../src/contract/workflows.js';
@@ -12,7 +12,7 @@ import { answerAs } from '../support/answer-as.js';
 import { httpCall } from '../support/call.js';
 import { openQueueEvents } from '../support/queue-events.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
-import { CHROMIUM_ARGS } from '../support/screencast-session.js';
+import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
 
 /**
  * The dashboard's triggers in real Chromium against the local API on real Redis: a version's
@@ -35,12 +35,9 @@ beforeAll(async () => {
   server = await startLocalServer({ port: 0, apiKeys: [API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', logger: silentLogger, allowEverySecond: true, inputKeys });
   ticks = new Queue(schedulesQueueName(queueName), { connection: { url: redis.url }, prefix: 'bull' });
   executions = new Queue(queueName, { connection: { url: redis.url }, prefix: 'bull' });
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchDashboardBrowser();
   page = await browser.newPage();
-  await page.goto(server.url);
-  await page.getByTestId('api-key').fill(API_KEY);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('new-workflow').waitFor();
+  await signInDashboard(page, server.url, API_KEY);
 }, 60_000);
 
 afterAll(async () => {

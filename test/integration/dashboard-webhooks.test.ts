@@ -1,8 +1,8 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
-import { CHROMIUM_ARGS } from '../support/screencast-session.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
 
 /**
  * Settings → Webhooks (docs/dashboard.md) in Chromium, checked through the API: a webhook made in
@@ -20,13 +20,10 @@ beforeAll(async () => {
   h = await startHarness();
   // The receiver refuses every attempt (500): each shows as an attempt with its status.
   receiver = await startWebhookReceiver(() => secret.value, () => ({ status: 500 }));
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchDashboardBrowser();
   page = await (await browser.newContext()).newPage();
   page.on('dialog', (dialog) => void dialog.accept());
-  await page.goto(`${h.server.url}/#/settings`);
-  await page.getByTestId('api-key').fill(API_KEY);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('new-workflow').waitFor();
+  await signInDashboard(page, `${h.server.url}/#/settings`, API_KEY);
 }, 60_000);
 
 afterAll(async () => {

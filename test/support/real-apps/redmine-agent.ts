@@ -1,7 +1,7 @@
 import { formatPath } from '../../../src/contract/key-path.js';
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, shows, squash, type PageElement } from './page-read.js';
-import { actedHere, type Block, lastUserText, type RequestBody, textOf } from './request-read.js';
+import { actedHere, type Block, lastUserText, type RequestBody, systemText, textOf } from './request-read.js';
 import type { Redmine } from './redmine.js';
 
 /**
@@ -391,10 +391,6 @@ function isRepair(body: RequestBody): boolean {
 
 function isVerification(body: RequestBody): boolean {
   return body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay';
-}
-
-function systemText(body: RequestBody): string {
-  return typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text ?? '').join('\n');
 }
 
 /** The result of this model's own `read_page` `{filter: "all"}`, when that was its last call and this request answers it. */

@@ -60,3 +60,8 @@ export function textOf(content: unknown): string {
     .filter(Boolean)
     .join('\n');
 }
+
+/** The request's system prompt as one text, whichever form it was sent in. */
+export function systemText(body: RequestBody): string {
+  return typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text ?? '').join('\n');
+}

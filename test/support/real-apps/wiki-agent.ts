@@ -1,6 +1,6 @@
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, squash, type PageElement } from './page-read.js';
-import { actedHere, lastUserText, shownPage, type RequestBody } from './request-read.js';
+import { actedHere, lastUserText, ownRead, shownPage, systemText, type RequestBody } from './request-read.js';
 
 /**
  * A scripted model that edits a DokuWiki page the way an agent does, from the worker's own reads
@@ -37,13 +37,13 @@ export function wikiAgent(input: WikiEdit): { script: (request: RecordedRequest)
   let saved = false;
   let waits = 0;
   const script = (request: RecordedRequest): ScriptedTurn => {
-    const body = request.body as { system?: Array<{ text?: string }>; messages?: Array<{ role: string; content: unknown }>; tools?: Array<{ name?: string }> };
-    if (body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay') return verify(body as RequestBody);
+    const body = request.body as RequestBody;
+    if (body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay') return verify(body);
     const repair = body.tools?.some((t) => t.name === 'step_done') === true;
-    if (repair && actedHere(body as RequestBody)) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
-    const seen = ownRead(body) ?? (repair ? shownPage(body as RequestBody) : undefined);
+    if (repair && actedHere(body)) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
+    const seen = ownRead(body) ?? (repair ? shownPage(body) : undefined);
     if (seen === undefined) return note('read', turn(readAll()));
-    const system = (body.system ?? []).map((b) => b.text ?? '').join('\n');
+    const system = systemText(body);
     const enter = (path: keyof WikiEdit) => (path === 'password' || system.includes(`{{${path}}}`) ? `{{${path}}}` : input[path]);
     const page = parseRead(seen);
     const named = (role: string, name: RegExp) => page.find((e) => e.role === role && e.ref && name.test(e.name));
@@ -92,29 +92,6 @@ export function wikiAgent(input: WikiEdit): { script: (request: RecordedRequest)
     return turn(toolUseBlock('verify_replay', { matches, reason, ...(matches ? { output: { page: input.page } } : {}) }));
   };
   return { script, turns };
-}
-
-interface Block {
-  type: string;
-  id?: string;
-  name?: string;
-  input?: Record<string, unknown>;
-  tool_use_id?: string;
-  is_error?: boolean;
-  text?: string;
-  content?: unknown;
-}
-
-/** The text of this model's own last `read_page` `{filter: "all"}`, when this request answers it. */
-function ownRead(body: { messages?: Array<{ role: string; content: unknown }> }): string | undefined {
-  const messages = body.messages ?? [];
-  const [asked, last] = messages.slice(-2);
-  if (last?.role !== 'user' || asked?.role !== 'assistant' || !Array.isArray(asked.content) || !Array.isArray(last.content)) return undefined;
-  const read = (asked.content as Block[]).filter((b) => b.type === 'tool_use').at(-1);
-  if (read?.name !== 'read_page' || read.input?.filter !== 'all') return undefined;
-  const result = (last.content as Block[]).find((b) => b.type === 'tool_result' && b.tool_use_id === read.id);
-  if (!result || result.is_error || !Array.isArray(result.content)) return undefined;
-  return (result.content as Block[]).map((b) => (b.type === 'text' ? (b.text ?? '') : '')).join('\n');
 }
 
 const readAll = (): ScriptedContentBlock => memberBlock('read_page', { filter: 'all' });
