@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseHostRules } from '../browser/host-rules.js';
+import { DEFAULT_PAGE_LIMITS } from '../browser/page-limits.js';
 import { parseRedisAddress } from '../domain/redis-address.js';
 import { parseProfileKeys, type ProfileKeyring } from '../domain/profile-crypto.js';
 import { ConfigError, bool, int, optionalString, optionalUrl, parseEnvironment } from './env.js';
@@ -201,13 +202,13 @@ export const configSchema = z.object({
   /** Largest `video.mp4` (bytes): past it the recording ends, the file stays playable and the run goes on. */
   VIDEO_MAX_BYTES: int(1_024, 100 * 1024 ** 3).default(300 * 1024 ** 2),
   /** Pages one execution may have open at once; a popup past it is closed as it appears and the agent is told. */
-  BROWSER_TABS_MAX: int(1, 100).default(10),
+  BROWSER_TABS_MAX: int(1, 100).default(DEFAULT_PAGE_LIMITS.tabsMax),
   /** A console line or page error kept at most this long (characters): cut where it is captured. */
-  CONSOLE_LINE_MAX_CHARS: int(100, 1_000_000).default(2_000),
+  CONSOLE_LINE_MAX_CHARS: int(100, 1_000_000).default(DEFAULT_PAGE_LIMITS.consoleLineMaxChars),
   /** Console entries kept per tab between two reads (the oldest go first). */
-  CONSOLE_ENTRIES_MAX: int(10, 100_000).default(300),
+  CONSOLE_ENTRIES_MAX: int(10, 100_000).default(DEFAULT_PAGE_LIMITS.consoleEntriesMax),
   /** Console bytes one execution keeps across its tabs (UTF-8); past it new lines are dropped and counted. */
-  CONSOLE_BYTES_MAX: int(1_024, 1024 ** 3).default(1024 ** 2),
+  CONSOLE_BYTES_MAX: int(1_024, 1024 ** 3).default(DEFAULT_PAGE_LIMITS.consoleBytesMax),
   /** Largest download kept (bytes); a bigger one is cancelled and reported failed. */
   DOWNLOAD_MAX_BYTES: int(1, 10 * 1024 ** 3).default(100 * 1024 ** 2),
   /**
