@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import { refIn } from '../../demo/workflow.js';
 import { hostRules, tempDir } from '../support/env.js';
 import { startScriptedModelServer, turn, memberBlock, toolUseBlock, type RecordedRequest, type ScriptedModelServer } from '../support/scripted-model-server.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
+import { runCli } from '../support/cli-process.js';
 
 /**
  * Secrets a payment page shows in display forms (docs/secrets.md#forms, #fields), in real
@@ -58,23 +58,8 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/cli-entry.ts', ...args], {
-      env: { ...process.env, BROWSER_HOST_RULES: hostRules('site.test'), WORK_DIR: path.join(dir, 'work'), LOG_LEVEL: 'debug', VIDEO_FPS: '5', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    const term = setTimeout(() => child.kill('SIGTERM'), 90_000);
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(term);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function cli(args: string[], env: Record<string, string>): ReturnType<typeof runCli> {
+  return runCli(args, { BROWSER_HOST_RULES: hostRules('site.test'), WORK_DIR: path.join(dir, 'work'), LOG_LEVEL: 'debug', VIDEO_FPS: '5', ...env });
 }
 
 /** The grouped forms and the spread PIN, in any JSON escaping of the exit. */

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { hostRules, tempDir } from '../support/env.js';
 import { startScriptedModelServer, turn, memberBlock, toolUseBlock, type RecordedRequest, type ScriptedModelServer } from '../support/scripted-model-server.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
 import { startStaticServer, type StaticServer } from '../support/static-server.js';
+import { runCli } from '../support/cli-process.js';
 
 /**
  * A secret typed into a real page in Chromium, which then shows it in the forms pages give a
@@ -85,23 +85,8 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/cli-entry.ts', ...args], {
-      env: { ...process.env, BROWSER_HOST_RULES: hostRules('site.test'), WORK_DIR: path.join(dir, 'work'), LOG_LEVEL: 'debug', VIDEO_FPS: '5', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    const term = setTimeout(() => child.kill('SIGTERM'), 90_000);
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(term);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function cli(args: string[], env: Record<string, string>): ReturnType<typeof runCli> {
+  return runCli(args, { BROWSER_HOST_RULES: hostRules('site.test'), WORK_DIR: path.join(dir, 'work'), LOG_LEVEL: 'debug', VIDEO_FPS: '5', ...env });
 }
 
 /** Any form of the secret's recognisable part left in a text. */
