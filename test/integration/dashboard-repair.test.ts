@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 /** A request to the local API that must succeed, its answer read with the contract's schema. */
-async function call<S extends z.ZodType>(schema: S, method: string, route: string, body?: unknown): Promise<z.infer<S>> {
+async function call<S extends z.ZodType>(schema: S, method: string, route: string, body?: unknown): Promise<z.input<S>> {
   const answer = await stack.call.as(schema)(method, route, body);
   expect(answer.status).toBeLessThan(300);
   return answer.body;

@@ -6,6 +6,10 @@ import type { z } from 'zod';
  * by the contract's schema of it (src/contract/): `call.as(schema)` reads the body with the
  * schema, so the test gets the type the route declares and a body of another shape fails the test
  * where it is read. Without a schema the body is `unknown`.
+ *
+ * The body the test reads is the one the server sent, not the schema's parse of it: a parse drops
+ * the keys a schema does not name, so an assertion that a field is absent (a secret, an internal
+ * id) would pass on the parse whatever the server sent.
  */
 
 export interface Answer<T = unknown> {
@@ -19,7 +23,7 @@ export type Request<T> = (method: string, path: string, body?: unknown, headers?
 
 export interface Call extends Request<unknown> {
   /** The same request, its answer's body read with `schema`. */
-  as<S extends z.ZodType>(schema: S): Request<z.infer<S>>;
+  as<S extends z.ZodType>(schema: S): Request<z.input<S>>;
 }
 
 /**
@@ -36,11 +40,18 @@ export function httpCall(baseUrl: string | (() => string), headers: Record<strin
     return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined, headers: response.headers };
   };
   return Object.assign(request, {
-    as<S extends z.ZodType>(schema: S): Request<z.infer<S>> {
+    as<S extends z.ZodType>(schema: S): Request<z.input<S>> {
       return async (method, path, body, own) => {
         const answer = await request(method, path, body, own);
-        return { ...answer, body: schema.parse(answer.body) };
+        return { ...answer, body: checked(schema, answer.body) };
       };
     },
   });
+}
+
+/** `body` when `schema` accepts it, as sent (see above); a body of another shape fails the test. */
+function checked<S extends z.ZodType>(schema: S, body: unknown): z.input<S> {
+  const read = schema.safeParse(body);
+  if (!read.success) throw new Error(`the answer does not have the contract's shape: ${read.error.message}\n${JSON.stringify(body)?.slice(0, 2000)}`);
+  return body as z.input<S>;
 }
