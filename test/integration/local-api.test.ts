@@ -3,6 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpControlPlane } from '../../src/control-plane/http-client.js';
+import { loginLink, sessionInfo } from '../../src/contract/access.js';
+import { errorBody } from '../../src/contract/api-errors.js';
+import { execution as executionAnswer, executionList } from '../../src/contract/executions.js';
+import { workflow as workflowAnswer, workflowList } from '../../src/contract/workflows.js';
 import { dashboardDir, packageRoot } from '../../src/local-service/file-routes.js';
 import { API_KEY, silentLogger, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { rawRequest } from '../contract/local-api-raw-http.js';
@@ -37,14 +41,14 @@ afterAll(async () => {
 describe('the worker client against the local API', () => {
   it('reads the execution and the versions, reports started and completed, and sees 409 after', async () => {
     const spec = { prompt: 'p', allowedDomains: ['a.test'] };
-    const workflow = (await h.call('POST', '/api/workflows', spec)).body;
-    const execution = (await h.call('POST', `/api/workflows/${workflow.workflow_uuid as string}/execute`, { inputPayload: { a: 1 } })).body;
-    const id = execution.execution_uuid as string;
+    const workflow = (await h.api.as(workflowAnswer)('POST', '/api/workflows', spec)).body;
+    const execution = (await h.api.as(executionAnswer)('POST', `/api/workflows/${workflow.workflow_uuid}/execute`, { inputPayload: { a: 1 } })).body;
+    const id = execution.execution_uuid;
     const plane = createHttpControlPlane({ baseUrl: h.server.url, apiKey: API_KEY, logger: silentLogger, baseDelayMs: 1, maxDelayMs: 5 });
     const signal = new AbortController().signal;
 
     expect(await plane.getExecution(id, signal)).toMatchObject({ execution_uuid: id, status: 'queued', input_payload: { a: 1 } });
-    const versions = await plane.listVersions(workflow.workflow_uuid as string, signal);
+    const versions = await plane.listVersions(workflow.workflow_uuid, signal);
     expect(versions.find((v) => v.workflow_version_uuid === execution.workflow_version_uuid)?.specification).toEqual(spec);
 
     expect(await plane.markStarted(id, new Date().toISOString(), signal)).toEqual({ ok: true });
@@ -66,10 +70,10 @@ describe('the worker client against the local API', () => {
   });
 
   it('refuses a field a body does not know, so a misspelt one never silently changes what runs', async () => {
-    const workflow = (await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], configuration: { inputPayload: { user: 'default' } } })).body;
-    const id = workflow.workflow_uuid as string;
+    const workflow = (await h.api.as(workflowAnswer)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], configuration: { inputPayload: { user: 'default' } } })).body;
+    const id = workflow.workflow_uuid;
     // The snake_case spelling is the caller's input, not the default.
-    const bySnake = await h.call('POST', `/api/workflows/${id}/execute`, { input_payload: { user: 'caller' } });
+    const bySnake = await h.api.as(executionAnswer)('POST', `/api/workflows/${id}/execute`, { input_payload: { user: 'caller' } });
     expect(bySnake.status).toBe(201);
     expect(bySnake.body.input_payload).toEqual({ user: 'caller' });
     for (const [method, url, body, field] of [
@@ -78,7 +82,7 @@ describe('the worker client against the local API', () => {
       ['PATCH', `/api/workflows/${id}`, { maxStep: 3 }, 'maxStep'],
       ['POST', '/api/login-links', { route: '#/executions', ttl: 60 }, 'ttl'],
     ] as const) {
-      const answer = await h.call(method, url, body);
+      const answer = await h.api.as(errorBody)(method, url, body);
       expect(answer.status, `${method} ${url}`).toBe(422);
       expect(JSON.stringify(answer.body), `${method} ${url}`).toContain(field);
     }
@@ -87,25 +91,25 @@ describe('the worker client against the local API', () => {
       [`/api/workflows/${id}/execute`, { inputPayload: { user: 'a' }, input_payload: { user: 'b' } }, 'input_payload'],
       ['/api/workflows', { prompt: 'p', allowedDomains: ['evil.test'], allowed_domains: ['shop.test'] }, 'allowed_domains'],
     ] as const) {
-      const answer = await h.call('POST', url, body);
+      const answer = await h.api.as(errorBody)('POST', url, body);
       expect(answer.status, url).toBe(422);
-      expect(answer.body.detail[0], url).toMatchObject({ loc: ['body', field], type: 'duplicate_field' });
+      expect(answer.body.detail?.[0], url).toMatchObject({ loc: ['body', field], type: 'duplicate_field' });
     }
     // Nothing was created by the refused calls.
-    const executions = (await h.call('GET', `/api/executions?workflow_uuid=${id}`)).body;
+    const executions = (await h.api.as(executionList)('GET', `/api/executions?workflow_uuid=${id}`)).body;
     expect(executions.total).toBe(1);
   });
 
   it('refuses a schema that refers to itself without end, and takes a recursive one that ends', async () => {
     for (const field of ['payloadSchema', 'outputSchema']) {
       for (const schema of [{ $ref: '#', properties: { a: { $ref: '#' } } }, { $ref: '#', type: 'object' }]) {
-        const res = await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], [field]: schema });
+        const res = await h.api.as(errorBody)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], [field]: schema });
         expect(res.status, `${field} ${JSON.stringify(schema)}`).toBe(422);
-        expect(res.body.detail[0], field).toMatchObject({ loc: ['body', field], type: 'schema_invalid' });
+        expect(res.body.detail?.[0], field).toMatchObject({ loc: ['body', field], type: 'schema_invalid' });
       }
     }
     const tree = { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } } };
-    expect((await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], payloadSchema: tree, outputSchema: tree })).status).toBe(201);
+    expect((await h.api('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'], payloadSchema: tree, outputSchema: tree })).status).toBe(201);
   });
 
   it('fails with the 401 status when the key is wrong', async () => {
@@ -118,15 +122,15 @@ describe('input files in the stored execution', () => {
   it('shows their URLs without query or credentials; only the queued job carries them whole', async () => {
     const signed = 'https://files.test/in/invoice%202024.pdf?X-Amz-Signature=deadbeefcafe&X-Amz-Credential=AKIAEXAMPLE';
     const schema = { type: 'object', properties: { scan: { type: 'string', 'x-file': true }, token: { type: 'string', 'x-secret': true, 'x-file': true } } };
-    const created = (await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['files.test'], payloadSchema: schema })).body;
+    const created = (await h.api.as(workflowAnswer)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['files.test'], payloadSchema: schema })).body;
     const input = { invoice: { $file: signed, name: 'invoice.pdf' }, scan: 'https://user:pw@files.test/scan.png?token=s3cr3t#frag', token: 'https://files.test/t?sig=1', docs: [{ $file: 's3://bucket/a/b.pdf?versionId=7' }] };
-    const execution = await h.call('POST', `/api/workflows/${created.workflow_uuid as string}/execute`, { inputPayload: input });
+    const execution = await h.api.as(executionAnswer)('POST', `/api/workflows/${created.workflow_uuid}/execute`, { inputPayload: input });
     expect(execution.status).toBe(201);
     const shown = { invoice: { $file: 'https://files.test/in/invoice%202024.pdf', name: 'invoice.pdf' }, scan: 'https://files.test/scan.png', token: '{{token}}', docs: [{ $file: 's3://bucket/a/b.pdf' }] };
     expect(execution.body.input_payload).toEqual(shown);
-    const id = execution.body.execution_uuid as string;
-    expect((await h.call('GET', `/api/executions/${id}`)).body.input_payload).toEqual(shown);
-    const listed = (await h.call('GET', '/api/executions')).body.items as Array<{ execution_uuid: string }>;
+    const id = execution.body.execution_uuid;
+    expect((await h.api.as(executionAnswer)('GET', `/api/executions/${id}`)).body.input_payload).toEqual(shown);
+    const listed = (await h.api.as(executionList)('GET', '/api/executions')).body.items;
     expect(JSON.stringify(listed)).not.toMatch(/Signature|AKIAEXAMPLE|s3cr3t|user:pw|versionId/);
     const job = await h.queue.getJob(id);
     expect(job?.data.inputPayload).toEqual(input);
@@ -136,25 +140,25 @@ describe('input files in the stored execution', () => {
 describe('allow-list entries in the local API', () => {
   it.each(['*.com', '*.co.uk', '*.r2.dev', '*.com.uy', '*.s3.us-east-1.amazonaws.com', 'shop.test:99999'])('answers 422 to %j, as a worker would refuse it', async (entry) => {
     for (const [method, path] of [['POST', '/api/workflows']] as const) {
-      const res = await h.call(method, path, { prompt: 'p', allowedDomains: ['shop.test', entry] });
+      const res = await h.api.as(errorBody)(method, path, { prompt: 'p', allowedDomains: ['shop.test', entry] });
       expect(res.status).toBe(422);
       expect(res.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'allowedDomains', 1], type: 'x-allow-list-entry' }));
     }
-    const created = (await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['shop.test'] })).body;
-    const patched = await h.call('PATCH', `/api/workflows/${created.workflow_uuid as string}`, { allowedDomains: [entry] });
+    const created = (await h.api.as(workflowAnswer)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['shop.test'] })).body;
+    const patched = await h.api('PATCH', `/api/workflows/${created.workflow_uuid}`, { allowedDomains: [entry] });
     expect(patched.status).toBe(422);
   });
 
   it('accepts a host with a port and a wildcard below a public suffix', async () => {
-    const res = await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['shop.test:8443', '*.bucket.r2.dev', '[::1]:3000'] });
+    const res = await h.api.as(workflowAnswer)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['shop.test:8443', '*.bucket.r2.dev', '[::1]:3000'] });
     expect(res.status).toBe(201);
-    expect(res.body.current_version.specification.allowedDomains).toEqual(['shop.test:8443', '*.bucket.r2.dev', '[::1]:3000']);
+    expect(res.body.current_version?.specification.allowedDomains).toEqual(['shop.test:8443', '*.bucket.r2.dev', '[::1]:3000']);
   });
 });
 
 describe('errors of the HTTP layer, in the seed\'s shape', () => {
   it('answers a wrong method with 405 and Allow, HEAD included', async () => {
-    const put = await h.call('PUT', '/api/workflows', {});
+    const put = await h.api.as(errorBody)('PUT', '/api/workflows', {});
     expect(put.status).toBe(405);
     expect(put.headers.get('allow')).toBe('GET, POST');
     expect(put.body).toEqual({ detail: [{ loc: ['method'], msg: 'PUT is not allowed here', type: 'method_not_allowed' }] });
@@ -163,33 +167,33 @@ describe('errors of the HTTP layer, in the seed\'s shape', () => {
   });
 
   it('refuses a __proto__ key wherever it sits rather than dropping it, and a JSON fault says where, not what the text around it was', async () => {
-    const before = (await h.call('GET', '/api/workflows')).body.total as number;
+    const before = (await h.api.as(workflowList)('GET', '/api/workflows')).body.total;
     for (const [raw, loc] of [
       ['{"prompt":"p","allowedDomains":["a.test"],"configuration":{"__proto__":{"inputPayload":{"u":1}},"constructor":{"x":1}}}', ['body', 'configuration', '__proto__']],
       ['{"__proto__":{"prompt":"p"},"prompt":"p","allowedDomains":["a.test"]}', ['body', '__proto__']],
       ['{"prompt":"p","allowedDomains":["a.test"],"payloadSchema":{"type":"object","properties":{"a":{"items":[{"__proto__":1}]}}}}', ['body', 'payloadSchema', 'properties', 'a', 'items', 0, '__proto__']],
     ] as const) {
-      const res = await h.call('POST', '/api/workflows', raw);
+      const res = await h.api.as(errorBody)('POST', '/api/workflows', raw);
       expect(res.status, raw).toBe(422);
-      expect(res.body.detail[0]).toMatchObject({ loc, type: 'key_refused' });
+      expect(res.body.detail?.[0]).toMatchObject({ loc, type: 'key_refused' });
     }
-    expect((await h.call('GET', '/api/workflows')).body.total).toBe(before);
+    expect((await h.api.as(workflowList)('GET', '/api/workflows')).body.total).toBe(before);
     // A key named constructor or prototype is an ordinary key, kept as given.
-    const kept = await h.call('POST', '/api/workflows', '{"prompt":"p","allowedDomains":["a.test"],"configuration":{"constructor":{"x":1},"prototype":2}}');
+    const kept = await h.api.as(workflowAnswer)('POST', '/api/workflows', '{"prompt":"p","allowedDomains":["a.test"],"configuration":{"constructor":{"x":1},"prototype":2}}');
     expect(kept.status).toBe(201);
-    expect(kept.body.current_version.configuration).toEqual({ constructor: { x: 1 }, prototype: 2 });
-    const broken = await h.call('POST', '/api/workflows', '{"prompt":"p","password": hunter2xyz}');
+    expect(kept.body.current_version?.configuration).toEqual({ constructor: { x: 1 }, prototype: 2 });
+    const broken = await h.api.as(errorBody)('POST', '/api/workflows', '{"prompt":"p","password": hunter2xyz}');
     expect(broken.status).toBe(422);
     expect(JSON.stringify(broken.body)).not.toContain('hunter2xyz');
-    expect(broken.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+    expect(broken.body.detail?.[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
   });
 
   it('reads a body as JSON only when it is sent as JSON, and refuses malformed, oversized and unreadable requests', async () => {
-    const bad = await h.call('POST', '/api/workflows', '{"prompt":');
+    const bad = await h.api.as(errorBody)('POST', '/api/workflows', '{"prompt":');
     expect(bad.status).toBe(422);
-    expect(bad.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+    expect(bad.body.detail?.[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
     // A page elsewhere can post text/plain without asking first: such a body is never read.
-    const before = (await h.call('GET', '/api/workflows')).body.total as number;
+    const before = (await h.api.as(workflowList)('GET', '/api/workflows')).body.total;
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
       const plain = await fetch(`${h.server.url}/api/workflows`, {
         method: 'POST',
@@ -200,18 +204,18 @@ describe('errors of the HTTP layer, in the seed\'s shape', () => {
       expect(plain.status, String(type)).toBe(415);
       expect(await plain.json()).toEqual({ detail: [{ loc: ['header', 'Content-Type'], msg: 'a request body must be sent as application/json', type: 'unsupported_media_type' }] });
     }
-    expect((await h.call('GET', '/api/workflows')).body.total).toBe(before);
-    const json = await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'] }, { 'X-Service-Key': API_KEY, 'Content-Type': 'application/json; charset=utf-8' });
+    expect((await h.api.as(workflowList)('GET', '/api/workflows')).body.total).toBe(before);
+    const json = await h.api('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'] }, { 'X-Service-Key': API_KEY, 'Content-Type': 'application/json; charset=utf-8' });
     expect(json.status).toBe(201);
-    const large = await h.call('POST', '/api/workflows', { prompt: 'x'.repeat(1_100_000), allowedDomains: ['a.test'] });
+    const large = await h.api.as(errorBody)('POST', '/api/workflows', { prompt: 'x'.repeat(1_100_000), allowedDomains: ['a.test'] });
     expect(large.status).toBe(413);
     expect(large.body).toEqual({ detail: [{ loc: ['body'], msg: 'body larger than 1048576 bytes', type: 'too_large' }] });
-    const undecodable = await h.call('GET', '/api/executions/%E0%A4%A');
+    const undecodable = await h.api.as(errorBody)('GET', '/api/executions/%E0%A4%A');
     expect(undecodable.status).toBe(404);
     expect(undecodable.body).toEqual({ detail: [{ loc: ['path'], msg: 'Not Found', type: 'not_found' }] });
-    const query = await h.call('GET', '/api/executions?limit=abc&status=done');
+    const query = await h.api.as(errorBody)('GET', '/api/executions?limit=abc&status=done');
     expect(query.status).toBe(422);
-    expect(query.body.detail.map((d: { loc: unknown }) => d.loc)).toEqual([['query', 'limit'], ['query', 'status']]);
+    expect(query.body.detail?.map((d) => d.loc)).toEqual([['query', 'limit'], ['query', 'status']]);
   });
 });
 
@@ -322,33 +326,33 @@ describe('artifacts', () => {
     expect(withCookie.status).toBe(200);
     expect(await withCookie.json()).toEqual({ status: 'completed' });
     // The session signs in as the key that opened it: API_KEY is the second of API_KEYS.
-    expect((await h.call('GET', '/api/session', undefined, { Cookie: cookie })).body).toEqual({ via: 'session', identity: 'bootstrap-2' });
+    expect((await h.api.as(sessionInfo)('GET', '/api/session', undefined, { Cookie: cookie })).body).toEqual({ via: 'session', identity: 'bootstrap-2' });
     // A tampered session is refused.
     expect((await get('/artifacts/executions/e1/output.json', { Cookie: `${cookie.slice(0, -2)}xx` })).status).toBe(401);
     // A session cannot make itself a new one: signing in takes a key.
-    expect((await h.call('POST', '/api/session', undefined, { Cookie: cookie, Origin: h.server.url })).status).toBe(401);
+    expect((await h.api('POST', '/api/session', undefined, { Cookie: cookie, Origin: h.server.url })).status).toBe(401);
   });
 
   it('lets a session change things only from its own origin', async () => {
     const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
     const spec = { prompt: 'p', allowedDomains: ['a.test'] };
-    const elsewhere = await h.call('POST', '/api/workflows', spec, { Cookie: cookie, Origin: 'https://evil.test' });
+    const elsewhere = await h.api('POST', '/api/workflows', spec, { Cookie: cookie, Origin: 'https://evil.test' });
     expect(elsewhere.status).toBe(403);
-    expect((await h.call('POST', '/api/workflows', spec, { Cookie: cookie })).status).toBe(403);
-    expect((await h.call('POST', '/api/workflows', spec, { Cookie: cookie, Origin: h.server.url })).status).toBe(201);
+    expect((await h.api('POST', '/api/workflows', spec, { Cookie: cookie })).status).toBe(403);
+    expect((await h.api('POST', '/api/workflows', spec, { Cookie: cookie, Origin: h.server.url })).status).toBe(201);
     // Reading needs no Origin.
-    expect((await h.call('GET', '/api/workflows', undefined, { Cookie: cookie })).status).toBe(200);
+    expect((await h.api('GET', '/api/workflows', undefined, { Cookie: cookie })).status).toBe(200);
   });
 
   it('opens a page signed in from a login link a key holder asked for', async () => {
-    expect((await h.call('POST', '/api/login-links', { route: '#/executions/e1' }, {})).status).toBe(401);
-    expect((await h.call('POST', '/api/login-links', { route: 'https://evil.test/' })).status).toBe(422);
-    const made = await h.call('POST', '/api/login-links', { route: '#/executions/e1' });
+    expect((await h.api('POST', '/api/login-links', { route: '#/executions/e1' }, {})).status).toBe(401);
+    expect((await h.api('POST', '/api/login-links', { route: 'https://evil.test/' })).status).toBe(422);
+    const made = await h.api.as(loginLink)('POST', '/api/login-links', { route: '#/executions/e1' });
     expect(made.status).toBe(201);
-    const link = String(made.body.url);
+    const link = made.body.url;
     expect(link.startsWith(`${h.server.url}/login?token=`)).toBe(true);
-    expect(Date.parse(String(made.body.expires_at)) - Date.now()).toBeGreaterThan(14 * 60_000);
+    expect(Date.parse(made.body.expires_at) - Date.now()).toBeGreaterThan(14 * 60_000);
 
     const opened = await fetch(link, { redirect: 'manual' });
     expect(opened.status).toBe(303);
@@ -374,19 +378,19 @@ describe('artifacts', () => {
     expect(out.status).toBe(204);
     expect(out.headers.get('set-cookie')).toMatch(/Max-Age=0/);
     expect((await get('/artifacts/executions/e1/output.json', { Cookie: copy })).status).toBe(401);
-    expect((await h.call('GET', '/api/session', undefined, { Cookie: copy })).status).toBe(401);
+    expect((await h.api('GET', '/api/session', undefined, { Cookie: copy })).status).toBe(401);
   });
 
   it('a link minted with a session cookie opens a session that ends when that one does', async () => {
     const signIn = await fetch(`${h.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': API_KEY } });
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
-    const made = await h.call('POST', '/api/login-links', { route: '#/executions' }, { Cookie: cookie, Origin: h.server.url });
+    const made = await h.api.as(loginLink)('POST', '/api/login-links', { route: '#/executions' }, { Cookie: cookie, Origin: h.server.url });
     expect(made.status).toBe(201);
     // Bound to the asking browser: without its link cookie the link opens nothing; with it, it does.
     const linkCookie = (made.headers.get('set-cookie') ?? '').split(';')[0]!;
     expect(linkCookie).toMatch(/_link=/);
-    expect((await fetch(String(made.body.url), { redirect: 'manual' })).status).toBe(401);
-    const opened = await fetch(String(made.body.url), { redirect: 'manual', headers: { Cookie: linkCookie } });
+    expect((await fetch(made.body.url, { redirect: 'manual' })).status).toBe(401);
+    const opened = await fetch(made.body.url, { redirect: 'manual', headers: { Cookie: linkCookie } });
     expect(opened.status).toBe(303);
     const maxAge = Number(/Max-Age=(\d+)/.exec(opened.headers.get('set-cookie') ?? '')?.[1]);
     // Not a fresh 12 hours: at most what the minting session had left.
