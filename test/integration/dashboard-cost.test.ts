@@ -1,13 +1,14 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { execution } from '../../src/contract/executions.js';
+import { workflow as workflowAnswer, workflowList } from '../../src/contract/workflows.js';
 import { usageReport, type ModelUsage } from '../../src/domain/usage.js';
 import { costOf, pricesOf } from '../../src/model/prices.js';
-import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
+import { API_KEY } from '../contract/local-api-harness.js';
 import type { TokenUsage } from '../../src/contract/recording.js';
-import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
+import { signInDashboard } from '../support/dashboard-browser.js';
+import { useDashboard } from '../support/dashboard-harness.js';
 
 /**
  * The cost of executions and workflows (docs/api.md#cost) in the local API and the dashboard, in
@@ -16,23 +17,7 @@ import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-br
  * reported, as the worker does.
  */
 
-let h: Harness;
-let browser: Browser;
-let page: Page;
-let artifactsDir: string;
-
-beforeAll(async () => {
-  artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-cost-'));
-  h = await startHarness({ artifactsDir });
-  browser = await launchDashboardBrowser();
-  page = await browser.newPage();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await h?.close();
-  await fs.rm(artifactsDir, { recursive: true, force: true });
-});
+const dashboard = useDashboard('dashboard-cost');
 
 const usage = (input: number, output: number, cacheRead: number, cacheWrite: number): TokenUsage => ({ inputTokens: input, outputTokens: output, cacheReadInputTokens: cacheRead, cacheCreationInputTokens: cacheWrite });
 
@@ -62,10 +47,11 @@ function reportOf(requests: Array<[model: string, used: TokenUsage]>) {
 
 /** Executes the workflow and plays the worker: started, output.json written (unless none), then completed or failed. */
 async function runOnce(workflowId: string, end: 'completed' | 'failed', report: ReturnType<typeof reportOf> | undefined): Promise<string> {
-  const executed = await h.call('POST', `/api/workflows/${workflowId}/execute`, {});
+  const { h, artifactsDir } = dashboard;
+  const executed = await h.api.as(execution)('POST', `/api/workflows/${workflowId}/execute`, {});
   expect(executed.status).toBe(201);
-  const id = executed.body.execution_uuid as string;
-  expect((await h.call('POST', `/api/executions/${id}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
+  const id = executed.body.execution_uuid;
+  expect((await h.api('POST', `/api/executions/${id}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
   if (report) {
     const dir = path.join(artifactsDir, 'executions', id);
     await fs.mkdir(dir, { recursive: true });
@@ -74,14 +60,15 @@ async function runOnce(workflowId: string, end: 'completed' | 'failed', report: 
   }
   const counters = { durationMs: 1_000, nSteps: 2, nAgentActions: 1, nScreenshots: 2, outputUrl: null, videoUrl: null, logsUrl: null };
   const body = end === 'completed' ? { completedAt: new Date().toISOString(), ...counters } : { failedAt: new Date().toISOString(), error: { code: 'budget_exceeded', message: 'over budget' }, ...counters };
-  expect((await h.call('POST', `/api/executions/${id}/${end}`, body)).status).toBe(200);
+  expect((await h.api('POST', `/api/executions/${id}/${end}`, body)).status).toBe(200);
   return id;
 }
 
 describe('cost per execution and per workflow', () => {
   it('each execution\'s cost at its models\' own prices; a workflow\'s cost is the sum of its executions\'; the dashboard shows both', async () => {
-    const workflow = (await h.call('POST', '/api/workflows', { name: 'Costed', prompt: 'Look around', allowedDomains: ['shop.test'] })).body as { workflow_uuid: string };
-    const other = (await h.call('POST', '/api/workflows', { name: 'Other', prompt: 'Elsewhere', allowedDomains: ['shop.test'] })).body as { workflow_uuid: string };
+    const { h, page } = dashboard;
+    const workflow = (await h.api.as(workflowAnswer)('POST', '/api/workflows', { name: 'Costed', prompt: 'Look around', allowedDomains: ['shop.test'] })).body;
+    const other = (await h.api.as(workflowAnswer)('POST', '/api/workflows', { name: 'Other', prompt: 'Elsewhere', allowedDomains: ['shop.test'] })).body;
     // An Opus 5.5 run with a Haiku final check, a Sonnet 5 run that failed on its budget, a run that left no output.json.
     const first = reportOf([
       ['claude-opus-5-5', usage(12_000, 800, 0, 9_000)],
@@ -98,19 +85,19 @@ describe('cost per execution and per workflow', () => {
     expect(first.byModel.map((m) => m.model)).toEqual(['claude-opus-5-5', 'claude-haiku-4-5']);
     expect(first.estimatedCostUsd).not.toBeCloseTo(costOf(pricesOf('claude-haiku-4-5').prices, usage(15_500, 1_490, 9_000, 10_200)), 4);
 
-    const executions = await Promise.all([a, b, c].map(async (id) => (await h.call('GET', `/api/executions/${id}`)).body as { cost_usd: number | null }));
+    const executions = await Promise.all([a, b, c].map(async (id) => (await h.api.as(execution)('GET', `/api/executions/${id}`)).body));
     expect(executions.map((e) => e.cost_usd)).toEqual([first.estimatedCostUsd, second.estimatedCostUsd, null]);
     const sum = Math.round((first.estimatedCostUsd! + second.estimatedCostUsd!) * 1_000_000) / 1_000_000;
-    const costed = (await h.call('GET', `/api/workflows/${workflow.workflow_uuid}`)).body as { cost_usd: number; costed_executions: number };
+    const costed = (await h.api.as(workflowAnswer)('GET', `/api/workflows/${workflow.workflow_uuid}`)).body;
     expect(costed).toMatchObject({ cost_usd: sum, costed_executions: 2 });
     // The list answers the same sums; a workflow's executions only.
-    const list = (await h.call('GET', '/api/workflows')).body.items as Array<{ workflow_uuid: string; cost_usd: number; costed_executions: number }>;
+    const list = (await h.api.as(workflowList)('GET', '/api/workflows')).body.items;
     expect(list.find((w) => w.workflow_uuid === workflow.workflow_uuid)).toMatchObject({ cost_usd: sum, costed_executions: 2 });
     expect(list.find((w) => w.workflow_uuid === other.workflow_uuid)).toMatchObject({ costed_executions: 1 });
     // Another end reported for an ended run is refused and changes nothing, the sum included.
-    const again = await h.call('POST', `/api/executions/${a}/completed`, { completedAt: new Date().toISOString(), durationMs: 1, nSteps: 1, nAgentActions: 1, nScreenshots: 1, outputUrl: null, videoUrl: null, logsUrl: null });
+    const again = await h.api('POST', `/api/executions/${a}/completed`, { completedAt: new Date().toISOString(), durationMs: 1, nSteps: 1, nAgentActions: 1, nScreenshots: 1, outputUrl: null, videoUrl: null, logsUrl: null });
     expect(again.status).toBe(409);
-    expect((await h.call('GET', `/api/workflows/${workflow.workflow_uuid}`)).body).toMatchObject({ cost_usd: sum, costed_executions: 2 });
+    expect((await h.api.as(workflowAnswer)('GET', `/api/workflows/${workflow.workflow_uuid}`)).body).toMatchObject({ cost_usd: sum, costed_executions: 2 });
 
     // The dashboard.
     await signInDashboard(page, h.server.url, API_KEY);

@@ -1,11 +1,12 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
+import { describe, expect, it } from 'vitest';
+import { execution } from '../../src/contract/executions.js';
+import { workflow as workflowAnswer } from '../../src/contract/workflows.js';
+import { API_KEY } from '../contract/local-api-harness.js';
 import { encodePng } from '../support/png.js';
-import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
+import { signInDashboard } from '../support/dashboard-browser.js';
+import { useDashboard } from '../support/dashboard-harness.js';
 
 /**
  * Each step of the execution page shows its own picture (docs/dashboard.md): a step_screenshot
@@ -15,29 +16,14 @@ import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-br
  * is reported; each picture has its own width, so the one drawn is known.
  */
 
-let h: Harness;
-let browser: Browser;
-let page: Page;
-let artifactsDir: string;
-
-beforeAll(async () => {
-  artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-step-pictures-'));
-  h = await startHarness({ artifactsDir });
-  browser = await launchDashboardBrowser();
-  page = await browser.newPage();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await h?.close();
-  await fs.rm(artifactsDir, { recursive: true, force: true });
-});
+const dashboard = useDashboard('dashboard-step-pictures');
 
 describe('the pictures of the steps', () => {
   it('shows at each step the newest picture the model got then, and names an earlier one as such', async () => {
-    const workflow = (await h.call('POST', '/api/workflows', { name: 'Pictured', prompt: 'Look around', allowedDomains: ['shop.test'] })).body as { workflow_uuid: string };
-    const id = (await h.call('POST', `/api/workflows/${workflow.workflow_uuid}/execute`, {})).body.execution_uuid as string;
-    expect((await h.call('POST', `/api/executions/${id}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
+    const { h, page, artifactsDir } = dashboard;
+    const workflow = (await h.api.as(workflowAnswer)('POST', '/api/workflows', { name: 'Pictured', prompt: 'Look around', allowedDomains: ['shop.test'] })).body;
+    const id = (await h.api.as(execution)('POST', `/api/workflows/${workflow.workflow_uuid}/execute`, {})).body.execution_uuid;
+    expect((await h.api('POST', `/api/executions/${id}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
     // Step 1: one picture; step 2: two (its request carried both); step 3: none (its last action brought none).
     const pictures: Array<[step: number, key: string, width: number]> = [[1, 'steps/001.png', 101], [2, 'steps/002-1.png', 102], [2, 'steps/002-2.png', 103]];
     const dir = path.join(artifactsDir, 'executions', id);
@@ -56,7 +42,7 @@ describe('the pictures of the steps', () => {
     ];
     await fs.writeFile(path.join(dir, 'logs.jsonl'), `${logs.join('\n')}\n`);
     const counters = { durationMs: 700, nSteps: 3, nAgentActions: 2, nScreenshots: 3, outputUrl: null, videoUrl: null, logsUrl: null };
-    expect((await h.call('POST', `/api/executions/${id}/completed`, { completedAt: new Date().toISOString(), ...counters })).status).toBe(200);
+    expect((await h.api('POST', `/api/executions/${id}/completed`, { completedAt: new Date().toISOString(), ...counters })).status).toBe(200);
 
     await signInDashboard(page, `${h.server.url}/#/settings`, API_KEY);
     await page.goto(`${h.server.url}/#/executions/${id}`);
