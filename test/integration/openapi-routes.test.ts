@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBody } from '../../src/contract/api-errors.js';
+import { openApiDocument } from '../../src/contract/openapi-document.js';
 import { specification } from '../../src/contract/specification.js';
 import { toJsonSchema } from '../../src/contract/to-json-schema.js';
 import { parseSpecification } from '../../src/domain/specification.js';
@@ -29,7 +31,7 @@ const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 describe('the OpenAPI document', () => {
   it('lists exactly the routes the server serves, each with its methods', async () => {
-    const doc = (await h.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await h.api.as(openApiDocument)('GET', '/openapi.json')).body;
     const documented = Object.entries(doc.paths).flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`));
     const served = h.server.routes.filter((r) => !r.hidden).map((r) => `${r.method} ${openApiPath(r.url)}`);
     expect(served.length).toBeGreaterThan(20);
@@ -42,27 +44,27 @@ describe('the OpenAPI document', () => {
   });
 
   it('documents each request body with the schema the server validates it with', async () => {
-    const doc = (await h.call('GET', '/openapi.json')).body;
-    const create = doc.paths['/api/workflows'].post.requestBody.content['application/json'].schema;
+    const doc = (await h.api.as(openApiDocument)('GET', '/openapi.json')).body;
+    const create = doc.paths['/api/workflows']?.post?.requestBody?.content['application/json']?.schema;
     expect(create).toEqual({ $ref: '#/components/schemas/WorkflowCreate' });
-    expect(doc.components.schemas.WorkflowCreate.required).toEqual(['prompt', 'allowedDomains']);
+    expect(doc.components.schemas.WorkflowCreate?.required).toEqual(['prompt', 'allowedDomains']);
     // The server refuses what the documented schema refuses, with the seed's error shape.
-    const refused = await h.call('POST', '/api/workflows', { allowedDomains: ['a.test'] });
+    const refused = await h.api.as(errorBody)('POST', '/api/workflows', { allowedDomains: ['a.test'] });
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({ detail: [{ loc: ['body', 'prompt'], msg: 'field required', type: 'missing' }] });
   });
 
   it('publishes the specification as its zod schema generates it, and the API and the worker agree', async () => {
-    const doc = (await h.call('GET', '/openapi.json')).body;
+    const doc = (await h.api.as(openApiDocument)('GET', '/openapi.json')).body;
     const generated = toJsonSchema(specification) as { properties: unknown; required: unknown };
-    expect(doc.components.schemas.Specification.properties).toEqual(generated.properties);
-    expect(doc.components.schemas.Specification.required).toEqual(generated.required);
+    expect(doc.components.schemas.Specification?.properties).toEqual(generated.properties);
+    expect(doc.components.schemas.Specification?.required).toEqual(generated.required);
     const spec = { prompt: 'p', allowedDomains: ['shop.test:8443'], profile: 'tenant-a.crm', payloadSchema: true };
-    expect((await h.call('POST', '/api/workflows', spec)).status).toBe(201);
+    expect((await h.api('POST', '/api/workflows', spec)).status).toBe(201);
     expect(parseSpecification(spec)).toEqual(spec);
     // What one refuses, the other refuses too.
     for (const bad of [{ allowedDomains: ['*.com'] }, { profile: '..' }, { maxSteps: 0 }, { payloadSchema: 3 }]) {
-      expect((await h.call('POST', '/api/workflows', { ...spec, ...bad })).status).toBe(422);
+      expect((await h.api('POST', '/api/workflows', { ...spec, ...bad })).status).toBe(422);
       expect(() => parseSpecification({ ...spec, ...bad })).toThrow(/invalid specification/);
     }
   });
