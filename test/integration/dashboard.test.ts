@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
-import { CHROMIUM_ARGS } from '../support/screencast-session.js';
+import { describe, expect, it } from 'vitest';
+import { versionList, workflow as workflowAnswer, workflowList } from '../../src/contract/workflows.js';
+import { API_KEY } from '../contract/local-api-harness.js';
+import { useDashboard } from '../support/dashboard-harness.js';
 
 /**
  * The dashboard in real Chromium against the local API on real Redis. The worker is not part
@@ -15,28 +14,11 @@ import { CHROMIUM_ARGS } from '../support/screencast-session.js';
 
 const run = promisify(execFile);
 
-let h: Harness;
-let browser: Browser;
-let page: Page;
-let artifactsDir: string;
-
-beforeAll(async () => {
-  artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-test-'));
-  h = await startHarness({ artifactsDir });
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
-  page = await browser.newPage();
-  page.on('dialog', (dialog) => void dialog.accept());
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await h?.close();
-  await fs.rm(artifactsDir, { recursive: true, force: true });
-});
+const dashboard = useDashboard('dashboard-test', { acceptDialogs: true });
 
 /** A 1 s real H.264 video, as the worker's recorder would leave it. */
 async function writeArtifacts(executionId: string): Promise<void> {
-  const dir = path.join(artifactsDir, 'executions', executionId);
+  const dir = path.join(dashboard.artifactsDir, 'executions', executionId);
   await fs.mkdir(dir, { recursive: true });
   await run('ffmpeg', [
     '-hide_banner', '-loglevel', 'error',
@@ -59,6 +41,7 @@ async function writeArtifacts(executionId: string): Promise<void> {
 
 describe('dashboard', () => {
   it('asks for the key, creates a workflow, executes it, follows it to completion and plays its video', async () => {
+    const { h, page } = dashboard;
     await page.goto(h.server.url);
     // A wrong key is refused and leaves the browser signed out.
     await page.getByTestId('api-key').fill('not-a-key');
@@ -82,9 +65,9 @@ describe('dashboard', () => {
     await page.getByTestId('save-workflow').click();
     await expect.poll(() => page.getByTestId('workflow-name').textContent()).toBe('Order total');
 
-    const workflows = (await h.call('GET', '/api/workflows')).body.items as { workflow_uuid: string; name: string; current_version: { specification: unknown } }[];
+    const workflows = (await h.api.as(workflowList)('GET', '/api/workflows')).body.items;
     const workflow = workflows.find((w) => w.name === 'Order total');
-    expect(workflow?.current_version.specification).toEqual({
+    expect(workflow?.current_version?.specification).toEqual({
       prompt: 'Find the order total',
       allowedDomains: ['shop.test', '*.cdn.test'],
       payloadSchema: { type: 'object', required: ['order'], properties: { order: { type: 'string' } } },
@@ -105,10 +88,10 @@ describe('dashboard', () => {
     expect(job?.data).toMatchObject({ executionId, workflowId: workflow?.workflow_uuid, inputPayload: { order: 'A-1' } });
 
     // The worker's part.
-    expect((await h.call('POST', `/api/executions/${executionId}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
+    expect((await h.api('POST', `/api/executions/${executionId}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
     await expect.poll(() => page.getByTestId('status').textContent(), { timeout: 15_000 }).toBe('running');
     await writeArtifacts(executionId);
-    const completed = await h.call('POST', `/api/executions/${executionId}/completed`, {
+    const completed = await h.api('POST', `/api/executions/${executionId}/completed`, {
       completedAt: new Date().toISOString(),
       durationMs: 1_000,
       nSteps: 3,
@@ -155,8 +138,9 @@ describe('dashboard', () => {
   });
 
   it('edits a workflow into a new version, lists the versions, and deletes it', async () => {
-    const created = (await h.call('POST', '/api/workflows', { name: 'Editable', prompt: 'first prompt', allowedDomains: ['a.test'] })).body;
-    await page.goto(`${h.server.url}/#/workflows/${created.workflow_uuid as string}`);
+    const { h, page } = dashboard;
+    const created = (await h.api.as(workflowAnswer)('POST', '/api/workflows', { name: 'Editable', prompt: 'first prompt', allowedDomains: ['a.test'] })).body;
+    await page.goto(`${h.server.url}/#/workflows/${created.workflow_uuid}`);
     await expect.poll(() => page.getByTestId('version-row').count()).toBe(1);
 
     const form = page.getByTestId('workflow-form');
@@ -164,15 +148,15 @@ describe('dashboard', () => {
     await form.locator('[name=maxSteps]').fill('12');
     await page.getByTestId('save-workflow').click();
     await expect.poll(() => page.getByTestId('version-row').count()).toBe(2);
-    const versions = (await h.call('GET', `/api/workflows/${created.workflow_uuid as string}/versions`)).body;
-    expect(versions.items.map((v: { specification: unknown }) => v.specification)).toEqual([
+    const versions = (await h.api.as(versionList)('GET', `/api/workflows/${created.workflow_uuid}/versions`)).body;
+    expect(versions.items.map((v) => v.specification)).toEqual([
       { prompt: 'first prompt', allowedDomains: ['a.test'] },
       { prompt: 'second prompt', allowedDomains: ['a.test'], maxSteps: 12 },
     ]);
 
     await page.getByTestId('delete-workflow').click();
     await page.waitForURL(/#\/workflows$/);
-    await expect.poll(async () => (await h.call('GET', `/api/workflows/${created.workflow_uuid as string}`)).status).toBe(404);
+    await expect.poll(async () => (await h.api('GET', `/api/workflows/${created.workflow_uuid}`)).status).toBe(404);
     // The list page has replaced the workflow page once its "New workflow" link shows.
     await page.getByTestId('new-workflow').waitFor();
     expect(await page.getByTestId('workflow-row').filter({ hasText: 'Editable' }).count()).toBe(0);
