@@ -1,5 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeyList } from '../../src/contract/access.js';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
 
@@ -49,7 +50,7 @@ describe('Settings → API Keys', () => {
     await page.getByTestId('new-key-name').fill('bootstrap-9');
     await page.getByTestId('create-key').click();
     await expect.poll(() => page.locator('[data-testid="field-error"][data-field="name"]').textContent()).toContain('bootstrap');
-    expect((await h.call('GET', '/api/keys')).body.keys).toHaveLength(2);
+    expect((await h.api.as(apiKeyList)('GET', '/api/keys')).body.keys).toHaveLength(2);
 
     expect(await page.getByTestId('new-key-role').inputValue()).toBe('operator');
     await page.getByTestId('new-key-name').fill('laptop');
@@ -62,11 +63,11 @@ describe('Settings → API Keys', () => {
     // Its role and what made it (the session's key) are listed; the page keeps no key.
     expect(await row(page, 'laptop').getByTestId('key-role').textContent()).toBe('operator');
     expect(await row(page, 'laptop').getByTestId('key-made-by').textContent()).toBe('bootstrap-2');
-    expect((await h.call('GET', '/api/keys')).body.keys.find((k: { name: string }) => k.name === 'laptop')).toMatchObject({ roles: ['operator'], created_by: 'bootstrap-2' });
+    expect((await h.api.as(apiKeyList)('GET', '/api/keys')).body.keys.find((k) => k.name === 'laptop')).toMatchObject({ roles: ['operator'], created_by: 'bootstrap-2' });
     expect(await page.evaluate(() => Object.keys(localStorage).length + Object.keys(sessionStorage).length)).toBe(0);
 
     // The key works, and its use shows; once the page is drawn again the key is gone from it.
-    expect((await h.call('GET', '/api/workflows', undefined, { 'X-Service-Key': key })).status).toBe(200);
+    expect((await h.api('GET', '/api/workflows', undefined, { 'X-Service-Key': key })).status).toBe(200);
     await page.reload();
     await row(page, 'laptop').waitFor();
     expect(await page.getByTestId('new-key').count()).toBe(0);
@@ -79,7 +80,7 @@ describe('Settings → API Keys', () => {
     await page.getByTestId('new-key').waitFor();
     expect(await row(page, 'worker box').getByTestId('key-role').textContent()).toBe('worker');
     const workerKey = (await page.getByTestId('new-key').textContent()) ?? '';
-    expect((await h.call('GET', '/api/workflows', undefined, { 'X-Service-Key': workerKey })).status).toBe(403);
+    expect((await h.api('GET', '/api/workflows', undefined, { 'X-Service-Key': workerKey })).status).toBe(403);
 
     // Someone signed in with the new key in another browser.
     const laptop = await browser.newContext();
@@ -91,7 +92,7 @@ describe('Settings → API Keys', () => {
 
       await row(page, 'laptop').getByTestId('revoke-key').click();
       await expect.poll(() => row(page, 'laptop').count()).toBe(0);
-      expect((await h.call('GET', '/api/workflows', undefined, { 'X-Service-Key': key })).status).toBe(401);
+      expect((await h.api('GET', '/api/workflows', undefined, { 'X-Service-Key': key })).status).toBe(401);
       // The other browser's session ended with its key: its next page asks it to sign in.
       await other.goto(`${h.server.url}/#/workflows`);
       await other.waitForURL(`${h.server.url}/#/settings`);

@@ -1,5 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execution } from '../../src/contract/executions.js';
+import { versionList, workflow } from '../../src/contract/workflows.js';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { Redis } from 'ioredis';
 import { runCacheKey } from '../../src/domain/run-cache.js';
@@ -29,26 +31,26 @@ afterAll(async () => {
 
 describe('dashboard, with the merged routes', () => {
   it('runs a chosen draft version, and by default the newest published one', async () => {
-    const made = (await h.call('POST', '/api/workflows', { name: 'Versions', prompt: 'v1', allowedDomains: ['shop.test'] })).body;
-    await h.call('PATCH', `/api/workflows/${made.workflow_uuid}`, { prompt: 'v2', status: 'draft' });
-    const versions = (await h.call('GET', `/api/workflows/${made.workflow_uuid}/versions`)).body.items as { version: number; workflow_version_uuid: string }[];
+    const made = (await h.api.as(workflow)('POST', '/api/workflows', { name: 'Versions', prompt: 'v1', allowedDomains: ['shop.test'] })).body;
+    await h.api('PATCH', `/api/workflows/${made.workflow_uuid}`, { prompt: 'v2', status: 'draft' });
+    const versions = (await h.api.as(versionList)('GET', `/api/workflows/${made.workflow_uuid}/versions`)).body.items;
     const draft = versions.find((v) => v.version === 2);
     await page.goto(`${h.server.url}/#/workflows/${made.workflow_uuid}`);
     await page.getByTestId('execute').click();
     await page.waitForURL(/#\/executions\//);
     const first = decodeURIComponent(page.url().split('/').pop() ?? '');
-    expect((await h.call('GET', `/api/executions/${first}`)).body.version).toBe(1);
+    expect((await h.api.as(execution)('GET', `/api/executions/${first}`)).body.version).toBe(1);
     await page.goto(`${h.server.url}/#/workflows/${made.workflow_uuid}`);
     await page.getByTestId('execute-version').selectOption(draft?.workflow_version_uuid ?? '');
     await page.getByTestId('execute').click();
     await page.waitForURL((url) => url.hash.startsWith('#/executions/') && !url.hash.endsWith(first));
     const second = decodeURIComponent(page.url().split('/').pop() ?? '');
-    expect((await h.call('GET', `/api/executions/${second}`)).body.version).toBe(2);
+    expect((await h.api.as(execution)('GET', `/api/executions/${second}`)).body.version).toBe(2);
   }, 60_000);
 
   it('shows a version’s cached path: each action, its element, its binding in words, what the last repair changed; or that it has none', async () => {
-    const made = (await h.call('POST', '/api/workflows', { name: 'Cached', prompt: 'p', allowedDomains: ['a.test'] })).body;
-    const versionId = made.current_version.workflow_version_uuid as string;
+    const made = (await h.api.as(workflow)('POST', '/api/workflows', { name: 'Cached', prompt: 'p', allowedDomains: ['a.test'] })).body;
+    const versionId = made.current_version!.workflow_version_uuid;
     await page.goto(`${h.server.url}/#/workflows/${made.workflow_uuid}`);
     await page.locator('details.cache summary').click();
     await expect.poll(() => page.getByTestId('cache-view').textContent()).toContain('No cached path');
@@ -88,6 +90,6 @@ describe('dashboard, with the merged routes', () => {
     expect(actions[0]).not.toContain('made by the last repair');
     expect(await page.getByTestId('cache-repair').textContent()).toContain('Cached step 1: no combobox "Watchers" on the page');
     await page.getByTestId('clear-cache').click();
-    await expect.poll(async () => (await h.call('GET', `/api/workflows/${made.workflow_uuid}/versions/${versionId}/cache`)).status).toBe(404);
+    await expect.poll(async () => (await h.api('GET', `/api/workflows/${made.workflow_uuid}/versions/${versionId}/cache`)).status).toBe(404);
   }, 60_000);
 });

@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execution, executionList } from '../../src/contract/executions.js';
+import { workflow, workflowList } from '../../src/contract/workflows.js';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { CHROMIUM_ARGS } from '../support/screencast-session.js';
 
@@ -29,13 +31,13 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await (await browser.newContext()).newPage();
   page.on('dialog', (dialog) => void dialog.accept());
-  const made = await h.call('POST', '/api/workflows', { name: 'Order total', prompt: 'Find the order total', allowedDomains: ['shop.test'], payloadSchema: { type: 'object', properties: { order: { type: 'string' } } } });
+  const made = await h.api.as(workflow)('POST', '/api/workflows', { name: 'Order total', prompt: 'Find the order total', allowedDomains: ['shop.test'], payloadSchema: { type: 'object', properties: { order: { type: 'string' } } } });
   workflowId = made.body.workflow_uuid;
-  const scheduled = await h.call('POST', '/api/workflows', { name: 'Weekday report', prompt: 'Send the report', allowedDomains: ['shop.test'], triggerType: 'schedule', scheduleExpression: 'TZ=Europe/Paris 0 9 * * 1-5' });
+  const scheduled = await h.api.as(workflow)('POST', '/api/workflows', { name: 'Weekday report', prompt: 'Send the report', allowedDomains: ['shop.test'], triggerType: 'schedule', scheduleExpression: 'TZ=Europe/Paris 0 9 * * 1-5' });
   scheduledId = scheduled.body.workflow_uuid;
-  executionId = (await h.call('POST', `/api/workflows/${workflowId}/execute`, { inputPayload: { order: 'A-1' } })).body.execution_uuid;
+  executionId = (await h.api.as(execution)('POST', `/api/workflows/${workflowId}/execute`, { inputPayload: { order: 'A-1' } })).body.execution_uuid;
   // A webhook, for the Settings → Webhooks page (never delivered to: the execution does not start here).
-  const hook = await h.call('POST', '/api/webhooks', { url: 'http://127.0.0.1:9/execution-worker', events: ['execution.completed', 'execution.failed'], workflowId });
+  const hook = await h.api('POST', '/api/webhooks', { url: 'http://127.0.0.1:9/execution-worker', events: ['execution.completed', 'execution.failed'], workflowId });
   expect(hook.status).toBe(201);
 }, 120_000);
 
@@ -97,10 +99,10 @@ describe('dashboard functions', () => {
   it('names the time zone of a schedule’s next run', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${h.server.url}/#/workflows/${scheduledId}`);
-    const version = (await h.call('GET', `/api/workflows/${scheduledId}`)).body.current_version;
-    expect(version.next_run_at).toBeTruthy();
+    const nextRun = (await h.api.as(workflow)('GET', `/api/workflows/${scheduledId}`)).body.current_version?.next_run_at;
+    expect(nextRun).toBeTruthy();
     await expect.poll(() => page.getByTestId('current-trigger').textContent()).toContain('(Europe/Paris)');
-    const hour = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', minute: '2-digit' }).format(new Date(version.next_run_at));
+    const hour = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', minute: '2-digit' }).format(new Date(nextRun!));
     expect(hour).toBe('09:00');
     expect(await page.getByTestId('current-trigger').textContent()).toContain('09:00');
   }, 60_000);
@@ -108,7 +110,7 @@ describe('dashboard functions', () => {
   it('filters the executions by status and workflow, with their error column', async () => {
     await page.goto(`${h.server.url}/#/executions`);
     await page.getByTestId('execution-row').first().waitFor();
-    const queued = (await h.call('GET', '/api/executions?status=queued')).body.total;
+    const queued = (await h.api.as(executionList)('GET', '/api/executions?status=queued')).body.total;
     await page.getByTestId('filter-status').selectOption('queued');
     await page.waitForURL(/status=queued/);
     await expect.poll(() => page.getByTestId('execution-row').count()).toBe(queued);
@@ -117,7 +119,7 @@ describe('dashboard functions', () => {
     await page.getByTestId('filter-status').selectOption('');
     await page.getByTestId('filter-workflow').selectOption(scheduledId);
     await expect.poll(() => page.locator('main').textContent()).toContain('No execution yet.');
-    expect((await h.call('GET', `/api/executions?workflow_uuid=${scheduledId}`)).body.total).toBe(0);
+    expect((await h.api.as(executionList)('GET', `/api/executions?workflow_uuid=${scheduledId}`)).body.total).toBe(0);
   }, 60_000);
 
   it('saves every other specification field from the form, and shows an error next to its field', async () => {
@@ -142,8 +144,8 @@ describe('dashboard functions', () => {
     await form.getByTestId('budget-usd').fill('0.5');
     await page.getByTestId('save-workflow').click();
     await expect.poll(() => page.getByTestId('workflow-name').textContent()).toBe('All fields');
-    const w = (await h.call('GET', '/api/workflows')).body.items.find((x: { name: string }) => x.name === 'All fields');
-    expect(w.current_version.specification).toMatchObject({ toolset: 'browser', allowJavascript: true, cache: false, profile: 'shop-admin', approvals: ['Pay an invoice', 'Delete a user'], humanTimeoutMs: 60000, budget: { tokens: 50000, usd: 0.5 } });
+    const w = (await h.api.as(workflowList)('GET', '/api/workflows')).body.items.find((x) => x.name === 'All fields');
+    expect(w?.current_version?.specification).toMatchObject({ toolset: 'browser', allowJavascript: true, cache: false, profile: 'shop-admin', approvals: ['Pay an invoice', 'Delete a user'], humanTimeoutMs: 60000, budget: { tokens: 50000, usd: 0.5 } });
   }, 60_000);
 
   it('shows one 404 page for an unknown id, and “Sign in” in the nav once signed out', async () => {

@@ -1,5 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execution as executionAnswer } from '../../src/contract/executions.js';
+import { deliveryList, webhookList } from '../../src/contract/webhooks.js';
+import { workflow as workflowAnswer } from '../../src/contract/workflows.js';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { launchDashboardBrowser, signInDashboard } from '../support/dashboard-browser.js';
@@ -34,7 +37,7 @@ afterAll(async () => {
 
 describe('Settings → Webhooks', () => {
   it('makes a webhook shown with its secret once, lists its deliveries and attempts, sends one again, and deletes it', async () => {
-    const workflow = (await h.call('POST', '/api/workflows', { name: 'Hooked', prompt: 'p', allowedDomains: ['a.test'] })).body;
+    const workflow = (await h.api.as(workflowAnswer)('POST', '/api/workflows', { name: 'Hooked', prompt: 'p', allowedDomains: ['a.test'] })).body;
     await page.goto(`${h.server.url}/#/settings`);
     await page.getByTestId('webhook-url').fill(receiver.url);
     await page.getByTestId('webhook-event-execution.completed').uncheck();
@@ -45,20 +48,20 @@ describe('Settings → Webhooks', () => {
     await page.getByTestId('webhook-secret').waitFor();
     secret.value = (await page.getByTestId('webhook-secret').textContent()) ?? '';
     expect(secret.value).toMatch(/^whsec_/);
-    const listed = (await h.call('GET', '/api/webhooks')).body.items;
+    const listed = (await h.api.as(webhookList)('GET', '/api/webhooks')).body.items;
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ url: receiver.url, events: ['execution.started'], workflowId: workflow.workflow_uuid });
     expect(await page.getByTestId('webhook-row').textContent()).toContain('Hooked');
 
     // An execution starts: the receiver hears it, signed with the secret the page showed.
-    const execution = (await h.call('POST', `/api/workflows/${workflow.workflow_uuid}/execute`, {})).body;
-    expect((await h.call('POST', `/api/executions/${execution.execution_uuid}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
+    const execution = (await h.api.as(executionAnswer)('POST', `/api/workflows/${workflow.workflow_uuid}/execute`, {})).body;
+    expect((await h.api('POST', `/api/executions/${execution.execution_uuid}/started`, { startedAt: new Date().toISOString() })).status).toBe(200);
     const heard = await receiver.next((d) => d.body.type === 'execution.started');
     expect(heard.signatureValid).toBe(true);
 
     // Its delivery, with the refused attempt.
-    const hookId = listed[0].id as string;
-    await expect.poll(async () => (await h.call('GET', `/api/webhooks/${hookId}/deliveries`)).body.items[0]?.attempts.length ?? 0).toBeGreaterThan(0);
+    const hookId = listed[0]!.id;
+    await expect.poll(async () => (await h.api.as(deliveryList)('GET', `/api/webhooks/${hookId}/deliveries`)).body.items[0]?.attempts.length ?? 0).toBeGreaterThan(0);
     await page.reload();
     await page.getByTestId('show-deliveries').click();
     await page.getByTestId('attempt').first().waitFor();
@@ -74,7 +77,7 @@ describe('Settings → Webhooks', () => {
 
     await page.getByTestId('delete-webhook').click();
     await expect.poll(() => page.getByTestId('webhook-row').count()).toBe(0);
-    expect((await h.call('GET', '/api/webhooks')).body.items).toHaveLength(0);
+    expect((await h.api.as(webhookList)('GET', '/api/webhooks')).body.items).toHaveLength(0);
   }, 90_000);
 
   it('shows an API refusal under the URL field', async () => {
@@ -82,6 +85,6 @@ describe('Settings → Webhooks', () => {
     await page.getByTestId('webhook-url').fill('http://169.254.169.254/latest');
     await page.getByTestId('create-webhook').click();
     await expect.poll(() => page.locator('[data-testid="field-error"][data-field="url"]').textContent()).not.toBe('');
-    expect((await h.call('GET', '/api/webhooks')).body.items).toHaveLength(0);
+    expect((await h.api.as(webhookList)('GET', '/api/webhooks')).body.items).toHaveLength(0);
   }, 60_000);
 });

@@ -2,6 +2,8 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execution } from '../../src/contract/executions.js';
+import { workflow } from '../../src/contract/workflows.js';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { caseOf, turnOf } from '../faults/harness.js';
 import { spawnDaemon, stopAllDaemons, type DaemonProcess } from '../support/daemon-process.js';
@@ -79,7 +81,7 @@ afterAll(async () => {
 });
 
 async function execute(caseName: string, extra: Record<string, unknown>): Promise<string> {
-  const created = await h.call('POST', '/api/workflows', {
+  const created = await h.api.as(workflow)('POST', '/api/workflows', {
     name: `human ${caseName}`,
     prompt: `[case:${caseName}] Do the task in the shop.`,
     allowedDomains: ['shop.test'],
@@ -87,15 +89,15 @@ async function execute(caseName: string, extra: Record<string, unknown>): Promis
     ...extra,
   });
   expect(created.status).toBe(201);
-  const run = await h.call('POST', `/api/workflows/${created.body.workflow_uuid}/execute`, {});
+  const run = await h.api.as(execution)('POST', `/api/workflows/${created.body.workflow_uuid}/execute`, {});
   expect(run.status).toBe(201);
-  return run.body.execution_uuid as string;
+  return run.body.execution_uuid;
 }
 
 /** Who a key signs in as: its tag, as the local service records it (a digest, never the key). */
 const identityOf = (key: string) => (key === API_KEY ? 'bootstrap-2' : 'bootstrap-1');
 
-const statusOf = async (id: string) => (await h.call('GET', `/api/executions/${id}`)).body as Record<string, unknown>;
+const statusOf = async (id: string) => (await h.api.as(execution)('GET', `/api/executions/${id}`)).body;
 
 /** Clicks the live view where the page's point (viewport px) is shown. */
 async function clickPage(x: number, y: number): Promise<void> {
@@ -126,7 +128,7 @@ describe('a person in the loop, on the dashboard', () => {
     // Answered by whoever signed the dashboard in: the session's key.
     expect(done).toMatchObject({ n_steps: 2, n_agent_actions: 0, answered_by: identityOf(API_KEY) });
     // A second answer once the run goes on is refused.
-    expect((await h.call('POST', `/api/executions/${id}/answer`, { answer: 'deny' })).status).toBe(409);
+    expect((await h.api('POST', `/api/executions/${id}/answer`, { answer: 'deny' })).status).toBe(409);
   });
 
   it('fails the run with approval_denied when the person presses Deny', async () => {
@@ -148,7 +150,7 @@ describe('a person in the loop, on the dashboard', () => {
     const id = await execute('takeover', { humanTimeoutMs: 300_000 });
     for (const each of [bystander, id]) await expect.poll(async () => (await statusOf(each)).status, { timeout: 60_000 }).toBe('waiting');
     // Input for an execution that does not wait is refused.
-    expect((await h.call('POST', `/api/executions/00000000-0000-0000-0000-000000000000/input`, { kind: 'text', text: 'x' })).status).toBe(404);
+    expect((await h.api('POST', `/api/executions/00000000-0000-0000-0000-000000000000/input`, { kind: 'text', text: 'x' })).status).toBe(404);
 
     await page.goto(`${h.server.url}/#/executions/${id}`);
     await expect.poll(() => page.getByTestId('human-question').textContent(), { timeout: 20_000 }).toBe('Please sign in to the shop for me.');
@@ -165,7 +167,7 @@ describe('a person in the loop, on the dashboard', () => {
     await expect.poll(async () => (await statusOf(id)).status, { timeout: 60_000 }).toBe('completed');
     expect(shop.forms.filter((f) => f.path === '/login')).toEqual([{ path: '/login', fields: { user: 'alice', password: PASSWORD } }]);
     expect((await statusOf(bystander)).status).toBe('waiting');
-    expect((await h.call('POST', `/api/executions/${bystander}/answer`, { answer: 'done' })).status).toBe(202);
+    expect((await h.api('POST', `/api/executions/${bystander}/answer`, { answer: 'done' })).status).toBe(202);
     await expect.poll(async () => (await statusOf(bystander)).status, { timeout: 60_000 }).toBe('completed');
     expect(await readFile(path.join(dir, 'artifacts', 'executions', bystander, 'logs.jsonl'), 'utf8')).not.toContain('human_input');
 

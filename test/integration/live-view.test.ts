@@ -19,6 +19,8 @@ import { startRedis, type TestRedis } from '../support/redis.js';
 import { computer, finish, startScriptedModelServer } from '../support/scripted-model-server.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
 import type { LiveMessage, WatchNotice } from '../../src/contract/live.js';
+import { execution } from '../../src/contract/executions.js';
+import { workflow as workflowAnswer } from '../../src/contract/workflows.js';
 
 /**
  * The live view's two halves on real Redis. The worker's relay with video off: no screencast and
@@ -139,8 +141,8 @@ describe('live view', () => {
     const publisher = new Redis(redis.url);
     const watch = new Redis(redis.url);
     try {
-      const workflow = (await h.call('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'] })).body;
-      const id = String((await h.call('POST', `/api/workflows/${String(workflow.workflow_uuid)}/execute`, {})).body.execution_uuid);
+      const workflow = (await h.api.as(workflowAnswer)('POST', '/api/workflows', { prompt: 'p', allowedDomains: ['a.test'] })).body;
+      const id = (await h.api.as(execution)('POST', `/api/workflows/${workflow.workflow_uuid}/execute`, {})).body.execution_uuid;
       await watch.subscribe(names.watch);
       const joined = nextMessage(watch, names.watch);
 

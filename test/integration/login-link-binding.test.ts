@@ -1,5 +1,6 @@
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loginLink } from '../../src/contract/access.js';
 import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
 import { CHROMIUM_ARGS } from '../support/screencast-session.js';
 
@@ -61,7 +62,7 @@ describe('a login link', () => {
   }, 60_000);
 
   it('made with a key (a terminal, the demo) is the key holder’s: single use, in whichever browser opens it', async () => {
-    const url = (await h.call('POST', '/api/login-links', { route: '#/workflows' })).body.url as string;
+    const url = (await h.api.as(loginLink)('POST', '/api/login-links', { route: '#/workflows' })).body.url;
     const fresh = await browser.newContext();
     try {
       const page = await fresh.newPage();
