@@ -2,6 +2,11 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBody } from '../../src/contract/api-errors.js';
+import { execution, executionList } from '../../src/contract/executions.js';
+import { openApiDocument } from '../../src/contract/openapi-document.js';
+import { webhookCreated } from '../../src/contract/webhooks.js';
+import { versionList, workflow, workflowList, workflowVersion } from '../../src/contract/workflows.js';
 import { tempDir } from '../support/env.js';
 import { API_KEY, expectDetailShape, startHarness, type Harness } from './local-api-harness.js';
 
@@ -24,9 +29,9 @@ afterAll(async () => {
 const base = { allowedDomains: ['shop.test'] };
 
 async function createWorkflow(body: Record<string, unknown> = {}): Promise<{ id: string; v1: string }> {
-  const res = await h.call('POST', '/api/workflows', { prompt: 'version one', ...base, ...body });
+  const res = await h.api.as(workflow)('POST', '/api/workflows', { prompt: 'version one', ...base, ...body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return { id: res.body.workflow_uuid as string, v1: res.body.current_version.workflow_version_uuid as string };
+  return { id: res.body.workflow_uuid, v1: res.body.current_version!.workflow_version_uuid };
 }
 
 async function jobOf(executionId: string): Promise<{ workflowVersionId: string; specification: { prompt: string } }> {
@@ -38,18 +43,18 @@ async function jobOf(executionId: string): Promise<{ workflowVersionId: string; 
 describe('which version an execute call runs', () => {
   it('runs the newest published version by default while a newer draft waits, and the draft when named', async () => {
     const { id, v1 } = await createWorkflow();
-    const draft = await h.call('PATCH', `/api/workflows/${id}`, { prompt: 'version two', status: 'draft' });
+    const draft = await h.api.as(workflow)('PATCH', `/api/workflows/${id}`, { prompt: 'version two', status: 'draft' });
     expect(draft.status).toBe(200);
-    const v2 = draft.body.current_version.workflow_version_uuid as string;
+    const v2 = draft.body.current_version!.workflow_version_uuid;
 
     // Saving a draft takes nothing offline: v1 still runs by default.
-    const byDefault = await h.call('POST', `/api/workflows/${id}/execute`, {});
+    const byDefault = await h.api.as(execution)('POST', `/api/workflows/${id}/execute`, {});
     expect(byDefault.status, JSON.stringify(byDefault.body)).toBe(201);
     expect(byDefault.body).toMatchObject({ version: 1, workflow_version_uuid: v1 });
     expect((await jobOf(byDefault.body.execution_uuid)).specification.prompt).toBe('version one');
 
     // The list says each version's state as it is: only v1 runs by default.
-    const list = (await h.call('GET', `/api/workflows/${id}/versions`)).body.items as Record<string, unknown>[];
+    const list = (await h.api.as(versionList)('GET', `/api/workflows/${id}/versions`)).body.items;
     expect(list.map((v) => [v.version, v.status, v.is_current, v.runs_by_default])).toEqual([
       [1, 'published', false, true],
       [2, 'draft', true, false],
@@ -57,43 +62,43 @@ describe('which version an execute call runs', () => {
 
     // A draft runs when named, to try it before publishing it; snake_case is read too.
     for (const body of [{ workflowVersionId: v2 }, { workflow_version_id: v2 }]) {
-      const tried = await h.call('POST', `/api/workflows/${id}/execute`, body);
+      const tried = await h.api.as(execution)('POST', `/api/workflows/${id}/execute`, body);
       expect(tried.status, JSON.stringify(tried.body)).toBe(201);
       expect(tried.body).toMatchObject({ version: 2, workflow_version_uuid: v2 });
       const job = await jobOf(tried.body.execution_uuid);
       expect(job).toMatchObject({ workflowVersionId: v2, specification: { prompt: 'version two' } });
     }
     // An older published version runs when named too.
-    expect((await h.call('POST', `/api/workflows/${id}/execute`, { workflowVersionId: v1 })).body).toMatchObject({ version: 1 });
+    expect((await h.api.as(execution)('POST', `/api/workflows/${id}/execute`, { workflowVersionId: v1 })).body).toMatchObject({ version: 1 });
 
     // Published, v2 becomes the default.
-    await h.call('POST', `/api/workflows/${id}/versions/${v2}/publish`);
-    expect((await h.call('POST', `/api/workflows/${id}/execute`, {})).body).toMatchObject({ version: 2 });
-    const after = (await h.call('GET', `/api/workflows/${id}/versions`)).body.items as Record<string, unknown>[];
+    await h.api.as(workflowVersion)('POST', `/api/workflows/${id}/versions/${v2}/publish`);
+    expect((await h.api.as(execution)('POST', `/api/workflows/${id}/execute`, {})).body).toMatchObject({ version: 2 });
+    const after = (await h.api.as(versionList)('GET', `/api/workflows/${id}/versions`)).body.items;
     expect(after.map((v) => v.runs_by_default)).toEqual([false, true]);
-    expect((await h.call('DELETE', `/api/workflows/${id}`)).status).toBe(204);
+    expect((await h.api('DELETE', `/api/workflows/${id}`)).status).toBe(204);
   });
 
   it('answers 404 at body.workflowVersionId for a version of another workflow or none', async () => {
     const one = await createWorkflow();
     const other = await createWorkflow();
     for (const versionId of [other.v1, 'no-such-version']) {
-      const res = await h.call('POST', `/api/workflows/${one.id}/execute`, { workflowVersionId: versionId });
+      const res = await h.api.as(errorBody)('POST', `/api/workflows/${one.id}/execute`, { workflowVersionId: versionId });
       expect(res.status).toBe(404);
       expectDetailShape(res.body);
       expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'workflowVersionId'], type: 'not_found' });
     }
-    expect((await h.call('GET', `/api/executions?workflow_uuid=${one.id}`)).body.total).toBe(0);
+    expect((await h.api.as(executionList)('GET', `/api/executions?workflow_uuid=${one.id}`)).body.total).toBe(0);
   });
 
   it('answers 422 version_draft when no version is published and none is named, and says what to do', async () => {
     const { id, v1 } = await createWorkflow({ status: 'draft' });
-    const res = await h.call('POST', `/api/workflows/${id}/execute`, {});
+    const res = await h.api.as(errorBody)('POST', `/api/workflows/${id}/execute`, {});
     expect(res.status).toBe(422);
-    expect(res.body.detail[0]).toMatchObject({ loc: ['path', 'workflowId'], type: 'version_draft' });
-    expect(res.body.detail[0].msg).toMatch(/version 1 is a draft.*publish.*workflowVersionId/);
-    expect((await h.call('GET', `/api/workflows/${id}/versions`)).body.items[0]).toMatchObject({ status: 'draft', runs_by_default: false });
-    expect((await h.call('POST', `/api/workflows/${id}/execute`, { workflowVersionId: v1 })).status).toBe(201);
+    expect(res.body.detail![0]).toMatchObject({ loc: ['path', 'workflowId'], type: 'version_draft' });
+    expect(res.body.detail![0]!.msg).toMatch(/version 1 is a draft.*publish.*workflowVersionId/);
+    expect((await h.api.as(versionList)('GET', `/api/workflows/${id}/versions`)).body.items[0]).toMatchObject({ status: 'draft', runs_by_default: false });
+    expect((await h.api('POST', `/api/workflows/${id}/execute`, { workflowVersionId: v1 })).status).toBe(201);
   });
 });
 
@@ -104,7 +109,7 @@ describe('DELETE /api/workflows/{id}', () => {
     const names = ['video.mp4', 'logs.jsonl', 'output.json', 'steps/001.jpg', 'downloads/receipt.pdf', 'recording.json'];
     const executionIds: string[] = [];
     for (const workflowId of [id, id, kept.id]) {
-      const executionId = (await h.call('POST', `/api/workflows/${workflowId}/execute`, {})).body.execution_uuid as string;
+      const executionId = (await h.api.as(execution)('POST', `/api/workflows/${workflowId}/execute`, {})).body.execution_uuid;
       executionIds.push(executionId);
       for (const name of names) {
         const file = path.join(h.artifactsDir!, 'executions', executionId, ...name.split('/'));
@@ -115,14 +120,14 @@ describe('DELETE /api/workflows/{id}', () => {
     const served = async (executionId: string, name: string) => (await fetch(`${h.server.url}/artifacts/executions/${executionId}/${name}`, { headers: { 'X-Service-Key': API_KEY } })).status;
     for (const name of names) expect(await served(executionIds[0]!, name), name).toBe(200);
 
-    expect((await h.call('DELETE', `/api/workflows/${id}`)).status).toBe(204);
+    expect((await h.api('DELETE', `/api/workflows/${id}`)).status).toBe(204);
     for (const executionId of executionIds.slice(0, 2)) {
       for (const name of names) expect(await served(executionId, name), `${executionId}/${name}`).toBe(404);
     }
     expect(await readdir(path.join(h.artifactsDir!, 'executions'))).toEqual([executionIds[2]]);
     // Another workflow's artifacts stay.
     for (const name of names) expect(await served(executionIds[2]!, name), name).toBe(200);
-    await h.call('DELETE', `/api/workflows/${kept.id}`);
+    await h.api('DELETE', `/api/workflows/${kept.id}`);
   });
 });
 
@@ -132,22 +137,22 @@ describe('reports take exactly their fields', () => {
 
   async function queued(): Promise<string> {
     const { id } = await createWorkflow();
-    return (await h.call('POST', `/api/workflows/${id}/execute`, {})).body.execution_uuid as string;
+    return (await h.api.as(execution)('POST', `/api/workflows/${id}/execute`, {})).body.execution_uuid;
   }
 
   it('/failed with an error code the contract does not know answers 422 and changes nothing', async () => {
     const executionId = await queued();
     for (const code of ['made_up', 'TIMEOUT', '']) {
-      const res = await h.call('POST', `/api/executions/${executionId}/failed`, { failedAt: at, error: { code, message: 'm' }, ...counts });
+      const res = await h.api.as(errorBody)('POST', `/api/executions/${executionId}/failed`, { failedAt: at, error: { code, message: 'm' }, ...counts });
       expect(res.status, code).toBe(422);
       expectDetailShape(res.body);
       expect(res.body.detail[0]!.loc).toEqual(['body', 'error', 'code']);
     }
-    const extra = await h.call('POST', `/api/executions/${executionId}/failed`, { failedAt: at, error: { code: 'timeout', message: 'm', hint: 'x' } });
+    const extra = await h.api.as(errorBody)('POST', `/api/executions/${executionId}/failed`, { failedAt: at, error: { code: 'timeout', message: 'm', hint: 'x' } });
     expect(extra.status).toBe(422);
-    expect(extra.body.detail[0].loc).toEqual(['body', 'error', 'hint']);
-    expect((await h.call('GET', `/api/executions/${executionId}`)).body.status).toBe('queued');
-    expect((await h.call('POST', `/api/executions/${executionId}/failed`, { failedAt: at, error: { code: 'timeout', message: 'm' } })).status).toBe(200);
+    expect(extra.body.detail![0]!.loc).toEqual(['body', 'error', 'hint']);
+    expect((await h.api.as(execution)('GET', `/api/executions/${executionId}`)).body.status).toBe('queued');
+    expect((await h.api('POST', `/api/executions/${executionId}/failed`, { failedAt: at, error: { code: 'timeout', message: 'm' } })).status).toBe(200);
   });
 
   it('every report refuses a field it does not know, naming it', async () => {
@@ -161,30 +166,30 @@ describe('reports take exactly their fields', () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...Object.keys(bodies)), fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !/^(startedAt|waitingAt|kind|question|choices|timeoutAt|resumedAt|answeredBy|completedAt|failedAt|error|durationMs|nSteps|nAgentActions|nScreenshots|outputUrl|videoUrl|logsUrl|__proto__)$/.test(k)), async (report, field) => {
         const executionId = await queued();
-        const res = await h.call('POST', `/api/executions/${executionId}/${report}`, { ...bodies[report], [field]: 1 });
+        const res = await h.api.as(errorBody)('POST', `/api/executions/${executionId}/${report}`, { ...bodies[report], [field]: 1 });
         expect(res.status).toBe(422);
         expect(res.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', field] }));
-        expect((await h.call('GET', `/api/executions/${executionId}`)).body.status).toBe('queued');
+        expect((await h.api.as(execution)('GET', `/api/executions/${executionId}`)).body.status).toBe('queued');
       }),
       { numRuns: 15 },
     );
     // The misspelling the issue met.
     const executionId = await queued();
-    const res = await h.call('POST', `/api/executions/${executionId}/started`, { startedAt: at, startAt: at });
+    const res = await h.api.as(errorBody)('POST', `/api/executions/${executionId}/started`, { startedAt: at, startAt: at });
     expect(res.status).toBe(422);
-    expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'startAt'], type: 'additionalProperties' });
+    expect(res.body.detail![0]).toMatchObject({ loc: ['body', 'startAt'], type: 'additionalProperties' });
   });
 });
 
 describe('paths', () => {
   it('GET /api/executions/ (a trailing slash) is the list, as GET /api/executions', async () => {
     const { id } = await createWorkflow();
-    await h.call('POST', `/api/workflows/${id}/execute`, {});
-    const plain = await h.call('GET', '/api/executions?limit=5');
-    const slash = await h.call('GET', '/api/executions/?limit=5');
+    await h.api('POST', `/api/workflows/${id}/execute`, {});
+    const plain = await h.api.as(executionList)('GET', '/api/executions?limit=5');
+    const slash = await h.api.as(executionList)('GET', '/api/executions/?limit=5');
     expect(slash.status).toBe(200);
     expect(slash.body).toEqual(plain.body);
-    expect((await h.call('GET', '/api/workflows/')).body).toEqual((await h.call('GET', '/api/workflows')).body);
+    expect((await h.api.as(workflowList)('GET', '/api/workflows/')).body).toEqual((await h.api.as(workflowList)('GET', '/api/workflows')).body);
   });
 
   it('the loc of every 404 names the path parameter as its route spells it', async () => {
@@ -203,10 +208,10 @@ describe('paths', () => {
     };
     const { id: knownWorkflow } = await createWorkflow();
     // A parameter before the unknown one is known: a webhook's id where the route names one.
-    const webhook = await h.call('POST', '/api/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['execution.completed'] });
+    const webhook = await h.api.as(webhookCreated)('POST', '/api/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['execution.completed'] });
     expect(webhook.status).toBe(201);
-    const known = (name: string): string => (name === 'webhookId' ? (webhook.body as { id: string }).id : knownWorkflow);
-    const doc = (await h.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const known = (name: string): string => (name === 'webhookId' ? webhook.body.id : knownWorkflow);
+    const doc = (await h.api.as(openApiDocument)('GET', '/openapi.json')).body;
     const routes = Object.entries(doc.paths).flatMap(([template, ops]) => (template.includes('{') ? Object.keys(ops).map((method) => ({ method: method.toUpperCase(), template })) : []));
     expect(routes.length).toBeGreaterThan(10);
     for (const { method, template } of routes) {
@@ -215,7 +220,7 @@ describe('paths', () => {
       for (let unknown = 0; unknown < params.length; unknown++) {
         const url = params.reduce((out, name, i) => out.replace(`{${name}}`, i < unknown ? known(name) : `unknown-${name}`), template);
         const key = `${method} ${template}`;
-        const res = await h.call(method, url, method === 'GET' || method === 'DELETE' ? undefined : (bodies[key] ?? {}));
+        const res = await h.api.as(errorBody)(method, url, method === 'GET' || method === 'DELETE' ? undefined : (bodies[key] ?? {}));
         expect(res.status, `${key} → ${JSON.stringify(res.body)}`).toBe(404);
         expectDetailShape(res.body);
         expect(res.body.detail[0]!.loc, key).toEqual(['path', params[unknown]]);

@@ -1,7 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBody } from '../../src/contract/api-errors.js';
+import { executionList } from '../../src/contract/executions.js';
+import { versionList, workflow, workflowList } from '../../src/contract/workflows.js';
 import { createStore } from '../../src/local-service/store.js';
-import { API_KEY, expectDetailShape, startHarness, type Harness } from './local-api-harness.js';
+import { expectDetailShape, startHarness, type Harness } from './local-api-harness.js';
 import { MAX_DEPTH } from '../../src/contract/json-bounds.js';
 
 /**
@@ -9,7 +12,8 @@ import { MAX_DEPTH } from '../../src/contract/json-bounds.js';
  * that takes free-form JSON, at depths just past the bound and far past what structured clone
  * and JSON.stringify can walk (a few thousand levels): each answers 422 naming the field and the
  * bound, the process keeps answering, and nothing is left behind (no workflow, no version, no
- * slug). Bodies are written as text: the client's own JSON.stringify could not write them.
+ * slug). Bodies are written as text (the API client sends a string as it is): the client's own
+ * JSON.stringify could not write them.
  */
 
 let h: Harness;
@@ -23,12 +27,6 @@ afterAll(async () => {
 /** JSON text `levels` containers deep, arrays or objects, around `leaf`. */
 function deepText(levels: number, kind: 'array' | 'object', leaf = '"x"'): string {
   return kind === 'array' ? `${'['.repeat(levels)}${leaf}${']'.repeat(levels)}` : `${'{"k":'.repeat(levels)}${leaf}${'}'.repeat(levels)}`;
-}
-
-async function raw(method: string, path: string, text: string): Promise<{ status: number; body: { detail: { loc: (string | number)[]; msg: string; type: string }[] } }> {
-  const response = await fetch(`${h.server.url}${path}`, { method, headers: { 'X-Service-Key': API_KEY, 'Content-Type': 'application/json' }, body: text });
-  const body = await response.text();
-  return { status: response.status, body: JSON.parse(body) as never };
 }
 
 const DEPTHS = [MAX_DEPTH + 1, MAX_DEPTH * 2, 2_500, 5_000, 10_000];
@@ -51,7 +49,7 @@ describe('values nested past the bound', () => {
     for (const c of cases) {
       const name = `deep-${c.field}-${c.kind}-${c.depth}`;
       const text = `{"name":"${name}","prompt":"p","allowedDomains":["example.com"],"${c.field}":${c.wrap(deepText(c.depth - c.around, c.kind))}}`;
-      const res = await raw('POST', '/api/workflows', text);
+      const res = await h.api.as(errorBody)('POST', '/api/workflows', text);
       expect(res.status, name).toBe(422);
       expectDetailShape(res.body);
       const [fault] = res.body.detail;
@@ -62,53 +60,53 @@ describe('values nested past the bound', () => {
       expect(fault!.msg).toBe(`it nests deeper than ${MAX_DEPTH} levels of objects and arrays`);
       await healthy();
     }
-    const list = await h.call('GET', '/api/workflows');
+    const list = await h.api.as(workflowList)('GET', '/api/workflows');
     expect(list.status).toBe(200);
     expect(list.body.total).toBe(0);
     // No slug was kept by a refused workflow: the same name gets the bare slug.
-    const again = await h.call('POST', '/api/workflows', { name: `deep-configuration-object-${MAX_DEPTH + 1}`, prompt: 'p', allowedDomains: ['example.com'] });
+    const again = await h.api.as(workflow)('POST', '/api/workflows', { name: `deep-configuration-object-${MAX_DEPTH + 1}`, prompt: 'p', allowedDomains: ['example.com'] });
     expect(again.status).toBe(201);
     expect(again.body.slug).toBe(`deep-configuration-object-${MAX_DEPTH + 1}`);
-    await h.call('DELETE', `/api/workflows/${again.body.workflow_uuid as string}`);
+    await h.api('DELETE', `/api/workflows/${again.body.workflow_uuid}`);
   });
 
   it('accepts each field exactly at the bound', async () => {
     for (const f of FIELDS) {
       // A schema whose innermost level is an array of strings: as deep as allowed, and valid.
       const inner = f.field === 'configuration' ? deepText(MAX_DEPTH - f.around, 'array') : `${'{"type":"array","items":'.repeat(MAX_DEPTH - f.around - 1)}{"type":"string"}${'}'.repeat(MAX_DEPTH - f.around - 1)}`;
-      const res = await raw('POST', '/api/workflows', `{"name":"edge-${f.field}","prompt":"p","allowedDomains":["example.com"],"${f.field}":${f.wrap(inner)}}`);
+      const res = await h.api('POST', '/api/workflows', `{"name":"edge-${f.field}","prompt":"p","allowedDomains":["example.com"],"${f.field}":${f.wrap(inner)}}`);
       expect(res.status, f.field).toBe(201);
     }
-    const list = await h.call('GET', '/api/workflows');
+    const list = await h.api.as(workflowList)('GET', '/api/workflows');
     expect(list.body.total).toBe(FIELDS.length);
-    for (const w of list.body.items as { workflow_uuid: string; current_version: unknown }[]) {
+    for (const w of list.body.items) {
       expect(w.current_version).not.toBeNull();
-      await h.call('DELETE', `/api/workflows/${w.workflow_uuid}`);
+      await h.api('DELETE', `/api/workflows/${w.workflow_uuid}`);
     }
   });
 
   it('editing a workflow and executing one answer 422 too, and the workflow keeps its one version', async () => {
-    const created = await h.call('POST', '/api/workflows', { name: 'Kept', prompt: 'p', allowedDomains: ['example.com'] });
+    const created = await h.api.as(workflow)('POST', '/api/workflows', { name: 'Kept', prompt: 'p', allowedDomains: ['example.com'] });
     expect(created.status).toBe(201);
-    const id = created.body.workflow_uuid as string;
+    const id = created.body.workflow_uuid;
     for (const depth of DEPTHS) {
       for (const f of FIELDS) {
-        const res = await raw('PATCH', `/api/workflows/${id}`, `{"${f.field}":${f.wrap(deepText(depth - f.around, 'array'))}}`);
+        const res = await h.api.as(errorBody)('PATCH', `/api/workflows/${id}`, `{"${f.field}":${f.wrap(deepText(depth - f.around, 'array'))}}`);
         expect(res.status, `${f.field} ${depth}`).toBe(422);
-        expect(res.body.detail[0]!.loc.slice(0, 2)).toEqual(['body', f.field]);
-        expect(res.body.detail[0]!.type).toBe('too_deep');
+        expect(res.body.detail![0]!.loc.slice(0, 2)).toEqual(['body', f.field]);
+        expect(res.body.detail![0]!.type).toBe('too_deep');
       }
-      const executed = await raw('POST', `/api/workflows/${id}/execute`, `{"inputPayload":${deepText(depth, 'object')}}`);
+      const executed = await h.api.as(errorBody)('POST', `/api/workflows/${id}/execute`, `{"inputPayload":${deepText(depth, 'object')}}`);
       expect(executed.status, `inputPayload ${depth}`).toBe(422);
-      expect(executed.body.detail[0]!.loc.slice(0, 2)).toEqual(['body', 'inputPayload']);
-      expect(executed.body.detail[0]!.type).toBe('input_too_deep');
-      expect(executed.body.detail[0]!.msg).toContain(`deeper than ${MAX_DEPTH} levels`);
+      expect(executed.body.detail![0]!.loc.slice(0, 2)).toEqual(['body', 'inputPayload']);
+      expect(executed.body.detail![0]!.type).toBe('input_too_deep');
+      expect(executed.body.detail![0]!.msg).toContain(`deeper than ${MAX_DEPTH} levels`);
       await healthy();
     }
-    const versions = await h.call('GET', `/api/workflows/${id}/versions`);
+    const versions = await h.api.as(versionList)('GET', `/api/workflows/${id}/versions`);
     expect(versions.status).toBe(200);
     expect(versions.body.total).toBe(1);
-    const executions = await h.call('GET', `/api/executions?workflow_uuid=${id}`);
+    const executions = await h.api.as(executionList)('GET', `/api/executions?workflow_uuid=${id}`);
     expect(executions.body.total).toBe(0);
   });
 });

@@ -6,6 +6,11 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProfileDirectory } from '../../src/compose.js';
 import { loadConfig } from '../../src/config/schema.js';
+import { errorBody } from '../../src/contract/api-errors.js';
+import { execution } from '../../src/contract/executions.js';
+import { openApiDocument } from '../../src/contract/openapi-document.js';
+import { profileList } from '../../src/contract/profile.js';
+import { workflow } from '../../src/contract/workflows.js';
 import { parseProfileKeys, sealProfile } from '../../src/domain/profile-crypto.js';
 import { createLocalProfileStore } from '../../src/storage/profile-store.js';
 import { CHROMIUM_ARGS } from '../support/screencast-session.js';
@@ -41,7 +46,7 @@ afterAll(async () => {
 
 describe('GET /api/profiles and DELETE /api/profiles/{id}', () => {
   it('lists each profile without any value, and deletes one', async () => {
-    const listed = await h.call('GET', '/api/profiles');
+    const listed = await h.api.as(profileList)('GET', '/api/profiles');
     expect(listed.status).toBe(200);
     expect(listed.body.profiles).toEqual([
       { id: 'tenant-a.crm', hosts: ['crm.test'], updated: '2026-11-24T10:00:00.000Z', size: expect.any(Number) },
@@ -49,20 +54,20 @@ describe('GET /api/profiles and DELETE /api/profiles/{id}', () => {
     ]);
     expect(JSON.stringify(listed.body)).not.toContain(VALUE);
 
-    expect((await h.call('DELETE', '/api/profiles/tenant-a.crm')).status).toBe(204);
-    const missing = await h.call('DELETE', '/api/profiles/tenant-a.crm');
+    expect((await h.api('DELETE', '/api/profiles/tenant-a.crm')).status).toBe(204);
+    const missing = await h.api.as(errorBody)('DELETE', '/api/profiles/tenant-a.crm');
     expect(missing.status).toBe(404);
     expectDetailShape(missing.body);
-    expect((await h.call('GET', '/api/profiles')).body.profiles.map((p: { id: string }) => p.id)).toEqual(['tenant-b.erp']);
+    expect((await h.api.as(profileList)('GET', '/api/profiles')).body.profiles.map((p) => p.id)).toEqual(['tenant-b.erp']);
     await expect(fs.stat(path.join(dir, 'prod', 'profiles', 'tenant-a.crm'))).rejects.toThrow(/ENOENT/);
   });
 
   it('needs a key, and is in the OpenAPI document', async () => {
-    expect((await h.call('GET', '/api/profiles', undefined, {})).status).toBe(401);
-    expect((await h.call('DELETE', '/api/profiles/tenant-b.erp', undefined, { 'X-Service-Key': 'wrong' })).status).toBe(401);
-    const doc = (await h.call('GET', '/openapi.json')).body;
+    expect((await h.api('GET', '/api/profiles', undefined, {})).status).toBe(401);
+    expect((await h.api('DELETE', '/api/profiles/tenant-b.erp', undefined, { 'X-Service-Key': 'wrong' })).status).toBe(401);
+    const doc = (await h.api.as(openApiDocument)('GET', '/openapi.json')).body;
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/profiles', '/api/profiles/{profileId}']));
-    expect(doc.components.schemas.Profile.required).toEqual(['id', 'hosts', 'updated', 'size']);
+    expect(doc.components.schemas.Profile!.required).toEqual(['id', 'hosts', 'updated', 'size']);
   });
 });
 
@@ -86,16 +91,16 @@ describe('the dashboard', () => {
   });
 
   it("shows an execution's profile, and says when its saved sign-in was stale", async () => {
-    const created = await h.call('POST', '/api/workflows', { name: 'CRM', prompt: 'Open the account', allowedDomains: ['crm.test'], profile: 'tenant-b.erp' });
-    expect(created.body.current_version.specification.profile).toBe('tenant-b.erp');
-    const execution = await h.call('POST', `/api/workflows/${created.body.workflow_uuid}/execute`, { inputPayload: {} });
-    const id = execution.body.execution_uuid as string;
+    const created = await h.api.as(workflow)('POST', '/api/workflows', { name: 'CRM', prompt: 'Open the account', allowedDomains: ['crm.test'], profile: 'tenant-b.erp' });
+    expect(created.body.current_version!.specification.profile).toBe('tenant-b.erp');
+    const executed = await h.api.as(execution)('POST', `/api/workflows/${created.body.workflow_uuid}/execute`, { inputPayload: {} });
+    const id = executed.body.execution_uuid;
     await fs.mkdir(path.join(dir, 'executions', id), { recursive: true });
     const profile = { id: 'tenant-b.erp', loaded: true, saved: true, cookies: 2, origins: 1, stale: true };
     await fs.writeFile(path.join(dir, 'executions', id, 'output.json'), JSON.stringify({ status: 'completed', output: {}, error: null, profile }));
-    await h.call('POST', `/api/executions/${id}/started`, { startedAt: new Date().toISOString() });
+    await h.api('POST', `/api/executions/${id}/started`, { startedAt: new Date().toISOString() });
     const counters = { durationMs: 10, nSteps: 1, nAgentActions: 0, nScreenshots: 1, outputUrl: null, videoUrl: null, logsUrl: null };
-    expect((await h.call('POST', `/api/executions/${id}/completed`, { completedAt: new Date().toISOString(), ...counters })).status).toBe(200);
+    expect((await h.api('POST', `/api/executions/${id}/completed`, { completedAt: new Date().toISOString(), ...counters })).status).toBe(200);
     const page = await browser.newPage();
     await page.request.post(`${h.server.url}/api/session`, { headers: { 'X-Service-Key': API_KEY } });
     await page.goto(`${h.server.url}/#/executions/${id}`);

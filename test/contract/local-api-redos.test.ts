@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBody } from '../../src/contract/api-errors.js';
 import { workflow } from '../../src/contract/workflows.js';
 import { MAX_BODY_BYTES } from '../../src/local-service/app.js';
 import { compileSchema } from '../../src/domain/json-schema.js';
@@ -32,7 +33,7 @@ describe('hostile schema patterns', () => {
     const id = created.body.workflow_uuid;
     const hostile = `${'a'.repeat(40)}!`;
     const long = `${'a'.repeat(400_000)}!`;
-    const validating = h.call('POST', `/api/workflows/${id}/execute`, { inputPayload: { a: long, b: { [hostile]: 'x' } } });
+    const validating = h.api.as(errorBody)('POST', `/api/workflows/${id}/execute`, { inputPayload: { a: long, b: { [hostile]: 'x' } } });
     const sentAt = performance.now();
     const health = await fetch(`${h.server.url}/healthz`);
     expect(health.status).toBe(200);
@@ -40,12 +41,12 @@ describe('hostile schema patterns', () => {
     const answer = await validating;
     expect(answer.status).toBe(422);
     expect(JSON.stringify(answer.body)).toContain('must match pattern');
-    const short = await h.call('POST', `/api/workflows/${id}/execute`, { inputPayload: { a: hostile } });
+    const short = await h.api('POST', `/api/workflows/${id}/execute`, { inputPayload: { a: hostile } });
     expect(short.status).toBe(422);
   });
 
   it('a pattern the linear-time engine cannot run is refused with a reason when the workflow is saved', async () => {
-    const res = await h.call('POST', '/api/workflows', {
+    const res = await h.api.as(errorBody)('POST', '/api/workflows', {
       name: 'Lookahead',
       prompt: 'Nothing',
       allowedDomains: ['shop.test'],
