@@ -14,7 +14,7 @@ const HOSTILE = '^(a+)+$';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
 });
 afterAll(async () => {
   await h?.close();
