@@ -23,7 +23,7 @@ let artifactsDir: string;
 
 beforeAll(async () => {
   artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-cost-'));
-  h = await startHarness({ artifactsDir });
+  h = await startHarness({ artifactsDir, network: true });
   browser = await launchDashboardBrowser();
   page = await browser.newPage();
 });

@@ -22,7 +22,7 @@ let artifactsDir: string;
 
 beforeAll(async () => {
   artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-step-pictures-'));
-  h = await startHarness({ artifactsDir });
+  h = await startHarness({ artifactsDir, network: true });
   browser = await launchDashboardBrowser();
   page = await browser.newPage();
 });

@@ -22,7 +22,7 @@ let artifactsDir: string;
 
 beforeAll(async () => {
   artifactsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'dashboard-test-'));
-  h = await startHarness({ artifactsDir });
+  h = await startHarness({ artifactsDir, network: true });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await browser.newPage();
   page.on('dialog', (dialog) => void dialog.accept());
