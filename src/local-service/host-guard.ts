@@ -45,15 +45,19 @@ export function isServedHost(authority: string | undefined, localAddress: string
   return publicHosts.some((h) => h.hostname === parsed.hostname && (h.port === undefined || h.port === parsed.port));
 }
 
-/** The `onRequest` hook refusing a request for another host (421). `port` is the listening port. */
-export function hostGuard(port: () => number, publicHosts: readonly PublicHost[]) {
+/**
+ * The `onRequest` hook refusing a request for another host (421). `port` is the listening port;
+ * `localAddress`, for a server reached without a socket (server.ts, `listen: false`), the address
+ * its requests are taken to arrive on (default: the socket's).
+ */
+export function hostGuard(port: () => number, publicHosts: readonly PublicHost[], localAddress: (request: FastifyRequest) => string | undefined = (request) => request.raw.socket?.localAddress) {
   return async (request: FastifyRequest): Promise<void> => {
     const raw = request.raw;
     const host = headerValue(raw.headers.host);
     const target = raw.url ?? '';
     // An absolute-form target (`GET http://name/path`) names its host too; both must be ours.
     const absolute = /^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(target)?.[1] : undefined;
-    const local = raw.socket?.localAddress;
+    const local = localAddress(request);
     const ok = isServedHost(host, local, port(), publicHosts) && (absolute === undefined || isServedHost(absolute, local, port(), publicHosts));
     if (!ok) {
       const named = (absolute ?? host ?? '').slice(0, 200);

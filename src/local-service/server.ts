@@ -1,5 +1,6 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { ProfileKeyring } from '../domain/profile-crypto.js';
@@ -50,11 +51,8 @@ import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
  * `/dashboard/*`).
  */
 
-export interface LocalServerOptions {
-  /** 0 picks a free port. */
-  port: number;
-  /** Interface to listen on. Default 127.0.0.1. */
-  host?: string;
+/** What the service is, however it is reached. */
+export interface ServiceOptions {
   /** `API_KEYS`, the bootstrap keys (the dashboard makes others). Secrets: never logged. */
   apiKeys: string[];
   /** Host names, besides the address it listens on, that the service answers for (PUBLIC_HOSTS). */
@@ -96,6 +94,30 @@ export interface LocalServerOptions {
   webhookConnect?: SendOptions['connect'];
 }
 
+/** The service listening on a TCP port (`serve`). */
+export interface LocalServerOptions extends ServiceOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** Interface to listen on. Default 127.0.0.1. */
+  host?: string;
+}
+
+/**
+ * Tests: the same service, every hook and route, listening on no socket: requests reach it through
+ * Fastify's `inject` (test/support/call.ts). What a listening server reads from its socket has a
+ * fixed value instead: it answers as IN_PROCESS_ORIGIN, the authority `inject` names by default
+ * (`Host: localhost:80`), for requests arriving on loopback; its session cookie is `ew_session_80`.
+ */
+export interface InProcessServerOptions extends ServiceOptions {
+  listen: false;
+}
+
+/** The origin an in-process server answers as (its login links name it; the `Host` it serves). */
+export const IN_PROCESS_ORIGIN = 'http://localhost';
+const IN_PROCESS_PORT = 80;
+/** The local address an in-process request is taken to have arrived on (it has no socket). */
+const IN_PROCESS_ADDRESS = '127.0.0.1';
+
 export interface LocalServer {
   url: string;
   /** Every route served (method and pattern), as the OpenAPI document should list them. */
@@ -103,11 +125,22 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
+/** A server started with `listen: false`: no URL, nothing listens; `inject` reaches it. */
+export interface InProcessServer {
+  /** One request, answered by the server's hooks and routes as Fastify's `inject` sends it. */
+  inject(request: InjectOptions): Promise<LightMyRequestResponse>;
+  routes: readonly ServedRoute[];
+  close(): Promise<void>;
+}
+
+export function startLocalServer(opts: InProcessServerOptions): Promise<InProcessServer>;
+export function startLocalServer(opts: LocalServerOptions): Promise<LocalServer>;
+export async function startLocalServer(opts: LocalServerOptions | InProcessServerOptions): Promise<LocalServer | InProcessServer> {
   const keys = opts.apiKeys.map((k) => k.trim()).filter((k) => k !== '');
   if (keys.length === 0) throw new Error('the local API needs at least one API key (API_KEYS)');
   const log = opts.logger.child({ component: 'local-api' });
-  let listeningPort = 0;
+  const inProcess = 'listen' in opts;
+  let listeningPort = inProcess ? IN_PROCESS_PORT : 0;
 
   // A command fails after a few reconnection attempts instead of hanging a request forever.
   const redis = new Redis(redisOptions(opts.redisUrl, { maxRetriesPerRequest: 3, lazyConnect: true }));
@@ -140,7 +173,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const queue = createJobQueue({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, logger: log });
 
   const live = createLiveHub({ redisUrl: opts.redisUrl, queuePrefix: opts.queuePrefix, queueName: opts.queueName, logger: log });
-  let baseUrl = '';
+  let baseUrl = inProcess ? IN_PROCESS_ORIGIN : '';
 
   const { app, routes } = createApp(log);
   const schedules = createSchedules({ redisUrl: opts.redisUrl, queueName: opts.queueName, queuePrefix: opts.queuePrefix, store, queue, logger: log, ...(opts.tracing ? { tracing: opts.tracing } : {}), ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) });
@@ -167,20 +200,28 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
 
   // Whatever stops the server from coming up (a plugin that fails to register, a bad route, the
   // port in use) closes every connection opened above, or the process would hang on them.
-  let address: string;
+  let address: string | undefined;
   try {
-    await addRoutes(app, { auth, apiKeys, store, queue, live, schedules, webhooks, redis, keyPrefix, log, opts, port: () => listeningPort, baseUrl: () => baseUrl });
-    address = await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' });
+    await addRoutes(app, { auth, apiKeys, store, queue, live, schedules, webhooks, redis, keyPrefix, log, opts, port: () => listeningPort, baseUrl: () => baseUrl, ...(inProcess ? { localAddress: () => IN_PROCESS_ADDRESS } : {}) });
+    if (inProcess) await app.ready();
+    else address = await app.listen({ port: opts.port, host: opts.host ?? '127.0.0.1' });
   } catch (error) {
     await close();
     throw error;
   }
-  const listening = new URL(address);
-  listeningPort = Number(listening.port);
-  const url = `http://${listening.hostname === '0.0.0.0' || listening.hostname === '[::]' ? '127.0.0.1' : listening.hostname}:${listening.port}`;
-  baseUrl = url;
+  let url: string | undefined;
+  if (address !== undefined) {
+    const listening = new URL(address);
+    listeningPort = Number(listening.port);
+    url = `http://${listening.hostname === '0.0.0.0' || listening.hostname === '[::]' ? '127.0.0.1' : listening.hostname}:${listening.port}`;
+    baseUrl = url;
+  }
   // A change cut short (the process stopped between the store and the scheduler) is put right.
   await schedules.reconcile().catch((error: unknown) => log.error({ err: String(error) }, 'could not reconcile the schedules'));
+  if (url === undefined) {
+    log.info({ origin: IN_PROCESS_ORIGIN, queue: opts.queueName, artifactsDir: opts.artifactsDir ?? null }, 'local API started in process (no socket)');
+    return { inject: (request) => app.inject(request), routes, close };
+  }
   log.info({ url, queue: opts.queueName, artifactsDir: opts.artifactsDir ?? null }, 'local API listening');
   return { url, routes, close };
 }
@@ -199,17 +240,19 @@ interface Parts {
   redis: Redis;
   keyPrefix: string;
   log: Logger;
-  opts: LocalServerOptions;
+  opts: LocalServerOptions | InProcessServerOptions;
   port: () => number;
   baseUrl: () => string;
+  /** In process: the local address a request without a socket arrived on (default: its socket's). */
+  localAddress?: () => string;
 }
 
 /** The plugins, the access hooks and every route, on the parts `startLocalServer` opened. */
-export async function addRoutes(app: App, { auth, apiKeys, store, queue, live, schedules, webhooks, redis, keyPrefix, log, opts, port, baseUrl }: Parts): Promise<void> {
+export async function addRoutes(app: App, { auth, apiKeys, store, queue, live, schedules, webhooks, redis, keyPrefix, log, opts, port, baseUrl, localAddress }: Parts): Promise<void> {
   // `request.cookies`, parsed before the access hook reads the session cookie.
   await app.register(fastifyCookie);
   // First the host (DNS rebinding), then who may come in: both on the route Fastify matched.
-  app.addHook('onRequest', hostGuard(port, opts.publicHosts ?? []));
+  app.addHook('onRequest', hostGuard(port, opts.publicHosts ?? [], localAddress));
   app.addHook('onRequest', bearerAsServiceKey);
   app.addHook('onRequest', accessCheck(auth));
 

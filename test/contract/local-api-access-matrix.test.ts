@@ -77,7 +77,7 @@ let orphanKey: string;
 let requestCount = 0;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
   address = new URL(h.server.url).host;
   diagnostics.subscribe('tracing:fastify.request.handler:start', onHandlerStart);
   dashboardKey = (await h.makeKey('matrix')).key;

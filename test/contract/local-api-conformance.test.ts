@@ -19,7 +19,7 @@ import { API_KEY, expectDetailShape, startHarness, type Harness } from './local-
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness({ artifactsDir: await tempDir('conformance-artifacts') });
+  h = await startHarness({ artifactsDir: await tempDir('conformance-artifacts'), network: true });
 });
 
 afterAll(async () => {

@@ -18,7 +18,7 @@ import { MAX_DEPTH } from '../../src/contract/json-bounds.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
 });
 afterAll(async () => {
   await h?.close();

@@ -3,25 +3,54 @@ import { Queue } from 'bullmq';
 import type { ProfileKeyring } from '../../src/domain/profile-crypto.js';
 import type { PublicHost } from '../../src/local-service/host-guard.js';
 import type { ProfileDirectory } from '../../src/local-service/profile-routes.js';
-import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
+import { apiKeyCreated } from '../../src/contract/access.js';
+import type { ServedRoute } from '../../src/local-service/app.js';
+import { startLocalServer, type InProcessServer, type LocalServer } from '../../src/local-service/server.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { httpCall, type Call } from '../support/call.js';
+import { httpCall, injectCall, type Call } from '../support/call.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 
-/** A local API on a private Redis, with a BullMQ handle to inspect what it enqueued. */
+/**
+ * A local API on a private Redis, with a BullMQ handle to inspect what it enqueued.
+ *
+ * By default the server listens on no socket and every request goes through Fastify's `inject`
+ * (test/support/call.ts `injectCall`): the same hooks and routes, no port, no HTTP client.
+ * `network: true` starts it listening on a free port and sends requests with `fetch`, for a test
+ * that needs a socket: a stream (SSE), a `Host` checked against the real port, a browser, a raw
+ * request written on the socket, a cookie named after a port that a restart changes.
+ */
 
 export const API_KEY = 'test-key-7f3a9c';
 
+/** The harness's server. */
+export interface HarnessServer {
+  /** Where it listens: only with `network: true`; without, reading it throws (nothing listens). */
+  readonly url: string;
+  readonly routes: readonly ServedRoute[];
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  artifactsDir?: string;
+  redis?: TestRedis;
+  profiles?: ProfileDirectory;
+  publicHosts?: PublicHost[];
+  inputKeys?: ProfileKeyring;
+  /** Listen on a port and send requests over it (`server.url` set); default: `inject`, no socket. */
+  network?: boolean;
+}
+
 export interface Harness {
   redis: TestRedis;
-  server: LocalServer;
+  server: HarnessServer;
   queue: Queue;
   queueName: string;
   keyPrefix: string;
   artifactsDir: string | undefined;
   /**
    * Requests to the local API, as the service key unless `headers` name others (`{}`: none);
-   * `api.as(schema)` reads the answer with the contract's schema (test/support/call.ts).
+   * `api.as(schema)` reads the answer with the contract's schema (test/support/call.ts). Through
+   * `inject`, or with `fetch` for `network: true`; `call`, `signIn` and `makeKey` go the same way.
    */
   api: Call;
   // The same requests, their bodies read by assertions as free-form JSON: `any` here only, until
@@ -38,22 +67,41 @@ export interface Harness {
 
 export const silentLogger = createSilentLogger();
 
-export async function startHarness(opts: { artifactsDir?: string; redis?: TestRedis; profiles?: ProfileDirectory; publicHosts?: PublicHost[]; inputKeys?: ProfileKeyring } = {}): Promise<Harness> {
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const redis = opts.redis ?? (await startRedis());
   const queueName = `executions-${randomUUID().slice(0, 8)}`;
   const keyPrefix = `{api-${randomUUID().slice(0, 8)}}:`;
-  const serverOptions = { port: 0, apiKeys: ['other-key', API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', keyPrefix, artifactsDir: opts.artifactsDir, logger: silentLogger, ...(opts.profiles ? { profiles: opts.profiles } : {}), ...(opts.publicHosts ? { publicHosts: opts.publicHosts } : {}), ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) };
-  let server: LocalServer | undefined;
+  const serviceOptions = { apiKeys: ['other-key', API_KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', keyPrefix, artifactsDir: opts.artifactsDir, logger: silentLogger, ...(opts.profiles ? { profiles: opts.profiles } : {}), ...(opts.publicHosts ? { publicHosts: opts.publicHosts } : {}), ...(opts.inputKeys ? { inputKeys: opts.inputKeys } : {}) };
+  // One of the two is set, for as long as the harness runs (a restart replaces it).
+  let listening: LocalServer | undefined;
+  let inProcess: InProcessServer | undefined;
+  const start = async (): Promise<HarnessServer> => {
+    if (opts.network) {
+      listening = await startLocalServer({ ...serviceOptions, port: 0 });
+      return listening;
+    }
+    const started = await startLocalServer({ ...serviceOptions, listen: false });
+    inProcess = started;
+    return {
+      get url(): string {
+        throw new Error('this harness reaches its server with inject and nothing listens: start it with startHarness({ network: true }) for a URL');
+      },
+      routes: started.routes,
+      close: () => started.close(),
+    };
+  };
+  let server: HarnessServer | undefined;
   let queue: Queue | undefined;
   try {
-    server = await startLocalServer(serverOptions);
+    server = await start();
     queue = new Queue(queueName, { connection: { url: redis.url }, prefix: 'bull' });
   } catch (error) {
     await server?.close();
     if (!opts.redis) await redis.stop();
     throw error;
   }
-  const api = httpCall(() => harness.server.url, { 'X-Service-Key': API_KEY });
+  const asServiceKey = { 'X-Service-Key': API_KEY };
+  const api = opts.network ? httpCall(() => listening!.url, asServiceKey) : injectCall(() => inProcess!, asServiceKey);
   const harness: Harness = {
     redis,
     server,
@@ -64,18 +112,19 @@ export async function startHarness(opts: { artifactsDir?: string; redis?: TestRe
     api,
     call: api,
     async signIn(key = API_KEY) {
-      const response = await fetch(`${harness.server.url}/api/session`, { method: 'POST', headers: { 'X-Service-Key': key } });
-      if (response.status !== 204) throw new Error(`sign-in answered ${response.status}`);
-      return (response.headers.get('set-cookie') ?? '').split(';')[0]!;
+      const answer = await api('POST', '/api/session', undefined, { 'X-Service-Key': key });
+      if (answer.status !== 204) throw new Error(`sign-in answered ${answer.status}`);
+      return (answer.headers.get('set-cookie') ?? '').split(';')[0]!;
     },
     async makeKey(name, key = API_KEY) {
-      const made = await harness.call('POST', '/api/keys', { name }, { 'X-Service-Key': key });
+      const made = await api('POST', '/api/keys', { name }, { 'X-Service-Key': key });
       if (made.status !== 201) throw new Error(`POST /api/keys answered ${made.status}: ${JSON.stringify(made.body)}`);
-      return { id: made.body.id as string, key: made.body.key as string };
+      const { id, key: secret } = apiKeyCreated.parse(made.body);
+      return { id, key: secret };
     },
     async restartServer() {
       await harness.server.close();
-      harness.server = await startLocalServer(serverOptions);
+      harness.server = await start();
     },
     async close() {
       await Promise.allSettled([harness.server.close(), queue?.close()]);

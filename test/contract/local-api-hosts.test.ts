@@ -14,7 +14,7 @@ let port: number;
 let address: string;
 
 beforeAll(async () => {
-  h = await startHarness({ publicHosts: [{ hostname: 'api.test', port: undefined }, { hostname: 'proxy.test', port: 8443 }] });
+  h = await startHarness({ publicHosts: [{ hostname: 'api.test', port: undefined }, { hostname: 'proxy.test', port: 8443 }], network: true });
   address = new URL(h.server.url).host;
   port = Number(new URL(h.server.url).port);
 });

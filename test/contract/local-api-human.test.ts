@@ -14,7 +14,7 @@ let h: Harness;
 let redis: Redis;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
   redis = new Redis(h.redis.url);
 });
 afterAll(async () => {

@@ -16,7 +16,7 @@ let h: Harness;
 let redis: Redis;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
   redis = new Redis(h.redis.url);
 });
 

@@ -36,7 +36,7 @@ beforeAll(async () => {
     await store.write(id, sealProfile(id, state, ring, { savedAt: '2026-11-24T10:00:00.000Z', hosts: ['crm.test'], cookies: 1, origins: 0 }));
   }
   directory = createProfileDirectory(loadConfig({ ARTIFACTS_DIR: dir, S3_PREFIX: 'prod/' }));
-  h = await startHarness({ profiles: directory, artifactsDir: dir });
+  h = await startHarness({ profiles: directory, artifactsDir: dir, network: true });
 });
 
 afterAll(async () => {

@@ -25,7 +25,7 @@ function cpuMsSince(since: NodeJS.CpuUsage): number {
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
 });
 afterAll(async () => {
   await h?.close();

@@ -33,7 +33,7 @@ beforeAll(async () => {
   await fs.writeFile(path.join(dir, 'downloads', 'page.html'), HTML);
   await fs.writeFile(path.join(dir, 'evil.svg'), SVG);
   await fs.writeFile(path.join(dir, 'page.xml'), SVG);
-  h = await startHarness({ artifactsDir });
+  h = await startHarness({ artifactsDir, network: true });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   context = await browser.newContext({ acceptDownloads: true });
   context.on('request', (request) => {

@@ -16,7 +16,7 @@ let operator: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
   browser = await launchDashboardBrowser();
   operator = await browser.newContext();
   page = await operator.newPage();

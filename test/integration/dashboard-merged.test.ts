@@ -18,7 +18,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
   browser = await launchDashboardBrowser();
   page = await (await browser.newContext()).newPage();
   await signInDashboard(page, `${h.server.url}/#/settings`, API_KEY);

@@ -27,7 +27,7 @@ let executionId: string;
 
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
-  h = await startHarness();
+  h = await startHarness({ network: true });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   page = await (await browser.newContext()).newPage();
   page.on('dialog', (dialog) => void dialog.accept());

@@ -20,7 +20,7 @@ let receiver: WebhookReceiver;
 const secret = { value: '' };
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
   // The receiver refuses every attempt (500): each shows as an attempt with its status.
   receiver = await startWebhookReceiver(() => secret.value, () => ({ status: 500 }));
   browser = await launchDashboardBrowser();

@@ -39,7 +39,7 @@ const cases: Record<string, (turn: number) => ScriptedTurn> = {
 
 beforeAll(async () => {
   dir = await tempDir('human-dashboard');
-  h = await startHarness({ artifactsDir: path.join(dir, 'artifacts') });
+  h = await startHarness({ artifactsDir: path.join(dir, 'artifacts'), network: true });
   shop = await startShopServer();
   model = await startScriptedModelServer((request) => {
     const script = cases[caseOf(request) ?? ''];

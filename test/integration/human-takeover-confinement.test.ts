@@ -34,7 +34,7 @@ let dir: string;
 beforeAll(async () => {
   dir = await tempDir('human-takeover');
   [h, allowed, evil] = await Promise.all([
-    startHarness({ artifactsDir: path.join(dir, 'artifacts') }),
+    startHarness({ artifactsDir: path.join(dir, 'artifacts'), network: true }),
     startRecordingServer('allowed.test', (_req, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE)),
     startRecordingServer('evil.test', (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end('<p>outside</p>')),
   ]);

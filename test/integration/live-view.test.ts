@@ -136,7 +136,7 @@ describe('live view', () => {
   });
 
   it('drops frames for a viewer that does not read, never its log lines, and never waits for it', async () => {
-    const h: Harness = await startHarness({ redis });
+    const h: Harness = await startHarness({ redis, network: true });
     const names = liveChannelNames('bull', h.queueName);
     const publisher = new Redis(redis.url);
     const watch = new Redis(redis.url);

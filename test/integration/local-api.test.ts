@@ -30,7 +30,7 @@ beforeAll(async () => {
   await fs.writeFile(path.join(artifactsDir, 'executions', 'e1', 'output.json'), '{"status":"completed"}');
   await fs.writeFile(path.join(artifactsDir, 'executions', 'e1', 'logs.jsonl'), '{"type":"x"}\n');
   await fs.symlink(path.join(root, 'secret.txt'), path.join(artifactsDir, 'executions', 'e1', 'link.txt'));
-  h = await startHarness({ artifactsDir });
+  h = await startHarness({ artifactsDir, network: true });
 });
 
 afterAll(async () => {

@@ -15,7 +15,7 @@ let asking: BrowserContext;
 let other: BrowserContext;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ network: true });
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   asking = await browser.newContext();
   other = await browser.newContext();

@@ -1,4 +1,7 @@
+import http from 'node:http';
+import type { InjectOptions } from 'fastify';
 import type { z } from 'zod';
+import type { InProcessServer } from '../../src/local-service/server.js';
 
 /**
  * Requests to an HTTP API (the local API, `serve`) and their answers, for tests: one helper in
@@ -26,18 +29,84 @@ export interface Call extends Request<unknown> {
   as<S extends z.ZodType>(schema: S): Request<z.input<S>>;
 }
 
+/** One request as both transports send it: the body already text. */
+interface Sent {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  payload: string | undefined;
+}
+
+/** What a transport hands back: the body's text, read as JSON by `callOver`. */
+interface Received {
+  status: number;
+  text: string;
+  headers: Headers;
+}
+
 /**
- * A `Call` to the API at `baseUrl` (a function for a server that restarts on another port).
- * `headers` go with every request unless the request names its own; a body that is a string is
- * sent as it is (for malformed JSON), any other as JSON, both with `Content-Type: application/json`.
+ * A `Call` to the API at `baseUrl` over the network, with `fetch` (a function for a server that
+ * restarts on another port). `headers` go with every request unless the request names its own; a
+ * body that is a string is sent as it is (for malformed JSON), any other as JSON, both with
+ * `Content-Type: application/json`.
  */
 export function httpCall(baseUrl: string | (() => string), headers: Record<string, string> = {}): Call {
-  const request: Request<unknown> = async (method, path, body, own = headers) => {
-    const init: RequestInit = { method, headers: { ...own, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) } };
-    if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
+  return callOver(async ({ method, path, headers: sent, payload }) => {
+    const init: RequestInit = { method, headers: sent };
+    if (payload !== undefined) init.body = payload;
     const response = await fetch(`${typeof baseUrl === 'string' ? baseUrl : baseUrl()}${path}`, init);
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined, headers: response.headers };
+    return { status: response.status, text: await response.text(), headers: response.headers };
+  }, headers);
+}
+
+/** A server reached without a socket: `startLocalServer({ listen: false, ... })`. */
+export type Injectable = Pick<InProcessServer, 'inject'>;
+type InjectMethod = NonNullable<InjectOptions['method']>;
+
+/**
+ * The same `Call` to a server in process, through Fastify's `inject` (no socket, no HTTP client):
+ * `server` is the server, or a function for one that restarts. Headers and bodies as `httpCall`
+ * sends them; the request names the authority `inject` gives by default (`localhost:80`), the one
+ * an in-process server answers as (IN_PROCESS_ORIGIN).
+ */
+export function injectCall(server: Injectable | (() => Injectable), headers: Record<string, string> = {}): Call {
+  return callOver(async ({ method, path, headers: sent, payload }) => {
+    const target = typeof server === 'function' ? server() : server;
+    const response = await target.inject({ method: injectMethod(method), url: path, headers: sent, ...(payload === undefined ? {} : { payload }) });
+    return { status: response.statusCode, text: response.body, headers: headersOf(response.headers) };
+  }, headers);
+}
+
+function injectMethod(method: string): InjectMethod {
+  const upper = method.toUpperCase();
+  if (!isInjectMethod(upper)) throw new Error(`inject cannot send the method ${method}`);
+  return upper;
+}
+
+function isInjectMethod(method: string): method is InjectMethod {
+  return http.METHODS.includes(method);
+}
+
+/** An answer's headers as `fetch` hands them over: a `Headers`, each `Set-Cookie` kept. */
+function headersOf(raw: Record<string, string | string[] | number | undefined>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, String(one));
+  }
+  return headers;
+}
+
+/** A `Call` on `send`, one transport: the request's headers and body made, the answer read. */
+function callOver(send: (request: Sent) => Promise<Received>, headers: Record<string, string>): Call {
+  const request: Request<unknown> = async (method, path, body, own = headers) => {
+    const received = await send({
+      method,
+      path,
+      headers: { ...own, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    return { status: received.status, body: received.text ? (JSON.parse(received.text) as unknown) : undefined, headers: received.headers };
   };
   return Object.assign(request, {
     as<S extends z.ZodType>(schema: S): Request<z.input<S>> {
