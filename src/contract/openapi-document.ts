@@ -12,8 +12,15 @@ import { jsonObject } from './json.js';
 /** The methods a path of the document may have an operation for. */
 export const OPENAPI_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
+/** A JSON Schema of the document: a reference, or a schema whose properties and required fields are named. */
+export const documentedSchema = z.looseObject({
+  $ref: z.string().optional(),
+  properties: z.record(z.string(), z.unknown()).optional(),
+  required: z.array(z.string()).optional(),
+});
+
 /** A body by its media type (`application/json`), with its JSON Schema. */
-const openApiContent = z.record(z.string(), z.looseObject({ schema: jsonObject }));
+const openApiContent = z.record(z.string(), z.looseObject({ schema: documentedSchema }));
 
 /** A path, query or header parameter of an operation. */
 export const openApiParameter = z.looseObject({
@@ -40,7 +47,7 @@ export const openApiDocument = z.looseObject({
   paths: z.record(z.string(), z.partialRecord(z.enum(OPENAPI_METHODS), openApiOperation)),
   components: z.looseObject({
     /** The named schemas, as JSON Schema. */
-    schemas: z.record(z.string(), jsonObject),
+    schemas: z.record(z.string(), documentedSchema),
     securitySchemes: z.record(z.string(), z.looseObject({ type: z.string() })),
   }),
 });

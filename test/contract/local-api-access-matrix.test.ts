@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyCreated } from '../../src/contract/access.js';
+import { openApiDocument } from '../../src/contract/openapi-document.js';
 import { OPERATOR, OPERATOR_KEY, PUBLIC, WORKER_READ, WORKER_REPORT, type Access } from '../../src/local-service/access.js';
 import type { ServedRoute } from '../../src/local-service/app.js';
 import { API_KEY, startHarness, type Harness } from './local-api-harness.js';
@@ -88,7 +89,7 @@ beforeAll(async () => {
   revokedKey = revoked.key;
   // A key made with the revoked key, before it was revoked.
   orphanKey = (await h.makeKey('matrix orphan', revokedKey)).key;
-  expect((await h.call('DELETE', `/api/keys/${revoked.id}`)).status).toBe(204);
+  expect((await h.api('DELETE', `/api/keys/${revoked.id}`)).status).toBe(204);
 });
 
 afterAll(async () => {
@@ -144,7 +145,7 @@ function exampleBody(schema: string | undefined): unknown {
 
 /** The request schema each route declares, as the OpenAPI document (made from the routes) names it. */
 async function bodySchemas(): Promise<Map<string, string>> {
-  const doc = (await h.call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { $ref: string } }> } }>> };
+  const doc = (await h.api.as(openApiDocument)('GET', '/openapi.json')).body;
   const out = new Map<string, string>();
   for (const [p, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
@@ -165,7 +166,9 @@ function routerOf(routes: readonly ServedRoute[]): (method: string, target: stri
   for (const route of routes) router.on(route.method as 'GET', route.url, () => undefined, route);
   return (method, target) => {
     try {
-      return (router.find(method as 'GET', target)?.store as ServedRoute | undefined) ?? undefined;
+      // find-my-way leaves a route's store untyped: read it as unknown, and name the route registered with it.
+      const found: { store: unknown } | null = router.find(method as 'GET', target);
+      return routes.find((route) => route === found?.store);
     } catch {
       return undefined;
     }
