@@ -2,7 +2,8 @@
  * Composition root of the daemon: config → adapters → wiring → signals (docs/operations.md#signals-and-shutdown).
  * `npm start` runs this file.
  */
-import { ConfigError, loadConfig, requireDaemonSettings } from './config/schema.js';
+import { ConfigError } from './config/env.js';
+import { loadConfig, requireDaemonSettings } from './config/schema.js';
 import { processSecrets } from './compose.js';
 import { startDaemon, type Daemon } from './daemon.js';
 import { createLogger } from './telemetry/logger.js';

@@ -13,9 +13,6 @@ import type { AgentDeps, AgentInput, AgentRun } from './types.js';
 import { thinkingOf, textOf } from './response-text.js';
 import type { AssistantBlock, ModelResponse, TextBlock, ToolUseBlock } from '../contract/recording.js';
 
-// The agent's shapes (types.ts), given with the loop that takes them.
-export type { AgentDeps, AgentInput } from './types.js';
-
 /**
  * The one step loop: open the start page and observe it, then turn after turn: check the caps,
  * ask the model, handle a turn without tool calls (its stop reason), run the tool calls

@@ -5,8 +5,6 @@
 import type { Logger } from '../telemetry/types.js';
 import type { LimitReached, PageLimits } from './types.js';
 
-export type { LimitReached, PageLimits };
-
 /** The defaults, the constants these limits were before they were settings. */
 export const DEFAULT_PAGE_LIMITS: PageLimits = { tabsMax: 10, consoleLineMaxChars: 2_000, consoleEntriesMax: 300, consoleBytesMax: 1024 ** 2 };
 

@@ -18,7 +18,7 @@ import { cancellable } from '../domain/cancel.js';
 import { createHostMatcher } from './host-matcher.js';
 import { createSession } from './playwright-session.js';
 import { allowedState, readAllowedState, watchSignIn } from './profile-state.js';
-import { SETTLE_PROBE_SCRIPT } from './settle.js';
+import { SETTLE_PROBE_SOURCE } from './page-scripts.generated.js';
 import type { BrowserSandbox, BrowserSession, DownloadEvent, SessionOptions } from './types.js';
 
 export interface PlaywrightSandboxOptions {
@@ -205,7 +205,10 @@ export function createPlaywrightSandbox(opts: PlaywrightSandboxOptions): Browser
       const files = attachFileChoosers(context, { files: options.inputFiles ?? [], logger: sessionLogger, ...(options.onFileChooser ? { onOpened: options.onFileChooser } : {}) });
       const tracker = downloads;
       await guard.attach(context, tracker ? { onDownload: (download) => tracker.accept(download) } : {});
-      await context.addInitScript(SETTLE_PROBE_SCRIPT);
+      // The settle probe (page/settle-probe.ts, read by settle.ts) runs before the page's scripts in
+      // every frame and answers, for a moment since an input, what is still under way there:
+      // timers, requests, a navigation, a file chooser or a popup the page asked for.
+      await context.addInitScript(SETTLE_PROBE_SOURCE);
       const page = await context.newPage();
       signal.throwIfAborted();
       const session = createSession({

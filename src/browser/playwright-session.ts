@@ -23,8 +23,6 @@ import { createTabRegistry } from './tab-registry.js';
 import { followActiveTab } from './tab-screencast.js';
 import type { BrowserSession, DownloadEvent, NavigationResult, Screencast, SessionOptions, TabInfo } from './types.js';
 
-export { firstLine, jpegSize, pngSize } from './playwright-tab.js';
-
 const NAVIGATION_TIMEOUT_MS = 30_000;
 
 export interface SessionParts {

@@ -9,10 +9,10 @@ import { createPageStructure } from './frame-structure.js';
 import { staleRefError } from './page-structure.js';
 import { cancellable } from '../domain/cancel.js';
 import { terminateScripts } from './cancellable.js';
-import type { ConsoleBudget, LimitReached, PageLimits } from './page-limits.js';
+import type { ConsoleBudget } from './page-limits.js';
 import { withinMs } from './settle.js';
 import { VALUE_TEXT_FUNCTION } from './page-scripts.generated.js';
-import type { BrowserTab, ConsoleEntry, FileInputResult, NetworkEntry, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
+import type { BrowserTab, ConsoleEntry, FileInputResult, LimitReached, NetworkEntry, PageLimits, Screenshot, ScreenshotOptions, StructureResult } from './types.js';
 
 /** One screenshot attempt; a capture waiting on a frame that never comes is asked again. */
 const CAPTURE_TIMEOUT_MS = 5_000;

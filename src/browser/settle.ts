@@ -1,6 +1,6 @@
 import type { Frame, Page } from 'playwright-core';
 import { cancellable, settledOrAborted } from '../domain/cancel.js';
-import { SETTLE_PROBE_SOURCE, STILL_WAIT_SOURCE } from './page-scripts.generated.js';
+import { STILL_WAIT_SOURCE } from './page-scripts.generated.js';
 import type { Busy, StillWaitArgs, StillWaitEnd } from './page/still-wait.js';
 
 /**
@@ -19,13 +19,6 @@ import type { Busy, StillWaitArgs, StillWaitEnd } from './page/still-wait.js';
 export const TIMER_HORIZON_MS = 1_000;
 /** After the last DOM change, the page must stay unchanged this long. */
 export const DOM_QUIET_MS = 50;
-
-/**
- * Installed with `context.addInitScript`: the probe (page/settle-probe.ts) runs before the
- * page's scripts in every frame and answers, for a moment since an input, what is still under
- * way there: timers, requests, a navigation, a file chooser or a popup the page asked for.
- */
-export const SETTLE_PROBE_SCRIPT = SETTLE_PROBE_SOURCE;
 
 /**
  * The wait inside the page (page/still-wait.ts), in the document's own world where the probe

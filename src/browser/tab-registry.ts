@@ -8,9 +8,9 @@ import type { SessionGuard } from './confinement.js';
 import type { FileChooserTracker } from './file-chooser.js';
 import type { FrameNavigations } from './frame-navigations.js';
 import type { NetworkActivity } from './network-activity.js';
-import type { ConsoleBudget, LimitReached, PageLimits } from './page-limits.js';
+import type { ConsoleBudget } from './page-limits.js';
 import { createPlaywrightTab, type PlaywrightTab } from './playwright-tab.js';
-import type { BrowserChange } from './types.js';
+import type { BrowserChange, LimitReached, PageLimits } from './types.js';
 
 /** Changes kept for the agent between two reports (a page opening dialogs in a loop). */
 const CHANGES_MAX = 100;

@@ -8,8 +8,6 @@ import { parseProfileKeys, type ProfileKeyring } from '../domain/profile-crypto.
 import { ConfigError, bool, int, optionalString, optionalUrl, parseEnvironment } from './env.js';
 import { TRACING_SECRET_VARIABLES, tracingSettingsSchema } from './tracing.js';
 
-export { ConfigError };
-
 /**
  * Every setting of the worker, read from the environment once at start (docs/configuration.md).
  * Durations are milliseconds and end in `Ms`. Each field: one line of doc, then its default.

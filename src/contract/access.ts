@@ -67,6 +67,7 @@ export const apiKey = z.object({
 export type ApiKeyView = z.infer<typeof apiKey>;
 
 export const apiKeyList = z.object({ keys: z.array(apiKey) });
+export type ApiKeyList = z.infer<typeof apiKeyList>;
 
 /** The answer to `POST /api/keys`: the key's listing and the key, shown this once. */
 export const apiKeyCreated = apiKey.extend({
@@ -75,9 +76,11 @@ export const apiKeyCreated = apiKey.extend({
   last_used_at: z.null(),
   key: z.string().meta({ description: 'The key (`ewk_` and 43 characters): shown in this answer only; the service keeps its SHA-256.' }),
 });
+export type ApiKeyCreated = z.infer<typeof apiKeyCreated>;
 
 /** `GET /api/session`: how the request is signed in, and as whom (the key's name). */
 export const sessionInfo = z.object({ via: z.enum(['key', 'session']), identity: z.string() });
+export type SessionInfo = z.infer<typeof sessionInfo>;
 
 /** `POST /api/login-links`. */
 export const loginLinkRequest = z.strictObject({

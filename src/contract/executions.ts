@@ -73,6 +73,7 @@ export const execution = z.object({
 export type ExecutionRow = z.infer<typeof execution>;
 
 export const executionList = listOf(execution);
+export type ExecutionList = z.infer<typeof executionList>;
 
 /** `GET /api/executions`: a page, of one workflow's executions and of one status when asked. */
 export const executionQuery = pageQuery.extend({

@@ -53,6 +53,7 @@ export const profileSummary = z.object({
 export type ProfileSummary = z.infer<typeof profileSummary>;
 
 export const profileList = z.object({ profiles: z.array(profileSummary) });
+export type ProfileList = z.infer<typeof profileList>;
 
 /** `output.json`'s `profile` (counts, no values). */
 export const profileReport = z.object({

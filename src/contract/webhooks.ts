@@ -32,11 +32,13 @@ export const webhook = z.object({
 export type WebhookRow = z.infer<typeof webhook>;
 
 export const webhookList = z.object({ items: z.array(webhook) });
+export type WebhookList = z.infer<typeof webhookList>;
 
 /** `201` of `POST /api/webhooks`: the webhook and its signing secret, shown this once. */
 export const webhookCreated = webhook.extend({
   secret: z.string().meta({ description: 'The signing secret (`whsec_` + base64), shown this once. Deliveries are signed with it as the Standard Webhooks specification says.' }),
 });
+export type WebhookCreated = z.infer<typeof webhookCreated>;
 
 /** One try at sending a delivery. */
 export const deliveryAttempt = z.object({
@@ -61,6 +63,7 @@ export const delivery = z.object({
 export type DeliveryRow = z.infer<typeof delivery>;
 
 export const deliveryList = z.object({ items: z.array(delivery).meta({ description: 'Newest first; the last 200 kept.' }) });
+export type DeliveryList = z.infer<typeof deliveryList>;
 
 /** `202` of a send-again. */
 export const deliveryQueued = z.object({ id: z.string(), state: z.literal('pending') });

@@ -149,7 +149,9 @@ export const workflow = storedWorkflow.extend({
 export type Workflow = z.infer<typeof workflow>;
 
 export const workflowList = listOf(workflow);
+export type WorkflowList = z.infer<typeof workflowList>;
 export const versionList = listOf(workflowVersion);
+export type VersionList = z.infer<typeof versionList>;
 
 /** `DELETE …/versions/{versionId}/cache`: whether there was a cache. */
 export const cacheCleared = z.object({ cleared: z.boolean() });

@@ -11,8 +11,6 @@ import { pingRedis } from './redis-ping.js';
 import { createRunningJobs } from './running-jobs.js';
 import type { Intake, IntakeOptions, JobOutcome } from './types.js';
 
-export type { Admission, Intake, IntakeOptions, JobOutcome } from './types.js';
-
 /**
  * The BullMQ worker, wired to the intake's parts (docs/queue-and-jobs.md). Runs are not
  * idempotent — they act on real business systems — so a job is never retried or re-run after a

@@ -3,9 +3,6 @@ import type { FastifyRequest } from 'fastify';
 import { parseAuthority, type PublicHost } from '../domain/public-hosts.js';
 import { HttpError } from './http-errors.js';
 
-// Read the same way by the configuration (src/config/serve.ts) and by this guard.
-export { parsePublicHosts, type PublicHost } from '../domain/public-hosts.js';
-
 /**
  * DNS rebinding (docs/security.md#dns-rebinding): a page on `evil.test` can make its own name
  * resolve to 127.0.0.1, and the browser then sends it, with the page's scripts reading every

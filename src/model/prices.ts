@@ -20,8 +20,6 @@ import { sameFamily } from './tool-versions.js';
 import type { ModelPricing, PricedUsage, TokenPrices } from './types.js';
 import type { TokenUsage } from '../contract/recording.js';
 
-export type { TokenPrices } from './types.js';
-
 /** One row of the table: a family's prices, and above a prompt size, others. */
 export interface ModelPrices extends TokenPrices {
   /** Requests whose prompt (input + cache reads + cache writes) is larger than `promptTokens` are billed at `prices`. */

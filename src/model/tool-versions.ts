@@ -31,8 +31,6 @@
 
 import { computerTool, isToolsetType, type ActionSpaceKind, type ComputerTool } from '../domain/action-spaces.js';
 
-export type { ActionSpaceKind } from '../domain/action-spaces.js';
-
 /** How the browser use tool's documentation speaks of a model. */
 export type BrowserSupport = 'documented' | 'model-page' | 'unknown' | 'no';
 

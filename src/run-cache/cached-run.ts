@@ -14,7 +14,8 @@
  * The runner sees one function. This folder uses the agent's loop and ports; the agent knows
  * nothing of the cache.
  */
-import { runAgent, type AgentDeps, type AgentInput } from '../agent/loop.js';
+import { runAgent } from '../agent/loop.js';
+import type { AgentDeps, AgentInput } from '../agent/types.js';
 import { openStartPage } from '../agent/start-page.js';
 import { placeholderOf, placeholdersIn } from '../domain/input-references.js';
 import { pathId, valueAt, type KeyPath } from '../contract/key-path.js';

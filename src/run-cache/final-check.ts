@@ -9,7 +9,7 @@
  * A request of its own (its own short conversation: a system prompt, one user message), with one
  * tool, `verify_replay`; the answer is forced to it where the model's thinking settings allow.
  */
-import type { AgentDeps, AgentInput } from '../agent/loop.js';
+import type { AgentDeps, AgentInput } from '../agent/types.js';
 import { inputLines } from '../agent/prompt.js';
 import type { ToolDefinition } from '../model/types.js';
 import { viewPage } from './page-view.js';

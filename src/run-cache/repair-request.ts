@@ -8,7 +8,7 @@
  * their names (never a value of the earlier input: those are not kept; secrets by name only),
  * the actions around it, and why the replay could not do it.
  */
-import type { AgentInput } from '../agent/loop.js';
+import type { AgentInput } from '../agent/types.js';
 import { describeInput } from '../agent/prompt.js';
 import { placeholderOf } from '../domain/input-references.js';
 import { formatPath, type KeyPath } from '../contract/key-path.js';

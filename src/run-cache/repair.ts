@@ -10,7 +10,7 @@
  * one repair; `flow_changed`, a refusal, or no way back to the earlier run's steps ends it, and
  * the model takes the run over from there.
  */
-import type { AgentDeps, AgentInput } from '../agent/loop.js';
+import type { AgentDeps, AgentInput } from '../agent/types.js';
 import { browserCall } from '../agent/browser-call.js';
 import { enterText, enterValue, placeholderOf, placeholdersIn, type InputSource } from '../domain/input-references.js';
 import { pathId, type KeyPath } from '../contract/key-path.js';

@@ -13,7 +13,8 @@ import type { ArtifactStore } from '../storage/types.js';
 import type { Logger, Tracing } from '../telemetry/types.js';
 import type { ExecutionEventSource } from '../execution/events.js';
 import type { ProfileSettings } from './profile.js';
-import type { ActionSpace, ActionSpaceChoice, ActionSpaceKind, ActionSpaceOptions } from '../toolset/types.js';
+import type { ActionSpace, ActionSpaceChoice, ActionSpaceOptions } from '../toolset/types.js';
+import type { ActionSpaceKind } from '../domain/action-spaces.js';
 import type { Specification } from '../contract/specification.js';
 import type { RecordingFile } from '../contract/recording.js';
 

@@ -31,8 +31,6 @@ export interface RedisRunCacheOptions {
   readTimeoutMs?: number;
 }
 
-export { runCacheKey };
-
 export function createRedisRunCache(options: RedisRunCacheOptions): RedisRunCache {
   const readTimeoutMs = options.readTimeoutMs ?? READ_TIMEOUT_MS;
   const redis = new Redis(redisOptions(options.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true }));

@@ -5,11 +5,11 @@
  * keys arrive in xdotool syntax and are mapped to DOM key names.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { COMPUTER_TOOLSET, ZOOM_COMPUTER_TOOL_TYPES } from '../domain/action-spaces.js';
+import { COMPUTER_TOOLSET, ZOOM_COMPUTER_TOOL_TYPES, type ComputerToolType } from '../domain/action-spaces.js';
 import type { BrowserSession, MouseButton, Screenshot } from '../browser/types.js';
 import { enterText } from '../domain/input-references.js';
 import { shownAs, typeSecretText } from './secret-typing.js';
-import type { ActionContext, ActionOutcome, ComputerToolVersion, ExecuteComputerAction } from './computer-types.js';
+import type { ActionContext, ActionOutcome, ExecuteComputerAction } from './computer-types.js';
 import {
   type Check,
   type ParamName,
@@ -60,7 +60,7 @@ interface ActionSpec {
   counted: boolean;
   wantsScreenshot: boolean;
   /** Tool versions that define the action (all when absent). */
-  versions?: readonly ComputerToolVersion[];
+  versions?: readonly ComputerToolType[];
   plan(input: ToolInput, context: ActionContext): Check<Plan>;
 }
 
@@ -350,7 +350,7 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   return delay(ms, undefined, { signal }).catch(() => undefined);
 }
 
-function maxDuration(version: ComputerToolVersion): number | undefined {
+function maxDuration(version: ComputerToolType): number | undefined {
   return version === COMPUTER_TOOLSET ? TOOLSET_MAX_DURATION_S : undefined;
 }
 

@@ -2,9 +2,6 @@ import type { BrowserSession, Screenshot, Size } from '../browser/types.js';
 import type { InputSource } from '../domain/input-references.js';
 import type { ComputerToolType } from '../domain/action-spaces.js';
 
-/** Versions of Anthropic's computer-use tool the worker speaks (docs/action-spaces.md). */
-export type ComputerToolVersion = ComputerToolType;
-
 /**
  * The geometry between the model's display and the browser viewport. The model sees and
  * clicks in display pixels; the browser works in viewport CSS pixels. They differ only when
@@ -24,7 +21,7 @@ export interface DisplayGeometry {
 export interface ActionContext {
   session: BrowserSession;
   geometry: DisplayGeometry;
-  toolVersion: ComputerToolVersion;
+  toolVersion: ComputerToolType;
   /** The input's values by name: each `{{path}}` of text to type becomes the value (a secret revealed) as it is typed. */
   vault: InputSource;
   signal: AbortSignal;

@@ -13,8 +13,6 @@ import type { SecretVault } from '../domain/secrets.js';
 import type { ImageBlock, ToolDefinition, ToolResultBlock } from '../model/types.js';
 import type { TextBlock, ToolUseBlock } from '../contract/recording.js';
 
-export type { ActionSpaceKind } from '../domain/action-spaces.js';
-
 /** What the run cache keeps of one executed action (docs/run-cache.md#what-it-holds): what it did, and to what. */
 export interface ActionTrace {
   /** The call as the model made it (placeholders in place of secrets). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { ProfileKeyring } from '../../src/domain/profile-crypto.js';
-import type { PublicHost } from '../../src/local-service/host-guard.js';
+import type { PublicHost } from '../../src/domain/public-hosts.js';
 import type { ProfileDirectory } from '../../src/local-service/profile-routes.js';
 import { apiKeyCreated } from '../../src/contract/access.js';
 import type { ServedRoute } from '../../src/local-service/app.js';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretVault } from '../../src/domain/secrets.js';
-import { createBullmqIntake, type Intake } from '../../src/intake/bullmq-intake.js';
+import { createBullmqIntake } from '../../src/intake/bullmq-intake.js';
+import type { Intake } from '../../src/intake/types.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisRunCache, runCacheKey, type RedisRunCache } from '../../src/storage/redis-run-cache.js';
+import { runCacheKey } from '../../src/domain/run-cache.js';
+import { createRedisRunCache, type RedisRunCache } from '../../src/storage/redis-run-cache.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 

@@ -1,5 +1,5 @@
 import { chromium, type Browser, type BrowserServer, type CDPSession, type Page } from 'playwright-core';
-import { jpegSize } from '../../src/browser/playwright-session.js';
+import { jpegSize } from '../../src/browser/playwright-tab.js';
 import type { BrowserSession, FrameHandler, Screencast, ScreencastOptions, Size } from '../../src/browser/types.js';
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runAgent, type AgentInput } from '../../src/agent/loop.js';
+import { runAgent } from '../../src/agent/loop.js';
+import type { AgentInput } from '../../src/agent/types.js';
 import { ExecutionError } from '../../src/contract/errors.js';
 import { compileSchema } from '../../src/domain/json-schema.js';
 import { createSecretVault } from '../../src/domain/secrets.js';

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAskHuman, humanTimeout } from '../../src/agent/ask-human.js';
-import { runAgent, type AgentInput } from '../../src/agent/loop.js';
+import { runAgent } from '../../src/agent/loop.js';
+import type { AgentInput } from '../../src/agent/types.js';
 import { parseAnswer, parseInput } from '../../src/domain/human-protocol.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import type { ToolResultBlock } from '../../src/model/types.js';

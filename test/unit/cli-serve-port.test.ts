@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config/schema.js';
+import { ConfigError } from '../../src/config/env.js';
 import { loadServeConfig } from '../../src/config/serve.js';
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ActionContext, ActionOutcome, ComputerToolVersion, DisplayGeometry } from '../../src/toolset/computer-types.js';
+import type { ComputerToolType } from '../../src/domain/action-spaces.js';
+import type { ActionContext, ActionOutcome, DisplayGeometry } from '../../src/toolset/computer-types.js';
 import { SCROLL_PX_PER_CLICK, executeComputerAction } from '../../src/toolset/computer-actions.js';
 import type { BrowserSession, BrowserTab, Screenshot, ScreenshotOptions, Size } from '../../src/browser/types.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
@@ -70,7 +71,7 @@ function geometry(display: Size, factor = 1): DisplayGeometry {
   };
 }
 
-function setup(options: { factor?: number; version?: ComputerToolVersion } = {}) {
+function setup(options: { factor?: number; version?: ComputerToolType } = {}) {
   const factor = options.factor ?? 1;
   const display = { width: 1280 / factor, height: 800 / factor };
   const fake = fakeSession();

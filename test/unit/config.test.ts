@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, requireDaemonSettings } from '../../src/config/schema.js';
+import { ConfigError } from '../../src/config/env.js';
+import { loadConfig, requireDaemonSettings } from '../../src/config/schema.js';
 import { loadServeConfig } from '../../src/config/serve.js';
 
 describe('configuration', () => {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isServedHost, parsePublicHosts, type PublicHost } from '../../src/local-service/host-guard.js';
+import { parsePublicHosts, type PublicHost } from '../../src/domain/public-hosts.js';
+import { isServedHost } from '../../src/local-service/host-guard.js';
 
 /**
  * Which Host the local service answers for (DNS rebinding): generated names, addresses and ports

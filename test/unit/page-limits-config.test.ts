@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/schema.js';
+import { ConfigError } from '../../src/config/env.js';
+import { loadConfig } from '../../src/config/schema.js';
 
 /** The message of the ConfigError `env` raises; fails when it is accepted. */
 function refusal(env: Record<string, string>): string {

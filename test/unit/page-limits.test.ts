@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createConsoleBudget, createLimitReporter, type LimitReached } from '../../src/browser/page-limits.js';
+import { createConsoleBudget, createLimitReporter } from '../../src/browser/page-limits.js';
+import type { LimitReached } from '../../src/browser/types.js';
 import { createTabConsole } from '../../src/browser/playwright-tab.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { changeNotes } from '../../src/toolset/results.js';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/schema.js';
+import { ConfigError } from '../../src/config/env.js';
+import { loadConfig } from '../../src/config/schema.js';
 import { tracingSecrets, tracingSettingsSchema, tracingWanted } from '../../src/config/tracing.js';
 import { createSecretVault } from '../../src/domain/secrets.js';
 import { parseJobData } from '../../src/domain/job.js';

@@ -1,12 +1,14 @@
-// The dashboard: Preact components in TypeScript, typed against the contract (contract-types.ts),
-// bundled by esbuild at build time (scripts/build-dashboard.ts). It offers what the API offers
+// The dashboard: Preact components in TypeScript, typed against the contract (the z.infer types
+// of src/contract/, imported with `import type` so that no zod code reaches the bundle), bundled by
+// esbuild at build time (scripts/build-dashboard.ts). It offers what the API offers
 // (workflows: create, edit → new version, versions, delete, execute; executions: list, page with
 // live view and step timeline; Settings → API Keys) through the same endpoints, signed in by an
 // HttpOnly session cookie: the key is given once on the Settings page (or a login link does it)
 // and never kept by the page. Text from the API is always rendered as text, never as HTML.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ExecutionList, ExecutionRow, VersionList, Workflow, WorkflowList, WorkflowVersion } from './contract-types.js';
+import type { ExecutionList, ExecutionRow } from '../../contract/executions.js';
+import type { VersionList, Workflow, WorkflowList, WorkflowVersion } from '../../contract/workflows.js';
 import { ApiError, ErrorBox, Field, StalePage, StatusBadge, api, fmtDate, fmtMs, fmtUsd, formText, newPage, notFoundPage, show, useFieldErrors } from './dom.js';
 import { SPEC_FIELD_NAMES, SpecFields, readSpecFields } from './spec-fields.js';
 import { CachedPath } from './cache-view.js';

@@ -5,7 +5,7 @@
 import { render, type ComponentChildren, type VNode } from 'preact';
 import { useMemo, useRef, useState } from 'preact/hooks';
 import type { ValidationIssue } from '../../contract/api-errors.js';
-import type { ExecutionRow } from './contract-types.js';
+import type { ExecutionRow } from '../../contract/executions.js';
 
 export const app = document.getElementById('app') as HTMLElement;
 
@@ -76,7 +76,7 @@ export function newPage(): void {
 }
 
 // The session cookie (HttpOnly, set by signing in or by a login link) goes with every request:
-// the page itself never holds the key. `T` is the contract's type of the answer (contract-types.ts).
+// the page itself never holds the key. `T` is the contract's type of the answer (src/contract/).
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const askedOn = pageEpoch;
   const answer = await call<T>(method, path, body);

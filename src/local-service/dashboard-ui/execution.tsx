@@ -5,7 +5,8 @@
 
 import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { ExecutionRow, OutputDocument } from './contract-types.js';
+import type { ExecutionRow } from '../../contract/executions.js';
+import type { OutputDocument } from '../../contract/output.js';
 import type { LiveEvent } from '../../contract/live.js';
 import { ApiError, ErrorBox, StalePage, StatusBadge, api, artifactUrl, fetchArtifact, fmtDate, fmtMs, fmtUsd, notFoundPage, plural, prettyJson, show } from './dom.js';
 import { Timeline, buildSteps, stepAt, type LogLine, type Step } from './timeline.js';

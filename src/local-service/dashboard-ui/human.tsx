@@ -5,7 +5,7 @@
 
 import type { ImgHTMLAttributes } from 'preact';
 import { useRef, useState } from 'preact/hooks';
-import type { ExecutionRow } from './contract-types.js';
+import type { ExecutionRow } from '../../contract/executions.js';
 import { ErrorBox, api, formText } from './dom.js';
 
 type Waiting = NonNullable<ExecutionRow['waiting']>;

@@ -1,7 +1,7 @@
 // Browser profiles (docs/profiles.md): what the workers keep of each workflow's sign-in, listed
 // without any value (id, hosts, last save, size), each with a delete button.
 
-import type { ProfileList, ProfileSummary } from './contract-types.js';
+import type { ProfileList, ProfileSummary } from '../../contract/profile.js';
 import { api, fmtDate, show } from './dom.js';
 
 const fmtSize = (n: number) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`);

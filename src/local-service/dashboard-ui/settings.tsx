@@ -4,7 +4,7 @@
 // session's own key is recorded as its maker, so revoking that key revokes it (docs/security.md).
 
 import { useState } from 'preact/hooks';
-import type { ApiKeyCreated, ApiKeyList, ApiKeyView, SessionInfo } from './contract-types.js';
+import type { ApiKeyCreated, ApiKeyList, ApiKeyView, SessionInfo } from '../../contract/access.js';
 import { ErrorBox, Field, SecretOnce, StalePage, afterSignIn, api, fmtDate, formText, show, useFieldErrors } from './dom.js';
 import { WebhooksSection, loadWebhooks, type WebhooksData } from './webhooks.js';
 

@@ -3,7 +3,7 @@
 // humanTimeoutMs and budget. An emptied field is sent as null (an edit removes it); a checkbox
 // left as the version has it is not sent, so the default stays a default.
 
-import type { Specification } from './contract-types.js';
+import type { Specification } from '../../contract/specification.js';
 import { Field, formText, type FieldErrors } from './dom.js';
 
 /** The fields' names, as the API's issues name them (`loc: ['body', name]`). */

@@ -3,7 +3,8 @@
 // schedule made. The rules are the API's (docs/api.md#triggers); the page only shows and sends.
 
 import { useState } from 'preact/hooks';
-import type { ExecutionRow, Workflow, WorkflowVersion } from './contract-types.js';
+import type { ExecutionRow } from '../../contract/executions.js';
+import type { Workflow, WorkflowVersion } from '../../contract/workflows.js';
 import { ErrorBox, Field, StalePage, api, fmtDateIn, formText, scheduleZone, type FieldErrors } from './dom.js';
 
 /** The fields' names, as the API's issues name them. */

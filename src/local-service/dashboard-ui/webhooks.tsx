@@ -4,7 +4,8 @@
 // again" for any delivery.
 
 import { useState } from 'preact/hooks';
-import type { DeliveryList, DeliveryRow, WebhookCreated, WebhookList, WebhookRow, Workflow, WorkflowList } from './contract-types.js';
+import type { DeliveryList, DeliveryRow, WebhookCreated, WebhookList, WebhookRow } from '../../contract/webhooks.js';
+import type { Workflow, WorkflowList } from '../../contract/workflows.js';
 import { ErrorBox, Field, SecretOnce, StalePage, api, fmtDate, fmtMs, formText, useFieldErrors } from './dom.js';
 
 const EVENTS = ['execution.started', 'execution.waiting', 'execution.completed', 'execution.failed'] as const;

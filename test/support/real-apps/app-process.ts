@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { pause } from '../poll.js';
 
 /**
@@ -110,6 +111,12 @@ export function spawnApp(name: string, command: string, args: readonly string[],
   function tail(): string {
     return `--- last stdout lines ---\n${lines.slice(-10).join('\n')}\n--- stderr ---\n${stderr.slice(-3000)}`;
   }
+}
+
+/** Stops the application (when it was started) and removes its folder: each app's `stop()`, and the clean-up of a start that failed. */
+export async function stopApp(app: AppProcess | undefined, dir: string): Promise<void> {
+  await app?.stop();
+  await rm(dir, { recursive: true, force: true });
 }
 
 /**

@@ -10,7 +10,8 @@
 import { formatPath } from '../../../src/contract/key-path.js';
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, squash, type PageElement } from './page-read.js';
-import { actedHere, lastUserText, ownRead, type RequestBody, shownPage } from './request-read.js';
+import { turnLog } from './turn-log.js';
+import { actedHere, isFinalCheck, isRepair, lastUserText, pageToActOn, type RequestBody } from './request-read.js';
 
 export interface PostInput {
   title: string;
@@ -48,22 +49,19 @@ const key = (text: string): ScriptedContentBlock => memberBlock('key', { text })
 
 export function postAgent(input: PostInput): { script: (request: RecordedRequest) => ScriptedTurn; log: PostAgentLog } {
   const log: PostAgentLog = { turns: [], lastSeen: '' };
-  let turns = 0;
-  const note = (kind: string, reply: ScriptedTurn) => {
-    log.turns.push(kind);
-    return reply;
-  };
+  const { note, count } = turnLog(log.turns, 40);
 
   const script = (request: RecordedRequest): ScriptedTurn => {
     const body = request.body as RequestBody;
-    if (body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay') return verify(body);
-    if (++turns > 40) return finish('failed', undefined, 'gave up after 40 turns');
-    const repair = body.tools?.some((t) => t.name === 'step_done') === true;
+    if (isFinalCheck(body)) return verify(body);
+    const spent = count();
+    if (spent) return spent;
+    const repair = isRepair(body);
     // Done once it acted, unless all it did last was open a panel: the step's value is still to enter.
     const opened = ['open categories', 'open tags'].includes(log.turns.at(-1) ?? '');
     if (repair && actedHere(body) && !opened) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
     // A repair shows the page with its first message (and again after each turn): acted on at once.
-    const seen = ownRead(body) ?? (repair ? shownPage(body) : undefined);
+    const seen = pageToActOn(body, repair);
     if (seen === undefined) return note('read', turn(readAll()));
     log.lastSeen = seen;
     const page = parseRead(seen);

@@ -10,7 +10,8 @@
  */
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, squash, type PageElement } from './page-read.js';
-import { actedHere, lastUserText, ownRead, type RequestBody, shownPage } from './request-read.js';
+import { turnLog } from './turn-log.js';
+import { actedHere, isFinalCheck, isRepair, lastUserText, pageToActOn, type RequestBody } from './request-read.js';
 
 export interface InvoiceInput {
   password: string;
@@ -107,19 +108,16 @@ const recordLink = (input: InvoiceInput) => new RegExp(`^Invoice #\\d+ from ${in
 
 export function invoiceAgent(input: InvoiceInput): { script: (request: RecordedRequest) => ScriptedTurn; log: InvoiceAgentLog } {
   const log: InvoiceAgentLog = { turns: [], lastSeen: '', verifications: [] };
-  let turns = 0;
-  const note = (kind: string, reply: ScriptedTurn) => {
-    log.turns.push(kind);
-    return reply;
-  };
+  const { note, count } = turnLog(log.turns, 30);
 
   const script = (request: RecordedRequest): ScriptedTurn => {
     const body = request.body as RequestBody;
-    if (body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay') return verify(body);
-    if (++turns > 30) return finish('failed', undefined, 'gave up after 30 turns');
-    const repair = body.tools?.some((t) => t.name === 'step_done') === true;
+    if (isFinalCheck(body)) return verify(body);
+    const spent = count();
+    if (spent) return spent;
+    const repair = isRepair(body);
     if (repair && actedHere(body)) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
-    const seen = ownRead(body) ?? (repair ? shownPage(body) : undefined);
+    const seen = pageToActOn(body, repair);
     if (seen === undefined) return note('read', turn(readAll()));
     log.lastSeen = seen;
     const page = parseRead(seen);

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { awaitHttp, spawnApp, type AppProcess } from './app-process.js';
+import { awaitHttp, spawnApp, stopApp, type AppProcess } from './app-process.js';
 
 /**
  * The Django admin, as Debian packages Django (`apt-get install python3-django`), for one test
@@ -204,14 +204,10 @@ export async function startDjangoAdmin(options: { host?: string; seed?: Array<Om
         const { stdout } = await manage('shell', '-c', LIST);
         return JSON.parse(stdout.trim().split('\n').at(-1)!) as DjangoInvoice[];
       },
-      async stop() {
-        await server.stop();
-        await rm(dir, { recursive: true, force: true });
-      },
+      stop: () => stopApp(server, dir),
     };
   } catch (error) {
-    await app?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await stopApp(app, dir);
     throw error;
   }
 }

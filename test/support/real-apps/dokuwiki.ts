@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { awaitHttp, spawnApp, type AppProcess } from './app-process.js';
+import { awaitHttp, spawnApp, stopApp, type AppProcess } from './app-process.js';
 
 /**
  * DokuWiki, the wiki, as Debian packages it (`apt-get install dokuwiki php-cli`), served for one
@@ -93,16 +93,12 @@ export async function startDokuWiki(options: { host?: string; users: DokuWikiUse
               .map((line) => line.split('\t'))
               .map((f) => ({ type: f[2] ?? '', user: f[4] ?? '', summary: f[5] ?? '' }));
           },
-          async stop() {
-            await server.stop();
-            await rm(dir, { recursive: true, force: true });
-          },
+          stop: () => stopApp(server, dir),
         };
       }
     }
   } catch (error) {
-    await app?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await stopApp(app, dir);
     throw error;
   }
 }

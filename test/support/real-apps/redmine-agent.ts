@@ -1,7 +1,7 @@
 import { formatPath } from '../../../src/contract/key-path.js';
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, shows, squash, type PageElement } from './page-read.js';
-import { actedHere, type Block, lastUserText, type RequestBody, systemText, textOf } from './request-read.js';
+import { actedHere, isFinalCheck, isRepair, lastUserText, ownRead, type RequestBody, systemText } from './request-read.js';
 import type { Redmine } from './redmine.js';
 
 /**
@@ -20,9 +20,8 @@ import type { Redmine } from './redmine.js';
  * it is answered by comparing the page the request carries with the input.
  */
 
-export interface IssueInput {
-  user: string;
-  password: string;
+/** What an issue says, the same in the agent's input and in Redmine's record of the issue (redmine-record.ts). */
+export interface IssueFields {
   tracker: string;
   subject: string;
   /** Textile, with line breaks. */
@@ -33,11 +32,8 @@ export interface IssueInput {
   targetVersion: string;
   startDate: string;
   dueDate: string;
-  estimatedHours: number;
   customerReference: string;
   customerNotes: string;
-  affectedUsers: number;
-  budget: number;
   deadline: string;
   billable: boolean;
   severity: string;
@@ -46,6 +42,14 @@ export interface IssueInput {
   reviewer: string;
   fixedIn: string;
   runbook: string;
+}
+
+export interface IssueInput extends IssueFields {
+  user: string;
+  password: string;
+  estimatedHours: number;
+  affectedUsers: number;
+  budget: number;
   /** A person's full name, as Redmine shows it. */
   watcher: string;
   /** An input file (docs/files-and-codes.md#input-files). */
@@ -170,7 +174,7 @@ export function issueAgent(redmine: Redmine, input: IssueInput, options: IssueAg
 
   const script = (request: RecordedRequest): ScriptedTurn => {
     const body = request.body as RequestBody;
-    if (isVerification(body)) return verify(body);
+    if (isFinalCheck(body)) return verify(body);
     // Asked without the browser (to read the output from the page text it is given): answer from that text.
     if (!body.tools?.some((t) => t.type?.startsWith('browser_toolset'))) return report(body);
     if (++turns > maxTurns) return finish('failed', undefined, `gave up after ${maxTurns} turns`);
@@ -380,31 +384,6 @@ function watchersShown(page: PageElement[]): string[] | undefined {
     if (e.role === 'link' && /\/users\/\d+/.test(e.line)) names.push(e.name);
   }
   return names;
-}
-
-// ---- requests ----
-
-/** A repair request: the browser tools and the repair's own `step_done`. */
-function isRepair(body: RequestBody): boolean {
-  return body.tools?.some((t) => t.name === 'step_done') === true;
-}
-
-function isVerification(body: RequestBody): boolean {
-  return body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay';
-}
-
-/** The result of this model's own `read_page` `{filter: "all"}`, when that was its last call and this request answers it. */
-function ownRead(body: RequestBody): string | undefined {
-  const messages = body.messages ?? [];
-  const last = messages.at(-1);
-  const asked = messages.at(-2);
-  if (last?.role !== 'user' || asked?.role !== 'assistant' || !Array.isArray(asked.content)) return undefined;
-  const calls = (asked.content as Block[]).filter((b) => b.type === 'tool_use');
-  const read = calls.at(-1);
-  if (read?.name !== 'read_page' || read.input?.filter !== 'all') return undefined;
-  const result = Array.isArray(last.content) ? (last.content as Block[]).find((b) => b.type === 'tool_result' && b.tool_use_id === read.id) : undefined;
-  // Not run (an earlier action of the turn failed): read again.
-  return result && !result.is_error ? textOf(result.content) : undefined;
 }
 
 // ---- actions ----

@@ -1,34 +1,15 @@
-import { attachmentName, type IssueInput } from './redmine-agent.js';
+import { attachmentName, type IssueFields, type IssueInput } from './redmine-agent.js';
 import type { Redmine } from './redmine.js';
 
 /**
  * An issue as Redmine keeps it, read through its REST API as the admin, in the shape of the
  * agent's input: what a test compares with the input the run was given.
  */
-export interface IssueRecord {
+export interface IssueRecord extends IssueFields {
   id: number;
-  tracker: string;
-  subject: string;
-  description: string;
-  priority: string;
-  assignee: string;
-  category: string;
-  targetVersion: string;
-  startDate: string;
-  dueDate: string;
   estimatedHours: number | null;
-  customerReference: string;
-  customerNotes: string;
   affectedUsers: number | null;
   budget: number | null;
-  deadline: string;
-  billable: boolean;
-  severity: string;
-  platforms: string[];
-  region: string;
-  reviewer: string;
-  fixedIn: string;
-  runbook: string;
   watchers: string[];
   attachments: Array<{ name: string; bytes: number }>;
 }

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promise
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { awaitHttp, spawnApp, type AppProcess } from './app-process.js';
+import { awaitHttp, spawnApp, stopApp, type AppProcess } from './app-process.js';
 
 /**
  * Redmine, the issue tracker, as Debian packages it (`apt-get install redmine redmine-sqlite`),
@@ -119,14 +119,10 @@ export async function startRedmine(options: { host?: string } = {}): Promise<Red
         if (!res.ok) throw new Error(`Redmine answered ${res.status} to GET ${target.pathname}`);
         return Buffer.from(await res.arrayBuffer());
       },
-      async stop() {
-        await server.stop();
-        await rm(dir, { recursive: true, force: true });
-      },
+      stop: () => stopApp(server, dir),
     };
   } catch (error) {
-    await app?.stop();
-    await rm(dir, { recursive: true, force: true });
+    await stopApp(app, dir);
     throw error;
   }
 }

@@ -20,6 +20,21 @@ export interface RequestBody {
   messages?: Array<{ role: string; content: unknown }>;
 }
 
+/** The replay's final check: a request whose only tool is `verify_replay`. */
+export function isFinalCheck(body: RequestBody): boolean {
+  return body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay';
+}
+
+/** A repair request: the browser tools and the repair's own `step_done`. */
+export function isRepair(body: RequestBody): boolean {
+  return body.tools?.some((t) => t.name === 'step_done') === true;
+}
+
+/** The page a turn acts on: the agent's own last read or, in a repair, the page the latest message shows; none when the agent must read first. */
+export function pageToActOn(body: RequestBody, repair: boolean): string | undefined {
+  return ownRead(body) ?? (repair ? shownPage(body) : undefined);
+}
+
 /** Whether this conversation already holds an action of this model (anything but a read, a wait or `step_done`). */
 export function actedHere(body: RequestBody): boolean {
   return (body.messages ?? []).some(

@@ -1,6 +1,6 @@
 import { finish, memberBlock, toolUseBlock, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../scripted-model-server.js';
 import { parseRead, squash, type PageElement } from './page-read.js';
-import { actedHere, lastUserText, ownRead, shownPage, systemText, type RequestBody } from './request-read.js';
+import { actedHere, isFinalCheck, isRepair, lastUserText, pageToActOn, systemText, type RequestBody } from './request-read.js';
 
 /**
  * A scripted model that edits a DokuWiki page the way an agent does, from the worker's own reads
@@ -38,10 +38,10 @@ export function wikiAgent(input: WikiEdit): { script: (request: RecordedRequest)
   let waits = 0;
   const script = (request: RecordedRequest): ScriptedTurn => {
     const body = request.body as RequestBody;
-    if (body.tools?.length === 1 && body.tools[0]!.name === 'verify_replay') return verify(body);
-    const repair = body.tools?.some((t) => t.name === 'step_done') === true;
+    if (isFinalCheck(body)) return verify(body);
+    const repair = isRepair(body);
     if (repair && actedHere(body)) return note('step done', turn(toolUseBlock('step_done', { note: 'did the step on this page' })));
-    const seen = ownRead(body) ?? (repair ? shownPage(body) : undefined);
+    const seen = pageToActOn(body, repair);
     if (seen === undefined) return note('read', turn(readAll()));
     const system = systemText(body);
     const enter = (path: keyof WikiEdit) => (path === 'password' || system.includes(`{{${path}}}`) ? `{{${path}}}` : input[path]);
