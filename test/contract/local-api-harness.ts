@@ -50,13 +50,9 @@ export interface Harness {
   /**
    * Requests to the local API, as the service key unless `headers` name others (`{}`: none);
    * `api.as(schema)` reads the answer with the contract's schema (test/support/call.ts). Through
-   * `inject`, or with `fetch` for `network: true`; `call`, `signIn` and `makeKey` go the same way.
+   * `inject`, or with `fetch` for `network: true`; `signIn` and `makeKey` go the same way.
    */
   api: Call;
-  // The same requests, their bodies read by assertions as free-form JSON: `any` here only, until
-  // the tests read them with `api.as(schema)`.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
   /** Signs a browser in with `key` (POST /api/session): the `Cookie` value of its session. */
   signIn(key?: string): Promise<string>;
   /** Makes a dashboard key named `name` with `key` (POST /api/keys): its id and the key. */
@@ -110,7 +106,6 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     keyPrefix,
     artifactsDir: opts.artifactsDir,
     api,
-    call: api,
     async signIn(key = API_KEY) {
       const answer = await api('POST', '/api/session', undefined, { 'X-Service-Key': key });
       if (answer.status !== 204) throw new Error(`sign-in answered ${answer.status}`);

@@ -1,15 +1,15 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastObservation } from '../../demo/workflow.js';
-import { loadConfig } from '../../src/config/schema.js';
-import { startDaemon, type Daemon } from '../../src/daemon.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { API_KEY, startHarness, type Harness } from '../contract/local-api-harness.js';
+import { execution } from '../../src/contract/executions.js';
+import { workflow } from '../../src/contract/workflows.js';
+import type { Daemon } from '../../src/daemon.js';
+import type { Call } from '../support/call.js';
 import { freePort, turnOf } from '../faults/harness.js';
 import { startRecordingServer, type RecordingServer } from '../support/evil-server.js';
-import { tempDir } from '../support/env.js';
-import { finish, startScriptedModelServer, toolUse, type ScriptedModelServer } from '../support/scripted-model-server.js';
+import { finish, toolUse, type ScriptedModelServer } from '../support/scripted-model-server.js';
+import { startDaemonStack, type DaemonStack } from '../support/stack.js';
 
 /**
  * A person's input during a takeover stays inside the allow-list, and the daemon's /metrics say
@@ -24,52 +24,46 @@ const PAGE =
   '<!doctype html><title>Orders</title><body style="margin:0"><a id="out" href="http://evil.test/leak?from=takeover" ' +
   'style="position:absolute;left:0;top:0;width:640px;height:400px;display:block;background:#fde">Open the partner portal</a><p style="position:absolute;top:500px">Orders of the day</p>';
 
-let h: Harness;
+// The contract harness's key, as before: with 'takeover-key' the daemon's /metrics showed the kind
+// label as kind="[REDACTED]" (the key's masking reaches the word `takeover`).
+const KEY = 'test-key-7f3a9c';
+let stack: DaemonStack<ScriptedModelServer>;
 let allowed: RecordingServer;
 let evil: RecordingServer;
 let model: ScriptedModelServer;
 let daemon: Daemon;
 let dir: string;
+let api: Call;
 
 beforeAll(async () => {
-  dir = await tempDir('human-takeover');
-  [h, allowed, evil] = await Promise.all([
-    startHarness({ artifactsDir: path.join(dir, 'artifacts'), network: true }),
+  [allowed, evil] = await Promise.all([
     startRecordingServer('allowed.test', (_req, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE)),
     startRecordingServer('evil.test', (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end('<p>outside</p>')),
   ]);
-  model = await startScriptedModelServer((request) =>
-    turnOf(request) === 0 ? toolUse('ask_human', { question: 'Please look at the orders for me.', kind: 'takeover' }) : finish('completed', { looked: 'yes' }),
-  );
-  const config = loadConfig({
-    REDIS_URL: h.redis.url,
-    EXECUTION_QUEUE: h.queueName,
-    QUEUE_PREFIX: 'bull',
-    WORKER_CONCURRENCY: '1',
-    API_BASE_URL: h.server.url,
-    API_KEY,
-    ANTHROPIC_API_KEY: 'sk-ant-takeover',
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_MAX_RETRIES: '0',
-    S3_BUCKET: '',
-    ARTIFACTS_DIR: path.join(dir, 'artifacts'),
-    BROWSER_HOST_RULES: `MAP allowed.test 127.0.0.1:${allowed.port},MAP evil.test 127.0.0.1:${evil.port}`,
-    WORK_DIR: path.join(dir, 'work'),
-    HEALTH_PORT: String(await freePort()),
-    VIDEO_ENABLED: 'false',
-    VIEWPORT_WIDTH: String(VIEWPORT.width),
-    VIEWPORT_HEIGHT: String(VIEWPORT.height),
+  stack = await startDaemonStack({
+    name: 'human-takeover',
+    key: KEY,
+    model: (request) => (turnOf(request) === 0 ? toolUse('ask_human', { question: 'Please look at the orders for me.', kind: 'takeover' }) : finish('completed', { looked: 'yes' })),
+    env: {
+      WORKER_CONCURRENCY: '1',
+      ANTHROPIC_API_KEY: 'sk-ant-takeover',
+      ANTHROPIC_MAX_RETRIES: '0',
+      S3_BUCKET: '',
+      BROWSER_HOST_RULES: `MAP allowed.test 127.0.0.1:${allowed.port},MAP evil.test 127.0.0.1:${evil.port}`,
+      HEALTH_PORT: String(await freePort()),
+      VIDEO_ENABLED: 'false',
+      VIEWPORT_WIDTH: String(VIEWPORT.width),
+      VIEWPORT_HEIGHT: String(VIEWPORT.height),
+    },
   });
-  daemon = await startDaemon(config, createSilentLogger());
+  ({ model, worker: daemon, dir, call: api } = stack);
 });
 
 afterAll(async () => {
-  await daemon?.shutdown('test over');
-  await Promise.allSettled([h?.close(), allowed?.close(), evil?.close(), model?.stop()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await Promise.allSettled([stack?.close(), allowed?.close(), evil?.close()]);
 });
 
-const statusOf = async (id: string) => (await h.call('GET', `/api/executions/${id}`)).body as Record<string, unknown>;
+const statusOf = async (id: string) => (await api.as(execution)('GET', `/api/executions/${id}`)).body;
 
 async function metrics(): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${daemon.healthPort}/metrics`);
@@ -89,17 +83,17 @@ describe('a takeover', () => {
   it("refuses a person's click on a link to a host outside the allow-list, and /metrics count the run while it waits", async () => {
     const before = await metrics();
     expect(valueOf(before, 'execution_worker_waiting_for_human')).toBe(0);
-    const created = await h.call('POST', '/api/workflows', { name: 'takeover', prompt: 'Look at the orders.', allowedDomains: ['allowed.test'], startUrl: 'http://allowed.test/orders', humanTimeoutMs: 300_000 });
+    const created = await api.as(workflow)('POST', '/api/workflows', { name: 'takeover', prompt: 'Look at the orders.', allowedDomains: ['allowed.test'], startUrl: 'http://allowed.test/orders', humanTimeoutMs: 300_000 });
     expect(created.status).toBe(201);
-    const run = await h.call('POST', `/api/workflows/${created.body.workflow_uuid}/execute`, {});
-    const id = run.body.execution_uuid as string;
+    const run = await api.as(execution)('POST', `/api/workflows/${created.body.workflow_uuid}/execute`, {});
+    const id = run.body.execution_uuid;
     await expect.poll(async () => (await statusOf(id)).status, { timeout: 90_000 }).toBe('waiting');
     // The API hears of the wait once the gauge counts it (the `waiting` event comes first).
     expect(valueOf(await metrics(), 'execution_worker_waiting_for_human')).toBe(1);
 
     // The person clicks the link, the way the dashboard's live view sends it, then says done.
-    expect((await h.call('POST', `/api/executions/${id}/input`, { kind: 'click', x: 0.1, y: 0.1, button: 'left' })).status).toBe(202);
-    expect((await h.call('POST', `/api/executions/${id}/answer`, { answer: 'done', by: 'alice' })).status).toBe(202);
+    expect((await api('POST', `/api/executions/${id}/input`, { kind: 'click', x: 0.1, y: 0.1, button: 'left' })).status).toBe(202);
+    expect((await api('POST', `/api/executions/${id}/answer`, { answer: 'done', by: 'alice' })).status).toBe(202);
     await expect.poll(async () => (await statusOf(id)).status, { timeout: 90_000 }).toBe('completed');
 
     const logs = (await readFile(path.join(dir, 'artifacts', 'executions', id, 'logs.jsonl'), 'utf8'))

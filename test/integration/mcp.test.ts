@@ -1,19 +1,15 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_INPUT, DEMO_WORKFLOW } from '../../demo/workflow.js';
-import { loadConfig } from '../../src/config/schema.js';
-import { startDaemon, type Daemon } from '../../src/daemon.js';
 import { startLocalServer, type LocalServer } from '../../src/local-service/server.js';
 import { loadRecording } from '../../src/model/playback-client.js';
 import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { hostRules, tempDir } from '../support/env.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import type { TestRedis } from '../support/redis.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
+import { startDaemonStack, uniqueName, type DaemonStack } from '../support/stack.js';
 
 /**
  * The MCP server (docs/mcp.md) driven by the official MCP client, over streamable HTTP
@@ -23,24 +19,16 @@ import { startShopServer, type ShopServer } from '../support/shop-server.js';
  */
 
 const KEY = 'mcp-key';
+let stack: DaemonStack<undefined>;
 let redis: TestRedis;
 let shop: ShopServer;
 let dir: string;
 let api: LocalServer;
-let worker: Daemon;
 let slug: string;
 
 beforeAll(async () => {
-  [redis, dir] = await Promise.all([startRedis(), tempDir('mcp')]);
-  const queueName = `mcp-${randomUUID().slice(0, 8)}`;
-  const artifactsDir = path.join(dir, 'artifacts');
-  const logger = createSilentLogger();
-  api = await startLocalServer({ port: 0, apiKeys: [KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', artifactsDir, logger, keyPrefix: `{api-${queueName}}:` });
-  const config = loadConfig({
-    REDIS_URL: redis.url, EXECUTION_QUEUE: queueName, API_BASE_URL: api.url, API_KEY: KEY, ARTIFACTS_DIR: artifactsDir, ARTIFACT_BASE_URL: `${api.url}/artifacts/`,
-    BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: path.join(dir, 'work'), VIDEO_FPS: '5', SHUTDOWN_GRACE_MS: '2000',
-  });
-  worker = await startDaemon(config, logger, { recording: await loadRecording(path.resolve('demo/shop.recording.json')) });
+  stack = await startDaemonStack({ name: 'mcp', key: KEY, env: { VIDEO_FPS: '5', SHUTDOWN_GRACE_MS: '2000' }, daemon: { recording: await loadRecording(path.resolve('demo/shop.recording.json')) } });
+  ({ redis, dir, api } = stack);
 }, 120_000);
 
 // Each run on a fresh shop (the recording is of a first visit), with its own workflow.
@@ -53,9 +41,7 @@ beforeEach(async () => {
 });
 
 afterAll(async () => {
-  await worker?.shutdown('test over');
-  await Promise.allSettled([api?.close(), ...shops.map((s) => s.close()), redis?.stop()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await Promise.allSettled([stack?.close(), ...shops.map((s) => s.close())]);
 });
 
 type ToolAnswer = { structuredContent?: Record<string, unknown>; isError?: boolean; content: { text: string }[] };
@@ -138,7 +124,7 @@ describe('MCP server, where no worker takes the run', () => {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"output":"from elsewhere"}');
     });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-    const queueName = `mcp-lone-${randomUUID().slice(0, 8)}`;
+    const queueName = uniqueName('mcp-lone');
     lone = await startLocalServer({ port: 0, apiKeys: [KEY], redisUrl: redis.url, queueName, queuePrefix: 'bull', artifactsDir: path.join(dir, 'lone'), logger: createSilentLogger(), keyPrefix: `{api-${queueName}}:` });
   });
   afterAll(async () => {

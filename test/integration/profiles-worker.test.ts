@@ -1,21 +1,17 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Queue } from 'bullmq';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/schema.js';
-import { startDaemon } from '../../src/daemon.js';
 import { openProfile, parseProfileKeys } from '../../src/domain/profile-crypto.js';
-import { createLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 import { TOTP_SEED, TOTP_USER } from '../support/files-site.js';
 import { waitForJob } from '../support/queue-events.js';
 import { startRecordingApi, type RecordingApi } from '../support/recording-api.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
-import { startScriptedModelServer, type ScriptedModelServer } from '../support/scripted-model-server.js';
+import type { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { SIGN_IN_PASSWORD, signInAgent, startSignInSite, STORED_TOKEN, type SignInSite } from '../support/sign-in-site.js';
+import { startTestWorker, uniqueName } from '../support/stack.js';
 
 /**
  * Browser profiles through the daemon: jobs on a BullMQ queue in real Redis, the API's calls
@@ -46,35 +42,28 @@ afterAll(async () => {
 });
 
 async function withWorker(env: Record<string, string>, body: (run: (profile: string) => Promise<{ id: string; result: unknown }>, model: ScriptedModelServer) => Promise<void>): Promise<string> {
-  const model = await startScriptedModelServer(signInAgent());
-  const queueName = `profiles-${randomUUID().slice(0, 8)}`;
-  const config = loadConfig({
-    REDIS_URL: redis.url,
-    EXECUTION_QUEUE: queueName,
-    WORKER_CONCURRENCY: '1',
-    API_BASE_URL: api.url,
-    API_KEY: 'service-key-profiles',
-    ANTHROPIC_API_KEY: 'k',
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_MAX_RETRIES: '0',
-    S3_BUCKET: s3.bucket,
-    S3_ENDPOINT: s3.endpoint,
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_PREFIX: 'prod',
-    BROWSER_HOST_RULES: site.hostRules,
-    WORK_DIR: workDir,
-    VIDEO_ENABLED: 'false',
-    ...env,
-  });
-  let log = '';
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      log += String(chunk);
-      done();
+  const worker = await startTestWorker({
+    redisUrl: redis.url,
+    queueName: uniqueName('profiles'),
+    apiUrl: api.url,
+    key: 'service-key-profiles',
+    model: signInAgent(),
+    logLevel: 'debug',
+    env: {
+      WORKER_CONCURRENCY: '1',
+      ANTHROPIC_API_KEY: 'k',
+      ANTHROPIC_MAX_RETRIES: '0',
+      S3_BUCKET: s3.bucket,
+      S3_ENDPOINT: s3.endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_PREFIX: 'prod',
+      BROWSER_HOST_RULES: site.hostRules,
+      WORK_DIR: workDir,
+      VIDEO_ENABLED: 'false',
+      ...env,
     },
   });
-  const daemon = await startDaemon(config, createLogger({ level: 'debug', destination }));
-  const queue = new Queue(queueName, { connection: { url: redis.url } });
+  const { queue } = worker;
   try {
     await body(async (profile) => {
       const id = randomUUID();
@@ -82,13 +71,11 @@ async function withWorker(env: Record<string, string>, body: (run: (profile: str
       const finished = waitForJob(queue, id, redis.url);
       await queue.add('execute', { executionId: id, inputPayload: { user: TOTP_USER, password: SIGN_IN_PASSWORD, mfa: TOTP_SEED }, specification }, { jobId: id });
       return { id, result: await finished };
-    }, model);
+    }, worker.model);
   } finally {
-    await daemon.shutdown('test over');
-    await queue.close();
-    await model.stop();
+    await worker.stop();
   }
-  return log;
+  return worker.log.text();
 }
 
 const callsOf = (id: string) => api.calls.filter((c) => c.path.includes(id));

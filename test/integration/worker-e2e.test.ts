@@ -1,23 +1,17 @@
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/schema.js';
-import { startDaemon, type Daemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/telemetry/logger.js';
-import { withinMs } from '../../src/browser/settle.js';
 import { hostRules, tempDir } from '../support/env.js';
-import { createLogLines, type LogLine } from '../support/log-lines.js';
 import { startRecordingApi, type RecordingApi } from '../support/recording-api.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { s3Credentials, startS3, type TestS3 } from '../support/s3.js';
-import { calls, endTurn, finish, startScriptedModelServer, toolUse, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { calls, endTurn, finish, toolUse, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
 import { DEMO_COMPUTER_CALLS, DEMO_INPUT, DEMO_WORKFLOW, asComputerMember, demoToolsetTurn, lastObservation, turnOf } from '../../demo/workflow.js';
 import { waitForJob } from '../support/queue-events.js';
 import { startShopServer, type ShopServer } from '../support/shop-server.js';
+import { startTestWorker, uniqueName } from '../support/stack.js';
 import { ffprobe, isMarkerRed, pixelsDuring } from '../support/video-probe.js';
 
 /**
@@ -58,58 +52,33 @@ afterAll(async () => {
 
 /** A daemon on its own queue, with its own scripted model. */
 async function startWorker(script: Script, extraEnv: Record<string, string> = {}) {
-  const model = await startScriptedModelServer(script);
-  const queueName = `e2e-${randomUUID().slice(0, 8)}`;
-  const config = loadConfig({
-    REDIS_URL: redis.url,
-    EXECUTION_QUEUE: queueName,
-    WORKER_CONCURRENCY: '1',
-    API_BASE_URL: api.url,
-    API_KEY,
-    ANTHROPIC_API_KEY: ANTHROPIC_KEY,
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_MAX_RETRIES: '1',
-    S3_BUCKET: s3.bucket,
-    S3_ENDPOINT: s3.endpoint,
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_PREFIX: 'test',
-    BROWSER_HOST_RULES: hostRules('shop.test'),
-    WORK_DIR: workDir,
-    VIDEO_FPS: '5',
-    // A run that hangs ends as `timeout` well inside the test's own time limit.
-    EXECUTION_TIMEOUT_MS: '60000',
-    ...extraEnv,
-  });
-  const log = createLogLines();
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      log.write(String(chunk));
-      done();
+  const worker = await startTestWorker({
+    redisUrl: redis.url,
+    queueName: uniqueName('e2e'),
+    apiUrl: api.url,
+    key: API_KEY,
+    model: script,
+    logLevel: 'info',
+    env: {
+      WORKER_CONCURRENCY: '1',
+      ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+      ANTHROPIC_MAX_RETRIES: '1',
+      S3_BUCKET: s3.bucket,
+      S3_ENDPOINT: s3.endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_PREFIX: 'test',
+      BROWSER_HOST_RULES: hostRules('shop.test'),
+      WORK_DIR: workDir,
+      VIDEO_FPS: '5',
+      // A run that hangs ends as `timeout` well inside the test's own time limit.
+      EXECUTION_TIMEOUT_MS: '60000',
+      ...extraEnv,
     },
   });
-  const daemon: Daemon = await startDaemon(config, createLogger({ level: 'info', destination }));
-  const queue = new Queue(queueName, { connection: { url: redis.url } });
   // Just inside the test's own limit (vitest.config.ts): a wait still pending then says which
   // one it was and what the worker logged last, where a bare test timeout would say nothing.
   const deadline = Date.now() + 85_000;
-  return {
-    model,
-    queue,
-    daemon,
-    waitFor: <T>(what: string, promise: Promise<T>): Promise<T> =>
-      withinMs(Math.max(0, deadline - Date.now()), promise, () => new Error(`still waiting for ${what} at the test's deadline; the worker's last log lines: ${lastLines(log.lines, 8)}`)),
-    async stop() {
-      await daemon.shutdown('test over');
-      await queue.close();
-      await model.stop();
-    },
-  };
-}
-
-/** The last `n` log lines, one short line each: level, message, execution, code, error. */
-function lastLines(lines: LogLine[], n: number): string {
-  const brief = ({ level, msg, executionId, code, err }: LogLine) => [level, msg, executionId, code, err].filter((v) => v !== undefined).map(String).join(' ');
-  return lines.slice(-n).map(brief).join(' | ') || '(none)';
+  return { ...worker, waitFor: <T>(what: string, promise: Promise<T>): Promise<T> => worker.waitFor(what, promise, deadline - Date.now()) };
 }
 
 async function object(key: string): Promise<Buffer> {

@@ -1,16 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { modelFactory } from '../../src/compose.js';
 import { loadConfig } from '../../src/config/schema.js';
 import { ExecutionError } from '../../src/contract/errors.js';
-import { startDaemon } from '../../src/daemon.js';
 import { NO_KEY_AT_START } from '../../src/model/no-key-client.js';
-import { createLogger, createSilentLogger } from '../../src/telemetry/logger.js';
+import { createSilentLogger } from '../../src/telemetry/logger.js';
 import { tempDir } from '../support/env.js';
 import { startRedis } from '../support/redis.js';
+import { startTestWorker, uniqueName } from '../support/stack.js';
 
 /**
  * A worker with no Anthropic key (docs/operations.md#no-model-key): each run fails at its first
@@ -42,21 +40,17 @@ describe('a daemon started without a model key', () => {
     const saved = process.env.ANTHROPIC_AUTH_TOKEN;
     delete process.env.ANTHROPIC_AUTH_TOKEN;
     const [redis, dir] = await Promise.all([startRedis(), tempDir('no-key-daemon')]);
-    const stream = new PassThrough();
-    let log = '';
-    stream.on('data', (chunk: Buffer) => (log += chunk.toString()));
     try {
-      const config = loadConfig({
-        REDIS_URL: redis.url,
-        EXECUTION_QUEUE: `no-key-${randomUUID().slice(0, 8)}`,
-        API_BASE_URL: 'http://127.0.0.1:9',
-        API_KEY: 'k',
-        ARTIFACTS_DIR: path.join(dir, 'artifacts'),
-        WORK_DIR: path.join(dir, 'work'),
+      const worker = await startTestWorker({
+        redisUrl: redis.url,
+        queueName: uniqueName('no-key'),
+        apiUrl: 'http://127.0.0.1:9',
+        key: 'k',
+        logLevel: 'info',
+        env: { ARTIFACTS_DIR: path.join(dir, 'artifacts'), WORK_DIR: path.join(dir, 'work') },
       });
-      const daemon = await startDaemon(config, createLogger({ level: 'info', destination: stream }));
-      await daemon.shutdown('test over');
-      const lines = log.trim().split('\n').map((line) => JSON.parse(line) as { level: string; msg: string });
+      await worker.stop();
+      const lines = worker.log.lines;
       expect(lines.filter((line) => /no Anthropic API key/.test(line.msg))).toEqual([expect.objectContaining({ level: 'warn', msg: NO_KEY_AT_START })]);
       expect(NO_KEY_AT_START).toMatch(/ANTHROPIC_API_KEY/);
     } finally {

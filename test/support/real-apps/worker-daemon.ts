@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import { Queue } from 'bullmq';
-import { loadConfig } from '../../../src/config/schema.js';
-import { startDaemon, type Daemon } from '../../../src/daemon.js';
-import { withinMs } from '../../../src/browser/settle.js';
 import { runCacheKey } from '../../../src/domain/run-cache.js';
-import { createLogger } from '../../../src/telemetry/logger.js';
-import { createLogLines, type LogLine } from '../log-lines.js';
 import type { RecordingApi } from '../recording-api.js';
-import { startScriptedModelServer, type RecordedRequest, type ScriptedModelServer, type ScriptedTurn } from '../scripted-model-server.js';
+import type { RecordedRequest, ScriptedTurn } from '../scripted-model-server.js';
+import { startTestWorker, uniqueName } from '../stack.js';
 
 /**
  * The worker daemon for tests on real applications: BullMQ on the test's Redis, the run cache
@@ -43,36 +37,29 @@ export interface FinishedRun {
 
 export async function startRealAppWorker(options: { redisUrl: string; api: RecordingApi; hostRules: string; dir: string; runTimeoutMs?: number }): Promise<RealAppWorker> {
   let current: ((request: RecordedRequest) => ScriptedTurn) | undefined;
-  const model: ScriptedModelServer = await startScriptedModelServer((request) => {
-    if (!current) throw new Error('a model request came while no execution was under way');
-    return current(request);
-  });
-  const queueName = `real-apps-${randomUUID().slice(0, 8)}`;
   const artifacts = path.join(options.dir, 'artifacts');
-  const config = loadConfig({
-    REDIS_URL: options.redisUrl,
-    EXECUTION_QUEUE: queueName,
-    WORKER_CONCURRENCY: '1',
-    API_BASE_URL: options.api.url,
-    API_KEY: 'real-apps-service-key',
-    ANTHROPIC_API_KEY: 'sk-real-apps',
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_MAX_RETRIES: '0',
-    BROWSER_HOST_RULES: options.hostRules,
-    WORK_DIR: path.join(options.dir, 'work'),
-    ARTIFACTS_DIR: artifacts,
-    VIDEO_ENABLED: 'false',
-    RUN_CACHE: 'on',
-  });
-  const log = createLogLines();
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      log.write(String(chunk));
-      done();
+  const worker = await startTestWorker({
+    redisUrl: options.redisUrl,
+    queueName: uniqueName('real-apps'),
+    apiUrl: options.api.url,
+    key: 'real-apps-service-key',
+    model: (request) => {
+      if (!current) throw new Error('a model request came while no execution was under way');
+      return current(request);
+    },
+    logLevel: 'info',
+    env: {
+      WORKER_CONCURRENCY: '1',
+      ANTHROPIC_API_KEY: 'sk-real-apps',
+      ANTHROPIC_MAX_RETRIES: '0',
+      BROWSER_HOST_RULES: options.hostRules,
+      WORK_DIR: path.join(options.dir, 'work'),
+      ARTIFACTS_DIR: artifacts,
+      VIDEO_ENABLED: 'false',
+      RUN_CACHE: 'on',
     },
   });
-  const daemon: Daemon = await startDaemon(config, createLogger({ level: 'info', destination }));
-  const queue = new Queue(queueName, { connection: { url: options.redisUrl } });
+  const { model, queue, config } = worker;
   const runTimeoutMs = options.runTimeoutMs ?? 240_000;
 
   return {
@@ -83,7 +70,7 @@ export async function startRealAppWorker(options: { redisUrl: string; api: Recor
       current = script;
       try {
         await queue.add('execute', { executionId, workflowId: 'wf-real-app', ...job }, { jobId: executionId });
-        const final = await withinMs(runTimeoutMs, options.api.waitForFinal(executionId), () => new Error(`no final report for ${executionId} within ${runTimeoutMs} ms; the worker's last log lines: ${lastLines(log.lines, 8)}`));
+        const final = await worker.waitFor(`the final report of ${executionId}`, options.api.waitForFinal(executionId), runTimeoutMs);
         const folder = path.join(artifacts, 'executions', executionId);
         const output = JSON.parse(await readFile(path.join(folder, 'output.json'), 'utf8')) as FinishedRun['output'];
         const events = (await readFile(path.join(folder, 'logs.jsonl'), 'utf8'))
@@ -103,16 +90,7 @@ export async function startRealAppWorker(options: { redisUrl: string; api: Recor
         current = undefined;
       }
     },
-    cacheKey: (versionId) => runCacheKey(config.QUEUE_PREFIX, queueName, versionId),
-    async stop() {
-      await daemon.shutdown('test over');
-      await queue.close();
-      await model.stop();
-    },
+    cacheKey: (versionId) => runCacheKey(config.QUEUE_PREFIX, config.EXECUTION_QUEUE, versionId),
+    stop: () => worker.stop(),
   };
-}
-
-function lastLines(lines: LogLine[], n: number): string {
-  const brief = ({ level, msg, executionId, code, err }: LogLine) => [level, msg, executionId, code, err].filter((v) => v !== undefined).map(String).join(' ');
-  return lines.slice(-n).map(brief).join(' | ') || '(none)';
 }
