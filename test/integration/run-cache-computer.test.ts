@@ -6,44 +6,23 @@
  * and the prompt's own account (a constant). A repeat with an input that differs in every field
  * must save exactly that input, with the final check as its one request.
  */
-import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserSandbox } from '../../src/browser/types.js';
-import { createBrowser, createRunnerDeps } from '../../src/compose.js';
-import { loadConfig, type Config } from '../../src/config/schema.js';
-import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
-import { createLocalStore } from '../../src/storage/local-store.js';
-import { createRedisRunCache, type RedisRunCache } from '../../src/storage/redis-run-cache.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { hostRules, tempDir } from '../support/env.js';
+import { hostRules } from '../support/env.js';
 import { FIRST_ENTRY, SECOND_ENTRY, ledgerAgent, ledgerRecord, ledgerWorkflow, startLedgerApp, type LedgerApp, type LedgerInput } from '../support/ledger-app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { startScriptedModelServer, type RecordedRequest } from '../support/scripted-model-server.js';
+import { startRunnerRig, type RunnerRig } from '../support/runner-rig.js';
+import { type RecordedRequest } from '../support/scripted-model-server.js';
 
-const logger = createSilentLogger();
-
-let redis: TestRedis;
-let cache: RedisRunCache;
+let rig: RunnerRig<LedgerApp>;
 let app: LedgerApp;
-let browser: BrowserSandbox;
-let dir: string;
-let config: Config;
 
 beforeAll(async () => {
-  [redis, app, dir] = await Promise.all([startRedis(), startLedgerApp(), tempDir('run-cache-computer')]);
-  config = loadConfig({ ANTHROPIC_API_KEY: 'sk-test', BROWSER_HOST_RULES: hostRules(app.host), WORK_DIR: dir, VIDEO_ENABLED: 'false', LOG_LEVEL: 'silent' });
-  cache = createRedisRunCache({ redisUrl: redis.url, prefix: 'bull', queue: 'cache-computer-test', ttlMs: 60_000, logger });
-  browser = createBrowser(config, logger);
+  rig = await startRunnerRig({ name: 'run-cache-computer', queue: 'cache-computer-test', app: startLedgerApp, hostRules: (ledger) => hostRules(ledger.host) });
+  ({ app } = rig);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await cache?.close();
-  await Promise.allSettled([redis?.stop(), app?.close()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await rig?.close();
 });
 
 interface Run {
@@ -56,17 +35,8 @@ interface Run {
 
 async function run(versionId: string, input: LedgerInput): Promise<Run> {
   const before = app.saved.length;
-  const model = await startScriptedModelServer(ledgerAgent(input, () => (app.saved.length > before ? String(app.saved.length) : undefined)));
-  try {
-    const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
-    const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-ledger', workflowVersionId: versionId, inputPayload: input, specification: ledgerWorkflow(app.origin, app.host) }, new AbortController().signal);
-    if (summary.status === 'skipped') throw new Error('unexpected skip');
-    const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
-    const inputTokens = model.accounting.reduce((sum, a) => sum + (a?.total ?? 0), 0);
-    return { summary, requests: model.requests, inputTokens, events: logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>), saved: app.saved.slice(before) };
-  } finally {
-    await model.stop();
-  }
+  const ran = await rig.run(ledgerAgent(input, () => (app.saved.length > before ? String(app.saved.length) : undefined)), { workflowId: 'wf-ledger', workflowVersionId: versionId, inputPayload: input, specification: ledgerWorkflow(app.origin, app.host) });
+  return { summary: ran.summary, requests: ran.requests, inputTokens: ran.tokens, events: ran.events, saved: app.saved.slice(before) };
 }
 
 const explain = (r: Run) => JSON.stringify({ error: r.summary.document.error, cache: r.summary.document.cache, stops: r.events.filter((e) => ['replay_stopped', 'step_repair'].includes(String(e.type))).map((e) => e.reason) });

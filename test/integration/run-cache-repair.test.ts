@@ -9,33 +9,19 @@
  * the run after it replays fully, the final check its only request. A flow that really changed
  * falls back to the model and still completes.
  */
-import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { BrowserSandbox } from '../../src/browser/types.js';
-import { createBrowser, createRunnerDeps } from '../../src/compose.js';
-import { loadConfig, type Config } from '../../src/config/schema.js';
-import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
-import { createLocalStore } from '../../src/storage/local-store.js';
-import { createRedisRunCache, type RedisRunCache } from '../../src/storage/redis-run-cache.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { hostRules, tempDir } from '../support/env.js';
+import { type RedisRunCache } from '../../src/storage/redis-run-cache.js';
+import { hostRules } from '../support/env.js';
 import { flowAgent, type FlowInput } from '../support/flow-agent.js';
 import { startFlowApp, type FlowApp, type FlowApplication } from '../support/flow-app.js';
 import { flowChanged, isFinalCheck, isRepair } from '../support/run-cache-requests.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
-import { finish, startScriptedModelServer, toolUse, turn, type RecordedRequest, type Script } from '../support/scripted-model-server.js';
+import { startRunnerRig, type RunnerRig } from '../support/runner-rig.js';
+import { finish, toolUse, turn, type RecordedRequest, type Script } from '../support/scripted-model-server.js';
 
-const logger = createSilentLogger();
-
-let redis: TestRedis;
+let rig: RunnerRig<FlowApp>;
 let cache: RedisRunCache;
 let app: FlowApp;
-let browser: BrowserSandbox;
-let dir: string;
-let config: Config;
 /** The version's first run, made with the model on the site as it was: every scenario starts from its cache. */
 let first: Run;
 
@@ -70,23 +56,9 @@ interface Run {
 }
 
 async function run(versionId: string, payload: FlowInput, options: { spec?: Record<string, unknown>; script?: Script } = {}): Promise<Run> {
-  const model = await startScriptedModelServer(options.script ?? flowAgent(payload));
-  try {
-    const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
-    const before = app.filed.length;
-    const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-permit', workflowVersionId: versionId, inputPayload: payload, specification: { ...WORKFLOW(app.origin), ...options.spec } }, new AbortController().signal);
-    if (summary.status === 'skipped') throw new Error('unexpected skip');
-    const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
-    return {
-      summary,
-      requests: model.requests,
-      tokens: model.accounting.reduce((sum, a) => sum + (a?.total ?? 0), 0),
-      events: logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>),
-      filed: app.filed.slice(before),
-    };
-  } finally {
-    await model.stop();
-  }
+  const before = app.filed.length;
+  const ran = await rig.run(options.script ?? flowAgent(payload), { workflowId: 'wf-permit', workflowVersionId: versionId, inputPayload: payload, specification: { ...WORKFLOW(app.origin), ...options.spec } });
+  return { ...ran, filed: app.filed.slice(before) };
 }
 
 /** A version whose cache is the first run's. */
@@ -133,20 +105,15 @@ async function expectRepaired(versionId: string, changed: number, gone: string[]
 }
 
 beforeAll(async () => {
-  [redis, app, dir] = await Promise.all([startRedis(), startFlowApp(), tempDir('run-cache-repair')]);
-  config = loadConfig({ ANTHROPIC_API_KEY: 'sk-test', BROWSER_HOST_RULES: hostRules('flow.test'), WORK_DIR: dir, VIDEO_ENABLED: 'false', LOG_LEVEL: 'silent' });
-  cache = createRedisRunCache({ redisUrl: redis.url, prefix: 'bull', queue: 'cache-repair-test', ttlMs: 60_000, logger });
-  browser = createBrowser(config, logger);
+  rig = await startRunnerRig({ name: 'run-cache-repair', queue: 'cache-repair-test', app: startFlowApp, hostRules: () => hostRules('flow.test') });
+  ({ cache, app } = rig);
   first = await run('v-base', input(1));
   expectFiled(first, input(1));
   expect(first.requests.length).toBeGreaterThanOrEqual(11);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await cache?.close();
-  await Promise.allSettled([redis?.stop(), app?.close()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await rig?.close();
 });
 
 beforeEach(() => {
@@ -212,17 +179,11 @@ describe('a repaired run that fails', () => {
     app.options.renamed = ['permit'];
     // The repair goes through; the final check then finds the application wrong, and the model gives up.
     const agent = flowAgent(input(5));
-    const model = await startScriptedModelServer((request) =>
-      isFinalCheck(request) ? toolUse('verify_replay', { matches: false, reason: 'The application shows another permit.' }) : isRepair(request) ? agent(request) : finish('failed', undefined, 'The application cannot be corrected.'),
+    const { summary } = await rig.run(
+      (request) => (isFinalCheck(request) ? toolUse('verify_replay', { matches: false, reason: 'The application shows another permit.' }) : isRepair(request) ? agent(request) : finish('failed', undefined, 'The application cannot be corrected.')),
+      { workflowId: 'wf-permit', workflowVersionId: version, inputPayload: input(5), specification: WORKFLOW(app.origin) },
     );
-    try {
-      const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
-      const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-permit', workflowVersionId: version, inputPayload: input(5), specification: WORKFLOW(app.origin) }, new AbortController().signal);
-      if (summary.status === 'skipped') throw new Error('unexpected skip');
-      expect(summary.document).toMatchObject({ status: 'failed', cache: { used: true, repairedSteps: 1, finalCheck: { ran: true, matches: false } } });
-    } finally {
-      await model.stop();
-    }
+    expect(summary.document).toMatchObject({ status: 'failed', cache: { used: true, repairedSteps: 1, finalCheck: { ran: true, matches: false } } });
     expect(await cache.get(version, new AbortController().signal)).toEqual(before);
   });
 });

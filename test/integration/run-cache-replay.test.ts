@@ -7,46 +7,27 @@
  * with the new input's values in the record, the model having taken over where the cached run
  * cannot be trusted.
  */
-import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { lastObservation, refIn } from '../../demo/workflow.js';
-import type { BrowserSandbox } from '../../src/browser/types.js';
-import { createBrowser, createRunnerDeps } from '../../src/compose.js';
-import { loadConfig, type Config } from '../../src/config/schema.js';
-import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
-import { createLocalStore } from '../../src/storage/local-store.js';
-import { createRedisRunCache, type RedisRunCache } from '../../src/storage/redis-run-cache.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { hostRules, tempDir } from '../support/env.js';
+import type { RedisRunCache } from '../../src/storage/redis-run-cache.js';
+import { hostRules } from '../support/env.js';
 import { startIssuesApp, type IssueRecord, type IssuesApp } from '../support/issues-app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import { startRunnerRig, type RunnerRig } from '../support/runner-rig.js';
 import { isFinalCheck, isRepair, repairBrief, stepDone } from '../support/run-cache-requests.js';
-import { finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { finish, memberBlock, toolUse, turn, type RecordedRequest, type ScriptedContentBlock, type ScriptedTurn } from '../support/scripted-model-server.js';
 
-const logger = createSilentLogger();
-
-let redis: TestRedis;
+let rig: RunnerRig<IssuesApp>;
 let cache: RedisRunCache;
 let app: IssuesApp;
-let browser: BrowserSandbox;
-let dir: string;
-let config: Config;
 
 beforeAll(async () => {
-  [redis, app, dir] = await Promise.all([startRedis(), startIssuesApp(), tempDir('run-cache-replay')]);
-  config = loadConfig({ ANTHROPIC_API_KEY: 'sk-test', BROWSER_HOST_RULES: hostRules('issues.test'), WORK_DIR: dir, VIDEO_ENABLED: 'false', LOG_LEVEL: 'silent' });
-  cache = createRedisRunCache({ redisUrl: redis.url, prefix: 'bull', queue: 'cache-replay-test', ttlMs: 60_000, logger });
-  browser = createBrowser(config, logger);
+  rig = await startRunnerRig({ name: 'run-cache-replay', queue: 'cache-replay-test', app: startIssuesApp, hostRules: () => hostRules('issues.test') });
+  ({ cache, app } = rig);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await cache?.close();
-  await Promise.allSettled([redis?.stop(), app?.close()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await rig?.close();
 });
 
 beforeEach(() => {
@@ -157,17 +138,9 @@ interface Run {
 }
 
 async function run(versionId: string, input: Issue, watcherBy: WatcherBy): Promise<Run> {
-  const model = await startScriptedModelServer(issueAgent(input, watcherBy));
-  try {
-    const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
-    const before = app.issues.length;
-    const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-issue', workflowVersionId: versionId, inputPayload: input, specification: WORKFLOW(app.origin) }, new AbortController().signal);
-    if (summary.status === 'skipped') throw new Error('unexpected skip');
-    const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
-    return { summary, requests: model.requests, events: logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>), created: app.issues.slice(before) };
-  } finally {
-    await model.stop();
-  }
+  const before = app.issues.length;
+  const { summary, requests, events } = await rig.run(issueAgent(input, watcherBy), { workflowId: 'wf-issue', workflowVersionId: versionId, inputPayload: input, specification: WORKFLOW(app.origin) });
+  return { summary, requests, events, created: app.issues.slice(before) };
 }
 
 /** The record an input must leave: every value the input's, published. */
@@ -301,17 +274,7 @@ describe('keys from outside', () => {
   }
 
   it('a dotted key and a __proto__ key are entered and replayed by name, and an output key reaches no prototype', async () => {
-    const runKeys = async (subject: string) => {
-      const model = await startScriptedModelServer(keysAgent());
-      try {
-        const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
-        const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-keys', workflowVersionId: 'v-keys', inputPayload: input(subject), specification: WORKFLOW(app.origin) }, new AbortController().signal);
-        if (summary.status === 'skipped') throw new Error('unexpected skip');
-        return { summary, requests: model.requests };
-      } finally {
-        await model.stop();
-      }
-    };
+    const runKeys = (subject: string) => rig.run(keysAgent(), { workflowId: 'wf-keys', workflowVersionId: 'v-keys', inputPayload: input(subject), specification: WORKFLOW(app.origin) });
     const first = await runKeys('Dotted keys first');
     expect(first.summary.document.status).toBe('completed');
     expect((first.requests[0]!.body as { system: Array<{ text: string }> }).system[0]!.text).toContain('{{issue["U.S. subject"]}} = "Dotted keys first"\n{{__proto__.tracker}} = "Feature"');

@@ -5,50 +5,34 @@
  * says. Each scenario runs a version once with the model, then again with a changed input, and
  * checks what the app saved.
  */
-import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { lastObservation } from '../../demo/workflow.js';
-import type { BrowserSandbox } from '../../src/browser/types.js';
-import { createBrowser, createRunnerDeps } from '../../src/compose.js';
-import { loadConfig, type Config } from '../../src/config/schema.js';
-import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
-import { createLocalStore } from '../../src/storage/local-store.js';
 import { runCacheKey } from '../../src/domain/run-cache.js';
-import { createRedisRunCache, type RedisRunCache } from '../../src/storage/redis-run-cache.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { hostRules, tempDir } from '../support/env.js';
+import type { RedisRunCache } from '../../src/storage/redis-run-cache.js';
+import { hostRules } from '../support/env.js';
 import { startRecordsApp, type RecordsApp } from '../support/records-app.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import type { TestRedis } from '../support/redis.js';
+import { startRunnerRig, type RunnerRig } from '../support/runner-rig.js';
 import { isFinalCheck, isRepair, stepDone } from '../support/run-cache-requests.js';
-import { finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { finish, memberBlock, toolUse, turn, type RecordedRequest, type ScriptedTurn } from '../support/scripted-model-server.js';
 
-const logger = createSilentLogger();
 const PREFIX = 'bull';
 const QUEUE = 'cache-values-test';
 
+let rig: RunnerRig<RecordsApp>;
 let redis: TestRedis;
 let cache: RedisRunCache;
 let app: RecordsApp;
-let browser: BrowserSandbox;
-let dir: string;
-let config: Config;
 
 beforeAll(async () => {
-  [redis, app, dir] = await Promise.all([startRedis(), startRecordsApp(), tempDir('run-cache-values')]);
-  config = loadConfig({ ANTHROPIC_API_KEY: 'sk-test', BROWSER_HOST_RULES: hostRules('records.test'), WORK_DIR: dir, VIDEO_ENABLED: 'false', LOG_LEVEL: 'silent' });
-  cache = createRedisRunCache({ redisUrl: redis.url, prefix: PREFIX, queue: QUEUE, ttlMs: 60_000, logger });
-  browser = createBrowser(config, logger);
+  rig = await startRunnerRig({ name: 'run-cache-values', queue: QUEUE, app: startRecordsApp, hostRules: () => hostRules('records.test') });
+  ({ redis, cache, app } = rig);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await cache?.close();
-  await Promise.allSettled([redis?.stop(), app?.close()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await rig?.close();
 });
 
 beforeEach(() => {
@@ -145,18 +129,10 @@ interface Run {
 }
 
 async function run(versionId: string, input: Invoice): Promise<Run> {
-  const model = await startScriptedModelServer(invoiceAgent());
-  try {
-    const deps = createRunnerDeps({ config: { ...config, ANTHROPIC_BASE_URL: model.url }, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
-    const before = app.saved.length;
-    const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-invoice', workflowVersionId: versionId, inputPayload: input, specification: WORKFLOW(app.origin) }, new AbortController().signal);
-    if (summary.status === 'skipped') throw new Error('unexpected skip');
-    const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
-    expect(app.saved.length - before).toBeLessThanOrEqual(1);
-    return { summary, requests: model.requests, events: logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>), ...(app.saved.length > before ? { saved: app.saved.at(-1)! } : {}) };
-  } finally {
-    await model.stop();
-  }
+  const before = app.saved.length;
+  const { summary, requests, events } = await rig.run(invoiceAgent(), { workflowId: 'wf-invoice', workflowVersionId: versionId, inputPayload: input, specification: WORKFLOW(app.origin) });
+  expect(app.saved.length - before).toBeLessThanOrEqual(1);
+  return { summary, requests, events, ...(app.saved.length > before ? { saved: app.saved.at(-1)! } : {}) };
 }
 
 /** What the app must have saved for an input: every value the input's, the priority the prompt's. */

@@ -5,50 +5,36 @@
  * the final page; a changed page makes the replay stop there and the model finish; a cache of
  * another version or specification is never replayed; secrets are never stored.
  */
-import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startShopServer, type ShopServer } from '../../demo/shop-server.js';
 import { DEMO_COMPUTER_CALLS, DEMO_WORKFLOW, asComputerMember, lastObservation, refIn } from '../../demo/workflow.js';
-import type { BrowserSandbox } from '../../src/browser/types.js';
-import { createBrowser, createRunnerDeps } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config/schema.js';
-import { runExecution } from '../../src/runner/run-execution.js';
 import type { ExecutionSummary } from '../../src/runner/types.js';
-import { createLocalStore } from '../../src/storage/local-store.js';
 import { runCacheKey } from '../../src/domain/run-cache.js';
-import { createRedisRunCache, type RedisRunCache } from '../../src/storage/redis-run-cache.js';
-import { createSilentLogger } from '../../src/telemetry/logger.js';
-import { hostRules, tempDir } from '../support/env.js';
-import { startRedis, type TestRedis } from '../support/redis.js';
+import type { RedisRunCache } from '../../src/storage/redis-run-cache.js';
+import { hostRules } from '../support/env.js';
+import type { TestRedis } from '../support/redis.js';
+import { startRunnerRig, type RunnerRig } from '../support/runner-rig.js';
 import { isRepair, repairBrief, stepDone } from '../support/run-cache-requests.js';
-import { calls, finish, memberBlock, startScriptedModelServer, toolUse, turn, type RecordedRequest, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
+import { calls, finish, memberBlock, toolUse, turn, type RecordedRequest, type Script, type ScriptedTurn } from '../support/scripted-model-server.js';
 
-const logger = createSilentLogger();
 const PREFIX = 'bull';
 const QUEUE = 'cache-test';
 
+let rig: RunnerRig<ShopServer>;
 let redis: TestRedis;
 let cache: RedisRunCache;
 let shop: ShopServer;
-let browser: BrowserSandbox;
-let dir: string;
 let config: Config;
 
 beforeAll(async () => {
-  [redis, shop, dir] = await Promise.all([startRedis(), startShopServer('shop.test', { sequentialOrders: true }), tempDir('run-cache')]);
-  config = loadConfig({ ANTHROPIC_API_KEY: 'sk-test', BROWSER_HOST_RULES: hostRules('shop.test'), WORK_DIR: dir, VIDEO_ENABLED: 'false', LOG_LEVEL: 'silent' });
-  cache = createRedisRunCache({ redisUrl: redis.url, prefix: PREFIX, queue: QUEUE, ttlMs: 60_000, logger });
-  browser = createBrowser(config, logger);
+  rig = await startRunnerRig({ name: 'run-cache', queue: QUEUE, app: () => startShopServer('shop.test', { sequentialOrders: true }), hostRules: () => hostRules('shop.test') });
+  ({ redis, cache, app: shop, config } = rig);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await cache?.close();
-  await Promise.allSettled([redis?.stop(), shop?.close()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await rig?.close();
 });
 
 const input = (user: string, password: string, reference: string) => ({ user, password, reference });
@@ -116,18 +102,10 @@ interface CachedRun {
 }
 
 async function run(options: { site: ShopServer; versionId: string; payload: ReturnType<typeof input>; spec?: Record<string, unknown>; env?: Record<string, string>; script?: Script }): Promise<CachedRun> {
-  const model = await startScriptedModelServer(options.script ?? shopAgent(options.payload));
-  try {
-    const runConfig = { ...config, ...loadConfig({ ...Object.fromEntries(Object.entries(config).map(([k, v]) => [k, String(v)])), ...options.env }), ANTHROPIC_BASE_URL: model.url };
-    const deps = createRunnerDeps({ config: runConfig, logger, browser, store: createLocalStore({ dir, prefix: '' }), runCache: cache });
-    const specification = { ...DEMO_WORKFLOW(`${options.site.origin}/`), ...options.spec };
-    const summary = await runExecution(deps, { executionId: randomUUID(), workflowId: 'wf-shop', workflowVersionId: options.versionId, inputPayload: options.payload, specification }, new AbortController().signal);
-    if (summary.status === 'skipped') throw new Error('unexpected skip');
-    const logs = await readFile(fileURLToPath(summary.urls.logsUrl!), 'utf8');
-    return { summary, requests: model.requests, events: logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>) };
-  } finally {
-    await model.stop();
-  }
+  const runConfig = { ...config, ...loadConfig({ ...Object.fromEntries(Object.entries(config).map(([k, v]) => [k, String(v)])), ...options.env }) };
+  const specification = { ...DEMO_WORKFLOW(`${options.site.origin}/`), ...options.spec };
+  const { summary, requests, events } = await rig.run(options.script ?? shopAgent(options.payload), { workflowId: 'wf-shop', workflowVersionId: options.versionId, inputPayload: options.payload, specification }, runConfig);
+  return { summary, requests, events };
 }
 
 async function withClient<T>(use: (client: Redis) => Promise<T>): Promise<T> {
