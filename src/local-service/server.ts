@@ -140,7 +140,11 @@ export async function startLocalServer(opts: LocalServerOptions | InProcessServe
   const keys = opts.apiKeys.map((k) => k.trim()).filter((k) => k !== '');
   if (keys.length === 0) throw new Error('the local API needs at least one API key (API_KEYS)');
   const log = opts.logger.child({ component: 'local-api' });
+  // A `listen` key means in process, and only as `listen: false` without a port: an options
+  // object the overloads typed otherwise (a spread carrying `listen: true`, or a port beside
+  // `listen: false`) is refused, not guessed at, or its caller's type would name the other server.
   const inProcess = 'listen' in opts;
+  if (inProcess && (opts.listen !== false || 'port' in opts)) throw new Error('startLocalServer: listen takes only false (in process, no socket), and then no port');
   let listeningPort = inProcess ? IN_PROCESS_PORT : 0;
 
   // A command fails after a few reconnection attempts instead of hanging a request forever.

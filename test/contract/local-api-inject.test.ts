@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loginLink } from '../../src/contract/access.js';
-import { startHarness, type Harness } from './local-api-harness.js';
+import { startLocalServer } from '../../src/local-service/server.js';
+import { silentLogger, startHarness, type Harness } from './local-api-harness.js';
 
 /**
  * The harness's default transport (Fastify's `inject`, no socket): the server's port-dependent
@@ -48,5 +49,14 @@ describe('the local API reached through inject', () => {
     const cookie = await h.signIn();
     await h.restartServer();
     expect((await h.api('GET', '/api/session', undefined, { Cookie: cookie })).status).toBe(200);
+  });
+
+  it('is reached only with listen: false and no port: options mixing the two modes are refused before anything opens', async () => {
+    const service = { apiKeys: ['k'], redisUrl: 'redis://127.0.0.1:1', queueName: 'q', queuePrefix: 'bull', logger: silentLogger };
+    // Objects the overloads take as one mode while they carry the other's key.
+    const both = { ...service, listen: false as const, port: 0 };
+    const listening = { ...service, port: 0, listen: true };
+    await expect(startLocalServer(both)).rejects.toThrow(/listen takes only false/);
+    await expect(startLocalServer(listening)).rejects.toThrow(/listen takes only false/);
   });
 });
