@@ -144,10 +144,10 @@ describe('hostile schemas and bodies (docs/secrets.md#bounds)', () => {
     const spent = cpuMsSince(cpu);
     const blocked = loop.stop();
     expect(healthyWhileChecking).toBeGreaterThan(0);
-    // The loop kept turning: no stretch without a turn took 2 s of CPU (the longest, one 1 MiB
-    // body's check, takes about 0.7 s here), though the checks of all the bodies together take
+    // The loop kept turning: no stretch without a turn took 3 s of CPU (the longest, one 1 MiB
+    // body's check, takes about 0.7 s here; a slower or loaded machine may double it), though the checks of all the bodies together take
     // several: the total bound below alone lets one check block the loop for tens of seconds.
-    expect(blocked, `the longest stretch without a turn of the event loop took ${Math.round(blocked)} ms of CPU`).toBeLessThan(2000);
+    expect(blocked, `the longest stretch without a turn of the event loop took ${Math.round(blocked)} ms of CPU`).toBeLessThan(3000);
     // Linear checks of a 1 MiB body take about 1.5 s of CPU here (JSON, the schema, GC threads
     // included); a backtracking or polynomial engine on the same body takes hours.
     expect(spent, `${cases.length} bodies and ${healthy} /healthz took ${Math.round(spent)} ms of CPU`).toBeLessThan(10_000 * cases.length);
