@@ -18,7 +18,7 @@ import { MAX_DEPTH } from '../../src/contract/json-bounds.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ network: true });
+  h = await startHarness();
 });
 afterAll(async () => {
   await h?.close();
@@ -39,8 +39,7 @@ const FIELDS = [
 ] as const;
 
 async function healthy(): Promise<void> {
-  const health = await fetch(`${h.server.url}/healthz`);
-  expect(health.status).toBe(200);
+  expect((await h.api('GET', '/healthz')).status).toBe(200);
 }
 
 describe('values nested past the bound', () => {
