@@ -13,6 +13,8 @@ import { commandLine, descendants } from '../support/processes.js';
 
 /** What the heavy page's script holds in an array buffer. */
 const HELD_BYTES = 64 * 1024 ** 2;
+/** Popups the opener page opens: pages of its site, sharing its renderer and its V8 heap. */
+const POPUPS = 4;
 
 let site: RecordingServer;
 let sandbox: BrowserSandbox;
@@ -22,6 +24,7 @@ const options = (): SessionOptions => ({ executionId: 'survival', viewport: { wi
 beforeAll(async () => {
   site = await startRecordingServer('survival', (req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
+    if (req.url?.startsWith('/opener')) return void res.end(`<!doctype html><title>opener</title><script>globalThis.held = new Float64Array(${HELD_BYTES / 8}).fill(1); for (let i = 0; i < ${POPUPS}; i++) window.open('/light?' + i, '_blank');</script>`);
     res.end(req.url?.startsWith('/heavy') ? `<!doctype html><title>heavy</title><script>globalThis.held = new Float64Array(${HELD_BYTES / 8}).fill(1); document.title = 'held';</script>` : '<!doctype html><title>light</title><p>light</p>');
   });
   sandbox = createPlaywrightSandbox({ logger: createSilentLogger() });
@@ -50,6 +53,25 @@ describe('the Playwright sandbox', () => {
       expect((await session.navigate(`http://127.0.0.1:${site.port}/heavy`, neverAborted)).ok).toBe(true);
       const heavy = await session.memoryBytes!(neverAborted);
       expect(heavy - light).toBeGreaterThanOrEqual(HELD_BYTES);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('counts a heap that several pages share once: popups of one page do not multiply its buffer', async () => {
+    const session = await sandbox.openSession(options(), neverAborted);
+    try {
+      expect((await session.navigate(`http://127.0.0.1:${site.port}/light`, neverAborted)).ok).toBe(true);
+      const light = await session.memoryBytes!(neverAborted);
+      expect((await session.navigate(`http://127.0.0.1:${site.port}/opener`, neverAborted)).ok).toBe(true);
+      // Each round awaits the browser's answer (no timer): the popups are open once it lists them.
+      let tabs = await session.tabs(neverAborted);
+      for (let round = 0; tabs.length < POPUPS + 1 && round < 1000; round++) tabs = await session.tabs(neverAborted);
+      expect(tabs.length).toBe(POPUPS + 1);
+      const shared = await session.memoryBytes!(neverAborted);
+      expect(shared - light).toBeGreaterThanOrEqual(HELD_BYTES);
+      // Summed per page, the buffer would count POPUPS + 1 times.
+      expect(shared - light).toBeLessThan(2 * HELD_BYTES);
     } finally {
       await session.close();
     }
